@@ -1,0 +1,26 @@
+import type { z } from 'zod';
+
+/** A zod failure rendered as "<source>: <field.path>: <message>" lines a person can act on. */
+export class ValidationError extends Error {
+  override name = 'ValidationError';
+  constructor(
+    readonly source: string,
+    readonly issues: Array<{ path: string; message: string }>,
+  ) {
+    super(`${source} is invalid:\n${issues.map((i) => `  - ${i.path || '(root)'}: ${i.message}`).join('\n')}`);
+  }
+
+  static fromZod(source: string, error: z.ZodError): ValidationError {
+    return new ValidationError(
+      source,
+      error.issues.map((issue) => ({ path: issue.path.map(String).join('.'), message: issue.message })),
+    );
+  }
+}
+
+/** Parses with a schema and throws a ValidationError naming every bad field. */
+export function parseOrThrow<S extends z.ZodType>(schema: S, value: unknown, source: string): z.output<S> {
+  const result = schema.safeParse(value);
+  if (!result.success) throw ValidationError.fromZod(source, result.error);
+  return result.data;
+}

@@ -1,0 +1,55 @@
+import { isAbsolute, resolve } from 'node:path';
+import type { PaperclipConfig } from './schema.js';
+import type { SitePack } from '../sitepack/schema.js';
+import { loadConfig } from './load.js';
+import { loadSitePack } from '../sitepack/load.js';
+import { ValidationError } from './errors.js';
+
+/** Config and the site pack it names, checked against each other. */
+export interface Runtime {
+  config: PaperclipConfig;
+  sitePack: SitePack;
+}
+
+export function checkConfigAgainstPack(config: PaperclipConfig, pack: SitePack, source: string): void {
+  const issues: Array<{ path: string; message: string }> = [];
+  const policy = config.write_policy;
+  for (const name of Object.keys(config.actions)) {
+    if (!pack.actions[name]) {
+      issues.push({ path: `actions.${name}`, message: `site pack "${pack.site}" has no action "${name}"` });
+    }
+  }
+  for (const [name, action] of Object.entries(pack.actions)) {
+    if (!config.actions[name]) continue;
+    if (
+      action.reversibility === 'irreversible' &&
+      !policy.approval_required.includes(name) &&
+      policy.irreversible_without_approval[name] === undefined
+    ) {
+      issues.push({
+        path: 'write_policy.approval_required',
+        message: `"${name}" is irreversible in the site pack: add it to approval_required (or to irreversible_without_approval with a reason)`,
+      });
+    }
+  }
+  config.tenants.forEach((tenant, index) => {
+    for (const [kind, action] of Object.entries(tenant.actions_by_kind)) {
+      if (!config.actions[action]) {
+        issues.push({
+          path: `tenants.${index}.actions_by_kind.${kind}`,
+          message: `action "${action}" is not enabled under actions`,
+        });
+      }
+    }
+  });
+  if (issues.length > 0) throw new ValidationError(source, issues);
+}
+
+export function loadRuntime(configPath: string, overrides: { vendorBaseUrl?: string } = {}): Runtime {
+  const config = loadConfig(configPath);
+  if (overrides.vendorBaseUrl) config.vendor.base_url = overrides.vendorBaseUrl;
+  const packPath = isAbsolute(config.vendor.site_pack) ? config.vendor.site_pack : resolve(process.cwd(), config.vendor.site_pack);
+  const sitePack = loadSitePack(packPath);
+  checkConfigAgainstPack(config, sitePack, configPath);
+  return { config, sitePack };
+}

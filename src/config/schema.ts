@@ -1,0 +1,163 @@
+import { z } from 'zod';
+import { ReadbackSource, Tier } from '../sitepack/schema.js';
+
+/**
+ * Paperclip's configuration: who may act for which tenant, which actions are
+ * enabled and how writes are policed. Policy lives here, not in code.
+ */
+
+const Id = z.string().regex(/^[a-z][a-z0-9-]{1,40}$/, 'ids are lower-kebab-case (a-z, 0-9, -)');
+const ActionName = z.string().regex(/^[a-z][a-z0-9_]{0,40}$/, 'action names are lower_snake_case');
+
+const Credentials = z.discriminatedUnion('source', [
+  z
+    .object({
+      source: z.literal('inline'),
+      username: z.string().min(1),
+      password: z.string().min(1),
+      api_token: z.string().min(1).optional(),
+    })
+    .strict(),
+  z
+    .object({
+      source: z.literal('secrets_manager'),
+      /** Secret holding {"username","password","api_token"} for this identity only. */
+      secret_id: z.string().min(1),
+    })
+    .strict(),
+]);
+export type Credentials = z.infer<typeof Credentials>;
+
+export const Identity = z
+  .object({
+    id: Id,
+    /** Tenants this identity may act for; anything else is refused at routing. */
+    tenants: z.array(Id).min(1),
+    credentials: Credentials,
+  })
+  .strict();
+export type Identity = z.infer<typeof Identity>;
+
+export const Tenant = z
+  .object({
+    id: Id,
+    display_name: z.string().min(1).optional(),
+    /** The service identity batches of this tenant run as. */
+    identity: Id,
+    /** Who may approve irreversible actions for this tenant (emails). */
+    approvers: z.array(z.string().email('approvers are email addresses')).default([]),
+    /** Which site-pack action a pending item of each kind gets. */
+    actions_by_kind: z.record(z.string(), ActionName).default({}),
+    /** Parameters for actions that need more than the item, e.g. a refund reason. */
+    action_params: z.record(ActionName, z.record(z.string(), z.string())).default({}),
+  })
+  .strict();
+export type Tenant = z.infer<typeof Tenant>;
+
+export const ActionPolicy = z
+  .object({
+    /** Safe to write again after a settled, negative readback (e.g. error_500 before commit). */
+    retry_after_negative_readback: z.boolean().default(false),
+    max_write_attempts: z.number().int().min(1).max(3).default(1),
+  })
+  .strict();
+export type ActionPolicy = z.infer<typeof ActionPolicy>;
+
+export const WritePolicy = z
+  .object({
+    require_readback: z.literal(true, {
+      error: 'require_readback must be true: a write without readback can report false success',
+    }),
+    readback_sources: z.array(ReadbackSource).min(1),
+    forbid_visual_verdict: z.literal(true, { error: 'forbid_visual_verdict must be true: screenshots are evidence, not verdicts' }),
+    approval_required: z.array(ActionName).default([]),
+    /** Irreversible actions deliberately run without approval, each with the reason. */
+    irreversible_without_approval: z.record(ActionName, z.string().min(10, 'give a reason of at least a sentence')).default({}),
+    approval_timeout_seconds: z.number().int().min(1).max(7 * 24 * 3600).default(3600),
+    readback_deadline_ms: z.number().int().min(500).max(600_000).default(20_000),
+    readback_poll_ms: z.number().int().min(50).max(60_000).default(400),
+    /** How long a claim lease lasts before another runner may inspect (never re-click) it. */
+    claim_lease_seconds: z.number().int().min(10).max(3600).default(300),
+  })
+  .strict();
+export type WritePolicy = z.infer<typeof WritePolicy>;
+
+export const PaperclipConfig = z
+  .object({
+    environment: z.enum(['local', 'aws']),
+    /** Prefix of every table, function and state machine name. */
+    prefix: Id,
+    region: z.string().min(1).default('us-east-1'),
+    vendor: z
+      .object({
+        site_pack: z.string().min(1),
+        base_url: z.string().url('vendor.base_url must be a URL such as https://vendor.example.com'),
+      })
+      .strict(),
+    identities: z.array(Identity).min(1),
+    tenants: z.array(Tenant).min(1),
+    actions: z.record(ActionName, ActionPolicy),
+    tool_ladder: z.array(Tier).min(1),
+    write_policy: WritePolicy,
+    evidence: z
+      .object({
+        bucket: z.string().regex(/^[a-z0-9][a-z0-9.-]{2,62}$/, 'S3 bucket names are 3-63 lower-case letters, digits, dots, hyphens'),
+        retention_days: z.number().int().min(1).default(365),
+      })
+      .strict(),
+    approvals: z
+      .object({
+        /** Public base URL of the approval pages (the link in the email). */
+        base_url: z.string().url(),
+        sender: z.string().email(),
+        signing_secret: z.discriminatedUnion('source', [
+          z.object({ source: z.literal('inline'), value: z.string().min(32, 'signing secrets are at least 32 characters') }).strict(),
+          z.object({ source: z.literal('secrets_manager'), secret_id: z.string().min(1) }).strict(),
+        ]),
+      })
+      .strict(),
+    operators: z
+      .object({ notify: z.array(z.string().email()).default([]) })
+      .strict()
+      .default({ notify: [] }),
+    limits: z
+      .object({
+        max_batch_items: z.number().int().min(1).max(10_000).default(500),
+        max_concurrency: z.number().int().min(1).max(40).default(2),
+        max_task_bytes: z.number().int().min(256).max(256_000).default(8192),
+      })
+      .strict()
+      .default({ max_batch_items: 500, max_concurrency: 2, max_task_bytes: 8192 }),
+  })
+  .strict()
+  .superRefine((config, ctx) => {
+    const identities = new Map(config.identities.map((i) => [i.id, i]));
+    config.tenants.forEach((tenant, index) => {
+      const identity = identities.get(tenant.identity);
+      if (!identity) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['tenants', index, 'identity'],
+          message: `names identity "${tenant.identity}", which is not under identities`,
+        });
+      } else if (!identity.tenants.includes(tenant.id)) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['tenants', index, 'identity'],
+          message: `identity "${tenant.identity}" is not scoped for tenant "${tenant.id}"; add it to that identity's tenants`,
+        });
+      }
+    });
+    if (config.environment === 'aws') {
+      config.identities.forEach((identity, index) => {
+        if (identity.credentials.source === 'inline') {
+          ctx.addIssue({
+            code: 'custom',
+            path: ['identities', index, 'credentials', 'source'],
+            message: 'inline credentials are for the local stack only; use secrets_manager on AWS',
+          });
+        }
+      });
+    }
+  });
+export type PaperclipConfig = z.infer<typeof PaperclipConfig>;

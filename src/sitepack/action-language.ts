@@ -1,0 +1,251 @@
+import { z } from 'zod';
+
+/**
+ * The whitelisted action language (BRIEF section 6, seed 003): site-pack
+ * actions and LLM-drafted plans are both validated by these schemas, so a
+ * reviewed plan can be promoted into a site pack unchanged.
+ *
+ * Locators are semantic only. There is deliberately no CSS/XPath locator: a
+ * generated class name breaks on the next vendor build, and a selector string
+ * is where an injected bill number would become code. Values such as bill
+ * numbers travel as data: `{{param}}` placeholders are filled in after
+ * validation and only ever reach Playwright as accessible names, texts or
+ * attribute values compared in JavaScript, never as selector syntax.
+ */
+
+export const ACTION_NAMES = [
+  'open',
+  'click',
+  'fill',
+  'select',
+  'wait_for',
+  'extract',
+  'download',
+  'screenshot',
+  'expect',
+] as const;
+export type ActionName = (typeof ACTION_NAMES)[number];
+
+const ARIA_ROLES = [
+  'button',
+  'link',
+  'textbox',
+  'combobox',
+  'checkbox',
+  'radio',
+  'row',
+  'cell',
+  'columnheader',
+  'table',
+  'dialog',
+  'alertdialog',
+  'alert',
+  'status',
+  'heading',
+  'navigation',
+  'tab',
+  'tabpanel',
+  'menuitem',
+  'option',
+  'listitem',
+  'list',
+  'form',
+  'region',
+  'img',
+  'main',
+  'banner',
+] as const;
+
+/** Text given to a locator: literal, or a `{{param}}` template filled in as data. */
+const LocatorText = z
+  .string()
+  .min(1, 'must not be empty')
+  .max(200, 'must be at most 200 characters');
+
+const SELECTOR_SYNTAX = /^(css|xpath|id|xpath)=|^[.#/]|\[.*=.*\]|>>|::|:nth|:has|\/\//i;
+
+/** Rejects strings that are really selectors smuggled into a text field. */
+const SemanticText = LocatorText.refine((value) => !SELECTOR_SYNTAX.test(value), {
+  message: 'looks like a CSS/XPath selector; use role+name, label, placeholder, text or test id instead',
+});
+
+const BaseLocator = z
+  .object({
+    role: z.enum(ARIA_ROLES).optional(),
+    name: SemanticText.optional(),
+    label: SemanticText.optional(),
+    placeholder: SemanticText.optional(),
+    text: SemanticText.optional(),
+    testId: z
+      .string()
+      .regex(/^[A-Za-z0-9_-]{1,64}$/, 'test ids are letters, digits, _ and -')
+      .optional(),
+    /** The structured DOM contract: an element carrying data-field="<field>". */
+    field: z
+      .string()
+      .regex(/^[a-z][a-z0-9_]{0,40}$/, 'data-field names are lower_snake_case')
+      .optional(),
+    exact: z.boolean().optional(),
+  })
+  .strict();
+
+function countStrategies(l: z.infer<typeof BaseLocator>): number {
+  return [l.role, l.label, l.placeholder, l.text, l.testId, l.field].filter((v) => v !== undefined).length;
+}
+
+export const Locator = BaseLocator.superRefine((l, ctx) => {
+  const n = countStrategies(l);
+  if (n !== 1) {
+    ctx.addIssue({
+      code: 'custom',
+      message:
+        n === 0
+          ? 'a locator needs exactly one of role, label, placeholder, text, testId, field'
+          : 'a locator uses exactly one of role, label, placeholder, text, testId, field (name/exact qualify role/text)',
+    });
+  }
+  if (l.name !== undefined && l.role === undefined) {
+    ctx.addIssue({ code: 'custom', path: ['name'], message: 'name only qualifies a role locator' });
+  }
+});
+export type Locator = z.infer<typeof Locator>;
+
+/**
+ * Where a locator is searched: the page, the current item's row (the row whose
+ * row-key attribute equals the item's key, matched as data), a dialog, or a frame
+ * found by its title.
+ */
+export const Scope = z
+  .object({
+    row: z.literal(true).optional(),
+    dialog: z.literal(true).optional(),
+    frameTitle: SemanticText.optional(),
+  })
+  .strict();
+export type Scope = z.infer<typeof Scope>;
+
+const Target = z
+  .object({
+    target: Locator,
+    within: Scope.optional(),
+  })
+  .strict();
+
+/** A native dialog (alert/confirm/prompt) the step expects and may accept. */
+const ExpectedDialog = z
+  .object({
+    accept: z.boolean(),
+    messageContains: LocatorText,
+  })
+  .strict();
+
+const RelativeUrl = z
+  .string()
+  .min(1)
+  .max(500)
+  .refine((u) => u.startsWith('/') && !u.startsWith('//'), {
+    message: 'must be a path on the site (starting with a single /); the base URL comes from config',
+  });
+
+const Note = z.string().max(200).optional();
+
+export const Step = z.discriminatedUnion('action', [
+  z.object({ action: z.literal('open'), url: RelativeUrl, note: Note }).strict(),
+  z
+    .object({
+      action: z.literal('click'),
+      ...Target.shape,
+      dialog: ExpectedDialog.optional(),
+      opensPage: z.boolean().optional(),
+      /** The click that changes vendor state; the claim moves to WRITING just before it. */
+      commit: z.boolean().optional(),
+      note: Note,
+    })
+    .strict(),
+  z
+    .object({
+      action: z.literal('fill'),
+      ...Target.shape,
+      value: z.string().max(500),
+      /** Typed outside tracing, so the trace never holds it. */
+      secret: z.boolean().optional(),
+      note: Note,
+    })
+    .strict(),
+  z.object({ action: z.literal('select'), ...Target.shape, value: z.string().max(200), note: Note }).strict(),
+  z
+    .object({
+      action: z.literal('wait_for'),
+      ...Target.shape,
+      state: z.enum(['visible', 'hidden']).default('visible'),
+      timeoutMs: z.number().int().min(100).max(60_000).optional(),
+      note: Note,
+    })
+    .strict(),
+  z
+    .object({
+      action: z.literal('extract'),
+      ...Target.shape,
+      as: z.string().regex(/^[a-z][a-z0-9_]{0,40}$/, 'extract names are lower_snake_case'),
+      /** table: rows of cells; text: the element's text. */
+      mode: z.enum(['text', 'table']).default('text'),
+      note: Note,
+    })
+    .strict(),
+  z
+    .object({
+      action: z.literal('download'),
+      ...Target.shape,
+      as: z.string().regex(/^[a-z0-9][a-z0-9_.-]{0,80}$/, 'download names are lower-case file names'),
+      note: Note,
+    })
+    .strict(),
+  z.object({ action: z.literal('screenshot'), as: z.string().regex(/^[a-z0-9][a-z0-9_-]{0,40}$/), note: Note }).strict(),
+  z
+    .object({
+      action: z.literal('expect'),
+      ...Target.shape,
+      state: z.enum(['visible', 'hidden']).default('visible'),
+      timeoutMs: z.number().int().min(100).max(60_000).optional(),
+      note: Note,
+    })
+    .strict(),
+]);
+export type Step = z.infer<typeof Step>;
+
+export const MAX_PLAN_STEPS = 10;
+
+/** A plan drafted for one instruction: the same steps, at most ten. */
+export const Plan = z.array(Step).min(1, 'a plan has at least one step').max(MAX_PLAN_STEPS, `a plan has at most ${MAX_PLAN_STEPS} steps`);
+export type Plan = z.infer<typeof Plan>;
+
+const PLACEHOLDER = /\{\{\s*([a-zA-Z][a-zA-Z0-9_]*)\s*\}\}/g;
+
+/** Names of the `{{param}}` placeholders a string uses. */
+export function placeholdersIn(text: string): string[] {
+  return [...text.matchAll(PLACEHOLDER)].map((m) => m[1] as string);
+}
+
+/**
+ * Fills `{{param}}` placeholders with values as plain data. URL paths encode
+ * each value as a path segment / query value, so a value can never change the
+ * path's shape.
+ */
+export function fillTemplate(
+  text: string,
+  params: Readonly<Record<string, string>>,
+  mode: 'text' | 'url' = 'text',
+): string {
+  return text.replace(PLACEHOLDER, (_, name: string) => {
+    const value = params[name];
+    if (value === undefined) throw new MissingParameterError(name);
+    return mode === 'url' ? encodeURIComponent(value) : value;
+  });
+}
+
+export class MissingParameterError extends Error {
+  override name = 'MissingParameterError';
+  constructor(readonly parameter: string) {
+    super(`step uses {{${parameter}}} but no value named "${parameter}" was given`);
+  }
+}
