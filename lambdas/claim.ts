@@ -1,0 +1,8 @@
+import { defineHandler, ExecutionArn, ItemStateEvent } from '../src/app/handler-kit.js';
+import { takeClaim } from '../src/app/guarded-write.js';
+import type { RoutedItem } from '../src/domain/routing.js';
+
+/** Claim: the conditional put in the idempotency registry. */
+export const handler = defineHandler('claim', ItemStateEvent.extend({ executionArn: ExecutionArn }), (s, event) =>
+  takeClaim(s, { item: event.item as unknown as RoutedItem, executionArn: event.executionArn }),
+);

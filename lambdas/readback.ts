@@ -1,0 +1,5 @@
+import { defineHandler, ItemStateEvent } from '../src/app/handler-kit.js';
+import { readback, type ItemState } from '../src/app/guarded-write.js';
+
+/** Readback: an independent source, a fresh session, polled until settled. */
+export const handler = defineHandler('readback', ItemStateEvent, (s, event) => readback(s, event as unknown as ItemState));

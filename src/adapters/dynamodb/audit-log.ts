@@ -1,0 +1,60 @@
+import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
+import { PutCommand, QueryCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { GENESIS_HASH, sealEvent, type AuditEvent, type AuditEventInput } from '../../domain/audit-chain.js';
+
+/** Append-only, hash-chained audit events; a conditional put keeps each chain linear. */
+export class AuditLog {
+  constructor(
+    private readonly db: DynamoDBDocumentClient,
+    private readonly table: string,
+  ) {}
+
+  async append(chain: string, input: AuditEventInput): Promise<AuditEvent> {
+    for (let attempt = 0; attempt < 10; attempt++) {
+      const last = await this.last(chain);
+      const event = sealEvent(chain, (last?.seq ?? 0) + 1, last?.hash ?? GENESIS_HASH, input);
+      try {
+        await this.db.send(
+          new PutCommand({ TableName: this.table, Item: event, ConditionExpression: 'attribute_not_exists(seq)' }),
+        );
+        return event;
+      } catch (error) {
+        if (!(error instanceof ConditionalCheckFailedException)) throw error;
+      }
+    }
+    throw new Error(`audit chain ${chain} is contended; gave up appending ${input.type}`);
+  }
+
+  async events(chain: string): Promise<AuditEvent[]> {
+    const events: AuditEvent[] = [];
+    let start: Record<string, unknown> | undefined;
+    do {
+      const page = await this.db.send(
+        new QueryCommand({
+          TableName: this.table,
+          KeyConditionExpression: 'chain = :c',
+          ExpressionAttributeValues: { ':c': chain },
+          ConsistentRead: true,
+          ExclusiveStartKey: start,
+        }),
+      );
+      events.push(...((page.Items ?? []) as AuditEvent[]));
+      start = page.LastEvaluatedKey;
+    } while (start);
+    return events;
+  }
+
+  private async last(chain: string): Promise<AuditEvent | undefined> {
+    const page = await this.db.send(
+      new QueryCommand({
+        TableName: this.table,
+        KeyConditionExpression: 'chain = :c',
+        ExpressionAttributeValues: { ':c': chain },
+        ScanIndexForward: false,
+        Limit: 1,
+        ConsistentRead: true,
+      }),
+    );
+    return page.Items?.[0] as AuditEvent | undefined;
+  }
+}

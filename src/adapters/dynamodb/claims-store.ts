@@ -1,0 +1,126 @@
+import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
+import { GetCommand, PutCommand, QueryCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import type { Claim, ClaimStatus } from '../../domain/claim.js';
+import { ClaimFencedError } from '../../domain/errors.js';
+
+/** The idempotency registry in DynamoDB: a conditional put takes a claim, conditional updates move it. */
+export class ClaimsStore {
+  constructor(
+    private readonly db: DynamoDBDocumentClient,
+    private readonly table: string,
+  ) {}
+
+  /** True if this call created the claim; false if the key was already claimed. */
+  async tryCreate(claim: Claim): Promise<boolean> {
+    try {
+      await this.db.send(
+        new PutCommand({ TableName: this.table, Item: claim, ConditionExpression: 'attribute_not_exists(#k)', ExpressionAttributeNames: { '#k': 'key' } }),
+      );
+      return true;
+    } catch (error) {
+      if (error instanceof ConditionalCheckFailedException) return false;
+      throw error;
+    }
+  }
+
+  async get(key: string): Promise<Claim | undefined> {
+    const result = await this.db.send(new GetCommand({ TableName: this.table, Key: { key }, ConsistentRead: true }));
+    return result.Item as Claim | undefined;
+  }
+
+  async byTask(taskId: string): Promise<Claim[]> {
+    const claims: Claim[] = [];
+    let start: Record<string, unknown> | undefined;
+    do {
+      const page = await this.db.send(
+        new QueryCommand({
+          TableName: this.table,
+          IndexName: 'byTask',
+          KeyConditionExpression: 'taskId = :t',
+          ExpressionAttributeValues: { ':t': taskId },
+          ExclusiveStartKey: start,
+        }),
+      );
+      claims.push(...((page.Items ?? []) as Claim[]));
+      start = page.LastEvaluatedKey;
+    } while (start);
+    return claims;
+  }
+
+  /**
+   * Moves a claim held by `owner` at `version` from one of `from` to `to`,
+   * setting extra attributes. Fails with ClaimFencedError if anyone else moved it.
+   */
+  async transition(
+    key: string,
+    guard: { owner: string; version: number; from: readonly ClaimStatus[] },
+    to: ClaimStatus,
+    set: Partial<Omit<Claim, 'key' | 'owner' | 'version' | 'status'>> = {},
+  ): Promise<Claim> {
+    const names: Record<string, string> = { '#s': 'status', '#o': 'owner', '#v': 'version', '#u': 'updatedAt' };
+    const values: Record<string, unknown> = { ':to': to, ':owner': guard.owner, ':version': guard.version, ':now': new Date().toISOString() };
+    const assignments = ['#s = :to', '#u = :now'];
+    Object.entries(set).forEach(([field, value], i) => {
+      if (value === undefined) return;
+      names[`#f${i}`] = field;
+      values[`:f${i}`] = value;
+      assignments.push(`#f${i} = :f${i}`);
+    });
+    const fromList = guard.from.map((status, i) => {
+      values[`:from${i}`] = status;
+      return `:from${i}`;
+    });
+    try {
+      const result = await this.db.send(
+        new UpdateCommand({
+          TableName: this.table,
+          Key: { key },
+          UpdateExpression: `SET ${assignments.join(', ')}`,
+          ConditionExpression: `#o = :owner AND #v = :version AND #s IN (${fromList.join(', ')})`,
+          ExpressionAttributeNames: names,
+          ExpressionAttributeValues: values,
+          ReturnValues: 'ALL_NEW',
+        }),
+      );
+      return result.Attributes as Claim;
+    } catch (error) {
+      if (error instanceof ConditionalCheckFailedException) {
+        throw new ClaimFencedError(`claim ${key} is no longer held by this run in ${guard.from.join('/')} at version ${guard.version}`, {
+          key,
+          owner: guard.owner,
+          version: guard.version,
+        });
+      }
+      throw error;
+    }
+  }
+
+  /** Takes over an abandoned claim: new owner, fencing version + 1, fresh lease. */
+  async takeOver(previous: Claim, newOwner: string, leaseUntil: string): Promise<Claim | undefined> {
+    try {
+      const result = await this.db.send(
+        new UpdateCommand({
+          TableName: this.table,
+          Key: { key: previous.key },
+          UpdateExpression: 'SET #o = :new, #v = :next, leaseUntil = :lease, updatedAt = :now',
+          ConditionExpression: '#o = :old AND #v = :version AND #s = :status',
+          ExpressionAttributeNames: { '#o': 'owner', '#v': 'version', '#s': 'status' },
+          ExpressionAttributeValues: {
+            ':new': newOwner,
+            ':old': previous.owner,
+            ':next': previous.version + 1,
+            ':version': previous.version,
+            ':status': previous.status,
+            ':lease': leaseUntil,
+            ':now': new Date().toISOString(),
+          },
+          ReturnValues: 'ALL_NEW',
+        }),
+      );
+      return result.Attributes as Claim;
+    } catch (error) {
+      if (error instanceof ConditionalCheckFailedException) return undefined;
+      throw error;
+    }
+  }
+}

@@ -1,0 +1,62 @@
+import { createHash } from 'node:crypto';
+import { GetObjectCommand, ListObjectsV2Command, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+
+export interface StoredObject {
+  key: string;
+  sha256: string;
+  bytes: number;
+  contentType: string;
+}
+
+/** Evidence objects in S3. Keys are laid out by evidenceKey(); see docs/evidence.md. */
+export class EvidenceStore {
+  constructor(
+    private readonly s3: S3Client,
+    readonly bucket: string,
+  ) {}
+
+  async put(key: string, body: Buffer | string, contentType: string): Promise<StoredObject> {
+    const bytes = typeof body === 'string' ? Buffer.from(body) : body;
+    const sha256 = createHash('sha256').update(bytes).digest('hex');
+    await this.s3.send(
+      new PutObjectCommand({
+        Bucket: this.bucket,
+        Key: key,
+        Body: bytes,
+        ContentType: contentType,
+        Metadata: { sha256 },
+      }),
+    );
+    return { key, sha256, bytes: bytes.length, contentType };
+  }
+
+  async get(key: string): Promise<Buffer | undefined> {
+    try {
+      const result = await this.s3.send(new GetObjectCommand({ Bucket: this.bucket, Key: key }));
+      return Buffer.from(await result.Body!.transformToByteArray());
+    } catch (error) {
+      if ((error as { name?: string }).name === 'NoSuchKey') return undefined;
+      throw error;
+    }
+  }
+
+  async list(prefix: string): Promise<string[]> {
+    const keys: string[] = [];
+    let token: string | undefined;
+    do {
+      const page = await this.s3.send(new ListObjectsV2Command({ Bucket: this.bucket, Prefix: prefix, ContinuationToken: token }));
+      keys.push(...(page.Contents ?? []).map((o) => o.Key!).filter(Boolean));
+      token = page.IsTruncated ? page.NextContinuationToken : undefined;
+    } while (token);
+    return keys;
+  }
+}
+
+/** evidence/<tenant>/<taskId>/<key>/<name>: one folder per write, browsable by tenant and task. */
+export function evidenceKey(item: { tenant: string; taskId: string; key: string }, name: string): string {
+  return `evidence/${item.tenant}/${item.taskId}/${item.key}/${name}`;
+}
+
+export function batchKey(batch: { tenant: string; taskId: string }, name: string): string {
+  return `evidence/${batch.tenant}/${batch.taskId}/${name}`;
+}

@@ -1,0 +1,86 @@
+import { randomBytes } from 'node:crypto';
+import { GetSecretValueCommand } from '@aws-sdk/client-secrets-manager';
+import type { Services } from '../services.js';
+import type { ItemState } from '../guarded-write.js';
+import { ApprovalsStore, type ApprovalRequest } from '../../adapters/dynamodb/approvals-store.js';
+import { Mailer } from '../../adapters/ses/mailer.js';
+import { approvalUrl } from '../../domain/approval-link.js';
+
+const escapeHtml = (text: string) =>
+  text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c] as string);
+
+let cachedSecret: string | undefined;
+
+/** The HMAC key for approval links: inline locally, Secrets Manager on AWS. */
+export async function approvalSigningSecret(s: Services): Promise<string> {
+  const source = s.config.approvals.signing_secret;
+  if (source.source === 'inline') return source.value;
+  cachedSecret ??= (await s.secretsManager.send(new GetSecretValueCommand({ SecretId: source.secret_id }))).SecretString;
+  if (!cachedSecret) throw new Error(`approval signing secret ${source.secret_id} is empty`);
+  return cachedSecret;
+}
+
+export function approvalsStore(s: Services): ApprovalsStore {
+  return new ApprovalsStore(s.db, s.table('approvals'));
+}
+
+/**
+ * Stores an approval request with the workflow's task token and mails each
+ * allowed approver a personal signed link. The token stays in the table.
+ */
+export async function requestApproval(
+  s: Services,
+  input: { state: ItemState; taskToken: string; executionArn: string },
+): Promise<{ approvalId: string; notified: string[] }> {
+  const { item } = input.state;
+  const tenant = s.config.tenants.find((t) => t.id === item.tenant);
+  const approvers = (tenant?.approvers ?? []).filter((a) => a.toLowerCase() !== item.requestedBy.toLowerCase());
+  if (approvers.length === 0) throw new Error(`tenant ${item.tenant} has no approvers other than the requester; configure tenants[].approvers`);
+  const now = Date.now();
+  const expiresAtMs = now + item.approvalTimeoutSeconds * 1000;
+  const request: ApprovalRequest = {
+    approvalId: randomBytes(18).toString('base64url'),
+    key: item.key,
+    taskId: item.taskId,
+    tenant: item.tenant,
+    billNo: item.billNo,
+    action: item.action,
+    amount: item.params['amount'],
+    requester: item.requestedBy,
+    allowedApprovers: approvers.map((a) => a.toLowerCase()),
+    taskToken: input.taskToken,
+    executionArn: input.executionArn,
+    beforeScreenshotKey: input.state.snapshot?.evidence.find((e) => e.key.endsWith('before.png'))?.key,
+    createdAt: new Date(now).toISOString(),
+    expiresAtIso: new Date(expiresAtMs).toISOString(),
+    expiresAt: Math.floor(expiresAtMs / 1000),
+    status: 'PENDING',
+  };
+  await approvalsStore(s).create(request);
+  await s.audit.append(item.key, {
+    type: 'approval_requested',
+    actor: item.requestedBy,
+    data: { approvalId: request.approvalId, approvers: request.allowedApprovers, expiresAt: request.expiresAtIso },
+  });
+  const secret = await approvalSigningSecret(s);
+  const mailer = new Mailer(s.ses, s.config.approvals.sender);
+  const action = s.pack.actions[item.action];
+  for (const approver of request.allowedApprovers) {
+    const link = approvalUrl(s.config.approvals.base_url, { approvalId: request.approvalId, approver, expiresAt: request.expiresAt }, secret);
+    const lines = [
+      `租户 Tenant: ${item.tenant}`,
+      `单号 Bill: ${item.billNo}`,
+      `动作 Action: ${item.action} (${action?.description ?? ''})`,
+      `金额 Amount: ${request.amount ? `¥${request.amount}` : '—'}`,
+      `申请人 Requested by: ${item.requestedBy}`,
+      `有效期至 Expires: ${request.expiresAtIso}`,
+    ];
+    await mailer.send({
+      to: [approver],
+      subject: `[Paperclip] 待审批：${item.tenant} ${item.billNo} ${item.action}`,
+      text: `${lines.join('\n')}\n\n打开链接查看并审批 / Review and decide:\n${link}\n\n此操作不可撤销。This action is irreversible.`,
+      html: `<p>${lines.map(escapeHtml).join('<br>')}</p><p><a href="${escapeHtml(link)}">查看并审批 / Review and decide</a></p><p>此操作不可撤销。This action is irreversible.</p>`,
+    });
+  }
+  return { approvalId: request.approvalId, notified: request.allowedApprovers };
+}

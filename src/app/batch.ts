@@ -1,0 +1,98 @@
+import type { Services } from './services.js';
+import { BatchRequest, idempotencyKey } from '../domain/task.js';
+import { InputRejectedError } from '../domain/errors.js';
+import { batchKey, type StoredObject } from '../adapters/s3/evidence-store.js';
+import { readList, type ListedItem } from './vendor-reads.js';
+import type { ItemOutcome } from './guarded-write.js';
+
+export interface BatchItem {
+  key: string;
+  needsApproval: boolean;
+  task: { taskId: string; tenant: string; billNo: string; action: string; requestedBy: string; params: Record<string, string> };
+}
+
+export interface BatchList {
+  items: BatchItem[];
+  read: number;
+  maxConcurrency: number;
+  evidence: StoredObject[];
+}
+
+function parseBatch(raw: unknown): BatchRequest {
+  const parsed = BatchRequest.safeParse(raw);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    const field = issue?.path.map(String).join('.') || '(batch)';
+    throw new InputRejectedError(`batch.${field}: ${issue?.message ?? 'invalid'}`, field);
+  }
+  return parsed.data;
+}
+
+/** Read step of a batch: the tenant's list through a read-only session, mapped to write tasks. */
+export async function readBatchList(s: Services, input: { batch: unknown }): Promise<BatchList> {
+  const batch = parseBatch(input.batch);
+  const tenant = s.config.tenants.find((t) => t.id === batch.tenant);
+  if (!tenant) throw new InputRejectedError(`tenant "${batch.tenant}" is not configured; add it under tenants`, 'tenant');
+  const session = await s.sessions.open(tenant.identity, await s.secret(tenant.identity), 'read', { trace: false });
+  let listed: ListedItem[];
+  const evidence: StoredObject[] = [];
+  try {
+    listed = await readList(session, { pack: s.pack, baseUrl: s.config.vendor.base_url, tenant: tenant.id });
+    evidence.push(await s.evidence.put(batchKey({ tenant: tenant.id, taskId: batch.taskId }, 'list.png'), await session.page.screenshot({ fullPage: true }), 'image/png'));
+  } finally {
+    await session.close();
+  }
+  evidence.push(
+    await s.evidence.put(batchKey({ tenant: tenant.id, taskId: batch.taskId }, 'list.json'), JSON.stringify(listed, null, 2), 'application/json'),
+  );
+  const items: BatchItem[] = [];
+  for (const row of listed) {
+    const action = row.kind ? tenant.actions_by_kind[row.kind] : undefined;
+    const siteAction = action ? s.pack.actions[action] : undefined;
+    if (!action || !siteAction || !siteAction.appliesTo.includes(row.status)) continue;
+    // Amounts read from the list travel as data for actions that need them (a refund of exactly this amount).
+    const params: Record<string, string> = {};
+    if (siteAction.params.includes('amount') && row.amount) params['amount'] = row.amount.replace(/[¥,\s]/g, '');
+    const task = { taskId: batch.taskId, tenant: tenant.id, billNo: row.billNo, action, requestedBy: batch.requestedBy, params };
+    items.push({ key: idempotencyKey(task), needsApproval: s.config.write_policy.approval_required.includes(action), task });
+  }
+  return { items: items.slice(0, s.config.limits.max_batch_items), read: listed.length, maxConcurrency: s.config.limits.max_concurrency, evidence };
+}
+
+export const OUTCOMES = ['done', 'skipped', 'stale', 'awaiting_approval', 'takeover', 'rejected', 'expired', 'compensated', 'error'] as const;
+export type Outcome = (typeof OUTCOMES)[number];
+
+export interface BatchSummary {
+  task: string;
+  tenant: string;
+  read: number;
+  items: number;
+  counts: Record<Outcome, number>;
+  error?: string;
+}
+
+/** Counts the items' outcomes and stores the batch summary beside the evidence. */
+export async function summarizeBatch(
+  s: Services,
+  input: { batch: { taskId: string; tenant: string; list?: BatchList }; results: Array<Partial<ItemOutcome> & { outcome?: string }>; readError?: { Error: string; Cause?: string } },
+): Promise<BatchSummary> {
+  const counts = Object.fromEntries(OUTCOMES.map((o) => [o, 0])) as Record<Outcome, number>;
+  for (const result of input.results) {
+    const outcome = (OUTCOMES as readonly string[]).includes(result.outcome ?? '') ? (result.outcome as Outcome) : 'error';
+    counts[outcome] += 1;
+  }
+  const summary: BatchSummary = {
+    task: input.batch.taskId,
+    tenant: input.batch.tenant,
+    read: input.batch.list?.read ?? 0,
+    items: input.results.length,
+    counts,
+    ...(input.readError ? { error: `${input.readError.Error}: ${input.readError.Cause ?? ''}` } : {}),
+  };
+  await s.evidence.put(
+    batchKey({ tenant: input.batch.tenant, taskId: input.batch.taskId }, 'batch.json'),
+    JSON.stringify({ ...summary, results: input.results, finishedAt: new Date().toISOString() }, null, 2),
+    'application/json',
+  );
+  return summary;
+}

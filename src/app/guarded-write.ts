@@ -1,0 +1,434 @@
+import type { Services } from './services.js';
+import type { Claim } from '../domain/claim.js';
+import { decideOnExistingClaim } from '../domain/claim.js';
+import { assertBillBelongsToTenant, routeTask, type RoutedItem } from '../domain/routing.js';
+import {
+  AmbiguousOutcomeError,
+  ClaimFencedError,
+  StructuredContractMissingError,
+  WriteNotCommittedError,
+} from '../domain/errors.js';
+import { pollUntilSettled, type ReadbackResult } from '../domain/readback.js';
+import { evidenceKey, type StoredObject } from '../adapters/s3/evidence-store.js';
+import { dialogsSeen, runStep } from '../browser/executor.js';
+import type { OpenedSession } from '../browser/identity-sessions.js';
+import { observeStatus } from './vendor-reads.js';
+
+/**
+ * The guarded-write steps. Each is called by one thin Lambda handler and is
+ * written to be re-entered safely: Step Functions may run a step again after a
+ * crash, so every state change is conditional on the claim's owner and version.
+ */
+
+export interface ClaimRef {
+  owner: string;
+  version: number;
+}
+
+export type ClaimDecision =
+  | { decision: 'proceed'; claim: ClaimRef }
+  | { decision: 'readback_first'; claim: ClaimRef }
+  | { decision: 'skip'; reason: string; status?: string };
+
+export interface SnapshotResult {
+  stale: boolean;
+  preStatus?: string;
+  source: string;
+  evidence: StoredObject[];
+}
+
+export interface WriteResult {
+  tier: string;
+  committed: true;
+  evidence: StoredObject[];
+  dialogs: Array<{ type: string; message: string; accepted: boolean }>;
+}
+
+export type NextAfterReadback = 'complete' | 'retry' | 'takeover';
+
+export interface ReadbackOutcome extends ReadbackResult {
+  next: NextAfterReadback;
+  why: string;
+  degraded: boolean;
+  evidence: StoredObject[];
+}
+
+/** What the workflow carries between states. */
+export interface ItemState {
+  item: RoutedItem;
+  claim?: ClaimDecision;
+  snapshot?: SnapshotResult;
+  approval?: { approvalId: string; approver: string; decidedAt: string };
+  write?: WriteResult;
+  writeError?: { Error: string; Cause?: string };
+  readback?: ReadbackOutcome;
+  takeoverReason?: { Error: string; Cause?: string };
+}
+
+function lease(s: Services, item: RoutedItem): string {
+  const seconds = s.config.write_policy.claim_lease_seconds + (item.needsApproval ? s.config.write_policy.approval_timeout_seconds : 0);
+  return new Date(Date.now() + seconds * 1000).toISOString();
+}
+
+function claimRef(state: ItemState): ClaimRef {
+  const claim = state.claim;
+  if (!claim || claim.decision === 'skip') throw new Error('this step needs a held claim');
+  return claim.claim;
+}
+
+const actor = (item: RoutedItem, executionArn?: string) => ({ identity: item.identity, tenant: item.tenant, taskId: item.taskId, executionArn });
+
+/** Validate & route: schema, tenant scope, action policy, and the bill's owner read from the vendor. */
+export async function validateAndRoute(s: Services, input: { task: unknown; executionArn: string }): Promise<RoutedItem> {
+  const item = routeTask(input.task, s.config, s.pack);
+  if (s.pack.api) {
+    const api = await s.vendorApi(item.identity);
+    const bill = await api.readItem(item.billNo);
+    const tenant = typeof bill?.['tenant'] === 'string' ? bill['tenant'] : undefined;
+    assertBillBelongsToTenant(item, tenant);
+  }
+  await s.audit.append(item.key, { type: 'routed', actor: item.identity, data: { ...actor(item, input.executionArn), item } });
+  return item;
+}
+
+export async function takeClaim(s: Services, input: { item: RoutedItem; executionArn: string }): Promise<ClaimDecision> {
+  const { item, executionArn } = input;
+  const now = new Date().toISOString();
+  const fresh: Claim = {
+    key: item.key,
+    taskId: item.taskId,
+    tenant: item.tenant,
+    billNo: item.billNo,
+    action: item.action,
+    identity: item.identity,
+    owner: executionArn,
+    status: 'CLAIMED',
+    version: 1,
+    leaseUntil: lease(s, item),
+    attempts: 1,
+    createdAt: now,
+    updatedAt: now,
+  };
+  if (await s.claims.tryCreate(fresh)) {
+    await s.audit.append(item.key, { type: 'claimed', actor: item.identity, data: { owner: executionArn, version: 1 } });
+    return { decision: 'proceed', claim: { owner: executionArn, version: 1 } };
+  }
+  const existing = await s.claims.get(item.key);
+  if (!existing) return takeClaim(s, input);
+  const decision = decideOnExistingClaim(existing, executionArn, new Date());
+  switch (decision.kind) {
+    case 'already_terminal':
+      return { decision: 'skip', reason: `already ${decision.status}`, status: decision.status };
+    case 'in_progress_elsewhere':
+      return { decision: 'skip', reason: 'in progress elsewhere', status: existing.status };
+    case 'same_owner':
+      return existing.status === 'WRITING'
+        ? { decision: 'readback_first', claim: { owner: existing.owner, version: existing.version } }
+        : { decision: 'proceed', claim: { owner: existing.owner, version: existing.version } };
+    case 'take_over_unstarted':
+    case 'take_over_for_readback': {
+      const taken = await s.claims.takeOver(existing, executionArn, lease(s, item));
+      if (!taken) return { decision: 'skip', reason: 'lost the race to take over an abandoned claim', status: existing.status };
+      await s.audit.append(item.key, {
+        type: 'claim_taken_over',
+        actor: item.identity,
+        data: { from: existing.owner, owner: executionArn, version: taken.version, status: taken.status },
+      });
+      const claim = { owner: executionArn, version: taken.version };
+      return decision.kind === 'take_over_for_readback' ? { decision: 'readback_first', claim } : { decision: 'proceed', claim };
+    }
+  }
+}
+
+async function screenshotTo(s: Services, item: RoutedItem, session: OpenedSession, name: string): Promise<StoredObject> {
+  const body = await session.page.screenshot({ fullPage: true });
+  return s.evidence.put(evidenceKey(item, name), body, 'image/png');
+}
+
+async function openDetail(s: Services, item: RoutedItem, session: OpenedSession): Promise<void> {
+  if (!s.pack.detail) return;
+  await runStep(
+    session.page,
+    { action: 'open', url: s.pack.detail.url },
+    { baseUrl: s.config.vendor.base_url, params: { billNo: item.billNo }, sessionLost: s.pack.sessionLost, traced: session.traced },
+  );
+}
+
+/** Reads the pre-state from an independent source and registers the way back before the way in. */
+export async function snapshot(s: Services, state: ItemState): Promise<SnapshotResult> {
+  const { item } = state;
+  const ref = claimRef(state);
+  const action = s.pack.actions[item.action]!;
+  const session = await s.sessions.open(item.identity, await s.secret(item.identity), 'read', { trace: false });
+  try {
+    const api = s.pack.api ? await s.vendorApi(item.identity) : undefined;
+    const observation = await firstObservation(s, item, session, api);
+    await openDetail(s, item, session);
+    const evidence = [await screenshotTo(s, item, session, 'before.png')];
+    const preStatus = observation.status;
+    const stale = preStatus === undefined || !action.appliesTo.includes(preStatus);
+    if (stale) {
+      await s.claims.transition(item.key, { ...ref, from: ['CLAIMED'] }, 'STALE', { outcome: 'stale', reason: `vendor shows ${preStatus}` });
+      await s.audit.append(item.key, { type: 'stale', actor: item.identity, data: { preStatus, expected: action.appliesTo } });
+      return { stale: true, preStatus, source: observation.source, evidence };
+    }
+    const inverse = action.inverse ? { action: action.inverse, targetStatus: preStatus } : undefined;
+    await s.claims.transition(item.key, { ...ref, from: ['CLAIMED'] }, 'CLAIMED', {
+      preState: { status: preStatus, observedAt: observation.at, source: observation.source },
+      inverse,
+    });
+    await s.audit.append(item.key, {
+      type: 'pre_state_registered',
+      actor: item.identity,
+      data: { preStatus, source: observation.source, inverse: inverse ?? null, reversibility: item.reversibility, evidence },
+    });
+    return { stale: false, preStatus, source: observation.source, evidence };
+  } finally {
+    await session.close();
+  }
+}
+
+async function firstObservation(s: Services, item: RoutedItem, session: OpenedSession, api: Awaited<ReturnType<Services['vendorApi']>> | undefined) {
+  let lastError: unknown;
+  for (const source of s.config.write_policy.readback_sources) {
+    try {
+      const observation = await observeStatus(source, {
+        pack: s.pack,
+        baseUrl: s.config.vendor.base_url,
+        tenant: item.tenant,
+        billNo: item.billNo,
+        session,
+        api,
+      });
+      if (observation.status !== undefined) return observation;
+      lastError = new Error(observation.error ?? `${source} does not list ${item.billNo}`);
+    } catch (error) {
+      if (!(error instanceof StructuredContractMissingError)) throw error;
+      lastError = error;
+    }
+  }
+  throw lastError instanceof Error ? lastError : new Error('no readback source could read the item');
+}
+
+/**
+ * The write itself. The claim moves to WRITING immediately before the commit
+ * click; any failure after that point is ambiguous and goes to readback.
+ */
+export async function browserWrite(s: Services, state: ItemState): Promise<WriteResult> {
+  const { item } = state;
+  const ref = claimRef(state);
+  const action = s.pack.actions[item.action]!;
+  const params = { ...item.params, billNo: item.billNo, tenant: item.tenant };
+  const toWriting = () => s.claims.transition(item.key, { ...ref, from: ['CLAIMED'] }, 'WRITING', { leaseUntil: lease(s, item) });
+
+  if (item.tier === 'api') {
+    const api = await s.vendorApi(item.identity);
+    await toWriting();
+    await s.audit.append(item.key, { type: 'write_started', actor: item.identity, data: { tier: 'api' } });
+    const exchange = await api.write(action, params, item.key);
+    const evidence = [await s.evidence.put(evidenceKey(item, 'api-exchange.json'), JSON.stringify(exchange, null, 2), 'application/json')];
+    return { tier: 'api', committed: true, evidence, dialogs: [] };
+  }
+
+  const steps = action.tiers.browser?.steps ?? [];
+  const commitIndex = steps.findIndex((step) => step.action === 'click' && step.commit);
+  const commitAt = commitIndex >= 0 ? commitIndex : steps.map((st) => st.action).lastIndexOf('click');
+  const session = await s.sessions.open(item.identity, await s.secret(item.identity), 'write', { trace: true });
+  const evidence: StoredObject[] = [];
+  let committed = false;
+  let page = session.page;
+  try {
+    const ctx = {
+      baseUrl: s.config.vendor.base_url,
+      params,
+      row: { attribute: s.pack.list.rowKeyAttribute, key: item.billNo },
+      sessionLost: s.pack.sessionLost,
+      traced: true,
+    };
+    for (const [index, step] of steps.entries()) {
+      if (index === commitAt) {
+        evidence.push(await s.evidence.put(evidenceKey(item, 'before-commit.png'), await page.screenshot({ fullPage: true }), 'image/png'));
+        await toWriting();
+        await s.audit.append(item.key, { type: 'write_started', actor: item.identity, data: { tier: 'browser', step: index } });
+        committed = true;
+      }
+      ({ page } = await runStep(page, step, ctx));
+    }
+    evidence.push(await s.evidence.put(evidenceKey(item, 'after.png'), await page.screenshot({ fullPage: true }), 'image/png'));
+    return { tier: 'browser', committed: true, evidence, dialogs: dialogsSeen(page) };
+  } catch (error) {
+    if (error instanceof ClaimFencedError) throw error;
+    const shot = await page.screenshot({ fullPage: true }).catch(() => undefined);
+    if (shot) evidence.push(await s.evidence.put(evidenceKey(item, 'after.png'), shot, 'image/png'));
+    await s.audit.append(item.key, {
+      type: 'write_failed',
+      actor: item.identity,
+      data: { committed, error: (error as Error).name, message: (error as Error).message, evidence },
+    });
+    if (!committed) {
+      if (error instanceof StructuredContractMissingError || (error as Error).name === 'SessionLostError') throw error;
+      throw new WriteNotCommittedError(`write failed before the commit click: ${(error as Error).message}`);
+    }
+    if ((error as Error).name === 'SessionLostError') throw error;
+    throw new AmbiguousOutcomeError(`write may have landed: ${(error as Error).message}`);
+  } finally {
+    const trace = await session.close().catch(() => undefined);
+    if (trace) evidence.push(await s.evidence.put(evidenceKey(item, 'trace.zip'), trace, 'application/zip'));
+  }
+}
+
+/**
+ * Independent readback in a fresh session (never the write's), polling until
+ * settled. Decides what happens next; only here can an item become done.
+ */
+export async function readback(s: Services, state: ItemState): Promise<ReadbackOutcome> {
+  const { item } = state;
+  const action = s.pack.actions[item.action]!;
+  const policy = s.config.actions[item.action]!;
+  const api = s.pack.api ? await s.vendorApi(item.identity) : undefined;
+  const session = await s.sessions.open(item.identity, await s.secret(item.identity), 'readback', { trace: false });
+  const evidence: StoredObject[] = [];
+  try {
+    let degraded = false;
+    let result: ReadbackResult | undefined;
+    for (const source of s.config.write_policy.readback_sources) {
+      try {
+        const ctx = { pack: s.pack, baseUrl: s.config.vendor.base_url, tenant: item.tenant, billNo: item.billNo, session, api };
+        result = await pollUntilSettled(
+          {
+            targetStatus: action.targetStatus ?? 'UNKNOWN',
+            settlingStatuses: action.settlingStatuses,
+            preStatus: state.snapshot?.preStatus,
+          },
+          () => observeStatus(source, ctx),
+          { deadlineMs: s.config.write_policy.readback_deadline_ms, intervalMs: s.config.write_policy.readback_poll_ms },
+        );
+        break;
+      } catch (error) {
+        if (!(error instanceof StructuredContractMissingError)) throw error;
+        degraded = true;
+      }
+    }
+    if (!result) throw new StructuredContractMissingError('no readback source could read the item; the vendor changed its layout');
+    await openDetail(s, item, session).catch(() => undefined);
+    evidence.push(await screenshotTo(s, item, session, 'readback.png'));
+    const claim = await s.claims.get(item.key);
+    const decided = decideNext(result, state, policy, claim?.attempts ?? 1);
+    if (decided.next === 'retry' && claim) {
+      await s.claims.transition(item.key, { owner: claim.owner, version: claim.version, from: ['WRITING'] }, 'CLAIMED', {
+        attempts: claim.attempts + 1,
+      });
+    }
+    await s.audit.append(item.key, {
+      type: 'readback',
+      actor: item.identity,
+      data: { verdict: result.verdict, observed: result.observedStatus, source: result.source, next: decided.next, why: decided.why, degraded, evidence },
+    });
+    return { ...result, ...decided, degraded, evidence };
+  } finally {
+    await session.close();
+  }
+}
+
+export function decideNext(
+  result: ReadbackResult,
+  state: ItemState,
+  policy: { retry_after_negative_readback: boolean; max_write_attempts: number },
+  attempts: number,
+): { next: NextAfterReadback; why: string } {
+  if (result.verdict === 'confirmed') return { next: 'complete', why: result.reason };
+  if (result.verdict === 'unknown') return { next: 'takeover', why: `readback inconclusive: ${result.reason}` };
+  const refusedBeforeCommit = state.writeError?.Error === 'WriteNotCommittedError';
+  const resumedAfterCrash = state.write === undefined && state.writeError === undefined;
+  if ((refusedBeforeCommit || resumedAfterCrash) && policy.retry_after_negative_readback && attempts < policy.max_write_attempts) {
+    return { next: 'retry', why: `settled negative readback (${result.reason}) and the action's policy allows another attempt` };
+  }
+  if (state.write) {
+    return { next: 'takeover', why: `false success: the write reported success but ${result.reason}` };
+  }
+  return { next: 'takeover', why: `write did not land: ${result.reason}` };
+}
+
+function outcomeRecord(state: ItemState, outcome: string, executionArn: string, extra: Record<string, unknown> = {}) {
+  const { item } = state;
+  const evidence = [...(state.snapshot?.evidence ?? []), ...(state.write?.evidence ?? []), ...(state.readback?.evidence ?? [])];
+  return {
+    outcome,
+    key: item.key,
+    identity: item.identity,
+    tenant: item.tenant,
+    taskId: item.taskId,
+    billNo: item.billNo,
+    action: item.action,
+    tier: state.write?.tier ?? item.tier,
+    executionArn,
+    approval: state.approval ?? null,
+    preState: state.snapshot?.preStatus ?? null,
+    verdict: state.readback?.verdict ?? null,
+    observedStatus: state.readback?.observedStatus ?? null,
+    readbackSource: state.readback?.source ?? null,
+    degraded: state.readback?.degraded ?? false,
+    evidence,
+    recordedAt: new Date().toISOString(),
+    ...extra,
+  };
+}
+
+export interface ItemOutcome {
+  outcome: string;
+  key: string;
+  billNo?: string;
+  reason?: string;
+}
+
+export type CloseAs = 'done' | 'rejected' | 'expired';
+
+/**
+ * Closes an item that needs no person: done after a confirmed readback, or
+ * rejected / expired before anything was executed.
+ */
+export async function complete(
+  s: Services,
+  input: { state: ItemState; executionArn: string; closeAs: CloseAs; reason?: string },
+): Promise<ItemOutcome> {
+  const { state, executionArn, closeAs } = input;
+  const { item } = state;
+  const claim = await s.claims.get(item.key);
+  if (!claim) throw new Error(`no claim for ${item.key}`);
+  if (closeAs === 'done') {
+    if (state.readback?.verdict !== 'confirmed') throw new Error('an item is done only after a confirmed readback');
+    await s.claims.transition(item.key, { owner: claim.owner, version: claim.version, from: ['WRITING'] }, 'DONE', { outcome: 'done' });
+  } else {
+    await s.claims.transition(item.key, { owner: claim.owner, version: claim.version, from: ['CLAIMED'] }, closeAs === 'rejected' ? 'REJECTED' : 'EXPIRED', {
+      outcome: closeAs,
+      reason: input.reason,
+    });
+  }
+  const record = outcomeRecord(state, closeAs, executionArn, input.reason ? { reason: input.reason } : {});
+  await s.evidence.put(evidenceKey(item, 'record.json'), JSON.stringify(record, null, 2), 'application/json');
+  await s.audit.append(item.key, { type: closeAs === 'done' ? 'completed' : closeAs, actor: item.identity, data: { verdict: state.readback?.verdict ?? null, reason: input.reason ?? null } });
+  return { outcome: closeAs, key: item.key, billNo: item.billNo, reason: input.reason };
+}
+
+export async function takeover(s: Services, input: { state: ItemState; executionArn: string }): Promise<ItemOutcome> {
+  const { state, executionArn } = input;
+  const { item } = state;
+  const reason = state.readback?.why ?? state.takeoverReason?.Cause ?? state.takeoverReason?.Error ?? 'unknown';
+  const errorName = state.takeoverReason?.Error;
+  const claim = await s.claims.get(item.key);
+  if (claim && !['DONE', 'TAKEOVER'].includes(claim.status)) {
+    await s.claims.transition(item.key, { owner: claim.owner, version: claim.version, from: ['CLAIMED', 'WRITING'] }, 'TAKEOVER', {
+      outcome: 'takeover',
+      reason,
+    });
+  }
+  const record = outcomeRecord(state, 'takeover', executionArn, { reason, error: errorName ?? null });
+  await s.evidence.put(evidenceKey(item, 'record.json'), JSON.stringify(record, null, 2), 'application/json');
+  await s.audit.append(item.key, { type: 'takeover', actor: item.identity, data: { reason, error: errorName ?? null } });
+  return { outcome: 'takeover', key: item.key, billNo: item.billNo, reason };
+}
+
+export function rejectedOutcome(task: unknown, error: { Error: string; Cause?: string }): ItemOutcome {
+  const billNo = typeof (task as { billNo?: unknown })?.billNo === 'string' ? (task as { billNo: string }).billNo : undefined;
+  return { outcome: 'rejected', key: '', billNo, reason: error.Cause ?? error.Error };
+}

@@ -1,0 +1,120 @@
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { S3Client } from '@aws-sdk/client-s3';
+import { SESv2Client } from '@aws-sdk/client-sesv2';
+import { SFNClient } from '@aws-sdk/client-sfn';
+import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
+import { z } from 'zod';
+import { loadRuntime } from '../config/runtime.js';
+import type { PaperclipConfig } from '../config/schema.js';
+import type { SitePack } from '../sitepack/schema.js';
+import { parseOrThrow } from '../config/errors.js';
+import { ClaimsStore } from '../adapters/dynamodb/claims-store.js';
+import { AuditLog } from '../adapters/dynamodb/audit-log.js';
+import { tableName } from '../adapters/dynamodb/table-definitions.js';
+import { EvidenceStore } from '../adapters/s3/evidence-store.js';
+import { IdentitySecrets } from '../adapters/secrets/identity-secrets.js';
+import { VendorApi } from '../adapters/vendor/vendor-api.js';
+import { IdentitySessions, type IdentitySecret } from '../browser/identity-sessions.js';
+import { sharedBrowser } from '../browser/chromium.js';
+import type { Identity } from '../config/schema.js';
+
+/**
+ * Everything a workflow step needs, built once per process (a warm Lambda, or
+ * the local stack) from the environment. Only endpoints and credentials differ
+ * between AWS and the local stack.
+ */
+export interface Services {
+  config: PaperclipConfig;
+  pack: SitePack;
+  db: DynamoDBDocumentClient;
+  claims: ClaimsStore;
+  audit: AuditLog;
+  evidence: EvidenceStore;
+  sessions: IdentitySessions;
+  s3: S3Client;
+  ses: SESv2Client;
+  sfn: SFNClient;
+  secretsManager: SecretsManagerClient;
+  table(id: Parameters<typeof tableName>[1]): string;
+  identity(id: string): Identity;
+  secret(identityId: string): Promise<IdentitySecret>;
+  vendorApi(identityId: string): Promise<VendorApi>;
+}
+
+const Environment = z.object({
+  PAPERCLIP_CONFIG: z.string().min(1, 'set PAPERCLIP_CONFIG to the config YAML path').default('config/paperclip.local.yaml'),
+  PAPERCLIP_VENDOR_BASE_URL: z.string().url().optional(),
+  PAPERCLIP_AWS_REGION: z.string().optional(),
+  PAPERCLIP_DYNAMODB_ENDPOINT: z.string().url().optional(),
+  PAPERCLIP_S3_ENDPOINT: z.string().url().optional(),
+  PAPERCLIP_SES_ENDPOINT: z.string().url().optional(),
+  PAPERCLIP_SFN_ENDPOINT: z.string().url().optional(),
+  PAPERCLIP_SECRETS_ENDPOINT: z.string().url().optional(),
+});
+
+function clientConfig(region: string, endpoint: string | undefined) {
+  if (!endpoint) return { region };
+  // The local emulators accept any credentials; these keep the SDK from looking for real ones.
+  return {
+    region,
+    endpoint,
+    credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+    forcePathStyle: true,
+    requestChecksumCalculation: 'WHEN_REQUIRED' as const,
+    responseChecksumValidation: 'WHEN_REQUIRED' as const,
+  };
+}
+
+export function createServices(env: NodeJS.ProcessEnv = process.env): Services {
+  const vars = parseOrThrow(Environment, env, 'environment');
+  const { config, sitePack } = loadRuntime(vars.PAPERCLIP_CONFIG, { vendorBaseUrl: vars.PAPERCLIP_VENDOR_BASE_URL });
+  const region = vars.PAPERCLIP_AWS_REGION ?? config.region;
+  const db = DynamoDBDocumentClient.from(new DynamoDBClient(clientConfig(region, vars.PAPERCLIP_DYNAMODB_ENDPOINT)), {
+    marshallOptions: { removeUndefinedValues: true },
+  });
+  const s3 = new S3Client(clientConfig(region, vars.PAPERCLIP_S3_ENDPOINT));
+  const secretsManager = new SecretsManagerClient(clientConfig(region, vars.PAPERCLIP_SECRETS_ENDPOINT));
+  const secrets = new IdentitySecrets(secretsManager);
+  const table = (id: Parameters<typeof tableName>[1]) => tableName(config.prefix, id);
+  const identity = (id: string) => {
+    const found = config.identities.find((i) => i.id === id);
+    if (!found) throw new Error(`identity ${id} is not configured`);
+    return found;
+  };
+  const secret = (id: string) => secrets.resolve(identity(id));
+  return {
+    config,
+    pack: sitePack,
+    db,
+    claims: new ClaimsStore(db, table('claims')),
+    audit: new AuditLog(db, table('audit')),
+    evidence: new EvidenceStore(s3, config.evidence.bucket),
+    sessions: new IdentitySessions(sharedBrowser, sitePack, config.vendor.base_url),
+    s3,
+    ses: new SESv2Client(clientConfig(region, vars.PAPERCLIP_SES_ENDPOINT)),
+    sfn: new SFNClient(clientConfig(region, vars.PAPERCLIP_SFN_ENDPOINT)),
+    secretsManager,
+    table,
+    identity,
+    secret,
+    async vendorApi(identityId: string) {
+      const { apiToken } = await secret(identityId);
+      if (!apiToken) throw new Error(`identity ${identityId} has no API token`);
+      return new VendorApi(config.vendor.base_url, sitePack, apiToken);
+    },
+  };
+}
+
+let current: Services | undefined;
+
+/** The process-wide services; a warm Lambda reuses them across invocations. */
+export function services(): Services {
+  current ??= createServices();
+  return current;
+}
+
+/** Replaces the process-wide services (the local stack builds them from its own endpoints). */
+export function useServices(next: Services | undefined): void {
+  current = next;
+}

@@ -1,0 +1,56 @@
+import { createHash } from 'node:crypto';
+
+/**
+ * Audit events are hash-chained per chain (one chain per idempotency key):
+ * each event's hash covers its content and the previous event's hash, so an
+ * edited, removed or inserted event breaks every hash after it.
+ */
+export interface AuditEventInput {
+  type: string;
+  actor: string;
+  data: Record<string, unknown>;
+}
+
+export interface AuditEvent extends AuditEventInput {
+  chain: string;
+  seq: number;
+  at: string;
+  prevHash: string;
+  hash: string;
+}
+
+export const GENESIS_HASH = '0'.repeat(64);
+
+/** Canonical JSON: sorted keys, so the hash does not depend on property order. */
+export function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  if (value && typeof value === 'object') {
+    const entries = Object.entries(value as Record<string, unknown>)
+      .filter(([, v]) => v !== undefined)
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
+  }
+  return JSON.stringify(value ?? null);
+}
+
+export function hashEvent(event: Omit<AuditEvent, 'hash'>): string {
+  return createHash('sha256').update(canonicalJson(event)).digest('hex');
+}
+
+export function sealEvent(chain: string, seq: number, prevHash: string, input: AuditEventInput, at = new Date().toISOString()): AuditEvent {
+  const body = { chain, seq, at, prevHash, type: input.type, actor: input.actor, data: input.data };
+  return { ...body, hash: hashEvent(body) };
+}
+
+/** Returns the first problem in a chain, or undefined if it verifies. */
+export function verifyChain(events: readonly AuditEvent[]): { seq: number; problem: string } | undefined {
+  let prev = GENESIS_HASH;
+  for (const [index, event] of events.entries()) {
+    if (event.seq !== index + 1) return { seq: event.seq, problem: `expected event ${index + 1}, found ${event.seq} (an event was removed or inserted)` };
+    if (event.prevHash !== prev) return { seq: event.seq, problem: 'prevHash does not match the previous event' };
+    const { hash, ...body } = event;
+    if (hashEvent(body) !== hash) return { seq: event.seq, problem: 'content does not match its hash (the event was altered)' };
+    prev = hash;
+  }
+  return undefined;
+}

@@ -1,0 +1,105 @@
+import type { PaperclipConfig } from '../config/schema.js';
+import type { Reversibility, SitePack, Tier } from '../sitepack/schema.js';
+import { InputRejectedError } from './errors.js';
+import { idempotencyKey, WriteTask } from './task.js';
+
+/** A task that passed validation and routing: who acts, how, under which policy. */
+export interface RoutedItem {
+  key: string;
+  taskId: string;
+  tenant: string;
+  billNo: string;
+  action: string;
+  params: Record<string, string>;
+  requestedBy: string;
+  identity: string;
+  reversibility: Reversibility;
+  needsApproval: boolean;
+  /** How long an approval may take before the item expires unexecuted. */
+  approvalTimeoutSeconds: number;
+  tier: Tier;
+  inverse?: string;
+  targetStatus?: string;
+  compensates?: string;
+}
+
+/**
+ * Validates a raw task and decides identity, tier and approval. Everything here
+ * runs before any browser opens; a rejection names the field and the fix.
+ */
+export function routeTask(raw: unknown, config: PaperclipConfig, pack: SitePack): RoutedItem {
+  const size = Buffer.byteLength(JSON.stringify(raw ?? null));
+  if (size > config.limits.max_task_bytes) {
+    throw new InputRejectedError(`task is ${size} bytes; the limit is ${config.limits.max_task_bytes}`, '(task)');
+  }
+  const parsed = WriteTask.safeParse(raw);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    const field = issue?.path.map(String).join('.') || '(task)';
+    throw new InputRejectedError(`task.${field}: ${issue?.message ?? 'invalid'}`, field);
+  }
+  const task = parsed.data;
+  const tenant = config.tenants.find((t) => t.id === task.tenant);
+  if (!tenant) {
+    throw new InputRejectedError(`tenant "${task.tenant}" is not configured; add it under tenants`, 'tenant');
+  }
+  if (!new RegExp(pack.itemKeyPattern).test(task.billNo)) {
+    throw new InputRejectedError(
+      `billNo ${JSON.stringify(task.billNo)} is not a bill number of ${pack.site} (expected ${pack.itemKeyPattern})`,
+      'billNo',
+    );
+  }
+  const action = pack.actions[task.action];
+  const policy = config.actions[task.action];
+  if (!action || !policy) {
+    throw new InputRejectedError(
+      `action "${task.action}" is not enabled; enabled actions: ${Object.keys(config.actions).join(', ')}`,
+      'action',
+    );
+  }
+  if (action.reversibility === 'read_only') {
+    throw new InputRejectedError(`action "${task.action}" is read-only; it does not go through the write path`, 'action');
+  }
+  const identity = config.identities.find((i) => i.id === tenant.identity);
+  if (!identity || !identity.tenants.includes(task.tenant)) {
+    throw new InputRejectedError(`identity "${tenant.identity}" is not scoped for tenant "${task.tenant}"`, 'tenant');
+  }
+  const params = { ...(tenant.action_params[task.action] ?? {}), ...task.params };
+  const missing = action.params.filter((p) => params[p] === undefined);
+  if (missing.length > 0) {
+    throw new InputRejectedError(`action "${task.action}" needs params ${missing.join(', ')}`, `params.${missing[0]}`);
+  }
+  const tier = config.tool_ladder.find((t) => (t === 'api' && action.tiers.api) || (t === 'browser' && action.tiers.browser));
+  if (!tier) {
+    throw new InputRejectedError(`no tier of tool_ladder (${config.tool_ladder.join(', ')}) can run "${task.action}"`, 'action');
+  }
+  return {
+    key: idempotencyKey(task),
+    taskId: task.taskId,
+    tenant: task.tenant,
+    billNo: task.billNo,
+    action: task.action,
+    params,
+    requestedBy: task.requestedBy,
+    identity: identity.id,
+    reversibility: action.reversibility,
+    needsApproval: config.write_policy.approval_required.includes(task.action),
+    approvalTimeoutSeconds: config.write_policy.approval_timeout_seconds,
+    tier,
+    inverse: action.inverse,
+    targetStatus: action.targetStatus,
+    compensates: task.compensates,
+  };
+}
+
+/** Checks the bill's owner as read from the vendor; a bill of another tenant never reaches a browser. */
+export function assertBillBelongsToTenant(item: RoutedItem, observedTenant: string | undefined): void {
+  if (observedTenant !== item.tenant) {
+    throw new InputRejectedError(
+      observedTenant === undefined
+        ? `bill ${item.billNo} is not visible to ${item.identity}; it does not belong to tenant "${item.tenant}"`
+        : `bill ${item.billNo} belongs to tenant "${observedTenant}", not "${item.tenant}"`,
+      'billNo',
+    );
+  }
+}

@@ -1,0 +1,38 @@
+import { createHash } from 'node:crypto';
+import { z } from 'zod';
+
+/** One write the orchestrator is asked to make: the only entry point for writes. */
+export const WriteTask = z
+  .object({
+    taskId: z.string().regex(/^T-[A-Za-z0-9-]{1,60}$/, 'task ids look like T-20261202-acme (letters, digits, -)'),
+    tenant: z.string().regex(/^[a-z][a-z0-9-]{1,40}$/, 'tenant ids are lower-kebab-case'),
+    billNo: z.string().min(1, 'billNo is required').max(64, 'billNo is at most 64 characters'),
+    action: z.string().regex(/^[a-z][a-z0-9_]{0,40}$/, 'action names are lower_snake_case'),
+    params: z
+      .record(z.string().regex(/^[a-z][a-z0-9_]{0,40}$/, 'parameter names are lower_snake_case'), z.string().max(500))
+      .default({}),
+    requestedBy: z.string().min(1).max(200).default('schedule'),
+    /** Set when this write undoes another one (compensation). */
+    compensates: z.string().optional(),
+  })
+  .strict();
+export type WriteTask = z.infer<typeof WriteTask>;
+
+/** A batch: read one tenant's list, then one guarded write per pending item. */
+export const BatchRequest = z
+  .object({
+    taskId: z.string().regex(/^T-[A-Za-z0-9-]{1,60}$/, 'task ids look like T-20261202-acme (letters, digits, -)'),
+    tenant: z.string().regex(/^[a-z][a-z0-9-]{1,40}$/, 'tenant ids are lower-kebab-case'),
+    requestedBy: z.string().min(1).max(200).default('schedule'),
+  })
+  .strict();
+export type BatchRequest = z.infer<typeof BatchRequest>;
+
+/**
+ * Idempotency key = hash(taskId | tenant | billNo | action). Also the name of
+ * the item's guarded-write execution, so Step Functions dedupes it too.
+ */
+export function idempotencyKey(task: Pick<WriteTask, 'taskId' | 'tenant' | 'billNo' | 'action'>): string {
+  const digest = createHash('sha256').update([task.taskId, task.tenant, task.billNo, task.action].join('|')).digest('hex');
+  return `k-${digest.slice(0, 40)}`;
+}
