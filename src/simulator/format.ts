@@ -1,0 +1,98 @@
+import type { BillKind, BillStatus } from './schemas.js';
+
+export const STATUS_LABELS: Record<BillStatus, string> = {
+  PENDING: '待处理',
+  PROCESSING: '处理中',
+  PROCESSED: '已处理',
+  REFUNDED: '已退款',
+};
+
+export const KIND_LABELS: Record<BillKind, string> = {
+  mismatch: '金额不符',
+  overcharge: '重复扣款',
+};
+
+export const ACTION_LABELS: Record<string, string> = {
+  mark: '标记处理',
+  unmark: '撤销处理',
+  refund: '退款',
+  note: '备注',
+};
+
+/** 123450 -> ¥1,234.50 */
+export function formatYuan(amountCents: number): string {
+  const sign = amountCents < 0 ? '-' : '';
+  const abs = Math.abs(amountCents);
+  const yuan = Math.floor(abs / 100)
+    .toString()
+    .replace(/\B(?=(\d{3})+(?!\d))/g, ',');
+  return `${sign}¥${yuan}.${(abs % 100).toString().padStart(2, '0')}`;
+}
+
+/** 123450 -> 1234.50, the form the refund field expects. */
+export function plainYuan(amountCents: number): string {
+  return `${Math.floor(amountCents / 100)}.${(amountCents % 100).toString().padStart(2, '0')}`;
+}
+
+/**
+ * Parses what an operator types into the refund amount field: digits with at
+ * most two decimals, no separators. Returns cents, or null when malformed.
+ */
+export function parseYuan(text: string): number | null {
+  const match = /^(\d{1,9})(?:\.(\d{1,2}))?$/.exec(text.trim());
+  if (!match) return null;
+  return Number(match[1]) * 100 + Number((match[2] ?? '').padEnd(2, '0'));
+}
+
+/** The vendor is in China: pages show Beijing time, 2026-11-03 14:22:10. */
+export function formatBeijingTime(iso: string): string {
+  const shifted = new Date(Date.parse(iso) + 8 * 3600_000);
+  return shifted.toISOString().slice(0, 19).replace('T', ' ');
+}
+
+const HTML_ESCAPES: Record<string, string> = {
+  '&': '&amp;',
+  '<': '&lt;',
+  '>': '&gt;',
+  '"': '&quot;',
+  "'": '&#39;',
+};
+
+export function escapeHtml(value: string | number): string {
+  return String(value).replace(/[&<>"']/g, (c) => HTML_ESCAPES[c] ?? c);
+}
+
+/** Tagged template that escapes every interpolation unless it is already Html. */
+export class Html {
+  constructor(readonly value: string) {}
+  toString(): string {
+    return this.value;
+  }
+}
+
+type HtmlValue = Html | string | number | null | undefined | false | readonly HtmlValue[];
+
+function render(value: HtmlValue): string {
+  if (value === null || value === undefined || value === false) return '';
+  if (value instanceof Html) return value.value;
+  if (Array.isArray(value)) return value.map(render).join('');
+  return escapeHtml(value as string | number);
+}
+
+export function html(strings: TemplateStringsArray, ...values: HtmlValue[]): Html {
+  let out = strings[0] ?? '';
+  values.forEach((value, i) => {
+    out += render(value) + (strings[i + 1] ?? '');
+  });
+  return new Html(out);
+}
+
+/** Inserts trusted markup (inline scripts, styles) unescaped. */
+export function raw(value: string): Html {
+  return new Html(value);
+}
+
+/** JSON for embedding in an inline <script>: cannot close the script element. */
+export function scriptJson(value: unknown): Html {
+  return raw(JSON.stringify(value).replace(/</g, '\\u003c').replace(/\u2028|\u2029/g, ''));
+}

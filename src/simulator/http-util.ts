@@ -1,0 +1,95 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Html } from './format.js';
+
+/** Bodies larger than this are refused with 413 before they are read whole. */
+export const MAX_BODY_BYTES = 64 * 1024;
+
+export class BodyTooLarge extends Error {}
+
+export async function readBody(req: IncomingMessage, limit = MAX_BODY_BYTES): Promise<string> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req) {
+    const buf = chunk as Buffer;
+    size += buf.length;
+    if (size > limit) throw new BodyTooLarge(`body over ${limit} bytes`);
+    chunks.push(buf);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+export function parseCookies(header: string | undefined): Map<string, string> {
+  const cookies = new Map<string, string>();
+  if (!header) return cookies;
+  for (const part of header.split(';')) {
+    const eq = part.indexOf('=');
+    if (eq <= 0) continue;
+    const name = part.slice(0, eq).trim();
+    const value = part.slice(eq + 1).trim();
+    if (!cookies.has(name)) {
+      try {
+        cookies.set(name, decodeURIComponent(value));
+      } catch {
+        cookies.set(name, value);
+      }
+    }
+  }
+  return cookies;
+}
+
+const NO_STORE = { 'cache-control': 'no-store' };
+
+export function sendHtml(res: ServerResponse, status: number, page: Html, headers: Record<string, string> = {}): void {
+  const body = Buffer.from(`<!DOCTYPE html>\n${page.value}`, 'utf8');
+  res.writeHead(status, {
+    ...NO_STORE,
+    'content-type': 'text/html; charset=utf-8',
+    'content-length': String(body.length),
+    'x-content-type-options': 'nosniff',
+    ...headers,
+  });
+  res.end(body);
+}
+
+export function sendJson(res: ServerResponse, status: number, value: unknown, headers: Record<string, string> = {}): void {
+  const body = Buffer.from(JSON.stringify(value), 'utf8');
+  res.writeHead(status, {
+    ...NO_STORE,
+    'content-type': 'application/json; charset=utf-8',
+    'content-length': String(body.length),
+    ...headers,
+  });
+  res.end(body);
+}
+
+export function sendText(res: ServerResponse, status: number, text: string, headers: Record<string, string> = {}): void {
+  const body = Buffer.from(text, 'utf8');
+  res.writeHead(status, { ...NO_STORE, 'content-type': 'text/plain; charset=utf-8', 'content-length': String(body.length), ...headers });
+  res.end(body);
+}
+
+export function redirect(res: ServerResponse, location: string, headers: Record<string, string> = {}): void {
+  res.writeHead(302, { ...NO_STORE, location, 'content-length': '0', ...headers });
+  res.end();
+}
+
+/** Only same-site paths may be a post-login target (no //evil.example, no schemes). */
+export function safeNext(next: string | null | undefined): string | undefined {
+  if (!next || !next.startsWith('/') || next.startsWith('//') || next.includes('\\')) return undefined;
+  if (next.startsWith('/login') || next.startsWith('/logout')) return undefined;
+  return next;
+}
+
+/** A sleep that ends early when the signal aborts (the server is closing). */
+export function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal.aborted || ms <= 0) return resolve();
+    const timer = setTimeout(done, ms);
+    function done() {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', done);
+      resolve();
+    }
+    signal.addEventListener('abort', done, { once: true });
+  });
+}
