@@ -160,6 +160,7 @@ test('bill numbers in URLs must match the pattern exactly; anything else is a 40
 });
 
 test('标记处理: modal, confirm, toast, 处理中 at once, one journal entry, 已处理 after settling', async () => {
+  await t.ctl.reset({ asyncDelayMs: 1500 });
   const context = await newContext();
   const page = await context.newPage();
   await login(page, t.url, 'acme');
