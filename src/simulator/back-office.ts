@@ -56,7 +56,7 @@ export class BackOffice {
     this.faults.clear();
     this.timingLog = [];
     this.accounts = accountsFor(this.tenantIds());
-    const bills = this.ledger.snapshot().length;
+    const bills = this.ledger.size;
     return { ok: true, durationMs: Math.round((performance.now() - started) * 1000) / 1000, bills };
   }
 

@@ -48,9 +48,10 @@ export class Ledger {
   private idempotentNotes = new Map<string, IdempotentNote>();
   private noteSeq = 0;
 
-  constructor(bills: readonly Bill[]) {
+  /** Takes ownership of the bills (they come fresh from the seed generator). */
+  constructor(bills: Bill[]) {
     for (const bill of bills) {
-      const entry: Entry = { bill: structuredClone(bill) };
+      const entry: Entry = { bill };
       this.entries.set(bill.billNo, entry);
       this.ordered.push(entry);
     }
@@ -65,6 +66,10 @@ export class Ledger {
   /** A tenant's bills ordered by bill number. */
   forTenant(tenant: string): Bill[] {
     return this.ordered.filter((e) => e.bill.tenant === tenant).map((e) => e.bill);
+  }
+
+  get size(): number {
+    return this.ordered.length;
   }
 
   snapshot(): Bill[] {
