@@ -1,0 +1,248 @@
+import { readFileSync } from 'node:fs';
+import {
+  STATE_MACHINES,
+  WORKFLOW_FUNCTIONS,
+  functionArnVariable,
+  functionPhysicalName,
+  stateMachineArnVariable,
+} from '../../workflow/functions.js';
+import { lambdaFunctionArn, stateMachineArn, type ArnScope } from './arns.js';
+import { sfnErrors } from './errors.js';
+import { validateAsl } from './asl-validation.js';
+import type { StateMachineDefinition } from './library.js';
+
+/** `${Name}` as CDK DefinitionSubstitutions writes it. */
+const PLACEHOLDER = /\$\{([A-Za-z_][A-Za-z0-9_.-]*)\}/g;
+
+/**
+ * Replaces `${Var}` placeholders the way CDK's DefinitionSubstitutions does
+ * (plain text replacement) and fails naming every placeholder left over.
+ */
+export function substituteDefinition(text: string, substitutions: Record<string, string>, source = 'definition'): string {
+  const missing = new Set<string>();
+  const result = text.replace(PLACEHOLDER, (whole, name: string) => {
+    const value = substitutions[name];
+    if (value === undefined) {
+      missing.add(name);
+      return whole;
+    }
+    return value;
+  });
+  if (missing.size > 0) {
+    const names = [...missing].map((n) => '${' + n + '}').join(', ');
+    throw new Error(
+      `${source}: unresolved placeholder(s) ${names}; add them to the substitutions ` +
+        `(known: ${Object.keys(substitutions).sort().join(', ') || 'none'})`,
+    );
+  }
+  try {
+    JSON.parse(result);
+  } catch (err) {
+    throw new Error(`${source}: not valid JSON after substitution: ${(err as Error).message}`);
+  }
+  return result;
+}
+
+/** Reads an ASL file and substitutes its placeholders; returns the definition text for CreateStateMachine. */
+export function loadStateMachineDefinition(file: string, substitutions: Record<string, string>): string {
+  return substituteDefinition(readFileSync(file, 'utf8'), substitutions, file);
+}
+
+/** Local state machine names: `${prefix}-${name}`, like the functions' physical names. */
+export function stateMachinePhysicalName(prefix: string, name: (typeof STATE_MACHINES)[number]['name']): string {
+  return `${prefix}-${name}`;
+}
+
+/**
+ * The substitutions the CDK app provides on AWS, pointing at local ARNs:
+ * `${ClaimFunctionArn}` -> arn:aws:lambda:<region>:<account>:function:<prefix>-claim,
+ * `${GuardedWriteStateMachineArn}` -> arn:aws:states:...:stateMachine:<prefix>-guarded-write.
+ */
+export function localSubstitutions(prefix: string, region: string, accountId: string): Record<string, string> {
+  const scope: ArnScope = { region, accountId };
+  const subs: Record<string, string> = {};
+  for (const fn of WORKFLOW_FUNCTIONS) {
+    subs[functionArnVariable(fn.id)] = lambdaFunctionArn(scope, functionPhysicalName(prefix, fn.name));
+  }
+  for (const sm of STATE_MACHINES) {
+    subs[stateMachineArnVariable(sm.id)] = stateMachineArn(scope, stateMachinePhysicalName(prefix, sm.name));
+  }
+  return subs;
+}
+
+export type TaskIntegration =
+  /** Resource is a function ARN: the state input is the event, the result is the output. */
+  | { kind: 'lambda-function'; functionName: string }
+  /** arn:aws:states:::lambda:invoke[.waitForTaskToken] */
+  | { kind: 'lambda-invoke'; waitForTaskToken: boolean }
+  /** arn:aws:states:::states:startExecution[.sync[:2]] */
+  | { kind: 'start-execution'; pattern: 'fire-and-forget' | 'sync' | 'sync:2' };
+
+export interface TaskInfo {
+  stateName: string;
+  resource: string;
+  integration: TaskIntegration;
+  timeoutSeconds?: number;
+  timeoutSecondsPath?: string;
+}
+
+export interface PreparedDefinition {
+  /** What the library runs: the definition with Task timeouts made explicit. */
+  runnable: StateMachineDefinition;
+  tasks: Map<string, TaskInfo>;
+  stateTypes: Map<string, string>;
+  statesWithRetry: string[];
+}
+
+/**
+ * The library's Task timeout defaults to 60 s, where Step Functions waits
+ * (practically) forever. Node timers cap at 2^31-1 ms, so "forever" locally
+ * is ~24.8 days.
+ */
+export const MAX_LOCAL_TASK_TIMEOUT_SECONDS = 2_147_483;
+
+const LAMBDA_FUNCTION_ARN = /^arn:aws[a-z-]*:lambda:[a-z0-9-]+:\d{12}:function:([A-Za-z0-9_-]+)(?::[A-Za-z0-9_$-]+)?$/;
+
+export function classifyResource(resource: string): TaskIntegration | undefined {
+  const fn = LAMBDA_FUNCTION_ARN.exec(resource);
+  if (fn) return { kind: 'lambda-function', functionName: fn[1]! };
+  switch (resource) {
+    case 'arn:aws:states:::lambda:invoke':
+      return { kind: 'lambda-invoke', waitForTaskToken: false };
+    case 'arn:aws:states:::lambda:invoke.waitForTaskToken':
+      return { kind: 'lambda-invoke', waitForTaskToken: true };
+    case 'arn:aws:states:::states:startExecution':
+      return { kind: 'start-execution', pattern: 'fire-and-forget' };
+    case 'arn:aws:states:::states:startExecution.sync':
+      return { kind: 'start-execution', pattern: 'sync' };
+    case 'arn:aws:states:::states:startExecution.sync:2':
+      return { kind: 'start-execution', pattern: 'sync:2' };
+    default:
+      return undefined;
+  }
+}
+
+interface RawState {
+  Type?: string;
+  Resource?: string;
+  Parameters?: unknown;
+  TimeoutSeconds?: number;
+  TimeoutSecondsPath?: string;
+  Retry?: unknown[];
+  ItemProcessor?: RawMachine;
+  Iterator?: RawMachine;
+  Branches?: RawMachine[];
+}
+interface RawMachine {
+  States?: Record<string, RawState>;
+}
+
+/**
+ * Validates a definition the way CreateStateMachine must (JSON, ASL schema,
+ * unique state names, resources the local runner can execute) and returns
+ * what an execution needs. Throws InvalidDefinition with the reason.
+ */
+export function prepareDefinition(definitionText: string, options: { validate?: boolean } = {}): PreparedDefinition {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(definitionText);
+  } catch (err) {
+    throw sfnErrors.invalidDefinition(`INVALID_JSON_DESCRIPTION: ${(err as Error).message}`);
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
+    throw sfnErrors.invalidDefinition('SCHEMA_VALIDATION_FAILED: the definition must be a JSON object');
+  }
+  const unresolved = definitionText.match(PLACEHOLDER);
+  if (unresolved) {
+    throw sfnErrors.invalidDefinition(`unresolved placeholder(s) ${[...new Set(unresolved)].join(', ')}`);
+  }
+  // Definitions loaded from the data folder were validated when created.
+  if (options.validate ?? true) {
+    try {
+      // The validator annotates the object it checks; give it a copy.
+      validateAsl(structuredClone(parsed) as StateMachineDefinition);
+    } catch (err) {
+      throw sfnErrors.invalidDefinition(`SCHEMA_VALIDATION_FAILED: ${(err as Error).message.trim()}`);
+    }
+  }
+
+  const runnable = structuredClone(parsed) as StateMachineDefinition;
+  const tasks = new Map<string, TaskInfo>();
+  const stateTypes = new Map<string, string>();
+  const statesWithRetry: string[] = [];
+
+  const walk = (machine: RawMachine | undefined, where: string) => {
+    for (const [name, state] of Object.entries(machine?.States ?? {})) {
+      if (stateTypes.has(name)) {
+        throw sfnErrors.invalidDefinition(
+          `SCHEMA_VALIDATION_FAILED: state name "${name}" is used twice (${where}); state names must be unique in the whole state machine`,
+        );
+      }
+      stateTypes.set(name, state.Type ?? 'Unknown');
+      if (Array.isArray(state.Retry) && state.Retry.length > 0) statesWithRetry.push(name);
+      if (state.Type === 'Task') {
+        const resource = state.Resource ?? '';
+        const integration = classifyResource(resource);
+        if (!integration) {
+          throw sfnErrors.invalidDefinition(
+            `state "${name}": resource ${resource} is not supported by the local runner ` +
+              '(supported: Lambda function ARNs, lambda:invoke[.waitForTaskToken], states:startExecution[.sync[:2]])',
+          );
+        }
+        if (integration.kind === 'lambda-invoke' || integration.kind === 'start-execution') {
+          const params = state.Parameters as Record<string, unknown> | undefined;
+          const needs = integration.kind === 'lambda-invoke' ? 'FunctionName' : 'StateMachineArn';
+          if (!params || !(needs in params || `${needs}.$` in params)) {
+            throw sfnErrors.invalidDefinition(`state "${name}": Parameters.${needs} is required for ${resource}`);
+          }
+        }
+        if (integration.kind === 'lambda-invoke' && integration.waitForTaskToken) {
+          if (!JSON.stringify(state.Parameters ?? null).includes('$$.Task.Token')) {
+            throw sfnErrors.invalidDefinition(
+              `state "${name}": a .waitForTaskToken task must pass $$.Task.Token in its Parameters`,
+            );
+          }
+        }
+        tasks.set(name, {
+          stateName: name,
+          resource,
+          integration,
+          ...(state.TimeoutSeconds !== undefined ? { timeoutSeconds: state.TimeoutSeconds } : {}),
+          ...(state.TimeoutSecondsPath !== undefined ? { timeoutSecondsPath: state.TimeoutSecondsPath } : {}),
+        });
+      }
+      if (state.Type === 'Map') walk(state.ItemProcessor ?? state.Iterator, `in Map "${name}"`);
+      if (state.Type === 'Parallel') (state.Branches ?? []).forEach((b, i) => walk(b, `in branch ${i} of Parallel "${name}"`));
+    }
+  };
+  walk(parsed as RawMachine, 'top level');
+  makeTaskTimeoutsExplicit(runnable as unknown as RawMachine);
+  return { runnable, tasks, stateTypes, statesWithRetry };
+}
+
+function makeTaskTimeoutsExplicit(machine: RawMachine | undefined): void {
+  for (const state of Object.values(machine?.States ?? {})) {
+    if (state.Type === 'Task' && state.TimeoutSeconds === undefined && state.TimeoutSecondsPath === undefined) {
+      state.TimeoutSeconds = MAX_LOCAL_TASK_TIMEOUT_SECONDS;
+    }
+    if (state.Type === 'Map') makeTaskTimeoutsExplicit(state.ItemProcessor ?? state.Iterator);
+    if (state.Type === 'Parallel') (state.Branches ?? []).forEach(makeTaskTimeoutsExplicit);
+  }
+}
+
+/**
+ * Every project state machine (STATE_MACHINES) read from `dir` with local
+ * substitutions, ready for the stack's `stateMachines` option.
+ */
+export function loadProjectStateMachines(
+  dir: string,
+  prefix: string,
+  region: string,
+  accountId: string,
+): Array<{ name: string; definition: string }> {
+  const substitutions = localSubstitutions(prefix, region, accountId);
+  return STATE_MACHINES.map((sm) => ({
+    name: stateMachinePhysicalName(prefix, sm.name),
+    definition: loadStateMachineDefinition(`${dir}/${sm.file}`, substitutions),
+  }));
+}

@@ -1,0 +1,199 @@
+import { randomUUID } from 'node:crypto';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { z } from 'zod';
+import { closeServer, listen, LOCAL_HOST } from '../http-server.js';
+import { SfnServiceError } from './errors.js';
+import type { LocalHandlers } from './handlers.js';
+import { EXECUTION_STATUSES } from './records.js';
+import { LocalStepFunctions } from './service.js';
+
+const MAX_BODY_BYTES = 4 * 1024 * 1024;
+
+const arn = z.string().min(1).max(2048);
+const maxResults = z.number().int().min(0).max(1000).optional();
+const nextToken = z.string().min(1).max(1024).optional();
+const taskToken = z.string().min(1).max(2048);
+
+/** Request shapes (the API's camelCase JSON), validated before they reach the service. */
+const operations = {
+  CreateStateMachine: z.object({
+    name: z.string(),
+    definition: z.string().min(1).max(1_048_576),
+    roleArn: arn,
+    type: z.string().optional(),
+  }),
+  UpdateStateMachine: z.object({ stateMachineArn: arn, definition: z.string().min(1).optional(), roleArn: arn.optional() }),
+  ListStateMachines: z.object({ maxResults, nextToken }),
+  DescribeStateMachine: z.object({ stateMachineArn: arn }),
+  StartExecution: z.object({ stateMachineArn: arn, name: z.string().optional(), input: z.string().optional() }),
+  DescribeExecution: z.object({ executionArn: arn }),
+  ListExecutions: z.object({
+    stateMachineArn: arn,
+    statusFilter: z.enum(EXECUTION_STATUSES).optional(),
+    maxResults,
+    nextToken,
+  }),
+  GetExecutionHistory: z.object({
+    executionArn: arn,
+    maxResults,
+    reverseOrder: z.boolean().optional(),
+    includeExecutionData: z.boolean().optional(),
+    nextToken,
+  }),
+  StopExecution: z.object({ executionArn: arn, error: z.string().max(256).optional(), cause: z.string().max(32768).optional() }),
+  SendTaskSuccess: z.object({ taskToken, output: z.string() }),
+  SendTaskFailure: z.object({ taskToken, error: z.string().max(256).optional(), cause: z.string().max(32768).optional() }),
+  SendTaskHeartbeat: z.object({ taskToken }),
+} as const;
+
+type OperationName = keyof typeof operations;
+
+function dispatch(service: LocalStepFunctions, operation: OperationName, body: unknown): unknown {
+  const parsed = operations[operation].safeParse(body ?? {});
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    const field = issue.path.join('.') || '(body)';
+    throw new SfnServiceError('ValidationException', `1 validation error detected: Value at '${field}' failed to satisfy constraint: ${issue.message}`);
+  }
+  const input = parsed.data as never;
+  switch (operation) {
+    case 'CreateStateMachine':
+      return service.createStateMachine(input);
+    case 'UpdateStateMachine':
+      return service.updateStateMachine(input);
+    case 'ListStateMachines':
+      return service.listStateMachines(input);
+    case 'DescribeStateMachine':
+      return service.describeStateMachine(input);
+    case 'StartExecution':
+      return service.startExecution(input);
+    case 'DescribeExecution':
+      return service.describeExecution(input);
+    case 'ListExecutions':
+      return service.listExecutions(input);
+    case 'GetExecutionHistory':
+      return service.getExecutionHistory(input);
+    case 'StopExecution':
+      return service.stopExecution(input);
+    case 'SendTaskSuccess':
+      return service.sendTaskSuccess(input);
+    case 'SendTaskFailure':
+      return service.sendTaskFailure(input);
+    case 'SendTaskHeartbeat':
+      return service.sendTaskHeartbeat(input);
+  }
+}
+
+/** AWS JSON 1.0 carries timestamps as epoch seconds. */
+function encode(value: unknown): string {
+  return JSON.stringify(value, function (this: Record<string, unknown>, key, v: unknown) {
+    const raw = this[key];
+    return raw instanceof Date ? raw.getTime() / 1000 : v;
+  });
+}
+
+function send(res: ServerResponse, status: number, body: unknown): void {
+  const text = encode(body);
+  res.writeHead(status, {
+    'content-type': 'application/x-amz-json-1.0',
+    'content-length': Buffer.byteLength(text),
+    'x-amzn-requestid': randomUUID(),
+  });
+  res.end(text);
+}
+
+function sendError(res: ServerResponse, err: SfnServiceError): void {
+  send(res, err.httpStatus, { __type: err.type, message: err.message });
+}
+
+function readBody(req: IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    req.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > MAX_BODY_BYTES) {
+        reject(new SfnServiceError('ValidationException', `request body exceeds ${MAX_BODY_BYTES} bytes`, 413));
+        req.destroy();
+        return;
+      }
+      chunks.push(chunk);
+    });
+    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    req.on('error', reject);
+  });
+}
+
+/**
+ * The Step Functions API over HTTP (AWS JSON 1.0: `POST /` with
+ * `X-Amz-Target: AWSStepFunctions.<Operation>`), so @aws-sdk/client-sfn works
+ * against it unchanged. Signatures are not checked.
+ */
+export function createStepFunctionsServer(service: LocalStepFunctions): Server {
+  return createServer((req, res) => {
+    void (async () => {
+      try {
+        if (req.method !== 'POST') {
+          throw new SfnServiceError('UnknownOperationException', 'only POST / with X-Amz-Target is supported', 404);
+        }
+        const target = String(req.headers['x-amz-target'] ?? '');
+        const operation = target.startsWith('AWSStepFunctions.') ? target.slice('AWSStepFunctions.'.length) : '';
+        if (!(operation in operations)) {
+          throw new SfnServiceError('UnknownOperationException', `operation "${target}" is not supported by the local endpoint`);
+        }
+        const text = await readBody(req);
+        let body: unknown;
+        try {
+          body = text.length > 0 ? JSON.parse(text) : {};
+        } catch {
+          throw new SfnServiceError('SerializationException', 'request body is not valid JSON');
+        }
+        send(res, 200, dispatch(service, operation as OperationName, body));
+      } catch (err) {
+        if (err instanceof SfnServiceError) return sendError(res, err);
+        const message = err instanceof Error ? err.message : String(err);
+        send(res, 500, { __type: 'InternalFailure', message: `local Step Functions endpoint failed: ${message}` });
+      }
+    })();
+  });
+}
+
+export interface LocalStepFunctionsEndpointOptions {
+  handlers: LocalHandlers;
+  port?: number;
+  dataDir?: string;
+  region?: string;
+  accountId?: string;
+  retryIntervalOverrideMs?: number;
+}
+
+export interface LocalStepFunctionsEndpoint {
+  endpoint: string;
+  port: number;
+  service: LocalStepFunctions;
+  stop(): Promise<void>;
+}
+
+export async function startLocalStepFunctions(options: LocalStepFunctionsEndpointOptions): Promise<LocalStepFunctionsEndpoint> {
+  const service = new LocalStepFunctions({
+    region: options.region ?? 'us-east-1',
+    accountId: options.accountId ?? '000000000000',
+    handlers: options.handlers,
+    ...(options.dataDir !== undefined ? { dataDir: options.dataDir } : {}),
+    ...(options.retryIntervalOverrideMs !== undefined ? { retryIntervalOverrideMs: options.retryIntervalOverrideMs } : {}),
+  });
+  const server = createStepFunctionsServer(service);
+  const port = await listen(server, options.port ?? 0);
+  let stopped = false;
+  return {
+    endpoint: `http://${LOCAL_HOST}:${port}`,
+    port,
+    service,
+    async stop() {
+      if (stopped) return;
+      stopped = true;
+      await closeServer(server);
+      await service.close();
+    },
+  };
+}

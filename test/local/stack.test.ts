@@ -1,0 +1,199 @@
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import {
+  DescribeTableCommand,
+  DynamoDBClient,
+  GetItemCommand,
+  PutItemCommand,
+  QueryCommand,
+} from '@aws-sdk/client-dynamodb';
+import { GetObjectCommand, ListObjectsV2Command, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { SendEmailCommand, SESv2Client } from '@aws-sdk/client-sesv2';
+import {
+  DescribeExecutionCommand,
+  GetExecutionHistoryCommand,
+  ListExecutionsCommand,
+  ListStateMachinesCommand,
+  SendTaskSuccessCommand,
+  SFNClient,
+  StartExecutionCommand,
+} from '@aws-sdk/client-sfn';
+import { TABLES, tableName } from '../../src/adapters/dynamodb/table-definitions.js';
+import { startLocalStack, type LocalStack } from '../../src/local/stack.js';
+import { awsError, closedExecution, deferred, fixture, fnArn, smArn, temporaryFolder } from './helpers.js';
+
+const data = temporaryFolder('stack');
+const tokens: string[] = [];
+let tokenIssued = deferred<string>();
+const handlers = {
+  'test-classify': (event: { amount: number }) => ({ kind: event.amount >= 100 ? 'big' : 'small' }),
+  'test-finish': (event: unknown) => ({ finished: event }),
+  'test-request-approval': (event: { taskToken: string }) => {
+    tokens.push(event.taskToken);
+    tokenIssued.resolve(event.taskToken);
+    return {};
+  },
+};
+const substitutions = {
+  ClassifyFunctionArn: fnArn('test-classify'),
+  FinishFunctionArn: fnArn('test-finish'),
+  RequestApprovalFunctionArn: fnArn('test-request-approval'),
+  ApprovalTimeoutSeconds: '3600',
+};
+const stateMachines = [
+  { name: 'task-choice-task', definition: fixture('task-choice-task.asl.json', substitutions) },
+  { name: 'approval', definition: fixture('approval.asl.json', substitutions) },
+];
+
+function clients(stack: LocalStack) {
+  return {
+    ddb: new DynamoDBClient(stack.clientConfig('dynamodb')),
+    s3: new S3Client(stack.clientConfig('s3')),
+    sfn: new SFNClient(stack.clientConfig('stepfunctions')),
+    ses: new SESv2Client(stack.clientConfig('ses')),
+  };
+}
+
+let first: LocalStack;
+let c: ReturnType<typeof clients>;
+
+before(async () => {
+  first = await startLocalStack({ dataDir: data.path, prefix: 'pc', handlers, stateMachines });
+  c = clients(first);
+});
+
+after(async () => {
+  await first.stop();
+  data.remove();
+});
+
+test('starts every service on 127.0.0.1 and reports how long it took', (t) => {
+  for (const url of Object.values(first.endpoints)) assert.match(url, /^http:\/\/127\.0\.0\.1:\d+\/?$/);
+  assert.equal(first.region, 'us-east-1');
+  assert.deepEqual(Object.keys(first.stateMachineArns).sort(), ['approval', 'task-choice-task']);
+  t.diagnostic(`startup ${first.startupMs} ms (cold: module loading and first ASL validation included)`);
+});
+
+test('DynamoDB: every table exists with its GSIs, on demand', async () => {
+  assert.deepEqual(first.tables.created.sort(), TABLES.map((t) => tableName('pc', t.id)).sort());
+  for (const table of TABLES) {
+    const { Table } = await c.ddb.send(new DescribeTableCommand({ TableName: tableName('pc', table.id) }));
+    assert.equal(Table?.TableStatus, 'ACTIVE');
+    assert.equal(Table?.BillingModeSummary?.BillingMode, 'PAY_PER_REQUEST');
+    assert.deepEqual(
+      (Table?.GlobalSecondaryIndexes ?? []).map((i) => i.IndexName).sort(),
+      table.indexes.map((i) => i.name).sort(),
+    );
+  }
+});
+
+test('DynamoDB: a conditional put wins once, the second gets ConditionalCheckFailedException', async () => {
+  const put = () =>
+    c.ddb.send(
+      new PutItemCommand({
+        TableName: 'pc-claims',
+        Item: { key: { S: 'k-1' }, taskId: { S: 'T-1' }, status: { S: 'CLAIMED' } },
+        ConditionExpression: 'attribute_not_exists(#k)',
+        ExpressionAttributeNames: { '#k': 'key' },
+      }),
+    );
+  await put();
+  const err = await awsError(put());
+  assert.equal(err.name, 'ConditionalCheckFailedException');
+  const byTask = await c.ddb.send(
+    new QueryCommand({
+      TableName: 'pc-claims',
+      IndexName: 'byTask',
+      KeyConditionExpression: 'taskId = :t',
+      ExpressionAttributeValues: { ':t': { S: 'T-1' } },
+    }),
+  );
+  assert.deepEqual(byTask.Items?.map((i) => i.key?.S), ['k-1']);
+});
+
+test('S3: put, get and list in the evidence bucket', async () => {
+  await c.s3.send(new PutObjectCommand({ Bucket: first.bucket, Key: 'T-1/k-1/before.txt', Body: '截图之前', ContentType: 'text/plain' }));
+  const got = await c.s3.send(new GetObjectCommand({ Bucket: first.bucket, Key: 'T-1/k-1/before.txt' }));
+  assert.equal(await got.Body?.transformToString(), '截图之前');
+  const listed = await c.s3.send(new ListObjectsV2Command({ Bucket: first.bucket, Prefix: 'T-1/' }));
+  assert.deepEqual(listed.Contents?.map((o) => o.Key), ['T-1/k-1/before.txt']);
+});
+
+test('SES: an email sent with the v2 API shows up in the inbox', async () => {
+  const since = Math.floor(Date.now() / 1000) - 1;
+  await c.ses.send(
+    new SendEmailCommand({
+      FromEmailAddress: 'paperclip@example.com',
+      Destination: { ToAddresses: ['approver@example.com'] },
+      Content: {
+        Simple: {
+          Subject: { Data: '审批请求 refund B-1001' },
+          Body: { Text: { Data: 'Approve: http://127.0.0.1/approve?t=abc' }, Html: { Data: '<a href="x">批准</a>' } },
+        },
+      },
+    }),
+  );
+  const emails = await first.fetchEmails(since);
+  const mail = emails.find((e) => e.subject === '审批请求 refund B-1001');
+  assert.ok(mail, 'email is in the inbox');
+  assert.deepEqual(mail.destination.to, ['approver@example.com']);
+  assert.match(mail.body.text ?? '', /approve\?t=abc/);
+  const inbox = await fetch(first.endpoints.sesInbox);
+  assert.equal(inbox.status, 200);
+  assert.match(inbox.headers.get('content-type') ?? '', /html/);
+});
+
+test('restart on the same data folder and ports keeps data; a RUNNING execution becomes Local.RunnerRestarted', async () => {
+  const done = await c.sfn.send(
+    new StartExecutionCommand({ stateMachineArn: smArn('task-choice-task'), name: 'before-restart', input: '{"amount":7}' }),
+  );
+  const finished = await closedExecution(c.sfn, done.executionArn!);
+  assert.equal(finished.status, 'SUCCEEDED');
+  tokenIssued = deferred();
+  const waiting = await c.sfn.send(
+    new StartExecutionCommand({ stateMachineArn: smArn('approval'), name: 'waiting', input: '{"key":"k-9"}' }),
+  );
+  const staleToken = await tokenIssued.promise;
+
+  const ports = {
+    dynamodb: Number(new URL(first.endpoints.dynamodb).port),
+    s3: Number(new URL(first.endpoints.s3).port),
+    ses: Number(new URL(first.endpoints.ses).port),
+    stepfunctions: Number(new URL(first.endpoints.stepfunctions).port),
+  };
+  Object.values(c).forEach((client) => client.destroy());
+  await first.stop();
+
+  first = await startLocalStack({ dataDir: data.path, prefix: 'pc', handlers, stateMachines, ports });
+  c = clients(first);
+  assert.deepEqual(first.tables.created, []);
+
+  const item = await c.ddb.send(new GetItemCommand({ TableName: 'pc-claims', Key: { key: { S: 'k-1' } } }));
+  assert.equal(item.Item?.status?.S, 'CLAIMED');
+  const got = await c.s3.send(new GetObjectCommand({ Bucket: first.bucket, Key: 'T-1/k-1/before.txt' }));
+  assert.equal(await got.Body?.transformToString(), '截图之前');
+
+  const machines = await c.sfn.send(new ListStateMachinesCommand({}));
+  assert.deepEqual(machines.stateMachines?.map((m) => m.name).sort(), ['approval', 'task-choice-task']);
+  const again = await c.sfn.send(new DescribeExecutionCommand({ executionArn: done.executionArn }));
+  assert.equal(again.status, 'SUCCEEDED');
+  assert.equal(again.output, finished.output);
+
+  const restarted = await c.sfn.send(new DescribeExecutionCommand({ executionArn: waiting.executionArn }));
+  assert.equal(restarted.status, 'FAILED');
+  assert.equal(restarted.error, 'Local.RunnerRestarted');
+  const history = await c.sfn.send(new GetExecutionHistoryCommand({ executionArn: waiting.executionArn }));
+  const types = history.events!.map((e) => e.type);
+  assert.equal(types[0], 'ExecutionStarted');
+  assert.ok(types.includes('TaskSubmitted'));
+  assert.equal(types.at(-1), 'ExecutionFailed');
+  const listed = await c.sfn.send(new ListExecutionsCommand({ stateMachineArn: smArn('approval'), statusFilter: 'FAILED' }));
+  assert.deepEqual(listed.executions?.map((e) => e.name), ['waiting']);
+  const late = await awsError(c.sfn.send(new SendTaskSuccessCommand({ taskToken: staleToken, output: '{}' })));
+  assert.equal(late.name, 'TaskTimedOut');
+
+  // The restarted stack runs new executions as before.
+  const next = await c.sfn.send(new StartExecutionCommand({ stateMachineArn: smArn('task-choice-task'), input: '{"amount":700}' }));
+  assert.equal((await closedExecution(c.sfn, next.executionArn!)).status, 'SUCCEEDED');
+  Object.values(c).forEach((client) => client.destroy());
+});
