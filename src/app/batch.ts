@@ -1,6 +1,6 @@
 import type { Services } from './services.js';
 import { BatchRequest, idempotencyKey } from '../domain/task.js';
-import { InputRejectedError } from '../domain/errors.js';
+import { InputRejectedError, failureMessage } from '../domain/errors.js';
 import { batchKey, type StoredObject } from '../adapters/s3/evidence-store.js';
 import { readList, type ListedItem } from './vendor-reads.js';
 import type { ItemOutcome } from './guarded-write.js';
@@ -45,17 +45,24 @@ export async function readBatchList(s: Services, input: { batch: unknown }): Pro
   evidence.push(
     await s.evidence.put(batchKey({ tenant: tenant.id, taskId: batch.taskId }, 'list.json'), JSON.stringify(listed, null, 2), 'application/json'),
   );
-  const items: BatchItem[] = [];
+  // Pending items are the work. Items this task already claimed are passed on too, so a
+  // re-run reports them as skipped (decided by the claim, without a browser) instead of
+  // silently dropping them; items someone else already handled are not this task's concern.
+  const candidates: BatchItem[] = [];
+  const alreadyMoved: BatchItem[] = [];
   for (const row of listed) {
     const action = row.kind ? tenant.actions_by_kind[row.kind] : undefined;
     const siteAction = action ? s.pack.actions[action] : undefined;
-    if (!action || !siteAction || !siteAction.appliesTo.includes(row.status)) continue;
+    if (!action || !siteAction) continue;
     // Amounts read from the list travel as data for actions that need them (a refund of exactly this amount).
     const params: Record<string, string> = {};
     if (siteAction.params.includes('amount') && row.amount) params['amount'] = row.amount.replace(/[¥,\s]/g, '');
     const task = { taskId: batch.taskId, tenant: tenant.id, billNo: row.billNo, action, requestedBy: batch.requestedBy, params };
-    items.push({ key: idempotencyKey(task), needsApproval: s.config.write_policy.approval_required.includes(action), task });
+    const item = { key: idempotencyKey(task), needsApproval: s.config.write_policy.approval_required.includes(action), task };
+    (siteAction.appliesTo.includes(row.status) ? candidates : alreadyMoved).push(item);
   }
+  const claimed = new Set((await s.claims.existing(alreadyMoved.map((i) => i.key))).map((c) => c.key));
+  const items = [...candidates, ...alreadyMoved.filter((i) => claimed.has(i.key))];
   return { items: items.slice(0, s.config.limits.max_batch_items), read: listed.length, maxConcurrency: s.config.limits.max_concurrency, evidence };
 }
 
@@ -87,7 +94,7 @@ export async function summarizeBatch(
     read: input.batch.list?.read ?? 0,
     items: input.results.length,
     counts,
-    ...(input.readError ? { error: `${input.readError.Error}: ${input.readError.Cause ?? ''}` } : {}),
+    ...(input.readError ? { error: failureMessage(input.readError) } : {}),
   };
   await s.evidence.put(
     batchKey({ tenant: input.batch.tenant, taskId: input.batch.taskId }, 'batch.json'),

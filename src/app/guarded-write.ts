@@ -7,6 +7,7 @@ import {
   ClaimFencedError,
   StructuredContractMissingError,
   WriteNotCommittedError,
+  failureMessage,
 } from '../domain/errors.js';
 import { pollUntilSettled, type ReadbackResult } from '../domain/readback.js';
 import { evidenceKey, type StoredObject } from '../adapters/s3/evidence-store.js';
@@ -44,7 +45,7 @@ export interface WriteResult {
   dialogs: Array<{ type: string; message: string; accepted: boolean }>;
 }
 
-export type NextAfterReadback = 'complete' | 'retry' | 'takeover';
+export type NextAfterReadback = 'complete' | 'retry' | 'compensate' | 'takeover';
 
 export interface ReadbackOutcome extends ReadbackResult {
   next: NextAfterReadback;
@@ -63,6 +64,7 @@ export interface ItemState {
   writeError?: { Error: string; Cause?: string };
   readback?: ReadbackOutcome;
   takeoverReason?: { Error: string; Cause?: string };
+  compensation?: { rolledBack?: boolean; outcome?: string; Error?: string; Cause?: string };
 }
 
 function lease(s: Services, item: RoutedItem): string {
@@ -338,6 +340,10 @@ export function decideNext(
 ): { next: NextAfterReadback; why: string } {
   if (result.verdict === 'confirmed') return { next: 'complete', why: result.reason };
   if (result.verdict === 'unknown') return { next: 'takeover', why: `readback inconclusive: ${result.reason}` };
+  const preStatus = state.snapshot?.preStatus;
+  if (preStatus !== undefined && result.observedStatus !== preStatus && state.item.reversibility === 'reversible' && state.item.inverse) {
+    return { next: 'compensate', why: `the item settled on ${result.observedStatus}, neither ${preStatus} nor the target: undo it` };
+  }
   const refusedBeforeCommit = state.writeError?.Error === 'WriteNotCommittedError';
   const resumedAfterCrash = state.write === undefined && state.writeError === undefined;
   if ((refusedBeforeCommit || resumedAfterCrash) && policy.retry_after_negative_readback && attempts < policy.max_write_attempts) {
@@ -413,7 +419,10 @@ export async function complete(
 export async function takeover(s: Services, input: { state: ItemState; executionArn: string }): Promise<ItemOutcome> {
   const { state, executionArn } = input;
   const { item } = state;
-  const reason = state.readback?.why ?? state.takeoverReason?.Cause ?? state.takeoverReason?.Error ?? 'unknown';
+  const compensation = state.compensation
+    ? `; compensation ${state.compensation.rolledBack ? 'rolled it back (verified by readback)' : `failed: ${state.compensation.outcome ?? failureMessage(state.compensation)}`}`
+    : '';
+  const reason = (state.readback?.why ?? failureMessage(state.takeoverReason)) + compensation;
   const errorName = state.takeoverReason?.Error;
   const claim = await s.claims.get(item.key);
   if (claim && !['DONE', 'TAKEOVER'].includes(claim.status)) {

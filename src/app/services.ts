@@ -40,6 +40,8 @@ export interface Services {
   identity(id: string): Identity;
   secret(identityId: string): Promise<IdentitySecret>;
   vendorApi(identityId: string): Promise<VendorApi>;
+  /** ARN of the guarded-write state machine, for compensation and operator retries. */
+  guardedWriteArn(): string;
 }
 
 const Environment = z.object({
@@ -51,15 +53,16 @@ const Environment = z.object({
   PAPERCLIP_SES_ENDPOINT: z.string().url().optional(),
   PAPERCLIP_SFN_ENDPOINT: z.string().url().optional(),
   PAPERCLIP_SECRETS_ENDPOINT: z.string().url().optional(),
+  PAPERCLIP_GUARDED_WRITE_ARN: z.string().startsWith('arn:').optional(),
 });
 
 function clientConfig(region: string, endpoint: string | undefined) {
   if (!endpoint) return { region };
-  // The local emulators accept any credentials; these keep the SDK from looking for real ones.
+  // The local emulators take fixed credentials (s3rver insists on these); they keep the SDK from looking for real ones.
   return {
     region,
     endpoint,
-    credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+    credentials: { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' },
     forcePathStyle: true,
     requestChecksumCalculation: 'WHEN_REQUIRED' as const,
     responseChecksumValidation: 'WHEN_REQUIRED' as const,
@@ -102,6 +105,10 @@ export function createServices(env: NodeJS.ProcessEnv = process.env): Services {
       const { apiToken } = await secret(identityId);
       if (!apiToken) throw new Error(`identity ${identityId} has no API token`);
       return new VendorApi(config.vendor.base_url, sitePack, apiToken);
+    },
+    guardedWriteArn() {
+      if (!vars.PAPERCLIP_GUARDED_WRITE_ARN) throw new Error('set PAPERCLIP_GUARDED_WRITE_ARN to the guarded-write state machine ARN');
+      return vars.PAPERCLIP_GUARDED_WRITE_ARN;
     },
   };
 }

@@ -22,7 +22,12 @@ const CJK_FONT_FILE = 'NotoSansSC-Regular.ttf';
  * - --disable-web-security / --disable-site-isolation-trials /
  *   --allow-running-insecure-content: unacceptable while logged into a back office.
  * - --headless='shell': playwright-core passes its own headless flag.
+ * - the SwiftShader/ANGLE graphics flags: software GL made every screenshot
+ *   several times slower here, and back offices need no WebGL; --disable-gpu
+ *   renders with the plain software compositor instead.
  */
+const GRAPHICS_FLAG = /^--(use-gl|use-angle|enable-unsafe-swiftshader|ignore-gpu-blocklist|in-process-gpu)/;
+
 const DROPPED_FLAGS = new Set([
   '--single-process',
   '--disable-web-security',
@@ -33,8 +38,9 @@ const DROPPED_FLAGS = new Set([
 /** Keep site isolation: only the audio-service tweak survives from the disabled features. */
 const DISABLED_FEATURES = '--disable-features=AudioServiceOutOfProcess';
 
-/** The closed network here (and in a VPC-less Lambda) makes background fetches fail noisily. */
-const QUIET_NETWORK_FLAGS = [
+/** Software rendering, and no background fetches: the closed network makes them fail noisily. */
+const EXTRA_FLAGS = [
+  '--disable-gpu',
   '--disable-background-networking',
   '--disable-component-update',
   '--disable-sync',
@@ -44,9 +50,9 @@ const QUIET_NETWORK_FLAGS = [
 export function chromiumArgs(): string[] {
   return [
     ...sparticuz.args
-      .filter((arg) => !DROPPED_FLAGS.has(arg) && !arg.startsWith('--headless'))
+      .filter((arg) => !DROPPED_FLAGS.has(arg) && !arg.startsWith('--headless') && !GRAPHICS_FLAG.test(arg))
       .map((arg) => (arg.startsWith('--disable-features=') ? DISABLED_FEATURES : arg)),
-    ...QUIET_NETWORK_FLAGS,
+    ...EXTRA_FLAGS,
   ];
 }
 

@@ -73,7 +73,7 @@ export class IdentitySessions {
 
   private async stillLoggedIn(context: BrowserContext): Promise<boolean> {
     if ((await context.cookies()).length === 0) return false;
-    const probe = await context.request.get(new URL('/', this.baseUrl).toString(), {
+    const probe = await context.request.get(new URL(this.pack.login.probeUrl, this.baseUrl).toString(), {
       maxRedirects: 0,
       failOnStatusCode: false,
     });

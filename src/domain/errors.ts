@@ -71,3 +71,21 @@ export class ClaimFencedError extends PaperclipError {
 export function errorName(error: unknown): string {
   return error instanceof Error ? error.name : 'Error';
 }
+
+/**
+ * The human-readable message of a workflow error. A Lambda error's Cause is a
+ * JSON document ({errorType, errorMessage, trace}); other causes are plain text.
+ */
+export function failureMessage(failure: { Error?: string; Cause?: string } | undefined): string {
+  if (!failure) return 'unknown';
+  if (failure.Cause) {
+    try {
+      const parsed = JSON.parse(failure.Cause) as { errorMessage?: unknown };
+      if (typeof parsed.errorMessage === 'string') return `${failure.Error ?? 'Error'}: ${parsed.errorMessage}`;
+    } catch {
+      // plain-text cause
+    }
+    return `${failure.Error ?? 'Error'}: ${failure.Cause}`;
+  }
+  return failure.Error ?? 'unknown';
+}

@@ -91,6 +91,8 @@ export const SitePack = z
         steps: z.array(Step).min(1),
         /** Visible only once logged in. */
         loggedIn: Locator,
+        /** A page that needs a session: a redirect to a sessionLost URL means the stored session is gone. */
+        probeUrl: PathTemplate,
       })
       .strict(),
     sessionLost: z

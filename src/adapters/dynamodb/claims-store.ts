@@ -1,5 +1,5 @@
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { GetCommand, PutCommand, QueryCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { BatchGetCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { Claim, ClaimStatus } from '../../domain/claim.js';
 import { ClaimFencedError } from '../../domain/errors.js';
 
@@ -26,6 +26,22 @@ export class ClaimsStore {
   async get(key: string): Promise<Claim | undefined> {
     const result = await this.db.send(new GetCommand({ TableName: this.table, Key: { key }, ConsistentRead: true }));
     return result.Item as Claim | undefined;
+  }
+
+  /** The claims that exist among `keys` (eventually consistent: for reporting, never for deciding a write). */
+  async existing(keys: readonly string[]): Promise<Claim[]> {
+    const found: Claim[] = [];
+    for (let i = 0; i < keys.length; i += 100) {
+      let request: Record<string, { Keys: Array<Record<string, unknown>> }> | undefined = {
+        [this.table]: { Keys: keys.slice(i, i + 100).map((key) => ({ key })) },
+      };
+      while (request && Object.keys(request).length > 0) {
+        const result = await this.db.send(new BatchGetCommand({ RequestItems: request }));
+        found.push(...((result.Responses?.[this.table] ?? []) as Claim[]));
+        request = result.UnprocessedKeys as typeof request;
+      }
+    }
+    return found;
   }
 
   async byTask(taskId: string): Promise<Claim[]> {

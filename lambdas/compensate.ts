@@ -1,0 +1,7 @@
+import { defineHandler, ItemStateEvent } from '../src/app/handler-kit.js';
+import { compensate } from '../src/app/compensation.js';
+
+/** Compensate: runs the registered inverse through the guarded path and reports whether it was verified. */
+export const handler = defineHandler('compensate', ItemStateEvent, (s, event) =>
+  compensate(s, { key: event.item.key, requestedBy: 'compensation', reason: 'readback showed an unintended state' }),
+);

@@ -1,0 +1,33 @@
+import type { WorkflowFunctionName } from '../workflow/functions.js';
+import type { LocalHandlers } from '../local/stepfunctions/index.js';
+import { localFunctionHandlers } from '../local/stack.js';
+import { handler as readList } from '../../lambdas/read-list.js';
+import { handler as validateRoute } from '../../lambdas/validate-route.js';
+import { handler as claim } from '../../lambdas/claim.js';
+import { handler as requestApproval } from '../../lambdas/request-approval.js';
+import { handler as snapshot } from '../../lambdas/snapshot.js';
+import { handler as browserWrite } from '../../lambdas/browser-write.js';
+import { handler as readback } from '../../lambdas/readback.js';
+import { handler as compensate } from '../../lambdas/compensate.js';
+import { handler as complete } from '../../lambdas/complete.js';
+import { handler as takeover } from '../../lambdas/takeover.js';
+import { handler as summarizeBatch } from '../../lambdas/summarize-batch.js';
+
+/** The deployed Lambda handlers, run in-process by the local Step Functions endpoint. */
+const BY_NAME: Record<WorkflowFunctionName, (event: unknown) => Promise<unknown>> = {
+  'read-list': readList,
+  'validate-route': validateRoute,
+  claim,
+  'request-approval': requestApproval,
+  snapshot,
+  'browser-write': browserWrite,
+  readback,
+  compensate,
+  complete,
+  takeover,
+  'summarize-batch': summarizeBatch,
+};
+
+export function workflowHandlers(prefix: string): LocalHandlers {
+  return localFunctionHandlers(prefix, BY_NAME);
+}

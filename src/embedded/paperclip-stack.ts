@@ -1,0 +1,121 @@
+import { resolve } from 'node:path';
+import { DescribeExecutionCommand, StartExecutionCommand } from '@aws-sdk/client-sfn';
+import { startLocalStack, type LocalStack } from '../local/stack.js';
+import { loadStateMachineDefinition, localSubstitutions, stateMachinePhysicalName } from '../local/stepfunctions/index.js';
+import { STATE_MACHINES } from '../workflow/functions.js';
+import { applyPolicy } from '../workflow/definition-policy.js';
+import { loadRuntime } from '../config/runtime.js';
+import { createServices, useServices, type Services } from '../app/services.js';
+import { closeSharedBrowser } from '../browser/chromium.js';
+import type { BatchSummary } from '../app/batch.js';
+import { workflowHandlers } from './handlers.js';
+
+/**
+ * Paperclip on the embedded local stack: the same ASL and handlers as on AWS,
+ * with DynamoDB, S3, SES and Step Functions emulated in this process.
+ */
+export interface EmbeddedOptions {
+  configPath?: string;
+  /** The vendor back office to drive (the simulator's URL locally). */
+  vendorBaseUrl: string;
+  /** Persist claims, evidence and executions here; omitted keeps them in memory. */
+  dataDir?: string;
+  /** Shorten Retry waits (tests). */
+  retryIntervalOverrideMs?: number;
+}
+
+export interface EmbeddedPaperclip {
+  stack: LocalStack;
+  services: Services;
+  arns: { batch: string; guardedWrite: string };
+  runBatch(request: { taskId: string; tenant: string; requestedBy?: string }, onProgress?: (p: BatchProgress) => void): Promise<BatchRun>;
+  stop(): Promise<void>;
+}
+
+export interface BatchProgress {
+  claimed: number;
+  byStatus: Record<string, number>;
+}
+
+export interface BatchRun {
+  executionArn: string;
+  status: string;
+  summary?: BatchSummary;
+  error?: string;
+}
+
+export async function startEmbeddedPaperclip(options: EmbeddedOptions): Promise<EmbeddedPaperclip> {
+  const configPath = resolve(options.configPath ?? 'config/paperclip.local.yaml');
+  const { config } = loadRuntime(configPath, { vendorBaseUrl: options.vendorBaseUrl });
+  const region = config.region;
+  const accountId = '000000000000';
+  const substitutions = localSubstitutions(config.prefix, region, accountId);
+  const stateMachines = STATE_MACHINES.map((sm) => ({
+    name: stateMachinePhysicalName(config.prefix, sm.name),
+    definition: applyPolicy(loadStateMachineDefinition(resolve('statemachines', sm.file), substitutions), config.write_policy),
+  }));
+  const stack = await startLocalStack({
+    dataDir: options.dataDir,
+    prefix: config.prefix,
+    bucket: config.evidence.bucket,
+    handlers: workflowHandlers(config.prefix),
+    stateMachines,
+    region,
+    accountId,
+    ...(options.retryIntervalOverrideMs !== undefined ? { retryIntervalOverrideMs: options.retryIntervalOverrideMs } : {}),
+  });
+  const arns = {
+    batch: stack.stateMachineArns[stateMachinePhysicalName(config.prefix, 'batch')]!,
+    guardedWrite: stack.stateMachineArns[stateMachinePhysicalName(config.prefix, 'guarded-write')]!,
+  };
+  const services = createServices({
+    PAPERCLIP_CONFIG: configPath,
+    PAPERCLIP_VENDOR_BASE_URL: options.vendorBaseUrl,
+    PAPERCLIP_AWS_REGION: region,
+    PAPERCLIP_DYNAMODB_ENDPOINT: stack.endpoints.dynamodb,
+    PAPERCLIP_S3_ENDPOINT: stack.endpoints.s3,
+    PAPERCLIP_SES_ENDPOINT: stack.endpoints.ses,
+    PAPERCLIP_SFN_ENDPOINT: stack.endpoints.stepfunctions,
+    PAPERCLIP_GUARDED_WRITE_ARN: arns.guardedWrite,
+  });
+  useServices(services);
+
+  async function runBatch(request: { taskId: string; tenant: string; requestedBy?: string }, onProgress?: (p: BatchProgress) => void): Promise<BatchRun> {
+    // A unique name per run: running the same task again must be possible (and finds every key already claimed).
+    const name = `${request.taskId}-${Date.now().toString(36)}${Math.floor(Math.random() * 1e6).toString(36)}`.slice(0, 80);
+    const started = await services.sfn.send(
+      new StartExecutionCommand({ stateMachineArn: arns.batch, name, input: JSON.stringify({ requestedBy: 'schedule', ...request }) }),
+    );
+    const executionArn = started.executionArn!;
+    for (;;) {
+      const described = await services.sfn.send(new DescribeExecutionCommand({ executionArn }));
+      if (described.status !== 'RUNNING') {
+        return {
+          executionArn,
+          status: described.status ?? 'UNKNOWN',
+          summary: described.output ? (JSON.parse(described.output) as BatchSummary) : undefined,
+          error: described.error ? `${described.error}: ${described.cause ?? ''}` : undefined,
+        };
+      }
+      if (onProgress) {
+        const claims = await services.claims.byTask(request.taskId);
+        const byStatus: Record<string, number> = {};
+        for (const c of claims) byStatus[c.status] = (byStatus[c.status] ?? 0) + 1;
+        onProgress({ claimed: claims.length, byStatus });
+      }
+      await new Promise((r) => setTimeout(r, 300));
+    }
+  }
+
+  return {
+    stack,
+    services,
+    arns,
+    runBatch,
+    async stop() {
+      await stack.stop();
+      useServices(undefined);
+      await closeSharedBrowser();
+    },
+  };
+}

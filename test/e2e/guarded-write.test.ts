@@ -1,0 +1,121 @@
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { evidenceKey } from '../../src/adapters/s3/evidence-store.js';
+import { idempotencyKey } from '../../src/domain/task.js';
+import { startHarness, type Harness } from '../support/embedded.js';
+
+/**
+ * The guarded write path end to end: the real ASL on the local Step Functions
+ * endpoint, real Chromium against the simulator, DynamoDB through dynalite and
+ * S3 through s3rver. Outcomes are read from the simulator's journal, the claim
+ * table and the evidence bucket.
+ */
+describe('guarded write path on the embedded stack', () => {
+  let h: Harness;
+  before(async () => {
+    h = await startHarness();
+  });
+  after(async () => {
+    await h?.stop();
+  });
+
+  const pendingOnly = { seed: 7, tenants: [{ id: 'acme', pending: 12, overcharge: 0, processed: 2 }, { id: 'globex', pending: 2, overcharge: 0, processed: 0 }] };
+  const marks = async () => (await h.control.journal()).filter((e) => e.action === 'mark');
+
+  test('a batch of 12 pending bills: 12 done, exactly 12 vendor mutations, full evidence per item', async () => {
+    await h.control.reset(pendingOnly);
+    const run = await h.paperclip.runBatch({ taskId: 'T-e2e-first', tenant: 'acme' });
+    assert.equal(run.status, 'SUCCEEDED', run.error);
+    assert.equal(run.summary?.read, 14);
+    assert.equal(run.summary?.counts.done, 12);
+    const journal = await marks();
+    assert.equal(journal.length, 12);
+    assert.equal(new Set(journal.map((e) => e.billNo)).size, 12, 'one mutation per bill');
+    assert.ok(journal.every((e) => e.identity === 'svc-recon-acme'), 'attributable to the tenant identity');
+    const state = await h.control.state();
+    assert.equal(state.bills.filter((b) => b.tenant === 'acme' && b.status === 'PROCESSED').length, 14);
+
+    const claims = await h.paperclip.services.claims.byTask('T-e2e-first');
+    assert.equal(claims.length, 12);
+    assert.ok(claims.every((c) => c.status === 'DONE'));
+    for (const claim of claims) {
+      const objects = await h.paperclip.services.evidence.list(evidenceKey(claim, ''));
+      for (const name of ['before.png', 'after.png', 'readback.png', 'trace.zip', 'record.json']) {
+        assert.ok(objects.includes(evidenceKey(claim, name)), `${claim.billNo} has ${name}`);
+      }
+      const record = JSON.parse((await h.paperclip.services.evidence.get(evidenceKey(claim, 'record.json')))!.toString());
+      assert.equal(record.verdict, 'confirmed');
+      assert.equal(record.identity, 'svc-recon-acme');
+      assert.equal(record.key, claim.key);
+      const trace = (await h.paperclip.services.evidence.get(evidenceKey(claim, 'trace.zip')))!;
+      assert.ok(!trace.includes(Buffer.from('pw-acme-2026')), 'the trace holds no password');
+    }
+  });
+
+  test('running the same task again skips every item and mutates nothing', async () => {
+    const run = await h.paperclip.runBatch({ taskId: 'T-e2e-first', tenant: 'acme' });
+    assert.equal(run.status, 'SUCCEEDED', run.error);
+    assert.equal(run.summary?.counts.skipped, 12);
+    assert.equal(run.summary?.counts.done, 0);
+    assert.equal((await marks()).length, 12, 'journal still 12');
+  });
+
+  test('a stale read that shows the bills pending again changes nothing: every key is already claimed', async () => {
+    // Put the bills back to pending on the vendor side, as if a read were repeated before the vendor settled.
+    await h.control.reset(pendingOnly);
+    const run = await h.paperclip.runBatch({ taskId: 'T-e2e-first', tenant: 'acme' });
+    assert.equal(run.status, 'SUCCEEDED', run.error);
+    assert.equal(run.summary?.counts.skipped, 12);
+    assert.equal((await marks()).length, 0, 'no click for a key that was already done');
+  });
+
+  test('two batches of the same task started at once write each bill exactly once', async () => {
+    await h.control.reset(pendingOnly);
+    const [a, b] = await Promise.all([
+      h.paperclip.runBatch({ taskId: 'T-e2e-concurrent', tenant: 'acme' }),
+      h.paperclip.runBatch({ taskId: 'T-e2e-concurrent', tenant: 'acme' }),
+    ]);
+    assert.equal(a.status, 'SUCCEEDED', a.error);
+    assert.equal(b.status, 'SUCCEEDED', b.error);
+    const journal = await marks();
+    assert.equal(journal.length, 12);
+    assert.equal(new Set(journal.map((e) => e.billNo)).size, 12);
+    const done = (a.summary?.counts.done ?? 0) + (b.summary?.counts.done ?? 0);
+    const skipped = (a.summary?.counts.skipped ?? 0) + (b.summary?.counts.skipped ?? 0);
+    assert.equal(done + skipped, 24);
+    assert.ok(done >= 12, 'every key done by one of the runners');
+  });
+
+  test('a bill of another tenant is rejected at routing, before any browser opens', async () => {
+    await h.control.reset(pendingOnly);
+    const before = await h.control.timings();
+    const result = await h.runTask({ taskId: 'T-e2e-scope', tenant: 'acme', billNo: 'GLOBEX-202611-0001', action: 'mark_processed' });
+    assert.equal(result.output['outcome'], 'rejected');
+    assert.match(String(result.output['reason']), /GLOBEX-202611-0001.*(not visible|belongs)/);
+    assert.deepEqual(await h.control.journal(), []);
+    const pages = (await h.control.timings()).slice(before.length).filter((t) => !t.path.startsWith('/api/'));
+    assert.deepEqual(pages, [], 'no page of the back office was loaded');
+  });
+
+  for (const billNo of ['ACME-202611-0001"] , tr[data-bill', "ACME-202611-0001' or '1'='1", 'css=.row >> nth=0']) {
+    test(`an injection-shaped bill number is rejected with a clear message: ${billNo}`, async () => {
+      const before = await h.control.timings();
+      const result = await h.runTask({ taskId: 'T-e2e-inject', tenant: 'acme', billNo, action: 'mark_processed' });
+      assert.equal(result.output['outcome'], 'rejected');
+      assert.match(String(result.output['reason']), /billNo .* is not a bill number of vendor-sim/);
+      assert.deepEqual(await h.control.journal(), []);
+      assert.deepEqual((await h.control.timings()).slice(before.length), [], 'the vendor was not contacted at all');
+    });
+  }
+
+  test('unknown tenant and unknown action are rejected with the field named', async () => {
+    const tenant = await h.runTask({ taskId: 'T-e2e-bad', tenant: 'umbrella', billNo: 'ACME-202611-0001', action: 'mark_processed' });
+    assert.match(String(tenant.output['reason']), /tenant "umbrella" is not configured/);
+    const action = await h.runTask({ taskId: 'T-e2e-bad', tenant: 'acme', billNo: 'ACME-202611-0001', action: 'delete_everything' });
+    assert.match(String(action.output['reason']), /action "delete_everything" is not enabled/);
+    const malformed = await h.runTask({ taskId: 'nope', tenant: 'acme' });
+    assert.match(String(malformed.output['reason']), /task\.taskId/);
+    assert.deepEqual(await h.control.journal(), []);
+    assert.equal(idempotencyKey({ taskId: 'T-1', tenant: 'a', billNo: 'B', action: 'x' }).length, 42);
+  });
+});

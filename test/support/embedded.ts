@@ -1,0 +1,61 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { DescribeExecutionCommand, StartExecutionCommand } from '@aws-sdk/client-sfn';
+import { startSimulator, type RunningSimulator } from '../../src/simulator/server.js';
+import { SimulatorControl } from '../../src/simulator/control-client.js';
+import { startEmbeddedPaperclip, type EmbeddedPaperclip } from '../../src/embedded/paperclip-stack.js';
+
+process.env['AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED'] ??= 'true';
+
+export const CONTROL_TOKEN = 'test-control-token';
+
+/** The simulator plus Paperclip on the embedded stack, as one test fixture. */
+export interface Harness {
+  sim: RunningSimulator;
+  control: SimulatorControl;
+  paperclip: EmbeddedPaperclip;
+  dataDir: string;
+  /** Starts a guarded-write execution for one task and waits for its output. */
+  runTask(task: unknown, name?: string): Promise<{ status: string; output: Record<string, unknown> }>;
+  stop(): Promise<void>;
+}
+
+export async function startHarness(options: { configPath?: string; asyncDelayMs?: number } = {}): Promise<Harness> {
+  const sim = await startSimulator({ controlToken: CONTROL_TOKEN, asyncDelayMs: options.asyncDelayMs ?? 150 });
+  const dataDir = mkdtempSync(join(tmpdir(), 'paperclip-test-'));
+  const paperclip = await startEmbeddedPaperclip({
+    vendorBaseUrl: sim.url,
+    dataDir,
+    retryIntervalOverrideMs: 50,
+    ...(options.configPath ? { configPath: options.configPath } : {}),
+  });
+  const control = new SimulatorControl(sim.url, CONTROL_TOKEN);
+  let counter = 0;
+  return {
+    sim,
+    control,
+    paperclip,
+    dataDir,
+    async runTask(task, name) {
+      const { sfn } = paperclip.services;
+      const started = await sfn.send(
+        new StartExecutionCommand({
+          stateMachineArn: paperclip.arns.guardedWrite,
+          name: name ?? `adhoc-${Date.now().toString(36)}-${counter++}`,
+          input: JSON.stringify({ task }),
+        }),
+      );
+      for (;;) {
+        const d = await sfn.send(new DescribeExecutionCommand({ executionArn: started.executionArn }));
+        if (d.status !== 'RUNNING') return { status: d.status ?? '', output: d.output ? JSON.parse(d.output) : { error: d.error, cause: d.cause } };
+        await new Promise((r) => setTimeout(r, 150));
+      }
+    },
+    async stop() {
+      await paperclip.stop();
+      await sim.close();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
