@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { BackOffice } from './back-office.js';
-import { BodyTooLarge, redirect, sendHtml, sendJson, sleep } from './http-util.js';
+import { BodyTooLarge, readBody, redirect, sendHtml, sendJson, sleep } from './http-util.js';
 import { errorPage } from './pages/layout.js';
 import { handleApi } from './routes/api.js';
 import { handleControl } from './routes/control.js';
@@ -77,7 +77,7 @@ export function createRequestListener(office: BackOffice, options: RouterOptions
       res.writeHead(400).end();
       return;
     }
-    const ex: Exchange = { req, res, url, office, closing: options.closing };
+    const ex: Exchange = { req, res, url, office, closing: options.closing, body: '' };
     const control = url.pathname === '/__sim' || url.pathname.startsWith('/__sim/');
     if (!control) {
       // Control traffic is not vendor traffic: benchmarks read timings to separate vendor wait from client time.
@@ -93,6 +93,7 @@ export function createRequestListener(office: BackOffice, options: RouterOptions
       });
     }
     try {
+      ex.body = await readBody(req);
       if (control) {
         await handleControl(ex, options.controlToken);
         return;
@@ -101,7 +102,8 @@ export function createRequestListener(office: BackOffice, options: RouterOptions
       if (slow?.ms) await sleep(slow.ms, options.closing);
       await dispatch(ex);
     } catch (error) {
-      if (res.headersSent) {
+      if (res.headersSent || req.destroyed || res.destroyed) {
+        // The client went away (or the answer was half sent): nobody is left to tell.
         res.destroy();
         return;
       }

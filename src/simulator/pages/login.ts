@@ -2,7 +2,7 @@ import { html, raw, type Html } from '../format.js';
 import { PRODUCT_NAME, baseCss } from './layout.js';
 
 const LOGIN_CSS = `
-body.login { background: #dfe6ee; background: linear-gradient(#5a83b5, #dfe6ee 320px); }
+body.login { min-height: 100vh; background: #dfe6ee linear-gradient(#5a83b5, #dfe6ee 320px) no-repeat; }
 .login-box { width: 380px; margin: 110px auto 0; background: #fff; border: 1px solid #8fa6c2; box-shadow: 0 2px 10px rgba(0,0,0,.25); }
 .login-box h1 { margin: 0; padding: 10px 16px; font-size: 16px; color: #fff; background: linear-gradient(#3569a8, #1c4a82); border-bottom: 3px solid #f0a30a; }
 .login-box h1 small { display: block; font-size: 11px; font-weight: normal; color: #c8d8ee; }

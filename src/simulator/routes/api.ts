@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { canSee, type Identity } from '../accounts.js';
-import { readBody, sendJson } from '../http-util.js';
+import { sendJson } from '../http-util.js';
 import { BILL_NO_PATTERN, describeIssues, type Bill } from '../schemas.js';
 import { bearerToken, hangAfterCommit, type Exchange } from './exchange.js';
 
@@ -94,7 +94,7 @@ export async function handleApi(ex: Exchange): Promise<void> {
 }
 
 async function postNote(ex: Exchange, identity: Identity, billNo: string): Promise<void> {
-  const raw = await readBody(ex.req);
+  const raw = ex.body;
   const bill = scopedBill(ex, identity, billNo);
   if (!bill) return;
   const key = ex.req.headers['idempotency-key'];

@@ -1,6 +1,6 @@
 import { timingSafeEqual } from 'node:crypto';
 import type { z } from 'zod';
-import { readBody, sendJson } from '../http-util.js';
+import { sendJson } from '../http-util.js';
 import { describeIssues, FaultListBodySchema, FaultSpecSchema, ResetSpecSchema } from '../schemas.js';
 import type { Exchange } from './exchange.js';
 
@@ -17,8 +17,8 @@ function tokenMatches(given: string | string[] | undefined, expected: string): b
   return a.length === b.length && timingSafeEqual(a, b);
 }
 
-async function parseBody<T extends z.ZodType>(ex: Exchange, schema: T, allowEmpty: boolean): Promise<z.infer<T> | undefined> {
-  const raw = (await readBody(ex.req)).trim();
+function parseBody<T extends z.ZodType>(ex: Exchange, schema: T, allowEmpty: boolean): z.infer<T> | undefined {
+  const raw = ex.body.trim();
   let json: unknown;
   if (raw === '' && allowEmpty) {
     json = {};
@@ -55,19 +55,19 @@ export async function handleControl(ex: Exchange, controlToken: string | undefin
   const { office } = ex;
   switch (route) {
     case 'POST /__sim/reset': {
-      const spec = await parseBody(ex, ResetSpecSchema, true);
+      const spec = parseBody(ex, ResetSpecSchema, true);
       if (spec) sendJson(ex.res, 200, office.reset(spec));
       return;
     }
     case 'POST /__sim/faults': {
-      const body = await parseBody(ex, FaultListBodySchema, false);
+      const body = parseBody(ex, FaultListBodySchema, false);
       if (!body) return;
       office.faults.replace(body.faults);
       sendJson(ex.res, 200, { faults: office.faults.list() });
       return;
     }
     case 'POST /__sim/faults/add': {
-      const fault = await parseBody(ex, FaultSpecSchema, false);
+      const fault = parseBody(ex, FaultSpecSchema, false);
       if (!fault) return;
       office.faults.add(fault);
       sendJson(ex.res, 200, { faults: office.faults.list() });

@@ -14,6 +14,8 @@ export interface Exchange {
   office: BackOffice;
   /** Aborts when the server closes: hung and delayed answers end early. */
   closing: AbortSignal;
+  /** The whole request body, read before any delay so a client that gives up cannot stop a slow write. */
+  body: string;
   /** Who made the request, once known (for request timings). */
   identity?: string;
 }

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { canSee } from '../accounts.js';
 import type { Html } from '../format.js';
-import { readBody, redirect, safeNext, sendHtml } from '../http-util.js';
+import { redirect, safeNext, sendHtml } from '../http-util.js';
 import { detailPageV1, detailPageV2 } from '../pages/detail.js';
 import { errorPage } from '../pages/layout.js';
 import { listPageV1, listPageV2, type ListQuery, type ListResult, type ListView } from '../pages/list.js';
@@ -31,7 +31,7 @@ const LoginFormSchema = z.object({
 });
 
 export async function postLogin(ex: Exchange): Promise<void> {
-  const form = LoginFormSchema.safeParse(Object.fromEntries(new URLSearchParams(await readBody(ex.req))));
+  const form = LoginFormSchema.safeParse(Object.fromEntries(new URLSearchParams(ex.body)));
   const fields = form.success ? form.data : { username: '', password: '', next: undefined };
   const next = safeNext(fields.next);
   const account = ex.office.accountByUsername(fields.username.trim());

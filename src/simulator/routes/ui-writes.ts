@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { canSee } from '../accounts.js';
 import type { FaultContext } from '../faults.js';
 import { parseYuan, type Html } from '../format.js';
-import { readBody, redirect, sendHtml, sendJson } from '../http-util.js';
+import { redirect, sendHtml, sendJson } from '../http-util.js';
 import type { Actor, WriteAction } from '../ledger.js';
 import { errorPage } from '../pages/layout.js';
 import {
@@ -64,7 +64,6 @@ function gateFetchWrite(ex: Exchange, billNo: string): WriteTarget | undefined {
 }
 
 export async function postMarkOrUnmark(ex: Exchange, billNo: string, action: Extract<WriteAction, 'mark' | 'unmark'>): Promise<void> {
-  await readBody(ex.req);
   const target = gateFetchWrite(ex, billNo);
   if (!target) return;
   const { office } = ex;
@@ -124,7 +123,7 @@ const RefundFormSchema = z.object({
 });
 
 export async function postRefund(ex: Exchange, billNo: string): Promise<void> {
-  const form = RefundFormSchema.parse(Object.fromEntries(new URLSearchParams(await readBody(ex.req))));
+  const form = RefundFormSchema.parse(Object.fromEntries(new URLSearchParams(ex.body)));
   const bill = ex.office.ledger.get(billNo);
   const check = checkSession(ex, { tenant: bill?.tenant, bill: billNo });
   if (check.kind === 'none' || check.kind === 'expired') {
