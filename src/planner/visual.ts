@@ -1,5 +1,6 @@
 import type { Page } from 'playwright-core';
-import { runStep } from '../browser/executor.js';
+import { runStep, type StepContext } from '../browser/executor.js';
+import { resolveLocator, scopeRoot } from '../browser/locate.js';
 import type { Step } from '../sitepack/action-language.js';
 import type { SitePack } from '../sitepack/schema.js';
 import type { PlannerConfig } from './config.js';
@@ -63,13 +64,18 @@ export async function visualReadFallback(request: VisualReadRequest): Promise<Vi
   for (const step of plan.steps) {
     // Checked again right before running: nothing but reading may reach the page from here.
     if (!isReadOnlyStep(step)) throw new VisualReadRefusedError(`refusing ${describeStep(step)}: the visual tier only reads`);
-    const result = await runStep(page, step, {
+    const ctx: StepContext = {
       baseUrl: request.baseUrl,
       params: request.tenant ? { tenant: request.tenant } : {},
       sessionLost: request.pack.sessionLost,
       traced: false,
       timeoutMs: config.step_timeout_ms,
-    });
+    };
+    if (step.action === 'extract' && step.mode === 'table') {
+      data[step.as] = await extractAriaTable(page, step, ctx);
+      continue;
+    }
+    const result = await runStep(page, step, ctx);
     page = result.page;
     if (result.extracted) data[result.extracted.as] = result.extracted.value;
     if (result.screenshot) screenshots.push(result.screenshot);
@@ -84,4 +90,24 @@ export async function visualReadFallback(request: VisualReadRequest): Promise<Vi
     attempts,
     source: { url: description.url, pageHash: description.hash, contract: { fields: description.contract.fields, testIds: description.contract.testIds } },
   });
+}
+
+/**
+ * Reads a table by ARIA roles (row, cell, columnheader) rather than <tr>/<td>:
+ * redesigned consoles often draw tables with divs and roles, which is exactly
+ * when this tier is used.
+ */
+async function extractAriaTable(page: Page, step: Extract<Step, { action: 'extract' }>, ctx: StepContext): Promise<string[][]> {
+  const root = await scopeRoot(page, step.within, undefined);
+  const table = resolveLocator(root, step.target, ctx.params).first();
+  await table.waitFor({ state: 'visible', timeout: ctx.timeoutMs });
+  const rows = table.getByRole('row');
+  const count = await rows.count();
+  const out: string[][] = [];
+  for (let i = 0; i < count; i++) {
+    const row = rows.nth(i);
+    const cells = await row.getByRole('cell').or(row.getByRole('columnheader')).allInnerTexts();
+    out.push(cells.map((c) => c.replace(/\s+/g, ' ').trim()));
+  }
+  return out;
 }
