@@ -15,7 +15,7 @@ import {
 } from '@aws-sdk/client-sfn';
 import { awsClientConfig } from '../../src/local/aws-config.js';
 import { startLocalStepFunctions, type LocalStepFunctionsEndpoint } from '../../src/local/stepfunctions/index.js';
-import { awsError, closedExecution, deferred, fixture, fnArn, NamedError, REGION, ROLE, smArn, ACCOUNT } from './helpers.js';
+import { awsError, closedExecution, deferred, fixture, fnArn, NamedError, REGION, ROLE, smArn } from './helpers.js';
 
 interface ApprovalRequest {
   key: string;
@@ -60,6 +60,8 @@ const handlers = {
     if (event.amount < 0) throw new NamedError('NegativeAmount', `amount ${event.amount} for ${event.key}`);
     return { key: event.key, charged: event.amount };
   },
+  'test-echo': (event: unknown, context: { stateName: string }) => ({ echoed: event, by: context.stateName }),
+  'test-slow': () => new Promise((resolve) => setTimeout(() => resolve({ slow: true }), 1_500)),
   'test-request-approval': (event: ApprovalRequest) => {
     approvalRequests.push(event);
     approvalRequested.resolve(event);
@@ -403,4 +405,113 @@ describe('callbacks (lambda:invoke.waitForTaskToken)', () => {
   });
 });
 
-void ACCOUNT;
+
+describe('more ASL shapes', () => {
+  const task = (fn: string, extra: Record<string, unknown> = {}) => ({ Type: 'Task', Resource: fnArn(fn), ...extra });
+
+  test('Task states inside Parallel branches and Map iterations call their handlers', async () => {
+    const arn = await createMachine(
+      'nested-shapes',
+      JSON.stringify({
+        StartAt: 'Both',
+        States: {
+          Both: {
+            Type: 'Parallel',
+            Branches: [
+              { StartAt: 'Left', States: { Left: task('test-echo', { End: true }) } },
+              {
+                StartAt: 'Each',
+                States: {
+                  Each: {
+                    Type: 'Map',
+                    ItemsPath: '$.items',
+                    ItemSelector: { 'item.$': '$$.Map.Item.Value', 'index.$': '$$.Map.Item.Index' },
+                    ItemProcessor: { StartAt: 'Inner', States: { Inner: task('test-echo', { End: true }) } },
+                    End: true,
+                  },
+                },
+              },
+            ],
+            End: true,
+          },
+        },
+      }),
+    );
+    const out = await run(arn, { items: ['a', 'b'] });
+    assert.equal(out.status, 'SUCCEEDED');
+    assert.deepEqual(JSON.parse(out.output!), [
+      { echoed: { items: ['a', 'b'] }, by: 'Left' },
+      [
+        { echoed: { item: 'a', index: 0 }, by: 'Inner' },
+        { echoed: { item: 'b', index: 1 }, by: 'Inner' },
+      ],
+    ]);
+  });
+
+  test('a handler name missing from the map fails with Lambda.ResourceNotFoundException', async () => {
+    const arn = await createMachine('missing-fn', JSON.stringify({ StartAt: 'A', States: { A: task('test-not-registered', { End: true }) } }));
+    const out = await run(arn, {});
+    assert.equal(out.status, 'FAILED');
+    assert.equal(out.error, 'Lambda.ResourceNotFoundException');
+    assert.match(out.cause!, /test-not-registered/);
+  });
+
+  test('startExecution (no .sync) returns at once with the child ARN', async () => {
+    const arn = await createMachine(
+      'fire-and-forget',
+      JSON.stringify({
+        StartAt: 'Start',
+        States: {
+          Start: {
+            Type: 'Task',
+            Resource: 'arn:aws:states:::states:startExecution',
+            Parameters: { StateMachineArn: smArn('child'), 'Name.$': '$.key', Input: { 'key.$': '$.key', amount: 5 } },
+            End: true,
+          },
+        },
+      }),
+    );
+    const out = await run(arn, { key: 'FF-1' });
+    assert.equal(out.status, 'SUCCEEDED');
+    const { ExecutionArn } = JSON.parse(out.output!);
+    assert.match(ExecutionArn, /:execution:child:FF-1$/);
+    const child = await closedExecution(sfn, ExecutionArn);
+    assert.deepEqual(JSON.parse(child.output!), { key: 'FF-1', charged: 5 });
+  });
+
+  test('an execution past the state machine TimeoutSeconds is TIMED_OUT', async () => {
+    const arn = await createMachine(
+      'too-slow',
+      JSON.stringify({ TimeoutSeconds: 1, StartAt: 'Slow', States: { Slow: task('test-slow', { End: true }) } }),
+    );
+    const out = await run(arn, {});
+    assert.equal(out.status, 'TIMED_OUT');
+    assert.equal(out.error, 'States.Timeout');
+    const { events } = await sfn.send(new GetExecutionHistoryCommand({ executionArn: out.executionArn }));
+    assert.equal(events!.at(-1)!.type, 'ExecutionTimedOut');
+  });
+
+  test('stopping a parent stops the child its .sync task waits for', async () => {
+    const arn = await createMachine(
+      'waits-for-approval-child',
+      JSON.stringify({
+        StartAt: 'Child',
+        States: {
+          Child: {
+            Type: 'Task',
+            Resource: 'arn:aws:states:::states:startExecution.sync:2',
+            Parameters: { StateMachineArn: smArn('approval'), 'Name.$': '$.key', Input: { 'key.$': '$.key' } },
+            End: true,
+          },
+        },
+      }),
+    );
+    approvalRequested = deferred();
+    const { executionArn } = await sfn.send(new StartExecutionCommand({ stateMachineArn: arn, input: JSON.stringify({ key: 'stop-me' }) }));
+    await approvalRequested.promise;
+    await sfn.send(new StopExecutionCommand({ executionArn }));
+    assert.equal((await closedExecution(sfn, executionArn!)).status, 'ABORTED');
+    const child = await closedExecution(sfn, `arn:aws:states:${REGION}:000000000000:execution:approval:stop-me`);
+    assert.equal(child.status, 'ABORTED');
+  });
+});

@@ -33,6 +33,8 @@ const FAIL_STATE_DEFAULT_CAUSE = 'Execution failed because of a Fail state';
 export class ExecutionRun implements RunningExecution {
   readonly history: HistoryRecorder;
   readonly syncChildren = new Set<string>();
+  private readonly abandon = new AbortController();
+  readonly abandoned = this.abandon.signal;
   private abortRunner?: () => void;
   private detached = false;
   private closed = false;
@@ -115,6 +117,8 @@ export class ExecutionRun implements RunningExecution {
     this.detached = true;
     this.history.freeze();
     this.closed = true;
+    this.host.tokens.retireExecution(this.record.executionArn);
+    this.abandon.abort();
     this.abortRunner?.();
   }
 
@@ -151,6 +155,7 @@ export class ExecutionRun implements RunningExecution {
     history.freeze();
     this.abortRunner?.();
     this.host.tokens.retireExecution(record.executionArn);
+    this.abandon.abort();
     // A .sync task's child is cancelled with its parent, as Step Functions does.
     for (const child of this.syncChildren) {
       this.host.stopExecution(child, 'States.Aborted', `parent execution ${record.executionArn} ended (${outcome.status})`);

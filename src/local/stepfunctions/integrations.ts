@@ -28,6 +28,32 @@ export interface RunningExecution {
   history: HistoryRecorder;
   /** Child executions a `.sync` task is waiting for; stopped if this execution ends first. */
   syncChildren: Set<string>;
+  /** Aborted when the execution closes: pending tasks give up so the runner's timers end. */
+  abandoned: AbortSignal;
+}
+
+/**
+ * Settles like `promise`, or rejects once the execution has closed. The work
+ * itself (a handler still running) is not cancelled - as with a Lambda whose
+ * state machine was stopped - but nothing waits for it any more.
+ */
+function unlessAbandoned<T>(run: RunningExecution, promise: Promise<T>): Promise<T> {
+  const abandoned = () => stateError('Local.TaskAbandoned', 'the execution closed while this task was running');
+  if (run.abandoned.aborted) return Promise.reject(abandoned());
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(abandoned());
+    run.abandoned.addEventListener('abort', onAbort, { once: true });
+    promise.then(
+      (value) => {
+        run.abandoned.removeEventListener('abort', onAbort);
+        resolve(value);
+      },
+      (err: unknown) => {
+        run.abandoned.removeEventListener('abort', onAbort);
+        reject(err);
+      },
+    );
+  });
 }
 
 type TaskHandler = (input: unknown) => Promise<unknown>;
@@ -195,7 +221,7 @@ async function runStartExecution(
   }
   events.submitted(submitted);
   run.syncChildren.add(started.executionArn);
-  const child = await host.waitForExecution(started.executionArn);
+  const child = await unlessAbandoned(run, host.waitForExecution(started.executionArn));
   run.syncChildren.delete(started.executionArn);
   await afterQueuedEvents();
   const described = describeForSync(child, pattern);
@@ -286,9 +312,9 @@ async function invokeHandler(
   let result: unknown;
   try {
     // A deployed function gets its own deserialised copy of the event.
-    result = await handler(structuredClone(payload), context);
+    result = await unlessAbandoned(run, Promise.resolve().then(() => handler(structuredClone(payload), context)));
   } catch (err) {
-    throw lambdaFunctionError(err);
+    throw run.abandoned.aborted ? err : lambdaFunctionError(err);
   }
   const text = JSON.stringify(result ?? null) ?? 'null';
   const bytes = Buffer.byteLength(text);

@@ -342,13 +342,6 @@ export class LocalStepFunctions {
     this.closing = true;
     const runs = [...this.runs.values()];
     for (const run of runs) run.detach();
-    // Release tasks still waiting on a token or a child, so their timers end with this process.
-    this.tokens.abandonAll();
-    for (const [arn, list] of this.waiters) {
-      this.waiters.delete(arn);
-      const record = this.executions.get(arn);
-      if (record) for (const resolve of list) resolve(record);
-    }
     await Promise.all(runs.map((r) => r.done.catch(() => undefined)));
     this.store.flush();
   }

@@ -79,13 +79,6 @@ export class TaskTokens {
     }
   }
 
-  /** Shutting down: settle every wait (see retireExecution). */
-  abandonAll(): void {
-    for (const [token, task] of this.waiting) {
-      this.retire(token);
-      task.settle({ ok: false, abandoned: true });
-    }
-  }
 
   /** Tokens issued before a restart: known, but their tasks are gone. */
   rememberClosed(tokens: Iterable<string>): void {
