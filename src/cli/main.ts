@@ -1,0 +1,46 @@
+#!/usr/bin/env node
+import { ValidationError } from '../config/errors.js';
+import { DEMO_USAGE, runDemo } from './demo.js';
+
+// Locally this runs on Node 20 on purpose (Lambda runs 22); the SDK's notice about that is noise here.
+process.env['AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED'] ??= 'true';
+
+const COMMANDS: Record<string, { usage: string; run: (argv: string[]) => Promise<number> }> = {
+  demo: { usage: DEMO_USAGE, run: runDemo },
+};
+
+function usage(): string {
+  return `Usage: paperclip <command> [flags]\n\nCommands:\n${Object.keys(COMMANDS)
+    .map((c) => `  ${c}`)
+    .join('\n')}\n\nRun paperclip <command> --help for its flags.`;
+}
+
+async function main(argv: string[]): Promise<number> {
+  const [name, ...rest] = argv;
+  const command = name ? COMMANDS[name] : undefined;
+  if (!command) {
+    process.stderr.write(`${name ? `unknown command "${name}"\n\n` : ''}${usage()}\n`);
+    return 2;
+  }
+  if (rest.includes('--help')) {
+    process.stdout.write(`${command.usage}\n`);
+    return 0;
+  }
+  try {
+    return await command.run(rest);
+  } catch (error) {
+    if (error instanceof ValidationError) {
+      process.stderr.write(`${error.message}\n`);
+      return 2;
+    }
+    throw error;
+  }
+}
+
+main(process.argv.slice(2)).then(
+  (code) => process.exit(code),
+  (error: unknown) => {
+    process.stderr.write(`${(error as Error).stack ?? String(error)}\n`);
+    process.exit(1);
+  },
+);
