@@ -14,6 +14,7 @@ import { evidenceKey, type StoredObject } from '../adapters/s3/evidence-store.js
 import { dialogsSeen, runStep } from '../browser/executor.js';
 import type { OpenedSession } from '../browser/identity-sessions.js';
 import { observeStatus } from './vendor-reads.js';
+import type { ReadbackSource } from '../sitepack/schema.js';
 
 /**
  * The guarded-write steps. Each is called by one thin Lambda handler and is
@@ -190,9 +191,14 @@ export async function snapshot(s: Services, state: ItemState): Promise<SnapshotR
   }
 }
 
+/**
+ * The pre-state, from the vendor API when the site has one (no page needed),
+ * else from the first configured readback source that can read the item.
+ */
 async function firstObservation(s: Services, item: RoutedItem, session: OpenedSession, api: Awaited<ReturnType<Services['vendorApi']>> | undefined) {
+  const sources: ReadbackSource[] = api ? ['api', ...s.config.write_policy.readback_sources] : s.config.write_policy.readback_sources;
   let lastError: unknown;
-  for (const source of s.config.write_policy.readback_sources) {
+  for (const source of sources) {
     try {
       const observation = await observeStatus(source, {
         pack: s.pack,
