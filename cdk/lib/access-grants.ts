@@ -1,0 +1,110 @@
+import { Stack, ArnFormat } from 'aws-cdk-lib';
+import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
+import { PolicyStatement, type IGrantable } from 'aws-cdk-lib/aws-iam';
+import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
+import type { Construct } from 'constructs';
+import type { EvidenceStore } from './evidence.js';
+import type { FunctionAccess, TableId } from './function-access.js';
+
+/** The resources FUNCTION_ACCESS refers to. */
+export interface AccessResources {
+  tables: Readonly<Record<TableId, ITable>>;
+  evidence: EvidenceStore;
+  identitySecrets: readonly ISecret[];
+  approvalSigningKey: ISecret;
+  senderAddress: string;
+  guardedWrite: GuardedWriteArns;
+}
+
+export interface GuardedWriteArns {
+  stateMachine: string;
+  /** Every execution of it: DescribeExecution/StopExecution are authorised on execution ARNs. */
+  executions: string;
+}
+
+/**
+ * The guarded-write workflow's ARNs built from its physical name, not from
+ * the resource: the workflow's definition references the functions, so a
+ * function referencing the workflow back would be a dependency cycle.
+ */
+export function guardedWriteArns(scope: Construct, stateMachineName: string): GuardedWriteArns {
+  const stack = Stack.of(scope);
+  return {
+    stateMachine: stack.formatArn({
+      service: 'states',
+      resource: 'stateMachine',
+      resourceName: stateMachineName,
+      arnFormat: ArnFormat.COLON_RESOURCE_NAME,
+    }),
+    executions: stack.formatArn({
+      service: 'states',
+      resource: 'execution',
+      resourceName: `${stateMachineName}:*`,
+      arnFormat: ArnFormat.COLON_RESOURCE_NAME,
+    }),
+  };
+}
+
+/** Turns one row of FUNCTION_ACCESS into IAM statements on the function's role. */
+export function grantAccess(scope: Construct, grantee: IGrantable, access: FunctionAccess, resources: AccessResources): void {
+  const principal = grantee.grantPrincipal;
+  const stack = Stack.of(scope);
+
+  for (const [id, tableAccess] of Object.entries(access.tables) as Array<[TableId, FunctionAccess['tables'][TableId]]>) {
+    if (!tableAccess) continue;
+    const table = resources.tables[id];
+    principal.addToPrincipalPolicy(
+      new PolicyStatement({
+        actions: [...tableAccess.actions],
+        resources: [table.tableArn, ...(tableAccess.indexes ?? []).map((index) => `${table.tableArn}/index/${index}`)],
+      }),
+    );
+  }
+
+  if (access.writesEvidence) resources.evidence.grantWriteEvidence(grantee);
+  if (access.readsBeforeScreenshots) resources.evidence.grantReadBeforeScreenshots(grantee);
+
+  if (access.readsIdentitySecrets && resources.identitySecrets.length > 0) {
+    principal.addToPrincipalPolicy(
+      new PolicyStatement({
+        actions: ['secretsmanager:GetSecretValue'],
+        resources: resources.identitySecrets.map((secret) => secret.secretArn),
+      }),
+    );
+  }
+  if (access.readsApprovalSigningKey) {
+    principal.addToPrincipalPolicy(
+      new PolicyStatement({ actions: ['secretsmanager:GetSecretValue'], resources: [resources.approvalSigningKey.secretArn] }),
+    );
+  }
+
+  if (access.sendsEmail) {
+    principal.addToPrincipalPolicy(
+      new PolicyStatement({
+        actions: ['ses:SendEmail'],
+        // In the SES sandbox the recipients are identities too and are authorised
+        // like the sender, so the resource is every identity; the condition pins From.
+        resources: [stack.formatArn({ service: 'ses', resource: 'identity', resourceName: '*' })],
+        conditions: { StringEquals: { 'ses:FromAddress': resources.senderAddress } },
+      }),
+    );
+  }
+
+  if (access.answersTaskTokens) {
+    principal.addToPrincipalPolicy(
+      new PolicyStatement({
+        actions: ['states:SendTaskSuccess', 'states:SendTaskFailure'],
+        resources: [resources.guardedWrite.stateMachine],
+      }),
+    );
+  }
+
+  if (access.startsGuardedWrites) {
+    principal.addToPrincipalPolicy(
+      new PolicyStatement({ actions: ['states:StartExecution'], resources: [resources.guardedWrite.stateMachine] }),
+    );
+    principal.addToPrincipalPolicy(
+      new PolicyStatement({ actions: ['states:DescribeExecution'], resources: [resources.guardedWrite.executions] }),
+    );
+  }
+}

@@ -1,0 +1,106 @@
+import { createRequire } from 'node:module';
+import { OutputFormat, type BundlingOptions } from 'aws-cdk-lib/aws-lambda-nodejs';
+import { RUNTIME_DIR_IN_BUNDLE } from './runtime-config.js';
+
+/**
+ * How every handler is bundled: esbuild on this machine (never Docker), ESM
+ * output for nodejs22.x, the AWS SDK bundled so Lambda runs the SDK version
+ * the tests ran rather than whatever the runtime ships that week.
+ */
+
+/** Packages installed next to the bundle instead of bundled into it, and why. */
+export const BROWSER_NODE_MODULES = [
+  // Its bin/*.br archives (Chromium, its fonts.conf, AL2023 libs) are found
+  // relative to the package's own files; esbuild cannot carry them.
+  '@sparticuz/chromium',
+  // Resolves its own package.json and helper files at run time.
+  'playwright-core',
+] as const;
+
+/** The CJK font: copied from the npm package to /var/task/fonts, which @sparticuz/chromium's fonts.conf reads. */
+export const CJK_FONT_SOURCE = 'node_modules/@expo-google-fonts/noto-sans-sc/400Regular/NotoSansSC_400Regular.ttf';
+export const CJK_FONT_TARGET = 'fonts/NotoSansSC-Regular.ttf';
+
+/**
+ * CommonJS dependencies bundled into an ES module still call require(); give
+ * them one. Aliased names so the shim cannot clash with the bundle's own imports.
+ */
+const ESM_REQUIRE_SHIM =
+  "import { createRequire as __paperclipCreateRequire } from 'node:module';" +
+  'const require = __paperclipCreateRequire(import.meta.url);';
+
+/**
+ * nodeModules are installed with `npm ci` from the project lock file; these
+ * settings let that work from the local npm cache without a network.
+ */
+const NPM_INSTALL_ENVIRONMENT = {
+  npm_config_prefer_offline: 'true',
+  npm_config_audit: 'false',
+  npm_config_fund: 'false',
+  npm_config_update_notifier: 'false',
+  npm_config_loglevel: 'error',
+};
+
+/** Fails fast, before CDK would quietly fall back to bundling in Docker. */
+export function assertLocalEsbuild(): void {
+  try {
+    createRequire(import.meta.url).resolve('esbuild');
+  } catch {
+    throw new Error('esbuild is not installed: run `npm ci`. Paperclip bundles Lambdas locally and never with Docker.');
+  }
+}
+
+/** Relative to the project root, where esbuild runs. */
+const NO_BROWSER_ALIASES = {
+  '--alias:playwright-core': './cdk/lib/stubs/playwright-core.ts',
+  '--alias:@sparticuz/chromium': './cdk/lib/stubs/sparticuz-chromium.ts',
+};
+
+export interface HandlerBundlingOptions {
+  browser: boolean;
+  /** Folder with config.yaml and site-pack.yaml, copied to /var/task/paperclip/. */
+  runtimeFilesDir: string;
+}
+
+export function handlerBundling(options: HandlerBundlingOptions): BundlingOptions {
+  const copyRuntimeFiles = (outputDir: string) => [
+    `mkdir -p "${outputDir}/${RUNTIME_DIR_IN_BUNDLE}"`,
+    `cp "${options.runtimeFilesDir}/config.yaml" "${options.runtimeFilesDir}/site-pack.yaml" "${outputDir}/${RUNTIME_DIR_IN_BUNDLE}/"`,
+  ];
+  const common: BundlingOptions = {
+    format: OutputFormat.ESM,
+    target: 'node22',
+    mainFields: ['module', 'main'],
+    banner: ESM_REQUIRE_SHIM,
+    bundleAwsSDK: true,
+    minify: true,
+    sourceMap: true,
+    sourcesContent: false,
+    forceDockerBundling: false,
+    environment: NPM_INSTALL_ENVIRONMENT,
+  };
+  if (!options.browser) {
+    return {
+      ...common,
+      esbuildArgs: NO_BROWSER_ALIASES,
+      commandHooks: {
+        beforeBundling: () => [],
+        beforeInstall: () => [],
+        afterBundling: (_inputDir: string, outputDir: string) => copyRuntimeFiles(outputDir),
+      },
+    };
+  }
+  return {
+    ...common,
+    nodeModules: [...BROWSER_NODE_MODULES],
+    commandHooks: {
+      beforeBundling: () => [],
+      beforeInstall: () => [],
+      afterBundling: (inputDir: string, outputDir: string) => [
+        ...copyRuntimeFiles(outputDir),
+        `mkdir -p "${outputDir}/fonts"`,
+        `cp "${inputDir}/${CJK_FONT_SOURCE}" "${outputDir}/${CJK_FONT_TARGET}"`,
+      ],
+    },
+  };
+}

@@ -1,0 +1,204 @@
+import { Duration, RemovalPolicy, Stack } from 'aws-cdk-lib';
+import { AnyPrincipal, Effect, PolicyStatement, type IGrantable, type IRole } from 'aws-cdk-lib/aws-iam';
+import { Key } from 'aws-cdk-lib/aws-kms';
+import {
+  BlockPublicAccess,
+  Bucket,
+  BucketEncryption,
+  ObjectLockRetention,
+  ObjectOwnership,
+  StorageClass,
+} from 'aws-cdk-lib/aws-s3';
+import { Construct } from 'constructs';
+
+/** Evidence keys are `evidence/<tenant>/<taskId>/<idempotencyKey>/<file>`. */
+export const EVIDENCE_PREFIX = 'evidence/';
+
+/**
+ * Traces are the one evidence file that records typed values (form fields,
+ * sometimes a password typed at login). Matching `*trace.zip` anywhere covers
+ * `.../trace.zip` and any `<step>-trace.zip` naming the writers may choose.
+ */
+export const TRACE_OBJECT_PATTERN = '*trace.zip';
+
+export interface EvidenceStoreProps {
+  prefix: string;
+  bucketName: string;
+  retentionDays: number;
+  objectLockMode: 'COMPLIANCE' | 'GOVERNANCE';
+  glacierAfterDays: number;
+  accessLogRetentionDays: number;
+  auditor: IRole;
+}
+
+/**
+ * Screenshots, traces and readback records for every write attempt. Write-once
+ * for the functions, read-only for the auditor, immutable for everyone for the
+ * retention period.
+ */
+export class EvidenceStore extends Construct {
+  readonly bucket: Bucket;
+  readonly accessLogs: Bucket;
+  readonly key: Key;
+
+  constructor(scope: Construct, id: string, props: EvidenceStoreProps) {
+    super(scope, id);
+    const region = Stack.of(this).region;
+
+    this.key = new Key(this, 'Key', {
+      alias: `alias/${props.prefix}-evidence`,
+      description: 'Encrypts Paperclip evidence (screenshots, traces, readback records)',
+      enableKeyRotation: true,
+      // Deleting the key would make every locked evidence object unreadable: keep it with the data.
+      removalPolicy: RemovalPolicy.RETAIN,
+      pendingWindow: Duration.days(30),
+    });
+    // Stated in the key policy itself, not only in the role's IAM policy, so the
+    // auditor keeps decrypt access even if the account's IAM delegation changes.
+    this.key.addToResourcePolicy(
+      new PolicyStatement({
+        sid: 'AuditorDecryptsEvidenceThroughS3',
+        principals: [props.auditor],
+        actions: ['kms:Decrypt', 'kms:DescribeKey'],
+        resources: ['*'],
+        conditions: { StringEquals: { 'kms:ViaService': `s3.${region}.amazonaws.com` } },
+      }),
+    );
+
+    // Object Lock buckets cannot receive server access logs, so the logs live apart.
+    // SSE-S3 because S3 log delivery cannot write to SSE-KMS target buckets.
+    this.accessLogs = new Bucket(this, 'AccessLogs', {
+      encryption: BucketEncryption.S3_MANAGED,
+      enforceSSL: true,
+      blockPublicAccess: BlockPublicAccess.BLOCK_ALL,
+      objectOwnership: ObjectOwnership.BUCKET_OWNER_ENFORCED,
+      versioned: true,
+      lifecycleRules: [
+        {
+          id: 'expire-access-logs',
+          expiration: Duration.days(props.accessLogRetentionDays),
+          noncurrentVersionExpiration: Duration.days(30),
+        },
+      ],
+      removalPolicy: RemovalPolicy.RETAIN,
+    });
+
+    const retention =
+      props.objectLockMode === 'COMPLIANCE'
+        ? ObjectLockRetention.compliance(Duration.days(props.retentionDays))
+        : ObjectLockRetention.governance(Duration.days(props.retentionDays));
+
+    this.bucket = new Bucket(this, 'Bucket', {
+      bucketName: props.bucketName,
+      versioned: true,
+      objectLockEnabled: true,
+      objectLockDefaultRetention: retention,
+      encryption: BucketEncryption.KMS,
+      encryptionKey: this.key,
+      // One data key per bucket instead of per object: fewer KMS calls, same key policy.
+      bucketKeyEnabled: true,
+      enforceSSL: true,
+      minimumTLSVersion: 1.2,
+      blockPublicAccess: BlockPublicAccess.BLOCK_ALL,
+      objectOwnership: ObjectOwnership.BUCKET_OWNER_ENFORCED,
+      serverAccessLogsBucket: this.accessLogs,
+      serverAccessLogsPrefix: 'evidence-bucket/',
+      lifecycleRules: [
+        {
+          id: 'evidence-to-glacier-ir',
+          // Instant Retrieval: an auditor opening an old screenshot still gets it in milliseconds.
+          transitions: [
+            { storageClass: StorageClass.GLACIER_INSTANT_RETRIEVAL, transitionAfter: Duration.days(props.glacierAfterDays) },
+          ],
+          // Evidence is written once per key; a noncurrent version only exists if something overwrote
+          // a key, and Object Lock keeps that original until its own retention ends.
+          noncurrentVersionExpiration: Duration.days(props.retentionDays),
+          abortIncompleteMultipartUploadAfter: Duration.days(7),
+        },
+      ],
+      removalPolicy: RemovalPolicy.RETAIN,
+    });
+
+    this.bucket.addToResourcePolicy(
+      new PolicyStatement({
+        sid: 'OnlyTheAuditorReadsTraces',
+        effect: Effect.DENY,
+        principals: [new AnyPrincipal()],
+        actions: ['s3:GetObject', 's3:GetObjectVersion'],
+        resources: [this.bucket.arnForObjects(TRACE_OBJECT_PATTERN)],
+        conditions: { ArnNotEquals: { 'aws:PrincipalArn': props.auditor.roleArn } },
+      }),
+    );
+
+    this.grantAuditRead(props.auditor);
+  }
+
+  /** PutObject under evidence/ only: no read-back, no delete, no retention or legal-hold changes. */
+  grantWriteEvidence(grantee: IGrantable): void {
+    grantee.grantPrincipal.addToPrincipalPolicy(
+      new PolicyStatement({
+        sid: 'WriteEvidence',
+        actions: ['s3:PutObject'],
+        resources: [this.bucket.arnForObjects(`${EVIDENCE_PREFIX}*`)],
+      }),
+    );
+    grantee.grantPrincipal.addToPrincipalPolicy(
+      new PolicyStatement({
+        sid: 'EncryptEvidence',
+        // Decrypt is needed by multipart uploads (large traces); it reads nothing without s3:GetObject.
+        actions: ['kms:GenerateDataKey', 'kms:Decrypt'],
+        resources: [this.key.keyArn],
+        conditions: { StringEquals: { 'kms:ViaService': `s3.${Stack.of(this).region}.amazonaws.com` } },
+      }),
+    );
+  }
+
+  /** The approval page shows the pre-state screenshot, and nothing else from the bucket. */
+  grantReadBeforeScreenshots(grantee: IGrantable): void {
+    grantee.grantPrincipal.addToPrincipalPolicy(
+      new PolicyStatement({
+        sid: 'ReadBeforeScreenshots',
+        actions: ['s3:GetObject'],
+        resources: [this.bucket.arnForObjects(`${EVIDENCE_PREFIX}*/before.png`)],
+      }),
+    );
+    grantee.grantPrincipal.addToPrincipalPolicy(
+      new PolicyStatement({
+        sid: 'DecryptBeforeScreenshots',
+        actions: ['kms:Decrypt'],
+        resources: [this.key.keyArn],
+        conditions: { StringEquals: { 'kms:ViaService': `s3.${Stack.of(this).region}.amazonaws.com` } },
+      }),
+    );
+  }
+
+  private grantAuditRead(auditor: IRole): void {
+    auditor.addToPrincipalPolicy(
+      new PolicyStatement({
+        sid: 'ListEvidence',
+        actions: ['s3:ListBucket', 's3:ListBucketVersions', 's3:GetBucketObjectLockConfiguration'],
+        resources: [this.bucket.bucketArn],
+      }),
+    );
+    auditor.addToPrincipalPolicy(
+      new PolicyStatement({
+        sid: 'ReadEvidence',
+        actions: [
+          's3:GetObject',
+          's3:GetObjectVersion',
+          's3:GetObjectAttributes',
+          's3:GetObjectRetention',
+          's3:GetObjectLegalHold',
+        ],
+        resources: [this.bucket.arnForObjects('*')],
+      }),
+    );
+    auditor.addToPrincipalPolicy(
+      new PolicyStatement({
+        sid: 'DecryptEvidence',
+        actions: ['kms:Decrypt', 'kms:DescribeKey'],
+        resources: [this.key.keyArn],
+      }),
+    );
+  }
+}

@@ -1,0 +1,101 @@
+import type { TableDefinition } from '../../src/adapters/dynamodb/table-definitions.js';
+import type { WorkflowFunctionName } from '../../src/workflow/functions.js';
+
+/**
+ * What each function may touch, in one reviewable table, written from the
+ * calls the handlers make (src/app, src/adapters). The constructs turn it into
+ * IAM statements; the tests read the synthesized policies back and compare.
+ * A handler that starts using something new fails on AWS with AccessDenied
+ * until this table says so, on purpose.
+ */
+
+export type TableId = TableDefinition['id'];
+
+export type TableAction =
+  | 'dynamodb:GetItem'
+  | 'dynamodb:PutItem'
+  | 'dynamodb:UpdateItem'
+  | 'dynamodb:Query';
+
+export interface TableAccess {
+  actions: readonly TableAction[];
+  /** Query on an index needs the index ARN as the resource. */
+  indexes?: readonly string[];
+}
+
+export interface FunctionAccess {
+  tables: Partial<Record<TableId, TableAccess>>;
+  /** PutObject under evidence/ (never Get, never Delete, never retention changes). */
+  writesEvidence: boolean;
+  /** GetObject on evidence/…/before.png only: the approval page shows what will change. */
+  readsBeforeScreenshots: boolean;
+  /** GetSecretValue on the per-identity vendor credentials (login, API token). */
+  readsIdentitySecrets: boolean;
+  /** GetSecretValue on the HMAC key that signs approval links. */
+  readsApprovalSigningKey: boolean;
+  /** ses:SendEmail from the configured sender. */
+  sendsEmail: boolean;
+  /** states:SendTaskSuccess / SendTaskFailure on the guarded-write workflow. */
+  answersTaskTokens: boolean;
+  /** Starts and watches guarded-write executions (compensation runs the inverse through the same path). */
+  startsGuardedWrites: boolean;
+}
+
+export type FunctionName = WorkflowFunctionName | 'approval-http';
+
+/** The audit log is append-only: read the chain head, put the next link. No Update, no Delete. */
+const AUDIT_APPEND: TableAccess = { actions: ['dynamodb:Query', 'dynamodb:PutItem'] };
+
+/** Fenced transitions of a held claim: read it, move it with a conditional update. */
+const CLAIM_ADVANCE: TableAccess = { actions: ['dynamodb:GetItem', 'dynamodb:UpdateItem'] };
+
+const NOTHING: FunctionAccess = {
+  tables: {},
+  writesEvidence: false,
+  readsBeforeScreenshots: false,
+  readsIdentitySecrets: false,
+  readsApprovalSigningKey: false,
+  sendsEmail: false,
+  answersTaskTokens: false,
+  startsGuardedWrites: false,
+};
+
+/** A step that opens a vendor session: credentials in, evidence out, claim fencing, audit. */
+const VENDOR_STEP: FunctionAccess = {
+  ...NOTHING,
+  tables: { claims: CLAIM_ADVANCE, audit: AUDIT_APPEND },
+  writesEvidence: true,
+  readsIdentitySecrets: true,
+};
+
+export const FUNCTION_ACCESS: Readonly<Record<FunctionName, FunctionAccess>> = {
+  // Reads the tenant's list through a read-only session; no claim exists yet.
+  'read-list': { ...NOTHING, readsIdentitySecrets: true, writesEvidence: true },
+  // Not a browser function, but it asks the vendor API who owns the bill, with the identity's API token.
+  'validate-route': { ...NOTHING, tables: { audit: AUDIT_APPEND }, readsIdentitySecrets: true },
+  claim: {
+    ...NOTHING,
+    tables: { claims: { actions: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'] }, audit: AUDIT_APPEND },
+  },
+  'request-approval': {
+    ...NOTHING,
+    tables: { approvals: { actions: ['dynamodb:PutItem'] }, audit: AUDIT_APPEND },
+    readsApprovalSigningKey: true,
+    sendsEmail: true,
+  },
+  snapshot: VENDOR_STEP,
+  'browser-write': VENDOR_STEP,
+  readback: VENDOR_STEP,
+  // Runs the registered inverse as its own guarded-write execution; the browser work happens there.
+  compensate: { ...NOTHING, tables: { claims: { actions: ['dynamodb:GetItem'] }, audit: AUDIT_APPEND }, startsGuardedWrites: true },
+  complete: { ...NOTHING, tables: { claims: CLAIM_ADVANCE, audit: AUDIT_APPEND }, writesEvidence: true },
+  takeover: { ...NOTHING, tables: { claims: CLAIM_ADVANCE, audit: AUDIT_APPEND }, writesEvidence: true },
+  'summarize-batch': { ...NOTHING, writesEvidence: true },
+  'approval-http': {
+    ...NOTHING,
+    tables: { approvals: { actions: ['dynamodb:GetItem', 'dynamodb:UpdateItem'] }, audit: AUDIT_APPEND },
+    readsBeforeScreenshots: true,
+    readsApprovalSigningKey: true,
+    answersTaskTokens: true,
+  },
+};

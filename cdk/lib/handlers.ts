@@ -1,0 +1,60 @@
+import { existsSync } from 'node:fs';
+import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
+import { Construct } from 'constructs';
+import { WORKFLOW_FUNCTIONS, type WorkflowFunctionId } from '../../src/workflow/functions.js';
+import { grantAccess, type AccessResources } from './access-grants.js';
+import { FUNCTION_ACCESS, type FunctionName } from './function-access.js';
+import { PaperclipFunction } from './paperclip-function.js';
+
+export interface HandlersProps {
+  prefix: string;
+  memory: { browserMb: number; defaultMb: number };
+  logRetention: RetentionDays;
+  /** lambdas/<name>.ts by default. */
+  entryFor: (name: FunctionName) => string;
+  runtimeFilesDir: string;
+  access: AccessResources;
+}
+
+/** The handler behind the approval page: GET shows the request, POST records the decision. */
+export const APPROVAL_HTTP: { name: 'approval-http'; browser: false } = { name: 'approval-http', browser: false };
+
+/**
+ * Every Lambda: the workflow steps from the shared list plus the approval
+ * endpoint, each with the access FUNCTION_ACCESS gives it and nothing more.
+ */
+export class Handlers extends Construct {
+  readonly workflow: Readonly<Record<WorkflowFunctionId, PaperclipFunction>>;
+  readonly approvalHttp: PaperclipFunction;
+  readonly all: readonly PaperclipFunction[];
+
+  constructor(scope: Construct, id: string, props: HandlersProps) {
+    super(scope, id);
+    const build = (constructId: string, name: FunctionName, browser: boolean) => {
+      const entry = props.entryFor(name);
+      if (!existsSync(entry)) throw new Error(`handler ${name} has no entry file at ${entry}`);
+      const fn = new PaperclipFunction(this, constructId, {
+        prefix: props.prefix,
+        name,
+        browser,
+        entry,
+        memoryMb: browser ? props.memory.browserMb : props.memory.defaultMb,
+        logRetention: props.logRetention,
+        environment: {},
+        runtimeFilesDir: props.runtimeFilesDir,
+        tracing: name !== APPROVAL_HTTP.name,
+      });
+      grantAccess(this, fn.role, FUNCTION_ACCESS[name], props.access);
+      return fn;
+    };
+
+    const workflow = {} as Record<WorkflowFunctionId, PaperclipFunction>;
+    for (const spec of WORKFLOW_FUNCTIONS) workflow[spec.id] = build(spec.id, spec.name, spec.browser);
+    this.workflow = workflow;
+    this.approvalHttp = build('ApprovalHttp', APPROVAL_HTTP.name, APPROVAL_HTTP.browser);
+    this.all = [...Object.values(workflow), this.approvalHttp];
+
+    // Compensation starts guarded-write executions by ARN.
+    workflow.Compensate.fn.addEnvironment('PAPERCLIP_GUARDED_WRITE_ARN', props.access.guardedWrite.stateMachine);
+  }
+}

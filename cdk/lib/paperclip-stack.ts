@@ -1,0 +1,124 @@
+import { join } from 'node:path';
+import { CfnOutput, Stack, type StackProps } from 'aws-cdk-lib';
+import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
+import type { Construct } from 'constructs';
+import { WORKFLOW_FUNCTIONS, type WorkflowFunctionId } from '../../src/workflow/functions.js';
+import type { IFunction } from 'aws-cdk-lib/aws-lambda';
+import { guardedWriteArns } from './access-grants.js';
+import { ApprovalEndpoint } from './approval-endpoint.js';
+import { AuditorRole } from './auditor-role.js';
+import { assertLocalEsbuild } from './bundling.js';
+import { SenderIdentity } from './email.js';
+import { EvidenceStore } from './evidence.js';
+import type { FunctionName } from './function-access.js';
+import { Handlers } from './handlers.js';
+import { applyNagSuppressions } from './nag-suppressions.js';
+import { Observability } from './observability.js';
+import { writeRuntimeFiles, type ResolvedDeployment } from './runtime-config.js';
+import { BatchSchedules } from './schedules.js';
+import { PaperclipSecrets } from './secrets.js';
+import { PaperclipTables } from './tables.js';
+import { Workflows, stateMachineName } from './workflows.js';
+
+export interface PaperclipStackProps extends StackProps {
+  deployment: ResolvedDeployment;
+  /** The repository root: lambdas/, statemachines/ and node_modules/ live here. */
+  projectRoot: string;
+  /** Handler entry files; lambdas/<name>.ts unless a test substitutes fixtures. */
+  entryFor?: (name: FunctionName) => string;
+  /** ASL files; statemachines/<file> unless a test substitutes fixtures. */
+  definitionPath?: (file: string) => string;
+}
+
+/** Paperclip on AWS: one stack, assembled from constructs that each own one concern. */
+export class PaperclipStack extends Stack {
+  readonly tables: PaperclipTables;
+  readonly auditor: AuditorRole;
+  readonly evidence: EvidenceStore;
+  readonly secrets: PaperclipSecrets;
+  readonly sender: SenderIdentity;
+  readonly handlers: Handlers;
+  readonly workflows: Workflows;
+  readonly approvalEndpoint: ApprovalEndpoint;
+  readonly schedules: BatchSchedules;
+  readonly observability: Observability;
+
+  constructor(scope: Construct, id: string, props: PaperclipStackProps) {
+    super(scope, id, props);
+    assertLocalEsbuild();
+    const { deploy, packaged } = props.deployment;
+    const prefix = deploy.prefix;
+    const logRetention = deploy.logRetentionDays as RetentionDays;
+
+    this.tables = new PaperclipTables(this, 'Tables', { prefix });
+    this.auditor = new AuditorRole(this, 'Auditor', { prefix });
+    this.evidence = new EvidenceStore(this, 'Evidence', {
+      prefix,
+      bucketName: deploy.evidence.bucketName,
+      retentionDays: deploy.evidence.retentionDays,
+      objectLockMode: deploy.evidence.objectLockMode,
+      glacierAfterDays: deploy.evidence.glacierAfterDays,
+      accessLogRetentionDays: deploy.evidence.accessLogRetentionDays,
+      auditor: this.auditor.role,
+    });
+    this.secrets = new PaperclipSecrets(this, 'Secrets', {
+      prefix,
+      identityIds: packaged.identities.map((identity) => identity.id),
+    });
+    this.sender = new SenderIdentity(this, 'Sender', {
+      senderAddress: deploy.email.senderAddress,
+      senderDomain: deploy.email.senderDomain,
+    });
+
+    this.handlers = new Handlers(this, 'Handlers', {
+      prefix,
+      memory: deploy.memory,
+      logRetention,
+      entryFor: props.entryFor ?? ((name) => join(props.projectRoot, 'lambdas', `${name}.ts`)),
+      runtimeFilesDir: writeRuntimeFiles(props.deployment),
+      access: {
+        tables: this.tables.byId,
+        evidence: this.evidence,
+        identitySecrets: [...this.secrets.identities.values()],
+        approvalSigningKey: this.secrets.approvalSigningKey,
+        senderAddress: deploy.email.senderAddress,
+        guardedWrite: guardedWriteArns(this, stateMachineName(prefix, 'guarded-write')),
+      },
+    });
+
+    const functions = {} as Record<WorkflowFunctionId, IFunction>;
+    for (const spec of WORKFLOW_FUNCTIONS) functions[spec.id] = this.handlers.workflow[spec.id].fn;
+    this.workflows = new Workflows(this, 'Workflows', {
+      prefix,
+      functions,
+      definitionPath: props.definitionPath ?? ((file) => join(props.projectRoot, 'statemachines', file)),
+      logRetention,
+    });
+
+    this.approvalEndpoint = new ApprovalEndpoint(this, 'Approval', {
+      handler: this.handlers.approvalHttp,
+      requestApproval: this.handlers.workflow.RequestApproval,
+      publicBaseUrl: deploy.approvalBaseUrl,
+    });
+
+    this.schedules = new BatchSchedules(this, 'Schedules', {
+      prefix,
+      tenants: deploy.tenants,
+      batch: this.workflows.byId.Batch,
+    });
+
+    this.observability = new Observability(this, 'Observability', {
+      prefix,
+      alarmAddress: deploy.email.alarmAddress,
+      takeoverRateThreshold: deploy.alarms.takeoverRateThreshold,
+      workflows: [this.workflows.byId.Batch, this.workflows.byId.GuardedWrite],
+      scheduleDeadLetters: this.schedules.deadLetters,
+    });
+
+    new CfnOutput(this, 'EvidenceBucket', { value: this.evidence.bucket.bucketName });
+    new CfnOutput(this, 'AuditorRoleArn', { value: this.auditor.role.roleArn });
+    new CfnOutput(this, 'BatchStateMachineArn', { value: this.workflows.byId.Batch.stateMachineArn });
+
+    applyNagSuppressions(this);
+  }
+}

@@ -1,0 +1,47 @@
+import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
+import { Construct } from 'constructs';
+
+/** Physical name of an identity's secret; handlers derive the same name from the prefix. */
+export function identitySecretName(prefix: string, identityId: string): string {
+  return `${prefix}/identity/${identityId}`;
+}
+
+export function approvalSigningSecretName(prefix: string): string {
+  return `${prefix}/approval-signing-key`;
+}
+
+/**
+ * One secret per service identity (never a shared vendor account) and the HMAC
+ * key for approval links. The identity secrets are created empty of real
+ * credentials: operators put the vendor login with put-secret-value, so no
+ * password ever passes through a template or a deploy log.
+ */
+export class PaperclipSecrets extends Construct {
+  readonly identities: ReadonlyMap<string, Secret>;
+  readonly approvalSigningKey: Secret;
+
+  constructor(scope: Construct, id: string, props: { prefix: string; identityIds: readonly string[] }) {
+    super(scope, id);
+    const identities = new Map<string, Secret>();
+    for (const identityId of props.identityIds) {
+      identities.set(
+        identityId,
+        new Secret(this, `Identity-${identityId}`, {
+          secretName: identitySecretName(props.prefix, identityId),
+          description: `Vendor back-office login of service identity ${identityId}; set with put-secret-value`,
+          generateSecretString: {
+            // A recognisable placeholder: a handler that reads it fails with "not configured".
+            secretStringTemplate: JSON.stringify({ identity: identityId, configured: false }),
+            generateStringKey: 'placeholder',
+          },
+        }),
+      );
+    }
+    this.identities = identities;
+    this.approvalSigningKey = new Secret(this, 'ApprovalSigningKey', {
+      secretName: approvalSigningSecretName(props.prefix),
+      description: 'HMAC-SHA256 key that signs approval links',
+      generateSecretString: { passwordLength: 64, excludePunctuation: true },
+    });
+  }
+}

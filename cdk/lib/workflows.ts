@@ -1,0 +1,151 @@
+import { readFileSync } from 'node:fs';
+import { Stack, ArnFormat } from 'aws-cdk-lib';
+import { PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
+import type { IFunction } from 'aws-cdk-lib/aws-lambda';
+import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
+import { DefinitionBody, LogLevel, StateMachine, StateMachineType } from 'aws-cdk-lib/aws-stepfunctions';
+import { Construct } from 'constructs';
+import {
+  STATE_MACHINES,
+  WORKFLOW_FUNCTIONS,
+  functionArnVariable,
+  stateMachineArnVariable,
+  type WorkflowFunctionId,
+} from '../../src/workflow/functions.js';
+import { substitutionVariables } from './asl.js';
+import { guardedWriteArns } from './access-grants.js';
+
+type StateMachineId = (typeof STATE_MACHINES)[number]['id'];
+
+export interface WorkflowsProps {
+  prefix: string;
+  functions: Readonly<Record<WorkflowFunctionId, IFunction>>;
+  /** Path of statemachines/<file>; tests may point it at fixtures. */
+  definitionPath: (file: string) => string;
+  logRetention: RetentionDays;
+}
+
+/** The Step Functions service integration .sync:2 uses to learn that a child execution ended. */
+const SYNC_EVENTS_RULE = 'StepFunctionsGetEventsForStepFunctionsExecutionRule';
+
+export function stateMachineName(prefix: string, name: string): string {
+  return `${prefix}-${name}`;
+}
+
+/**
+ * The ASL files in statemachines/ are the single source of truth; this
+ * construct only substitutes ARNs into them and gives each workflow a role
+ * that can invoke exactly the functions its definition names.
+ */
+export class Workflows extends Construct {
+  readonly byId: Readonly<Record<StateMachineId, StateMachine>>;
+  readonly logGroups: Readonly<Record<StateMachineId, LogGroup>>;
+  readonly roles: Readonly<Record<StateMachineId, Role>>;
+  /** Physical names, e.g. paperclip-guarded-write. */
+  readonly names: Readonly<Record<StateMachineId, string>>;
+  /** What each definition's ${…} variables were replaced with. */
+  readonly substitutions: Readonly<Record<StateMachineId, Record<string, string>>>;
+
+  constructor(scope: Construct, id: string, props: WorkflowsProps) {
+    super(scope, id);
+    const stack = Stack.of(this);
+    const guardedWriteName = stateMachineName(props.prefix, 'guarded-write');
+    const childArns = guardedWriteArns(this, guardedWriteName);
+
+    // Everything a definition may refer to. The guarded-write ARN is built from its
+    // name so the batch can refer to it whatever order the two are created in.
+    const available: Record<string, string> = {};
+    for (const fn of WORKFLOW_FUNCTIONS) available[functionArnVariable(fn.id)] = props.functions[fn.id].functionArn;
+    for (const machine of STATE_MACHINES) {
+      available[stateMachineArnVariable(machine.id)] = stack.formatArn({
+        service: 'states',
+        resource: 'stateMachine',
+        resourceName: stateMachineName(props.prefix, machine.name),
+        arnFormat: ArnFormat.COLON_RESOURCE_NAME,
+      });
+    }
+
+    const byId = {} as Record<StateMachineId, StateMachine>;
+    const logGroups = {} as Record<StateMachineId, LogGroup>;
+    const substitutions = {} as Record<StateMachineId, Record<string, string>>;
+    const roles = {} as Record<StateMachineId, Role>;
+    const names = {} as Record<StateMachineId, string>;
+
+    for (const machine of STATE_MACHINES) {
+      const path = props.definitionPath(machine.file);
+      const definition = readFileSync(path, 'utf8');
+      const used = substitutionVariables(definition);
+      const unknown = used.filter((name) => !(name in available));
+      if (unknown.length > 0) {
+        throw new Error(
+          `${path} uses \${${unknown.join('}, ${')}}, which the CDK app does not provide; ` +
+            `known variables: ${Object.keys(available).sort().join(', ')}`,
+        );
+      }
+      const name = stateMachineName(props.prefix, machine.name);
+
+      const role = new Role(this, `${machine.id}Role`, {
+        assumedBy: new ServicePrincipal('states.amazonaws.com'),
+        description: `Runs the ${name} workflow`,
+      });
+      const invoked = WORKFLOW_FUNCTIONS.filter((fn) => used.includes(functionArnVariable(fn.id)));
+      if (invoked.length > 0) {
+        role.addToPolicy(
+          new PolicyStatement({
+            sid: 'InvokeOwnFunctionsOnly',
+            actions: ['lambda:InvokeFunction'],
+            resources: invoked.map((fn) => props.functions[fn.id].functionArn),
+          }),
+        );
+      }
+      if (used.includes(stateMachineArnVariable('GuardedWrite')) && machine.id !== 'GuardedWrite') {
+        role.addToPolicy(
+          new PolicyStatement({ sid: 'StartGuardedWrites', actions: ['states:StartExecution'], resources: [childArns.stateMachine] }),
+        );
+        role.addToPolicy(
+          new PolicyStatement({
+            sid: 'WatchGuardedWrites',
+            actions: ['states:DescribeExecution', 'states:StopExecution'],
+            resources: [childArns.executions],
+          }),
+        );
+        role.addToPolicy(
+          new PolicyStatement({
+            sid: 'SyncCompletionRule',
+            actions: ['events:PutTargets', 'events:PutRule', 'events:DescribeRule'],
+            resources: [stack.formatArn({ service: 'events', resource: 'rule', resourceName: SYNC_EVENTS_RULE })],
+          }),
+        );
+      }
+
+      const logGroup = new LogGroup(this, `${machine.id}Logs`, {
+        // The vendedlogs prefix keeps CloudWatch Logs' resource policy from growing per log group.
+        logGroupName: `/aws/vendedlogs/states/${name}`,
+        retention: props.logRetention,
+      });
+
+      const values = Object.fromEntries(used.map((variable) => [variable, available[variable] as string]));
+      byId[machine.id] = new StateMachine(this, machine.id, {
+        stateMachineName: name,
+        stateMachineType: StateMachineType.STANDARD,
+        definitionBody: DefinitionBody.fromString(definition),
+        definitionSubstitutions: values,
+        role,
+        tracingEnabled: true,
+        // Execution data would put task tokens and vendor page content into the logs.
+        logs: { destination: logGroup, level: LogLevel.ALL, includeExecutionData: false },
+      });
+      logGroups[machine.id] = logGroup;
+      substitutions[machine.id] = values;
+      roles[machine.id] = role;
+      names[machine.id] = name;
+    }
+    // The batch starts guarded-write executions by ARN; make sure that workflow exists first.
+    byId.Batch.node.addDependency(byId.GuardedWrite);
+    this.byId = byId;
+    this.logGroups = logGroups;
+    this.substitutions = substitutions;
+    this.roles = roles;
+    this.names = names;
+  }
+}

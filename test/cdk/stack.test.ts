@@ -1,0 +1,616 @@
+import assert from 'node:assert/strict';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { Template } from 'aws-cdk-lib/assertions';
+import { AwsSolutionsChecks } from 'cdk-nag';
+import { parse as parseYaml } from 'yaml';
+import { TABLES, tableName } from '../../src/adapters/dynamodb/table-definitions.js';
+import { WORKFLOW_FUNCTIONS, functionArnVariable } from '../../src/workflow/functions.js';
+import { applySubstitutions, substitutionVariables, type AslMachine } from '../../cdk/lib/asl.js';
+import { createPaperclipApp, PROJECT_ROOT, SAMPLE_DEPLOY_CONFIG } from '../../cdk/lib/app.js';
+import { loadDeploymentConfig } from '../../cdk/config.js';
+import { CJK_FONT_SOURCE } from '../../cdk/lib/bundling.js';
+import { FUNCTION_ACCESS, type FunctionName } from '../../cdk/lib/function-access.js';
+import { RATE_DEFINITIONS } from '../../cdk/lib/observability.js';
+import type { PaperclipStack } from '../../cdk/lib/paperclip-stack.js';
+import { assertNoLambdaServiceRetry, assertRetriesLambdaServiceErrors, assertTaskTokenWaitsTimeOut, stateNamed } from './asl-assertions.js';
+import {
+  actionsOf,
+  actionsOfRole,
+  describe as describeValue,
+  functionNamed,
+  resources,
+  resourcesGranted,
+  roleLogicalId,
+  statementsOfRole,
+  type CfnResource,
+  type Statement,
+} from './template-queries.js';
+
+/**
+ * The whole stack, synthesized once for this file with real esbuild bundling
+ * and cdk-nag, then asserted on. Handler files that do not exist yet in
+ * lambdas/ are replaced by a fixture so the wiring can be proven meanwhile.
+ */
+
+const FIXTURE_HANDLER = join(PROJECT_ROOT, 'test', 'cdk', 'fixtures', 'handler.ts');
+const deploy = loadDeploymentConfig(SAMPLE_DEPLOY_CONFIG);
+const prefix = deploy.prefix;
+const fixtureEntries: string[] = [];
+
+function entryFor(name: FunctionName): string {
+  const real = join(PROJECT_ROOT, 'lambdas', `${name}.ts`);
+  if (existsSync(real)) return real;
+  fixtureEntries.push(name);
+  return FIXTURE_HANDLER;
+}
+
+let outdir: string;
+let stack: PaperclipStack;
+let template: Template;
+let nagViolations: Array<{ ruleName: string; constructs: string[] }>;
+
+before(() => {
+  outdir = mkdtempSync(join(tmpdir(), 'paperclip-cdk-test-'));
+  const created = createPaperclipApp({ deployConfigPath: SAMPLE_DEPLOY_CONFIG, outdir, entryFor });
+  stack = created.stack;
+  // Listed before synth: synth itself fails on any unacknowledged finding, and this keeps the list readable.
+  const report = new AwsSolutionsChecks(created.app).validateScope(created.app);
+  nagViolations = report.violations.map((v) => ({
+    ruleName: v.ruleName,
+    constructs: v.violatingResources.map((r) => r.constructPath ?? r.resourceLogicalId ?? '?'),
+  }));
+  if (nagViolations.length > 0) return;
+  created.app.synth();
+  template = Template.fromStack(stack);
+  if (fixtureEntries.length > 0) {
+    process.stderr.write(`note: fixture handler used for missing lambdas/${fixtureEntries.join('.ts, lambdas/')}.ts\n`);
+  }
+});
+
+after(() => {
+  if (outdir) rmSync(outdir, { recursive: true, force: true });
+});
+
+const physical = (name: string) => `${prefix}-${name}`;
+const fn = (name: FunctionName) => functionNamed(template, physical(name))[1];
+const roleOf = (name: FunctionName) => roleLogicalId(fn(name));
+const logicalIdOf = (construct: { node: { defaultChild?: unknown } }) =>
+  stack.getLogicalId(construct.node.defaultChild as Parameters<PaperclipStack['getLogicalId']>[0]);
+
+const browserNames = WORKFLOW_FUNCTIONS.filter((f) => f.browser).map((f) => f.name);
+const allNames: FunctionName[] = [...WORKFLOW_FUNCTIONS.map((f) => f.name), 'approval-http'];
+
+function assetDirOf(fnResource: CfnResource): string {
+  const key = fnResource.Properties['Code'].S3Key as string;
+  return join(outdir, `asset.${key.replace(/\.zip$/, '')}`);
+}
+
+function directoryBytes(dir: string): number {
+  return readdirSync(dir, { withFileTypes: true }).reduce((sum, entry) => {
+    const path = join(dir, entry.name);
+    return sum + (entry.isDirectory() ? directoryBytes(path) : statSync(path).size);
+  }, 0);
+}
+
+describe('cdk-nag', () => {
+  it('AwsSolutions finds nothing that is not acknowledged with a reason', () => {
+    assert.deepEqual(nagViolations, []);
+  });
+});
+
+describe('functions', () => {
+  it('runs every handler on nodejs22.x, the browser ones on x86_64 with room for Chromium', () => {
+    const functions = resources(template, 'AWS::Lambda::Function');
+    assert.equal(functions.length, allNames.length);
+    for (const name of allNames) {
+      const props = fn(name).Properties;
+      assert.equal(props['Runtime'], 'nodejs22.x', name);
+      assert.equal(props['Handler'], 'index.handler', name);
+      if ((browserNames as string[]).includes(name)) {
+        assert.deepEqual(props['Architectures'], ['x86_64'], name);
+        assert.ok(props['MemorySize'] >= 2048 && props['MemorySize'] <= 3008, `${name} memory ${props['MemorySize']}`);
+        assert.ok(props['Timeout'] >= 120 && props['Timeout'] <= 300, `${name} timeout ${props['Timeout']}`);
+        assert.ok(props['EphemeralStorage'].Size >= 1024 && props['EphemeralStorage'].Size <= 2048, `${name} /tmp`);
+      } else {
+        assert.equal(props['MemorySize'], 256, name);
+        assert.equal(props['Timeout'], 30, name);
+      }
+    }
+  });
+
+  it('gives every function Powertools settings and the packaged config path', () => {
+    for (const name of allNames) {
+      const env = fn(name).Properties['Environment'].Variables as Record<string, unknown>;
+      assert.equal(env['POWERTOOLS_SERVICE_NAME'], name);
+      assert.equal(env['POWERTOOLS_METRICS_NAMESPACE'], 'Paperclip');
+      assert.equal(env['POWERTOOLS_LOGGER_LOG_EVENT'], 'false', 'events carry task tokens and page content');
+      assert.equal(env['POWERTOOLS_TRACER_CAPTURE_RESPONSE'], 'false');
+      assert.equal(env['PAPERCLIP_CONFIG'], '/var/task/paperclip/config.yaml');
+    }
+  });
+
+  it('sends every function and workflow to its own log group with a retention', () => {
+    const logGroups = Object.fromEntries(resources(template, 'AWS::Logs::LogGroup'));
+    for (const [, group] of Object.entries(logGroups)) {
+      assert.equal(group.Properties['RetentionInDays'], deploy.logRetentionDays);
+    }
+    for (const name of allNames) {
+      const ref = fn(name).Properties['LoggingConfig'].LogGroup.Ref as string;
+      assert.equal(logGroups[ref]?.Properties['LogGroupName'], `/aws/lambda/${physical(name)}`);
+      const logStatements = statementsOfRole(template, roleOf(name)).filter((s) => actionsOf(s).some((a) => a.startsWith('logs:')));
+      assert.deepEqual(
+        logStatements.flatMap((s) => (Array.isArray(s.Resource) ? s.Resource : [s.Resource])).map(describeValue),
+        [`GetAtt:${ref}.Arn`],
+        `${name} writes logs to its own group only`,
+      );
+    }
+    for (const [, machine] of resources(template, 'AWS::StepFunctions::StateMachine')) {
+      const destination = machine.Properties['LoggingConfiguration'].Destinations[0].CloudWatchLogsLogGroup.LogGroupArn;
+      const ref = destination['Fn::GetAtt'][0] as string;
+      assert.ok(logGroups[ref], 'state machine log group is defined in the stack with a retention');
+    }
+    for (const [, role] of resources(template, 'AWS::IAM::Role')) {
+      assert.equal(role.Properties['ManagedPolicyArns'], undefined, 'no AWS managed policies on any role');
+    }
+  });
+
+  it('ships Chromium, playwright-core and the CJK font with each browser function, inside the 250 MB limit', () => {
+    const fontBytes = statSync(join(PROJECT_ROOT, CJK_FONT_SOURCE)).size;
+    for (const name of browserNames) {
+      const dir = assetDirOf(fn(name));
+      assert.ok(existsSync(join(dir, 'index.mjs')), `${name} bundle is ESM`);
+      for (const file of ['chromium.br', 'fonts.tar.br', 'al2023.tar.br', 'swiftshader.tar.br']) {
+        assert.ok(existsSync(join(dir, 'node_modules', '@sparticuz', 'chromium', 'bin', file)), `${name} ships bin/${file}`);
+      }
+      assert.ok(existsSync(join(dir, 'node_modules', 'playwright-core', 'package.json')), `${name} ships playwright-core`);
+      assert.equal(statSync(join(dir, 'fonts', 'NotoSansSC-Regular.ttf')).size, fontBytes, `${name} ships the CJK font at /var/task/fonts`);
+      const bytes = directoryBytes(dir);
+      assert.ok(bytes < 250 * 1024 * 1024, `${name} unzipped ${bytes} bytes`);
+      process.stderr.write(`bundle ${name}: ${(bytes / 1024 / 1024).toFixed(1)} MiB unzipped\n`);
+    }
+  });
+
+  it('bundles the other functions without a browser: no node_modules, no Chromium', () => {
+    for (const name of allNames.filter((n) => !(browserNames as string[]).includes(n))) {
+      const dir = assetDirOf(fn(name));
+      assert.ok(existsSync(join(dir, 'index.mjs')), `${name} bundle is ESM`);
+      assert.equal(existsSync(join(dir, 'node_modules')), false, `${name} has no node_modules`);
+      assert.equal(existsSync(join(dir, 'fonts')), false, `${name} has no fonts`);
+      const bytes = directoryBytes(dir);
+      assert.ok(bytes < 20 * 1024 * 1024, `${name} unzipped ${bytes} bytes`);
+      process.stderr.write(`bundle ${name}: ${(bytes / 1024 / 1024).toFixed(1)} MiB unzipped\n`);
+    }
+  });
+
+  it('packages the runtime config with Secrets Manager credentials only, never a password', () => {
+    const dir = assetDirOf(fn('browser-write'));
+    const text = readFileSync(join(dir, 'paperclip', 'config.yaml'), 'utf8');
+    const packaged = parseYaml(text) as Record<string, any>;
+    assert.equal(packaged['environment'], 'aws');
+    assert.equal(packaged['prefix'], prefix);
+    assert.equal(packaged['vendor'].site_pack, '/var/task/paperclip/site-pack.yaml');
+    assert.equal(packaged['evidence'].bucket, deploy.evidence.bucketName);
+    for (const identity of packaged['identities'] as Array<{ id: string; credentials: Record<string, string> }>) {
+      assert.deepEqual(identity.credentials, { source: 'secrets_manager', secret_id: `${prefix}/identity/${identity.id}` });
+    }
+    assert.deepEqual(packaged['approvals'].signing_secret, { source: 'secrets_manager', secret_id: `${prefix}/approval-signing-key` });
+    assert.doesNotMatch(text, /password|api_token|inline/);
+    assert.ok(existsSync(join(dir, 'paperclip', 'site-pack.yaml')));
+  });
+});
+
+describe('least privilege', () => {
+  const tableArn = (id: string) => `GetAtt:${logicalIdOf(stack.tables.byId[id as keyof typeof stack.tables.byId])}.Arn`;
+
+  it('gives each function exactly the table actions its access row lists, and never Scan or Delete', () => {
+    for (const name of allNames) {
+      const statements = statementsOfRole(template, roleOf(name));
+      const granted = new Map<string, Set<string>>();
+      for (const statement of statements) {
+        for (const action of actionsOf(statement).filter((a) => a.startsWith('dynamodb:'))) {
+          for (const resource of (Array.isArray(statement.Resource) ? statement.Resource : [statement.Resource]).map(describeValue)) {
+            const set = granted.get(resource) ?? new Set();
+            set.add(action);
+            granted.set(resource, set);
+          }
+        }
+      }
+      const expected = new Map<string, Set<string>>();
+      for (const [id, access] of Object.entries(FUNCTION_ACCESS[name].tables)) {
+        expected.set(tableArn(id), new Set(access!.actions));
+        for (const index of access!.indexes ?? []) expected.set(`${tableArn(id)}/index/${index}`, new Set(access!.actions));
+      }
+      assert.deepEqual(
+        Object.fromEntries([...granted].map(([k, v]) => [k, [...v].sort()])),
+        Object.fromEntries([...expected].map(([k, v]) => [k, [...v].sort()])),
+        name,
+      );
+      const actions = actionsOfRole(template, roleOf(name));
+      assert.ok(!actions.some((a) => /dynamodb:(Scan|DeleteItem|BatchWriteItem|\*)/.test(a)), `${name}: ${actions}`);
+      assert.ok(!actions.some((a) => a.endsWith(':*') || a === '*'), `${name} has a wildcard action`);
+    }
+  });
+
+  it('claim: conditional put and updates on claims, an append to audit, and nothing else', () => {
+    const actions = actionsOfRole(template, roleOf('claim'));
+    assert.deepEqual(
+      actions.filter((a) => !a.startsWith('logs:') && !a.startsWith('xray:')),
+      ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:Query', 'dynamodb:UpdateItem'],
+    );
+    assert.ok(!actions.some((a) => a.startsWith('s3:') || a.startsWith('secretsmanager:') || a.startsWith('kms:')));
+    assert.deepEqual(resourcesGranted(template, roleOf('claim'), 'dynamodb:Query'), [tableArn('audit')], 'Query only on the audit chain');
+  });
+
+  it('approval-http: answers task tokens, reads its approval and before-screenshots, nothing more', () => {
+    const actions = actionsOfRole(template, roleOf('approval-http'));
+    assert.deepEqual(
+      actions.filter((a) => a.startsWith('states:')),
+      ['states:SendTaskFailure', 'states:SendTaskSuccess'],
+    );
+    const answerable = resourcesGranted(template, roleOf('approval-http'), 'states:SendTaskSuccess');
+    assert.equal(answerable.length, 1);
+    assert.match(answerable[0]!, new RegExp(`:states:.*:stateMachine:${physical('guarded-write')}$`));
+    assert.deepEqual(resourcesGranted(template, roleOf('approval-http'), 's3:GetObject'), [
+      `GetAtt:${logicalIdOf(stack.evidence.bucket)}.Arn/evidence/*/before.png`,
+    ]);
+    assert.deepEqual(resourcesGranted(template, roleOf('approval-http'), 'secretsmanager:GetSecretValue'), [
+      `Ref:${logicalIdOf(stack.secrets.approvalSigningKey)}`,
+    ]);
+    assert.ok(!actions.some((a) => ['s3:PutObject', 'ses:SendEmail', 'lambda:InvokeFunction', 'states:StartExecution'].includes(a)));
+  });
+
+  it('only the functions that talk to the vendor read identity secrets, and only the approval pair reads the signing key', () => {
+    const identitySecrets = [...stack.secrets.identities.values()].map((s) => `Ref:${logicalIdOf(s)}`).sort();
+    const signingKey = `Ref:${logicalIdOf(stack.secrets.approvalSigningKey)}`;
+    const readers = (secret: string) =>
+      allNames.filter((name) => resourcesGranted(template, roleOf(name), 'secretsmanager:GetSecretValue').includes(secret)).sort();
+    for (const secret of identitySecrets) {
+      assert.deepEqual(readers(secret), ['browser-write', 'read-list', 'readback', 'snapshot', 'validate-route']);
+    }
+    assert.deepEqual(readers(signingKey), ['approval-http', 'request-approval']);
+    assert.equal(identitySecrets.length, stack.secrets.identities.size);
+    for (const [, secret] of resources(template, 'AWS::SecretsManager::Secret')) {
+      assert.match(secret.Properties['Name'], new RegExp(`^${prefix}/(identity/[a-z0-9-]+|approval-signing-key)$`));
+    }
+  });
+
+  it('only request-approval sends mail, and only from the configured sender', () => {
+    const senders = allNames.filter((name) => actionsOfRole(template, roleOf(name)).includes('ses:SendEmail'));
+    assert.deepEqual(senders, ['request-approval']);
+    const statement = statementsOfRole(template, roleOf('request-approval')).find((s) => actionsOf(s).includes('ses:SendEmail'))!;
+    assert.deepEqual(statement.Condition, { StringEquals: { 'ses:FromAddress': deploy.email.senderAddress } });
+  });
+
+  it('evidence writers may only PutObject under evidence/, and nobody but the auditor reads', () => {
+    const bucket = `GetAtt:${logicalIdOf(stack.evidence.bucket)}.Arn`;
+    for (const name of allNames) {
+      const actions = actionsOfRole(template, roleOf(name));
+      const s3 = actions.filter((a) => a.startsWith('s3:'));
+      if (FUNCTION_ACCESS[name].writesEvidence) {
+        assert.deepEqual(resourcesGranted(template, roleOf(name), 's3:PutObject'), [`${bucket}/evidence/*`], name);
+      }
+      assert.ok(s3.every((a) => a === 's3:PutObject' || (name === 'approval-http' && a === 's3:GetObject')), `${name}: ${s3}`);
+    }
+    assert.deepEqual(
+      allNames.filter((name) => actionsOfRole(template, roleOf(name)).includes('s3:PutObject')).sort(),
+      ['browser-write', 'complete', 'read-list', 'readback', 'snapshot', 'summarize-batch', 'takeover'],
+    );
+  });
+
+  it('compensation may start guarded-write executions and watch them, nothing else on Step Functions', () => {
+    assert.deepEqual(
+      actionsOfRole(template, roleOf('compensate')).filter((a) => a.startsWith('states:')),
+      ['states:DescribeExecution', 'states:StartExecution'],
+    );
+    const env = fn('compensate').Properties['Environment'].Variables;
+    assert.match(describeValue(env['PAPERCLIP_GUARDED_WRITE_ARN']), new RegExp(`stateMachine:${physical('guarded-write')}$`));
+  });
+});
+
+describe('evidence bucket', () => {
+  const bucketResource = () => template.findResources('AWS::S3::Bucket')[logicalIdOf(stack.evidence.bucket)] as CfnResource;
+  const logBucketId = () => logicalIdOf(stack.evidence.accessLogs);
+
+  it('is versioned, Object Locked with the configured default retention, and kept on stack deletion', () => {
+    const bucket = bucketResource();
+    assert.equal(bucket.Properties['BucketName'], deploy.evidence.bucketName);
+    assert.deepEqual(bucket.Properties['VersioningConfiguration'], { Status: 'Enabled' });
+    assert.equal(bucket.Properties['ObjectLockEnabled'], true);
+    assert.deepEqual(bucket.Properties['ObjectLockConfiguration'], {
+      ObjectLockEnabled: 'Enabled',
+      Rule: { DefaultRetention: { Mode: 'COMPLIANCE', Days: deploy.evidence.retentionDays } },
+    });
+    assert.equal(bucket.DeletionPolicy, 'Retain');
+  });
+
+  it('is encrypted with a rotating customer key, blocks public access, and logs access to a separate bucket', () => {
+    const bucket = bucketResource();
+    const sse = bucket.Properties['BucketEncryption'].ServerSideEncryptionConfiguration[0];
+    assert.equal(sse.ServerSideEncryptionByDefault.SSEAlgorithm, 'aws:kms');
+    assert.equal(describeValue(sse.ServerSideEncryptionByDefault.KMSMasterKeyID), `GetAtt:${logicalIdOf(stack.evidence.key)}.Arn`);
+    assert.equal(sse.BucketKeyEnabled, true);
+    const key = template.findResources('AWS::KMS::Key')[logicalIdOf(stack.evidence.key)] as CfnResource;
+    assert.equal(key.Properties['EnableKeyRotation'], true);
+    assert.equal(key.DeletionPolicy, 'Retain');
+    const blockAll = { BlockPublicAcls: true, BlockPublicPolicy: true, IgnorePublicAcls: true, RestrictPublicBuckets: true };
+    assert.deepEqual(bucket.Properties['PublicAccessBlockConfiguration'], blockAll);
+    assert.equal(describeValue(bucket.Properties['LoggingConfiguration'].DestinationBucketName), `Ref:${logBucketId()}`);
+
+    const logs = template.findResources('AWS::S3::Bucket')[logBucketId()] as CfnResource;
+    assert.equal(logs.Properties['ObjectLockEnabled'], undefined, 'the log bucket is not Object Locked (S3 cannot deliver logs to one)');
+    assert.equal(logs.Properties['BucketEncryption'].ServerSideEncryptionConfiguration[0].ServerSideEncryptionByDefault.SSEAlgorithm, 'AES256');
+    assert.deepEqual(logs.Properties['PublicAccessBlockConfiguration'], blockAll);
+  });
+
+  it('keeps the auditor able to decrypt through the key policy itself', () => {
+    const key = template.findResources('AWS::KMS::Key')[logicalIdOf(stack.evidence.key)] as CfnResource;
+    const auditor = `GetAtt:${logicalIdOf(stack.auditor.role)}.Arn`;
+    const statement = (key.Properties['KeyPolicy'].Statement as Statement[]).find((s) => s.Sid === 'AuditorDecryptsEvidenceThroughS3');
+    assert.ok(statement);
+    assert.equal(describeValue((statement.Principal as { AWS: unknown }).AWS), auditor);
+    assert.ok(actionsOf(statement).includes('kms:Decrypt'));
+  });
+
+  it('denies plain HTTP on both buckets and trace downloads to everyone but the auditor role', () => {
+    const policies = resources(template, 'AWS::S3::BucketPolicy');
+    for (const id of [logicalIdOf(stack.evidence.bucket), logBucketId()]) {
+      const policy = policies.find(([, p]) => describeValue(p.Properties['Bucket']) === `Ref:${id}`)?.[1];
+      assert.ok(policy, `bucket policy for ${id}`);
+      const statements = policy.Properties['PolicyDocument'].Statement as Statement[];
+      assert.ok(
+        statements.some((s) => s.Effect === 'Deny' && JSON.stringify(s.Condition) === JSON.stringify({ Bool: { 'aws:SecureTransport': 'false' } })),
+        `${id} is SSL-only`,
+      );
+    }
+    const evidencePolicy = policies.find(([, p]) => describeValue(p.Properties['Bucket']) === `Ref:${logicalIdOf(stack.evidence.bucket)}`)![1];
+    const traces = (evidencePolicy.Properties['PolicyDocument'].Statement as Statement[]).find((s) => s.Sid === 'OnlyTheAuditorReadsTraces')!;
+    assert.equal(traces.Effect, 'Deny');
+    assert.deepEqual(traces.Principal, { AWS: '*' });
+    assert.deepEqual(actionsOf(traces).sort(), ['s3:GetObject', 's3:GetObjectVersion']);
+    assert.deepEqual((Array.isArray(traces.Resource) ? traces.Resource : [traces.Resource]).map(describeValue), [
+      `GetAtt:${logicalIdOf(stack.evidence.bucket)}.Arn/*trace.zip`,
+    ]);
+    assert.equal(
+      describeValue((traces.Condition as { ArnNotEquals: Record<string, unknown> }).ArnNotEquals['aws:PrincipalArn']),
+      `GetAtt:${logicalIdOf(stack.auditor.role)}.Arn`,
+    );
+    // The pattern matches the key layout the writers use.
+    assert.ok(new RegExp(`^${'*trace.zip'.replace('*', '.*').replace('.zip', '\\.zip')}$`).test('evidence/acme/T-1/k-abc/trace.zip'));
+  });
+
+  it('moves evidence to Glacier Instant Retrieval and expires noncurrent versions after the retention', () => {
+    const rules = bucketResource().Properties['LifecycleConfiguration'].Rules as Array<Record<string, any>>;
+    const rule = rules.find((r) => r['Id'] === 'evidence-to-glacier-ir')!;
+    assert.deepEqual(rule['Transitions'], [{ StorageClass: 'GLACIER_IR', TransitionInDays: deploy.evidence.glacierAfterDays }]);
+    assert.deepEqual(rule['NoncurrentVersionExpiration'], { NoncurrentDays: deploy.evidence.retentionDays });
+    assert.equal(rule['Status'], 'Enabled');
+  });
+
+  it('lets the auditor role read and list evidence, read-only', () => {
+    const actions = actionsOfRole(template, logicalIdOf(stack.auditor.role));
+    assert.ok(actions.includes('s3:GetObject') && actions.includes('s3:ListBucket') && actions.includes('kms:Decrypt'));
+    assert.ok(!actions.some((a) => /s3:(Put|Delete|Bypass)/.test(a)), `${actions}`);
+  });
+});
+
+describe('tables', () => {
+  it('builds every shared table definition with on-demand billing, PITR, deletion protection, encryption, TTL and GSIs', () => {
+    const tables = resources(template, 'AWS::DynamoDB::Table');
+    assert.equal(tables.length, TABLES.length);
+    for (const definition of TABLES) {
+      const found = tables.find(([, t]) => t.Properties['TableName'] === tableName(prefix, definition.id));
+      assert.ok(found, definition.id);
+      const [, table] = found;
+      assert.equal(table.Properties['BillingMode'], 'PAY_PER_REQUEST');
+      assert.deepEqual(table.Properties['PointInTimeRecoverySpecification'], { PointInTimeRecoveryEnabled: true });
+      assert.equal(table.Properties['DeletionProtectionEnabled'], true);
+      assert.equal(table.DeletionPolicy, 'Retain');
+      assert.deepEqual(table.Properties['SSESpecification'], { SSEEnabled: true });
+      const keys = table.Properties['KeySchema'] as Array<{ AttributeName: string; KeyType: string }>;
+      assert.deepEqual(keys[0], { AttributeName: definition.partitionKey.name, KeyType: 'HASH' });
+      if (definition.sortKey) assert.deepEqual(keys[1], { AttributeName: definition.sortKey.name, KeyType: 'RANGE' });
+      assert.deepEqual(
+        table.Properties['TimeToLiveSpecification'],
+        definition.ttlAttribute ? { AttributeName: definition.ttlAttribute, Enabled: true } : undefined,
+      );
+      const indexes = (table.Properties['GlobalSecondaryIndexes'] ?? []) as Array<{ IndexName: string; KeySchema: unknown[] }>;
+      assert.deepEqual(indexes.map((i) => i.IndexName).sort(), definition.indexes.map((i) => i.name).sort());
+    }
+  });
+});
+
+describe('workflows', () => {
+  const machines = () => resources(template, 'AWS::StepFunctions::StateMachine');
+
+  /** The definition as CloudFormation will deploy it, with intrinsics shown as readable placeholders. */
+  function deployedDefinition(machine: CfnResource): string {
+    const values = Object.fromEntries(
+      Object.entries(machine.Properties['DefinitionSubstitutions'] as Record<string, unknown>).map(([k, v]) => [k, describeValue(v)]),
+    );
+    return applySubstitutions(machine.Properties['DefinitionString'] as string, values);
+  }
+  const byName = (name: string) => machines().find(([, m]) => m.Properties['StateMachineName'] === physical(name))![1];
+
+  it('are Standard workflows with full logging but no execution data, and X-Ray tracing', () => {
+    assert.equal(machines().length, 2);
+    for (const [, machine] of machines()) {
+      assert.equal(machine.Properties['StateMachineType'], 'STANDARD');
+      assert.equal(machine.Properties['LoggingConfiguration'].Level, 'ALL');
+      assert.equal(machine.Properties['LoggingConfiguration'].IncludeExecutionData, false);
+      assert.deepEqual(machine.Properties['TracingConfiguration'], { Enabled: true });
+    }
+  });
+
+  it('resolve every ${…} in the ASL files through DefinitionSubstitutions', () => {
+    for (const [, machine] of machines()) {
+      const raw = machine.Properties['DefinitionString'] as string;
+      assert.equal(typeof raw, 'string', 'the definition is inline in the template, not an S3 location');
+      const provided = Object.keys(machine.Properties['DefinitionSubstitutions']).sort();
+      assert.deepEqual(substitutionVariables(raw), provided);
+      const deployed = deployedDefinition(machine);
+      assert.doesNotMatch(deployed, /\$\{[^}]*\}/);
+      JSON.parse(deployed);
+    }
+  });
+
+  it('point each Task at the function its variable names', () => {
+    const definition = JSON.parse(deployedDefinition(byName('guarded-write'))) as AslMachine;
+    const browserWrite = stateNamed(definition, 'BrowserWrite');
+    const expected = `GetAtt:${logicalIdOf(stack.handlers.workflow.BrowserWrite.fn)}.Arn`;
+    assert.equal(browserWrite.Resource, expected);
+    const batch = byName('batch');
+    assert.equal(describeValue(batch.Properties['DefinitionSubstitutions'][functionArnVariable('ReadList')]), `GetAtt:${logicalIdOf(stack.handlers.workflow.ReadList.fn)}.Arn`);
+    assert.match(describeValue(batch.Properties['DefinitionSubstitutions']['GuardedWriteStateMachineArn']), new RegExp(`stateMachine:${physical('guarded-write')}$`));
+  });
+
+  it('never retry BrowserWrite on Lambda service errors, retry the idempotent steps, and time out approval waits', () => {
+    const guarded = JSON.parse(deployedDefinition(byName('guarded-write'))) as AslMachine;
+    assertNoLambdaServiceRetry(guarded, 'BrowserWrite');
+    for (const idempotent of ['ValidateRoute', 'Claim', 'Readback']) assertRetriesLambdaServiceErrors(guarded, idempotent);
+    assertTaskTokenWaitsTimeOut(guarded);
+  });
+
+  it('let each workflow role invoke only the functions its definition names', () => {
+    for (const [name, id] of [['batch', 'Batch'], ['guarded-write', 'GuardedWrite']] as const) {
+      const machine = byName(name);
+      const role = (machine.Properties['RoleArn'] as { 'Fn::GetAtt': [string] })['Fn::GetAtt'][0];
+      const invoked = resourcesGranted(template, role, 'lambda:InvokeFunction');
+      const named = WORKFLOW_FUNCTIONS.filter((f) => (machine.Properties['DefinitionString'] as string).includes(`\${${functionArnVariable(f.id)}}`));
+      assert.deepEqual(invoked, named.map((f) => `GetAtt:${logicalIdOf(stack.handlers.workflow[f.id].fn)}.Arn`).sort(), name);
+      assert.equal(describeValue(role), describeValue(logicalIdOf(stack.workflows.roles[id])));
+    }
+  });
+
+  it('let the batch start, watch and stop guarded-write executions (with the .sync rule), and nothing else', () => {
+    const role = logicalIdOf(stack.workflows.roles.Batch);
+    const actions = actionsOfRole(template, role).filter((a) => !a.startsWith('logs:') && !a.startsWith('xray:'));
+    assert.deepEqual(actions, [
+      'events:DescribeRule',
+      'events:PutRule',
+      'events:PutTargets',
+      'lambda:InvokeFunction',
+      'states:DescribeExecution',
+      'states:StartExecution',
+      'states:StopExecution',
+    ]);
+    assert.match(resourcesGranted(template, role, 'states:StartExecution')[0]!, new RegExp(`stateMachine:${physical('guarded-write')}$`));
+    assert.match(resourcesGranted(template, role, 'states:StopExecution')[0]!, new RegExp(`execution:${physical('guarded-write')}:\\*$`));
+    assert.match(resourcesGranted(template, role, 'events:PutRule')[0]!, /rule\/StepFunctionsGetEventsForStepFunctionsExecutionRule$/);
+    const guardedActions = actionsOfRole(template, logicalIdOf(stack.workflows.roles.GuardedWrite));
+    assert.ok(!guardedActions.some((a) => a.startsWith('states:') || a.startsWith('events:')), `${guardedActions}`);
+  });
+});
+
+describe('schedules', () => {
+  it('start the batch workflow per tenant at the configured time zone, with a task id from the scheduled time', () => {
+    const schedules = resources(template, 'AWS::Scheduler::Schedule');
+    assert.equal(schedules.length, deploy.tenants.length);
+    const batchRef = `Ref:${logicalIdOf(stack.workflows.byId.Batch)}`;
+    for (const tenant of deploy.tenants) {
+      const [, schedule] = schedules.find(([, s]) => s.Properties['Name'] === `${prefix}-batch-${tenant.id}`)!;
+      assert.equal(schedule.Properties['ScheduleExpression'], tenant.schedule.expression);
+      assert.equal(schedule.Properties['ScheduleExpressionTimezone'], tenant.schedule.timezone);
+      assert.deepEqual(schedule.Properties['FlexibleTimeWindow'], { Mode: 'OFF' });
+      const target = schedule.Properties['Target'];
+      assert.equal(describeValue(target.Arn), batchRef);
+      assert.deepEqual(JSON.parse(target.Input), {
+        tenant: tenant.id,
+        taskId: `T-${tenant.id}-<aws.scheduler.scheduled-time>`,
+        requestedBy: 'schedule',
+      });
+      assert.ok(target.RetryPolicy.MaximumRetryAttempts >= 1);
+      assert.equal(describeValue(target.DeadLetterConfig.Arn), `GetAtt:${logicalIdOf(stack.schedules.deadLetters)}.Arn`);
+      assert.equal(describeValue(target.RoleArn), `GetAtt:${logicalIdOf(stack.schedules.role)}.Arn`);
+    }
+  });
+
+  it('use a role that may only start the batch workflow (and dead-letter a failed start)', () => {
+    const role = logicalIdOf(stack.schedules.role);
+    assert.deepEqual(actionsOfRole(template, role), ['sqs:SendMessage', 'states:StartExecution']);
+    assert.deepEqual(resourcesGranted(template, role, 'states:StartExecution'), [`Ref:${logicalIdOf(stack.workflows.byId.Batch)}`]);
+  });
+});
+
+describe('approval endpoint and mail', () => {
+  it('serves the approval page from a Function URL without AWS auth and without tracing', () => {
+    const [approvalId, approval] = functionNamed(template, physical('approval-http'));
+    const urls = resources(template, 'AWS::Lambda::Url');
+    assert.equal(urls.length, 1);
+    assert.equal(urls[0]![1].Properties['AuthType'], 'NONE');
+    assert.equal(describeValue(urls[0]![1].Properties['TargetFunctionArn']), `GetAtt:${approvalId}.Arn`);
+    assert.equal(approval.Properties['TracingConfig'], undefined);
+    const urlLogicalId = urls[0]![0];
+    const env = fn('request-approval').Properties['Environment'].Variables;
+    assert.equal(describeValue(env['PAPERCLIP_APPROVAL_BASE_URL']), `GetAtt:${urlLogicalId}.FunctionUrl`);
+  });
+
+  it('verifies the sender domain in SES', () => {
+    const identities = resources(template, 'AWS::SES::EmailIdentity');
+    assert.deepEqual(identities.map(([, i]) => i.Properties['EmailIdentity']), [deploy.email.senderDomain]);
+  });
+});
+
+describe('observability', () => {
+  const alarms = () => resources(template, 'AWS::CloudWatch::Alarm');
+  const alarmNamed = (suffix: string) => alarms().find(([, a]) => a.Properties['AlarmName'] === `${prefix}-${suffix}`)?.[1];
+  const expressions = (alarm: CfnResource) =>
+    (alarm.Properties['Metrics'] as Array<{ Expression?: string }>).map((m) => m.Expression).filter(Boolean) as string[];
+
+  it('alarms on any misoperation, any session loss, and workflow failures', () => {
+    const misoperation = alarmNamed('misoperation')!;
+    assert.ok(expressions(misoperation).includes('SELECT SUM(Misoperation) FROM Paperclip'));
+    assert.equal(misoperation.Properties['Threshold'], 0);
+    assert.equal(misoperation.Properties['ComparisonOperator'], 'GreaterThanThreshold');
+    const session = alarmNamed('session-lost')!;
+    assert.ok(expressions(session).includes('SELECT SUM(SessionLost) FROM Paperclip'));
+    assert.equal(session.Properties['Threshold'], 0);
+    for (const name of ['batch', 'guardedwrite']) {
+      const failures = alarmNamed(`${name}-workflow-failures`)!;
+      const metrics = (failures.Properties['Metrics'] as Array<{ MetricStat?: { Metric: { MetricName: string } } }>)
+        .map((m) => m.MetricStat?.Metric.MetricName)
+        .filter(Boolean)
+        .sort();
+      assert.deepEqual(metrics, ['ExecutionsAborted', 'ExecutionsFailed', 'ExecutionsTimedOut']);
+    }
+  });
+
+  it('alarms on the takeover rate above the configured threshold', () => {
+    const takeover = alarmNamed('takeover-rate')!;
+    assert.equal(takeover.Properties['Threshold'], deploy.alarms.takeoverRateThreshold);
+    const all = expressions(takeover);
+    assert.ok(all.includes('SELECT SUM(HumanTakeover) FROM Paperclip'));
+    assert.ok(all.includes('SELECT SUM(ItemProcessed) FROM Paperclip'));
+    assert.ok(all.some((e) => /n \/ d/.test(e)));
+  });
+
+  it('notifies one encrypted, SSL-only topic from every alarm', () => {
+    const topicId = logicalIdOf(stack.observability.topic);
+    const topic = template.findResources('AWS::SNS::Topic')[topicId] as CfnResource;
+    assert.ok(topic.Properties['KmsMasterKeyId']);
+    for (const [, alarm] of alarms()) {
+      assert.deepEqual(alarm.Properties['AlarmActions'].map(describeValue), [`Ref:${topicId}`]);
+    }
+    const subscriptions = resources(template, 'AWS::SNS::Subscription');
+    assert.deepEqual(subscriptions.map(([, s]) => [s.Properties['Protocol'], s.Properties['Endpoint']]), [['email', deploy.email.alarmAddress]]);
+    const [, topicPolicy] = resources(template, 'AWS::SNS::TopicPolicy')[0]!;
+    assert.ok((topicPolicy.Properties['PolicyDocument'].Statement as Statement[]).some((s) => s.Effect === 'Deny' && JSON.stringify(s.Condition).includes('aws:SecureTransport')));
+    const key = Object.values(template.findResources('AWS::KMS::Key')).find((k) =>
+      JSON.stringify(k['Properties']['KeyPolicy']).includes('cloudwatch.amazonaws.com'),
+    );
+    assert.ok(key, 'the topic key lets CloudWatch publish');
+  });
+
+  it('shows the four rates on the dashboard as metric math over the EMF counts', () => {
+    const [, dashboard] = resources(template, 'AWS::CloudWatch::Dashboard')[0]!;
+    const body = JSON.stringify(dashboard.Properties['DashboardBody']);
+    for (const definition of RATE_DEFINITIONS) {
+      assert.ok(body.includes(definition.label), definition.label);
+      assert.ok(body.includes(`SELECT SUM(${definition.numerator}) FROM Paperclip`), definition.numerator);
+      assert.ok(body.includes(`SELECT SUM(${definition.denominator}) FROM Paperclip`), definition.denominator);
+    }
+    assert.ok(body.includes('IF(d > 0, n / d, 0)'));
+  });
+});
