@@ -61,7 +61,7 @@ export const PlannerConfig = z
     /** Consecutive failed steps before the task stops in waiting_confirm. */
     max_consecutive_failures: z.number().int().min(1).max(5).default(2),
     /** Steps a single task may execute in total, so a confused model cannot run forever. */
-    max_task_steps: z.number().int().min(1).max(10_000).default(300),
+    max_task_steps: z.number().int().min(1).max(1000).default(300),
     history: z
       .object({
         /** Most recent steps shown verbatim. */

@@ -339,6 +339,12 @@ export function validateAnswer(value: unknown, ctx: ValidationContext): Verdict 
   }
 
   for (const [index, step] of steps.entries()) {
+    if (step.action === 'open') {
+      const path = step.url.split(/[?#]/)[0]!.toLowerCase();
+      if (/log-?out|sign-?out|logoff/.test(path) || ctx.pack.sessionLost.urlContains.some((f) => path.includes(f.toLowerCase()))) {
+        return { ok: false, reason: `step ${index + 1} opens ${step.url}, a login/logout page; sessions are managed outside the plan` };
+      }
+    }
     if ((step.action === 'click' || step.action === 'download') && SESSION_WORDS.some((w) => norm(accessibleText(step.target) ?? '').includes(w))) {
       return { ok: false, reason: `step ${index + 1} would end the vendor session (${describeStep(step)}); sessions are managed outside the plan` };
     }

@@ -102,7 +102,8 @@ export const TaskRecord = z
     history: CompressedHistory,
     /** Fingerprints of the last executed plans (loop detection across rounds). */
     executedPlans: z.array(z.string().max(8000)).max(5),
-    outputs: z.array(TaskOutput).max(500),
+    /** One per output-producing step at most; bounded by max_task_steps (≤ 1000) so a DynamoDB item stays under 400 KB. */
+    outputs: z.array(TaskOutput).max(1010),
     /** The model attempts of the latest drafting, with rejection reasons. */
     draftAttempts: z.array(DraftAttempt).max(20),
     result: TaskResult.optional(),

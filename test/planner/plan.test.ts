@@ -169,6 +169,10 @@ describe('the rules, one by one', () => {
     assert.ok(!del.ok && /looks like a vendor write that no site-pack action describes/.test(del.reason));
     const logout = judgeAnswer(JSON.stringify([{ action: 'click', target: { role: 'link', name: '退出' } }]), ctx);
     assert.ok(!logout.ok && /end the vendor session/.test(logout.reason));
+    const openLogout = judgeAnswer(JSON.stringify([{ action: 'open', url: '/logout' }]), ctx);
+    assert.ok(!openLogout.ok && /login\/logout page/.test(openLogout.reason));
+    const openLogin = judgeAnswer(JSON.stringify([{ action: 'open', url: '/login?next=/diff/list' }]), ctx);
+    assert.ok(!openLogin.ok);
   });
 
   test('over-long plans, row scopes, empty plans and "done"', () => {
