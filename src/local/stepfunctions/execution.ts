@@ -96,7 +96,10 @@ export class ExecutionRun implements RunningExecution {
       const outcome = await outcomeOf(execution.result);
       await translating.catch(() => undefined);
       this.close(outcome);
-    })();
+    })().catch((err: unknown) => {
+      // Recording the outcome failed (e.g. the data folder is not writable): say so, keep serving.
+      console.error(`local Step Functions: could not record the end of ${record.executionArn}:`, err);
+    });
   }
 
   /** StopExecution: the execution is ABORTED at once; the runner is told to stop. */
