@@ -3,7 +3,9 @@ import { BatchRequest, idempotencyKey } from '../domain/task.js';
 import { InputRejectedError, failureMessage } from '../domain/errors.js';
 import { batchKey, type StoredObject } from '../adapters/s3/evidence-store.js';
 import { readList, type ListedItem } from './vendor-reads.js';
+import { withSession } from './sessions.js';
 import type { ItemOutcome } from './guarded-write.js';
+import { sealBatchEvidence } from '../evidence/batch-end.js';
 
 export interface BatchItem {
   key: string;
@@ -33,15 +35,12 @@ export async function readBatchList(s: Services, input: { batch: unknown }): Pro
   const batch = parseBatch(input.batch);
   const tenant = s.config.tenants.find((t) => t.id === batch.tenant);
   if (!tenant) throw new InputRejectedError(`tenant "${batch.tenant}" is not configured; add it under tenants`, 'tenant');
-  const session = await s.sessions.open(tenant.identity, await s.secret(tenant.identity), 'read', { trace: false });
-  let listed: ListedItem[];
   const evidence: StoredObject[] = [];
-  try {
-    listed = await readList(session, { pack: s.pack, baseUrl: s.config.vendor.base_url, tenant: tenant.id });
+  const listed: ListedItem[] = await withSession(s, tenant.identity, 'read', { trace: false }, async (session) => {
+    const rows = await readList(session, { pack: s.pack, baseUrl: s.config.vendor.base_url, tenant: tenant.id });
     evidence.push(await s.evidence.put(batchKey({ tenant: tenant.id, taskId: batch.taskId }, 'list.png'), await session.page.screenshot({ fullPage: true }), 'image/png'));
-  } finally {
-    await session.close();
-  }
+    return rows;
+  });
   evidence.push(
     await s.evidence.put(batchKey({ tenant: tenant.id, taskId: batch.taskId }, 'list.json'), JSON.stringify(listed, null, 2), 'application/json'),
   );
@@ -81,7 +80,12 @@ export interface BatchSummary {
 /** Counts the items' outcomes and stores the batch summary beside the evidence. */
 export async function summarizeBatch(
   s: Services,
-  input: { batch: { taskId: string; tenant: string; list?: BatchList }; results: Array<Partial<ItemOutcome> & { outcome?: string }>; readError?: { Error: string; Cause?: string } },
+  input: {
+    batch: { taskId: string; tenant: string; list?: BatchList };
+    results: Array<Partial<ItemOutcome> & { outcome?: string }>;
+    readError?: { Error: string; Cause?: string };
+    executionArn?: string;
+  },
 ): Promise<BatchSummary> {
   const counts = Object.fromEntries(OUTCOMES.map((o) => [o, 0])) as Record<Outcome, number>;
   for (const result of input.results) {
@@ -101,5 +105,7 @@ export async function summarizeBatch(
     JSON.stringify({ ...summary, results: input.results, finishedAt: new Date().toISOString() }, null, 2),
     'application/json',
   );
+  // Item pages, the batch page and the seal over the whole folder; see docs/evidence.md.
+  await sealBatchEvidence(s, { tenant: input.batch.tenant, taskId: input.batch.taskId }, { sealedBy: input.executionArn ?? 'summarize-batch', results: input.results });
   return summary;
 }

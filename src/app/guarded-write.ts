@@ -13,8 +13,12 @@ import { pollUntilSettled, type ReadbackResult } from '../domain/readback.js';
 import { evidenceKey, type StoredObject } from '../adapters/s3/evidence-store.js';
 import { dialogsSeen, runStep } from '../browser/executor.js';
 import type { OpenedSession } from '../browser/identity-sessions.js';
+import type { Page } from 'playwright-core';
 import { observeStatus } from './vendor-reads.js';
+import { withSession } from './sessions.js';
+import { enqueueTakeover } from './takeover/queue.js';
 import type { ReadbackSource } from '../sitepack/schema.js';
+import { recordClosedItem } from '../evidence/item-closed.js';
 
 /**
  * The guarded-write steps. Each is called by one thin Lambda handler and is
@@ -162,8 +166,7 @@ export async function snapshot(s: Services, state: ItemState): Promise<SnapshotR
   const { item } = state;
   const ref = claimRef(state);
   const action = s.pack.actions[item.action]!;
-  const session = await s.sessions.open(item.identity, await s.secret(item.identity), 'read', { trace: false });
-  try {
+  return withSession(s, item.identity, 'read', { trace: false }, async (session) => {
     const api = s.pack.api ? await s.vendorApi(item.identity) : undefined;
     const observation = await firstObservation(s, item, session, api);
     await openDetail(s, item, session);
@@ -186,9 +189,7 @@ export async function snapshot(s: Services, state: ItemState): Promise<SnapshotR
       data: { preStatus, source: observation.source, inverse: inverse ?? null, reversibility: item.reversibility, evidence },
     });
     return { stale: false, preStatus, source: observation.source, evidence };
-  } finally {
-    await session.close();
-  }
+  });
 }
 
 /**
@@ -241,47 +242,69 @@ export async function browserWrite(s: Services, state: ItemState): Promise<Write
   const steps = action.tiers.browser?.steps ?? [];
   const commitIndex = steps.findIndex((step) => step.action === 'click' && step.commit);
   const commitAt = commitIndex >= 0 ? commitIndex : steps.map((st) => st.action).lastIndexOf('click');
-  const session = await s.sessions.open(item.identity, await s.secret(item.identity), 'write', { trace: true });
   const evidence: StoredObject[] = [];
-  let committed = false;
-  let page = session.page;
-  try {
-    const ctx = {
-      baseUrl: s.config.vendor.base_url,
-      params,
-      row: { attribute: s.pack.list.rowKeyAttribute, key: item.billNo },
-      sessionLost: s.pack.sessionLost,
-      traced: true,
-    };
-    for (const [index, step] of steps.entries()) {
-      if (index === commitAt) {
-        evidence.push(await s.evidence.put(evidenceKey(item, 'before-commit.png'), await page.screenshot({ fullPage: true }), 'image/png'));
-        await toWriting();
-        await s.audit.append(item.key, { type: 'write_started', actor: item.identity, data: { tier: 'browser', step: index } });
-        committed = true;
+  return withSession(s, item.identity, 'write', { trace: true }, async (session) => {
+    let committed = false;
+    let page = session.page;
+    try {
+      const ctx = {
+        baseUrl: s.config.vendor.base_url,
+        params,
+        row: { attribute: s.pack.list.rowKeyAttribute, key: item.billNo },
+        sessionLost: s.pack.sessionLost,
+        traced: true,
+      };
+      for (const [index, step] of steps.entries()) {
+        if (index === commitAt) {
+          evidence.push(await s.evidence.put(evidenceKey(item, 'before-commit.png'), await page.screenshot({ fullPage: true }), 'image/png'));
+          await toWriting();
+          await s.audit.append(item.key, { type: 'write_started', actor: item.identity, data: { tier: 'browser', step: index } });
+          committed = true;
+        }
+        ({ page } = await runStep(page, step, ctx));
       }
-      ({ page } = await runStep(page, step, ctx));
+      await throwOnWriteFeedback(s, page);
+      evidence.push(await s.evidence.put(evidenceKey(item, 'after.png'), await page.screenshot({ fullPage: true }), 'image/png'));
+      return { tier: 'browser', committed: true as const, evidence, dialogs: dialogsSeen(page) };
+    } catch (error) {
+      if (error instanceof ClaimFencedError) throw error;
+      const shot = await page.screenshot({ fullPage: true }).catch(() => undefined);
+      if (shot) evidence.push(await s.evidence.put(evidenceKey(item, 'after.png'), shot, 'image/png'));
+      await s.audit.append(item.key, {
+        type: 'write_failed',
+        actor: item.identity,
+        data: { committed, error: (error as Error).name, message: (error as Error).message, evidence },
+      });
+      const name = (error as Error).name;
+      if (!committed) {
+        if (name === 'StructuredContractMissingError' || name === 'SessionLostError') throw error;
+        throw new WriteNotCommittedError(`write failed before the commit click: ${(error as Error).message}`);
+      }
+      if (name === 'SessionLostError' || name === 'WriteNotCommittedError' || name === 'AmbiguousOutcomeError') throw error;
+      throw new AmbiguousOutcomeError(`write may have landed: ${(error as Error).message}`);
+    } finally {
+      const trace = await session.close().catch(() => undefined);
+      if (trace) evidence.push(await s.evidence.put(evidenceKey(item, 'trace.zip'), trace, 'application/zip'));
     }
-    evidence.push(await s.evidence.put(evidenceKey(item, 'after.png'), await page.screenshot({ fullPage: true }), 'image/png'));
-    return { tier: 'browser', committed: true, evidence, dialogs: dialogsSeen(page) };
-  } catch (error) {
-    if (error instanceof ClaimFencedError) throw error;
-    const shot = await page.screenshot({ fullPage: true }).catch(() => undefined);
-    if (shot) evidence.push(await s.evidence.put(evidenceKey(item, 'after.png'), shot, 'image/png'));
-    await s.audit.append(item.key, {
-      type: 'write_failed',
-      actor: item.identity,
-      data: { committed, error: (error as Error).name, message: (error as Error).message, evidence },
-    });
-    if (!committed) {
-      if (error instanceof StructuredContractMissingError || (error as Error).name === 'SessionLostError') throw error;
-      throw new WriteNotCommittedError(`write failed before the commit click: ${(error as Error).message}`);
+  });
+}
+
+/**
+ * Reads the page's own feedback after the commit click. It is never the
+ * verdict: it only tells readback whether the vendor refused outright or the
+ * request timed out, which decides whether a settled negative readback may be
+ * followed by another attempt.
+ */
+async function throwOnWriteFeedback(s: Services, page: Page): Promise<void> {
+  for (const text of s.pack.writeFeedback.rejected) {
+    if (await page.getByText(text).first().isVisible().catch(() => false)) {
+      throw new WriteNotCommittedError(`the vendor answered "${(await page.getByText(text).first().textContent())?.trim()}"`);
     }
-    if ((error as Error).name === 'SessionLostError') throw error;
-    throw new AmbiguousOutcomeError(`write may have landed: ${(error as Error).message}`);
-  } finally {
-    const trace = await session.close().catch(() => undefined);
-    if (trace) evidence.push(await s.evidence.put(evidenceKey(item, 'trace.zip'), trace, 'application/zip'));
+  }
+  for (const text of s.pack.writeFeedback.timedOut) {
+    if (await page.getByText(text).first().isVisible().catch(() => false)) {
+      throw new AmbiguousOutcomeError(`the vendor did not answer in time ("${text}"); the write may have landed`);
+    }
   }
 }
 
@@ -294,9 +317,8 @@ export async function readback(s: Services, state: ItemState): Promise<ReadbackO
   const action = s.pack.actions[item.action]!;
   const policy = s.config.actions[item.action]!;
   const api = s.pack.api ? await s.vendorApi(item.identity) : undefined;
-  const session = await s.sessions.open(item.identity, await s.secret(item.identity), 'readback', { trace: false });
-  const evidence: StoredObject[] = [];
-  try {
+  return withSession(s, item.identity, 'readback', { trace: false }, async (session) => {
+    const evidence: StoredObject[] = [];
     let degraded = false;
     let result: ReadbackResult | undefined;
     for (const source of s.config.write_policy.readback_sources) {
@@ -333,9 +355,7 @@ export async function readback(s: Services, state: ItemState): Promise<ReadbackO
       data: { verdict: result.verdict, observed: result.observedStatus, source: result.source, next: decided.next, why: decided.why, degraded, evidence },
     });
     return { ...result, ...decided, degraded, evidence };
-  } finally {
-    await session.close();
-  }
+  });
 }
 
 export function decideNext(
@@ -419,6 +439,7 @@ export async function complete(
   const record = outcomeRecord(state, closeAs, executionArn, input.reason ? { reason: input.reason } : {});
   await s.evidence.put(evidenceKey(item, 'record.json'), JSON.stringify(record, null, 2), 'application/json');
   await s.audit.append(item.key, { type: closeAs === 'done' ? 'completed' : closeAs, actor: item.identity, data: { verdict: state.readback?.verdict ?? null, reason: input.reason ?? null } });
+  await recordClosedItem(s, item, closeAs);
   return { outcome: closeAs, key: item.key, billNo: item.billNo, reason: input.reason };
 }
 
@@ -430,16 +451,40 @@ export async function takeover(s: Services, input: { state: ItemState; execution
     : '';
   const reason = (state.readback?.why ?? failureMessage(state.takeoverReason)) + compensation;
   const errorName = state.takeoverReason?.Error;
-  const claim = await s.claims.get(item.key);
-  if (claim && !['DONE', 'TAKEOVER'].includes(claim.status)) {
-    await s.claims.transition(item.key, { owner: claim.owner, version: claim.version, from: ['CLAIMED', 'WRITING'] }, 'TAKEOVER', {
-      outcome: 'takeover',
-      reason,
+  // Only the run that holds the claim hands the item over: a run fenced out meanwhile must not queue, overwrite records or move the claim.
+  const held = state.claim && state.claim.decision !== 'skip' ? state.claim.claim : undefined;
+  const ours = (c: Claim | undefined): c is Claim => !!c && (!held || (c.owner === held.owner && c.version === held.version));
+  let claim = await s.claims.get(item.key);
+  if (ours(claim) && (claim.status === 'CLAIMED' || claim.status === 'WRITING')) {
+    try {
+      claim = await s.claims.transition(item.key, { owner: claim.owner, version: claim.version, from: ['CLAIMED', 'WRITING'] }, 'TAKEOVER', {
+        outcome: 'takeover',
+        reason,
+      });
+    } catch (error) {
+      if (!(error instanceof ClaimFencedError)) throw error;
+      claim = await s.claims.get(item.key);
+    }
+  }
+  if (!ours(claim) || claim.status !== 'TAKEOVER') {
+    await s.audit.append(item.key, {
+      type: 'takeover_not_taken',
+      actor: item.identity,
+      data: { reason, error: errorName ?? null, claimStatus: claim?.status ?? null, claimOwner: claim?.owner ?? null, executionArn },
     });
+    return { outcome: 'skipped', key: item.key, billNo: item.billNo, reason: `not handed over: the claim is ${claim?.status ?? 'missing'} under another run (${reason})` };
   }
   const record = outcomeRecord(state, 'takeover', executionArn, { reason, error: errorName ?? null });
   await s.evidence.put(evidenceKey(item, 'record.json'), JSON.stringify(record, null, 2), 'application/json');
-  await s.audit.append(item.key, { type: 'takeover', actor: item.identity, data: { reason, error: errorName ?? null } });
+  const queued = await enqueueTakeover(s, { state, executionArn, claimVersion: claim.version, reason, errorName: errorName ?? null });
+  if (queued.change !== 'unchanged') {
+    await s.audit.append(item.key, {
+      type: 'takeover',
+      actor: item.identity,
+      data: { reason, error: errorName ?? null, round: queued.entry.round, stage: queued.entry.stage, evidence: queued.entry.evidence },
+    });
+    await recordClosedItem(s, item, 'takeover');
+  }
   return { outcome: 'takeover', key: item.key, billNo: item.billNo, reason };
 }
 

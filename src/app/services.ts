@@ -54,6 +54,8 @@ const Environment = z.object({
   PAPERCLIP_SFN_ENDPOINT: z.string().url().optional(),
   PAPERCLIP_SECRETS_ENDPOINT: z.string().url().optional(),
   PAPERCLIP_GUARDED_WRITE_ARN: z.string().startsWith('arn:').optional(),
+  /** Where approval links point when it is only known at deploy or start time (a Function URL, the local server). */
+  PAPERCLIP_APPROVAL_BASE_URL: z.string().url().optional(),
 });
 
 function clientConfig(region: string, endpoint: string | undefined) {
@@ -72,6 +74,7 @@ function clientConfig(region: string, endpoint: string | undefined) {
 export function createServices(env: NodeJS.ProcessEnv = process.env): Services {
   const vars = parseOrThrow(Environment, env, 'environment');
   const { config, sitePack } = loadRuntime(vars.PAPERCLIP_CONFIG, { vendorBaseUrl: vars.PAPERCLIP_VENDOR_BASE_URL });
+  if (vars.PAPERCLIP_APPROVAL_BASE_URL) config.approvals.base_url = vars.PAPERCLIP_APPROVAL_BASE_URL;
   const region = vars.PAPERCLIP_AWS_REGION ?? config.region;
   const db = DynamoDBDocumentClient.from(new DynamoDBClient(clientConfig(region, vars.PAPERCLIP_DYNAMODB_ENDPOINT)), {
     marshallOptions: { removeUndefinedValues: true },

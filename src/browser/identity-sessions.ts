@@ -59,7 +59,10 @@ export class IdentitySessions {
       }
       if (options.trace) await context.tracing.start({ screenshots: true, snapshots: true, sources: false });
       const page = await context.newPage();
-      return { context, page, traced: options.trace, close: () => closeSession(context, options.trace) };
+      let closing: Promise<Buffer | undefined> | undefined;
+      // Idempotent: the caller may close early to collect the trace, and a finally block closes again.
+      const close = () => (closing ??= closeSession(context, options.trace));
+      return { context, page, traced: options.trace, close };
     } catch (error) {
       await context.close().catch(() => undefined);
       throw error;

@@ -95,6 +95,18 @@ export const SitePack = z
         probeUrl: PathTemplate,
       })
       .strict(),
+    /**
+     * What the page says after a commit click. UI feedback never decides the
+     * verdict; it only tells readback whether the vendor refused outright
+     * (a settled negative readback may then allow a retry) or timed out.
+     */
+    writeFeedback: z
+      .object({
+        rejected: z.array(z.string().min(1)).default([]),
+        timedOut: z.array(z.string().min(1)).default([]),
+      })
+      .strict()
+      .default({ rejected: [], timedOut: [] }),
     sessionLost: z
       .object({
         urlContains: z.array(z.string().min(1)).min(1),

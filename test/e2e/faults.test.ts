@@ -1,0 +1,130 @@
+import { after, before, beforeEach, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { evidenceKey } from '../../src/adapters/s3/evidence-store.js';
+import { idempotencyKey } from '../../src/domain/task.js';
+import { startHarness, type Harness } from '../support/embedded.js';
+
+/**
+ * Each production incident of the source article as a simulator fault, through
+ * the real workflow: the journal says what the vendor really did, the claim and
+ * the audit say what Paperclip concluded, and the two must agree.
+ */
+describe('fault handling on the embedded stack', () => {
+  let h: Harness;
+  before(async () => {
+    h = await startHarness();
+  });
+  after(async () => {
+    await h?.stop();
+  });
+  beforeEach(async () => {
+    await h.control.reset({ seed: 11, tenants: [{ id: 'acme', pending: 8, overcharge: 0, processed: 0 }, { id: 'globex', pending: 1, overcharge: 0, processed: 0 }] });
+  });
+
+  const task = (billNo: string, taskId = 'T-faults') => ({ taskId, tenant: billNo.startsWith('GLOBEX') ? 'globex' : 'acme', billNo, action: 'mark_processed' });
+  const marksOf = async (billNo: string) => (await h.control.journal()).filter((e) => e.billNo === billNo && e.action === 'mark');
+  const auditTypes = async (key: string) => (await h.paperclip.services.audit.events(key)).map((e) => e.type);
+  const record = async (t: ReturnType<typeof task>) => {
+    const claim = (await h.paperclip.services.claims.get(idempotencyKey(t)))!;
+    return JSON.parse((await h.paperclip.services.evidence.get(evidenceKey(claim, 'record.json')))!.toString());
+  };
+
+  test('half_success (toast, nothing committed): readback says not applied, takeover, no second click', async () => {
+    const t = task('ACME-202611-0001');
+    await h.control.setFaults([{ kind: 'half_success', bill: t.billNo }]);
+    const result = await h.runTask(t);
+    assert.equal(result.output['outcome'], 'takeover');
+    assert.match(String(result.output['reason']), /false success/);
+    assert.deepEqual(await marksOf(t.billNo), []);
+    const types = await auditTypes(idempotencyKey(t));
+    assert.equal(types.filter((x) => x === 'write_started').length, 1, 'clicked once, never again');
+    const rec = await record(t);
+    assert.equal(rec.verdict, 'not_applied');
+    assert.equal(rec.outcome, 'takeover');
+    assert.ok(rec.evidence.some((e: { key: string }) => e.key.endsWith('after.png')), 'the lying page is kept as evidence');
+    assert.equal((await h.paperclip.services.claims.get(idempotencyKey(t)))!.status, 'TAKEOVER');
+  });
+
+  test('commit_then_timeout: the write errs, readback finds it applied, done without a second click', async () => {
+    const t = task('ACME-202611-0002');
+    await h.control.setFaults([{ kind: 'commit_then_timeout', bill: t.billNo, ms: 300 }]);
+    const result = await h.runTask(t);
+    assert.equal(result.output['outcome'], 'done');
+    assert.equal((await marksOf(t.billNo)).length, 1);
+    const types = await auditTypes(idempotencyKey(t));
+    assert.equal(types.filter((x) => x === 'write_started').length, 1);
+    assert.ok(types.includes('write_failed'), 'the failed response is on record');
+    assert.equal((await record(t)).verdict, 'confirmed');
+  });
+
+  test('error_500 before commit: retried once because the policy allows it after a settled negative readback', async () => {
+    const t = task('ACME-202611-0003');
+    await h.control.setFaults([{ kind: 'error_500', bill: t.billNo, times: 1 }]);
+    const result = await h.runTask(t);
+    assert.equal(result.output['outcome'], 'done');
+    assert.equal((await marksOf(t.billNo)).length, 1);
+    const types = await auditTypes(idempotencyKey(t));
+    assert.equal(types.filter((x) => x === 'write_started').length, 2);
+    assert.ok(types.indexOf('readback') < types.lastIndexOf('write_started'), 'the retry came after a readback');
+  });
+
+  test('error_500 that persists: attempts stop at the policy limit and the item goes to takeover', async () => {
+    const t = task('ACME-202611-0004');
+    await h.control.setFaults([{ kind: 'error_500', bill: t.billNo }]);
+    const result = await h.runTask(t);
+    assert.equal(result.output['outcome'], 'takeover');
+    assert.deepEqual(await marksOf(t.billNo), []);
+    assert.equal((await auditTypes(idempotencyKey(t))).filter((x) => x === 'write_started').length, 2);
+  });
+
+  test('a crash after the click: re-entry on a WRITING claim reads back first and never clicks again', async () => {
+    const t = task('ACME-202611-0005', 'T-faults-crash');
+    assert.equal((await h.runTask(t)).output['outcome'], 'done');
+    // Rewind the claim to what a crash right after the click leaves behind: WRITING, owned by a dead runner.
+    const key = idempotencyKey(t);
+    await h.paperclip.services.db.send(
+      new UpdateCommand({
+        TableName: h.paperclip.services.table('claims'),
+        Key: { key },
+        UpdateExpression: 'SET #s = :w, #o = :dead, leaseUntil = :past',
+        ExpressionAttributeNames: { '#s': 'status', '#o': 'owner' },
+        ExpressionAttributeValues: { ':w': 'WRITING', ':dead': 'arn:aws:states:us-east-1:000000000000:execution:gone:crashed', ':past': '2020-01-01T00:00:00.000Z' },
+      }),
+    );
+    const again = await h.runTask(t);
+    assert.equal(again.output['outcome'], 'done');
+    assert.equal((await marksOf(t.billNo)).length, 1, 'still exactly one vendor mutation');
+    const types = await auditTypes(key);
+    assert.ok(types.includes('claim_taken_over'));
+    assert.equal(types.filter((x) => x === 'write_started').length, 1);
+  });
+
+  test('redesign: structured locators fail, the write goes to takeover, zero false successes', async () => {
+    const t = task('ACME-202611-0006');
+    await h.control.setFaults([{ kind: 'redesign' }]);
+    const result = await h.runTask(t);
+    assert.equal(result.output['outcome'], 'takeover');
+    assert.match(String(result.output['reason']), /layout|row attribute|StructuredContractMissingError/);
+    assert.deepEqual(await marksOf(t.billNo), []);
+    const batch = await h.paperclip.runBatch({ taskId: 'T-faults-redesign', tenant: 'acme' });
+    assert.equal(batch.summary?.counts.done, 0);
+    assert.match(String(batch.summary?.error), /StructuredContractMissingError/);
+    assert.deepEqual(await h.control.journal(), []);
+  });
+
+  test('session_revoked: the item fails loudly without a retry, and other tenants continue', async () => {
+    const t = task('ACME-202611-0007');
+    await h.control.setFaults([{ kind: 'session_revoked', identity: 'svc-recon-acme' }]);
+    const result = await h.runTask(t);
+    assert.equal(result.output['outcome'], 'takeover');
+    assert.match(String(result.output['reason']), /SessionLostError/);
+    assert.deepEqual(await marksOf(t.billNo), []);
+    const rec = await record(t);
+    assert.equal(rec.error, 'SessionLostError');
+    assert.equal(rec.identity, 'svc-recon-acme');
+    const other = await h.runTask(task('GLOBEX-202611-0001'));
+    assert.equal(other.output['outcome'], 'done');
+    assert.equal((await marksOf('GLOBEX-202611-0001')).length, 1);
+  });
+});
