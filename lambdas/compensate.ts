@@ -1,7 +1,12 @@
-import { defineHandler, ItemStateEvent } from '../src/app/handler-kit.js';
+import { defineHandler, ExecutionArn, ItemStateEvent } from '../src/app/handler-kit.js';
 import { compensate } from '../src/app/compensation.js';
 
 /** Compensate: runs the registered inverse through the guarded path and reports whether it was verified. */
-export const handler = defineHandler('compensate', ItemStateEvent, (s, event) =>
-  compensate(s, { key: event.item.key, requestedBy: 'compensation', reason: 'readback showed an unintended state' }),
+export const handler = defineHandler('compensate', ItemStateEvent.extend({ executionArn: ExecutionArn }), (s, event) =>
+  compensate(s, {
+    key: event.item.key,
+    requestedBy: 'compensation',
+    reason: 'readback showed an unintended state',
+    executionArn: event.executionArn,
+  }),
 );

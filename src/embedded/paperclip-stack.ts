@@ -9,6 +9,7 @@ import { createServices, useServices, type Services } from '../app/services.js';
 import { closeSharedBrowser } from '../browser/chromium.js';
 import type { BatchSummary } from '../app/batch.js';
 import { workflowHandlers } from './handlers.js';
+import { startApprovalServer, type ApprovalServer } from '../approval-server/local-server.js';
 
 /**
  * Paperclip on the embedded local stack: the same ASL and handlers as on AWS,
@@ -22,11 +23,15 @@ export interface EmbeddedOptions {
   dataDir?: string;
   /** Shorten Retry waits (tests). */
   retryIntervalOverrideMs?: number;
+  /** Port of the approval pages; 0 or omitted picks a free one. Approval links follow the actual address. */
+  approvalPort?: number;
 }
 
 export interface EmbeddedPaperclip {
   stack: LocalStack;
   services: Services;
+  /** The approval pages (the links in the approval emails point here). */
+  approvals: ApprovalServer;
   arns: { batch: string; guardedWrite: string };
   runBatch(request: { taskId: string; tenant: string; requestedBy?: string }, onProgress?: (p: BatchProgress) => void): Promise<BatchRun>;
   stop(): Promise<void>;
@@ -68,6 +73,18 @@ export async function startEmbeddedPaperclip(options: EmbeddedOptions): Promise<
     batch: stack.stateMachineArns[stateMachinePhysicalName(config.prefix, 'batch')]!,
     guardedWrite: stack.stateMachineArns[stateMachinePhysicalName(config.prefix, 'guarded-write')]!,
   };
+  // Started before the services so the links in approval emails can carry its actual address.
+  let approvalServices: Services | undefined;
+  const approvals = await startApprovalServer({
+    port: options.approvalPort ?? 0,
+    services: () => {
+      if (!approvalServices) throw new Error('the approval server answered before Paperclip finished starting');
+      return approvalServices;
+    },
+  }).catch(async (error: unknown) => {
+    await stack.stop();
+    throw error;
+  });
   const services = createServices({
     PAPERCLIP_CONFIG: configPath,
     PAPERCLIP_VENDOR_BASE_URL: options.vendorBaseUrl,
@@ -77,8 +94,10 @@ export async function startEmbeddedPaperclip(options: EmbeddedOptions): Promise<
     PAPERCLIP_SES_ENDPOINT: stack.endpoints.ses,
     PAPERCLIP_SFN_ENDPOINT: stack.endpoints.stepfunctions,
     PAPERCLIP_GUARDED_WRITE_ARN: arns.guardedWrite,
+    PAPERCLIP_APPROVAL_BASE_URL: approvals.url,
   });
   useServices(services);
+  approvalServices = services;
 
   async function runBatch(request: { taskId: string; tenant: string; requestedBy?: string }, onProgress?: (p: BatchProgress) => void): Promise<BatchRun> {
     // A unique name per run: running the same task again must be possible (and finds every key already claimed).
@@ -110,9 +129,11 @@ export async function startEmbeddedPaperclip(options: EmbeddedOptions): Promise<
   return {
     stack,
     services,
+    approvals,
     arns,
     runBatch,
     async stop() {
+      await approvals.stop();
       await stack.stop();
       useServices(undefined);
       await closeSharedBrowser();

@@ -18,6 +18,10 @@ export interface Harness {
   dataDir: string;
   /** Starts a guarded-write execution for one task and waits for its output. */
   runTask(task: unknown, name?: string): Promise<{ status: string; output: Record<string, unknown> }>;
+  /** Starts a guarded-write execution without waiting (e.g. one that will wait for an approval). */
+  startTask(task: unknown, name?: string): Promise<string>;
+  /** Waits for an execution to close and returns its output. */
+  waitForExecution(executionArn: string): Promise<{ status: string; output: Record<string, unknown> }>;
   stop(): Promise<void>;
 }
 
@@ -32,25 +36,32 @@ export async function startHarness(options: { configPath?: string; asyncDelayMs?
   });
   const control = new SimulatorControl(sim.url, CONTROL_TOKEN);
   let counter = 0;
+  const startTask = async (task: unknown, name?: string): Promise<string> => {
+    const started = await paperclip.services.sfn.send(
+      new StartExecutionCommand({
+        stateMachineArn: paperclip.arns.guardedWrite,
+        name: name ?? `adhoc-${Date.now().toString(36)}-${counter++}`,
+        input: JSON.stringify({ task }),
+      }),
+    );
+    return started.executionArn!;
+  };
+  const waitForExecution = async (executionArn: string): Promise<{ status: string; output: Record<string, unknown> }> => {
+    for (;;) {
+      const d = await paperclip.services.sfn.send(new DescribeExecutionCommand({ executionArn }));
+      if (d.status !== 'RUNNING') return { status: d.status ?? '', output: d.output ? JSON.parse(d.output) : { error: d.error, cause: d.cause } };
+      await new Promise((r) => setTimeout(r, 150));
+    }
+  };
   return {
     sim,
     control,
     paperclip,
     dataDir,
+    startTask,
+    waitForExecution,
     async runTask(task, name) {
-      const { sfn } = paperclip.services;
-      const started = await sfn.send(
-        new StartExecutionCommand({
-          stateMachineArn: paperclip.arns.guardedWrite,
-          name: name ?? `adhoc-${Date.now().toString(36)}-${counter++}`,
-          input: JSON.stringify({ task }),
-        }),
-      );
-      for (;;) {
-        const d = await sfn.send(new DescribeExecutionCommand({ executionArn: started.executionArn }));
-        if (d.status !== 'RUNNING') return { status: d.status ?? '', output: d.output ? JSON.parse(d.output) : { error: d.error, cause: d.cause } };
-        await new Promise((r) => setTimeout(r, 150));
-      }
+      return waitForExecution(await startTask(task, name));
     },
     async stop() {
       await paperclip.stop();

@@ -1,0 +1,235 @@
+import { z } from 'zod';
+import type { Services } from '../app/services.js';
+import type { ApprovalRequest } from '../adapters/dynamodb/approvals-store.js';
+import { verifyApprovalLink } from '../domain/approval-link.js';
+import { approvalSigningSecret } from '../app/approvals/request-approval.js';
+import { ApprovalRefusedError, decideApproval, openApproval } from '../app/approvals/decide-approval.js';
+import { CSRF_COOKIE, csrfCookie, csrfToken, newCsrfNonce, parseCookies, verifyCsrfToken } from './csrf.js';
+import { approvalPage, decidedPage, refusalPage, type ApprovalView } from './pages.js';
+
+/**
+ * The approval endpoint's request handling, shared by the local HTTP server
+ * and the Lambda Function URL handler (each only translates its own request
+ * and response shapes). GET never changes anything: mail scanners fetch links.
+ */
+
+export interface ApprovalHttpRequest {
+  method: string;
+  /** The URL path as received (not decoded). */
+  path: string;
+  query: URLSearchParams;
+  /** Lower-case header names. */
+  headers: Record<string, string | undefined>;
+  body: string;
+  /** This server's origin as the client addressed it, e.g. http://127.0.0.1:4200. */
+  selfOrigin: string;
+}
+
+export interface ApprovalHttpResponse {
+  status: number;
+  headers: Record<string, string>;
+  /** Set-Cookie values (a Function URL answers them in `cookies`, not in headers). */
+  cookies: string[];
+  body: string | Buffer;
+}
+
+/** Forms here carry a few short fields; anything bigger is not ours. */
+export const MAX_BODY_BYTES = 16 * 1024;
+
+const SECURITY_HEADERS = {
+  'cache-control': 'no-store',
+  'content-security-policy': "default-src 'none'; style-src 'unsafe-inline'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+  'x-frame-options': 'DENY',
+  'x-content-type-options': 'nosniff',
+  // Same-origin requests (the screenshot, the form) may carry the page URL; nothing else gets it.
+  'referrer-policy': 'same-origin',
+};
+
+const APPROVAL_ID = /^[A-Za-z0-9_-]{16,64}$/;
+const ROUTE = /^\/approvals\/([^/]+)(\/before\.png)?$/;
+
+const LinkParams = z.object({
+  approver: z.string().max(254, 'approver is at most 254 characters').toLowerCase().pipe(z.email('approver must be an email address')),
+  exp: z.string().regex(/^\d{1,12}$/, 'exp must be the expiry in epoch seconds').transform(Number),
+  sig: z.string().regex(/^[A-Za-z0-9_-]{43}$/, 'sig must be the 43-character signature from the email link'),
+});
+type LinkParams = z.output<typeof LinkParams>;
+
+const DecisionForm = LinkParams.extend({
+  csrf: z.string().regex(/^[A-Za-z0-9_-]{43}$/, 'csrf must be the token from the approval page'),
+  decision: z.enum(['approve', 'reject'], 'decision must be approve or reject'),
+  note: z
+    .string()
+    .max(500, 'note is at most 500 characters')
+    .optional()
+    .transform((v) => (v?.trim() ? v.trim() : undefined)),
+});
+
+/** A request the endpoint answers with a page and no change. */
+class HttpRefusal extends Error {
+  constructor(
+    readonly status: number,
+    readonly zh: string,
+    readonly en: string,
+    readonly detail?: string,
+  ) {
+    super(`${status} ${en}`);
+  }
+}
+
+function html(status: number, body: string, cookies: string[] = []): ApprovalHttpResponse {
+  return { status, headers: { 'content-type': 'text/html; charset=utf-8', ...SECURITY_HEADERS }, cookies, body };
+}
+
+/** Single-valued parameters only: a repeated one could mean different things to different readers. */
+function params(source: URLSearchParams, names: readonly string[]): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const name of names) {
+    const values = source.getAll(name);
+    if (values.length > 1) throw new HttpRefusal(400, '参数重复', 'Repeated parameter', `${name} appears more than once`);
+    if (values[0] !== undefined) out[name] = values[0];
+  }
+  return out;
+}
+
+function parseWith<S extends z.ZodType>(schema: S, input: Record<string, string>, what: string): z.output<S> {
+  const parsed = schema.safeParse(input);
+  if (parsed.success) return parsed.data;
+  const issue = parsed.error.issues[0];
+  const field = issue?.path.map(String).join('.') || what;
+  throw new HttpRefusal(400, '链接或表单无效', 'Invalid link or form', `${what}.${field}: ${issue?.message ?? 'invalid'}`);
+}
+
+async function verifyLink(s: Services, approvalId: string, link: LinkParams): Promise<void> {
+  const secret = await approvalSigningSecret(s);
+  if (!verifyApprovalLink({ approvalId, approver: link.approver, expiresAt: link.exp }, link.sig, secret)) {
+    throw new HttpRefusal(403, '链接签名无效', 'Invalid link signature', 'The link was altered or not issued by Paperclip. Open the link from your email as it is.');
+  }
+}
+
+function linkQuery(link: LinkParams): string {
+  return new URLSearchParams({ approver: link.approver, exp: String(link.exp), sig: link.sig }).toString();
+}
+
+function viewOf(s: Services, request: ApprovalRequest, link: LinkParams): ApprovalView {
+  const action = s.pack.actions[request.action];
+  return {
+    request,
+    approver: link.approver,
+    tenantName: s.config.tenants.find((t) => t.id === request.tenant)?.display_name,
+    actionDescription: action?.description,
+    reversibility: action?.reversibility,
+    screenshotUrl: request.beforeScreenshotKey ? `/approvals/${request.approvalId}/before.png?${linkQuery(link)}` : undefined,
+  };
+}
+
+function originOf(value: string | undefined): string | undefined {
+  if (!value || value === 'null') return undefined;
+  try {
+    return new URL(value).origin;
+  } catch {
+    return undefined;
+  }
+}
+
+async function showApproval(s: Services, req: ApprovalHttpRequest, approvalId: string): Promise<ApprovalHttpResponse> {
+  const link = parseWith(LinkParams, params(req.query, ['approver', 'exp', 'sig']), 'query');
+  await verifyLink(s, approvalId, link);
+  const request = await openApproval(s, { approvalId, approver: link.approver, linkExpiresAt: link.exp });
+  const view = viewOf(s, request, link);
+  if (request.status !== 'PENDING') {
+    const by = request.decidedBy ? `${request.decidedBy}, ${request.decidedAt}` : request.status;
+    return html(409, refusalPage(409, '该申请已有决定', 'This request was already decided', by, view));
+  }
+  const secret = await approvalSigningSecret(s);
+  const nonce = newCsrfNonce();
+  const cookie = csrfCookie(nonce, {
+    approvalId,
+    secure: req.selfOrigin.startsWith('https:'),
+    maxAgeSeconds: request.expiresAt - Date.now() / 1000,
+  });
+  const hidden = { approver: link.approver, exp: String(link.exp), sig: link.sig, csrf: csrfToken(secret, { approvalId, approver: link.approver, nonce }) };
+  return html(200, approvalPage(view, { action: `/approvals/${approvalId}`, hidden }), [cookie]);
+}
+
+async function serveScreenshot(s: Services, req: ApprovalHttpRequest, approvalId: string): Promise<ApprovalHttpResponse> {
+  const link = parseWith(LinkParams, params(req.query, ['approver', 'exp', 'sig']), 'query');
+  await verifyLink(s, approvalId, link);
+  const request = await openApproval(s, { approvalId, approver: link.approver, linkExpiresAt: link.exp });
+  const image = request.beforeScreenshotKey ? await s.evidence.get(request.beforeScreenshotKey) : undefined;
+  if (!image) throw new HttpRefusal(404, '没有操作前截图', 'No before-screenshot', 'No screenshot was stored for this request.');
+  return {
+    status: 200,
+    headers: { 'content-type': 'image/png', 'content-length': String(image.length), ...SECURITY_HEADERS, 'cache-control': 'private, no-store' },
+    cookies: [],
+    body: image,
+  };
+}
+
+async function recordDecision(s: Services, req: ApprovalHttpRequest, approvalId: string): Promise<ApprovalHttpResponse> {
+  if (!(req.headers['content-type'] ?? '').toLowerCase().startsWith('application/x-www-form-urlencoded')) {
+    throw new HttpRefusal(415, '请求格式不支持', 'Unsupported request format', 'Decisions are submitted with the form on the approval page.');
+  }
+  if (Buffer.byteLength(req.body) > MAX_BODY_BYTES) throw new HttpRefusal(413, '请求过大', 'Request too large');
+  const form = parseWith(DecisionForm, params(new URLSearchParams(req.body), ['approver', 'exp', 'sig', 'csrf', 'decision', 'note']), 'form');
+  await verifyLink(s, approvalId, form);
+  // Cross-site form posts carry the other site's Origin (or none): refuse them before looking at anything else.
+  const origin = originOf(req.headers['origin']) ?? originOf(req.headers['referer']);
+  const allowed = new Set([req.selfOrigin, originOf(s.config.approvals.base_url)]);
+  if (!origin || !allowed.has(origin)) {
+    throw new HttpRefusal(403, '请求来源不被接受', 'Cross-site request refused', 'Decide from the approval page itself.');
+  }
+  const nonce = parseCookies(req.headers['cookie'])[CSRF_COOKIE];
+  const secret = await approvalSigningSecret(s);
+  if (!nonce || !verifyCsrfToken(secret, { approvalId, approver: form.approver, nonce }, form.csrf)) {
+    throw new HttpRefusal(403, '表单已失效', 'The form is stale or forged', 'Open the link from your email again and decide on that page.');
+  }
+  const result = await decideApproval(s, {
+    approvalId,
+    approver: form.approver,
+    linkExpiresAt: form.exp,
+    decision: form.decision,
+    ...(form.note ? { note: form.note } : {}),
+  });
+  const spent = csrfCookie('', { approvalId, secure: req.selfOrigin.startsWith('https:'), maxAgeSeconds: 0 });
+  return html(result.delivered ? 200 : 410, decidedPage(viewOf(s, result.request, form), result), [spent]);
+}
+
+const REFUSAL_TEXT: Record<ApprovalRefusedError['code'], [string, string]> = {
+  not_found: ['审批申请不存在', 'No such approval request'],
+  expired: ['审批链接已过期', 'This approval has expired'],
+  self_approval: ['申请人不能审批自己的申请', 'Requesters cannot approve their own requests'],
+  not_an_approver: ['您不是该租户的审批人', 'You are not an approver for this tenant'],
+  already_decided: ['该申请已有决定', 'This request was already decided'],
+};
+
+export async function handleApprovalHttp(s: Services, req: ApprovalHttpRequest): Promise<ApprovalHttpResponse> {
+  try {
+    if (req.path === '/healthz') return { status: 200, headers: { 'content-type': 'text/plain', ...SECURITY_HEADERS }, cookies: [], body: 'ok' };
+    const route = ROUTE.exec(req.path);
+    const approvalId = route?.[1];
+    if (!route || !approvalId || !APPROVAL_ID.test(approvalId)) {
+      throw new HttpRefusal(404, '页面不存在', 'Not found', 'Approval links look like /approvals/<id>?approver=…&exp=…&sig=…');
+    }
+    const method = req.method === 'HEAD' ? 'GET' : req.method;
+    if (route[2]) {
+      if (method !== 'GET') throw new HttpRefusal(405, '不支持的请求方法', 'Method not allowed');
+      return await serveScreenshot(s, req, approvalId);
+    }
+    if (method === 'GET') return await showApproval(s, req, approvalId);
+    if (method === 'POST') return await recordDecision(s, req, approvalId);
+    throw new HttpRefusal(405, '不支持的请求方法', 'Method not allowed');
+  } catch (error) {
+    if (error instanceof HttpRefusal) {
+      const response = html(error.status, refusalPage(error.status, error.zh, error.en, error.detail));
+      if (error.status === 405) response.headers['allow'] = 'GET, HEAD, POST';
+      return response;
+    }
+    if (error instanceof ApprovalRefusedError) {
+      const [zh, en] = REFUSAL_TEXT[error.code];
+      return html(error.status, refusalPage(error.status, zh, en, error.message));
+    }
+    console.error(`approval endpoint: ${req.method} ${req.path}: ${(error as Error).stack ?? String(error)}`);
+    return html(500, refusalPage(500, '服务器错误', 'Server error', 'The request did not complete, and nothing will be executed because of it. Try again later or tell the operators.'));
+  }
+}

@@ -1,0 +1,237 @@
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { sharedBrowser } from '../../src/browser/chromium.js';
+import { approvalsStore } from '../../src/app/approvals/request-approval.js';
+import { compensate, CompensationRefusedError } from '../../src/app/compensation.js';
+import { evidenceKey } from '../../src/adapters/s3/evidence-store.js';
+import { handler as approvalHttp } from '../../lambdas/approval-http.js';
+import { startHarness, type Harness } from '../support/embedded.js';
+import {
+  APPROVERS,
+  approvalRequestFor,
+  executionStatus,
+  linkFromInbox,
+  OVERCHARGE_BILL,
+  openLink,
+  postDecision,
+  refundTask,
+  signedLink,
+} from './helpers.js';
+
+/**
+ * The approval gate end to end: the real guarded-write ASL waiting on
+ * RequestApproval, the approval email in the local SES inbox, the approval
+ * pages served by the local server (and once by the Lambda adapter), a real
+ * browser, and the refund in the simulator's journal.
+ */
+describe('approval gate for irreversible actions', () => {
+  let h: Harness;
+  let approvedRefundKey = '';
+  before(async () => {
+    h = await startHarness();
+  });
+  after(async () => {
+    await h?.stop();
+  });
+
+  const refunds = async () => (await h.control.journal()).filter((e) => e.action === 'refund');
+  const decisions = async (key: string) => (await h.paperclip.services.audit.events(key)).filter((e) => ['approved', 'rejected'].includes(e.type));
+
+  test('an approver follows the emailed link and approves in a browser: the refund runs once, after the approval was recorded', async () => {
+    await h.control.reset();
+    const { task, key } = await refundTask(h, 'T-approval-browser');
+    approvedRefundKey = key;
+    const executionArn = await h.startTask(task);
+    const request = await approvalRequestFor(h, key);
+    assert.deepEqual(request.allowedApprovers, [...APPROVERS]);
+    const link = await linkFromInbox(h, request.approvalId, APPROVERS[0]);
+    const mail = (await h.paperclip.stack.fetchEmails()).find((m) => m.body.text?.includes(request.approvalId))!;
+    assert.ok(!JSON.stringify(mail).includes(request.taskToken), 'the task token never leaves the backend');
+    assert.ok(link.startsWith(`${h.paperclip.approvals.url}/approvals/${request.approvalId}?`), 'links point at the running approval server');
+    // Fetched before the decision, like a second approver who opened the mail too.
+    const secondApprover = await openLink(await linkFromInbox(h, request.approvalId, APPROVERS[1]));
+    assert.equal(secondApprover.status, 200);
+
+    const context = await (await sharedBrowser()).newContext({ locale: 'zh-CN', viewport: { width: 1000, height: 900 } });
+    try {
+      const page = await context.newPage();
+      const response = await page.goto(link);
+      assert.equal(response?.status(), 200);
+      const text = await page.locator('main').innerText();
+      for (const expected of ['ACME 供应链', OVERCHARGE_BILL, '退款', `¥${Number(task.params.amount).toLocaleString('en-US', { minimumFractionDigits: 2 })}`, 'schedule', '有效期至']) {
+        assert.ok(text.includes(expected), `the page shows ${expected}`);
+      }
+      const image = page.getByRole('img', { name: /操作前截图/ });
+      assert.match((await image.getAttribute('src')) ?? '', /^\/approvals\/[^/]+\/before\.png\?/, 'the screenshot comes through the approval server');
+      assert.ok((await image.evaluate((img: HTMLImageElement) => img.complete && img.naturalWidth)) > 0, 'the before-screenshot loads');
+      assert.ok(!(await page.content()).includes(h.paperclip.stack.endpoints.s3), 'the browser is never sent to S3');
+
+      // Looking at the page decided nothing.
+      assert.equal(await executionStatus(h, executionArn), 'RUNNING');
+      assert.equal((await approvalsStore(h.paperclip.services).get(request.approvalId))?.status, 'PENDING');
+      assert.deepEqual(await refunds(), []);
+
+      await page.getByRole('button', { name: /批准/ }).click();
+      await page.getByRole('heading', { name: /已批准/ }).waitFor();
+    } finally {
+      await context.close();
+    }
+
+    const result = await h.waitForExecution(executionArn);
+    assert.equal(result.output['outcome'], 'done', JSON.stringify(result.output));
+    const executed = await refunds();
+    assert.equal(executed.length, 1, 'exactly one refund');
+    assert.equal(executed[0]?.billNo, OVERCHARGE_BILL);
+    assert.equal(executed[0]?.identity, 'svc-recon-acme');
+
+    const stored = await approvalsStore(h.paperclip.services).get(request.approvalId);
+    assert.equal(stored?.status, 'APPROVED');
+    assert.equal(stored?.decidedBy, APPROVERS[0]);
+    const events = await h.paperclip.services.audit.events(key);
+    const approved = events.find((e) => e.type === 'approved');
+    const writeStarted = events.find((e) => e.type === 'write_started');
+    assert.ok(approved && writeStarted, events.map((e) => e.type).join(', '));
+    assert.equal(approved.actor, APPROVERS[0]);
+    assert.ok(approved.at < writeStarted.at && approved.seq < writeStarted.seq, 'the approval is recorded before the write starts');
+    const record = JSON.parse((await h.paperclip.services.evidence.get(evidenceKey({ tenant: 'acme', taskId: task.taskId, key }, 'record.json')))!.toString());
+    assert.deepEqual(record.approval, { approvalId: request.approvalId, approver: APPROVERS[0], decidedAt: stored?.decidedAt });
+
+    // The other approver's form, loaded while the request was pending, can no longer decide anything.
+    const late = await postDecision(h, link, { ...secondApprover.fields, decision: 'approve' }, { cookie: secondApprover.cookie! });
+    assert.equal(late.status, 409);
+    assert.match(late.html, /该申请已有决定/);
+    assert.equal((await openLink(await linkFromInbox(h, request.approvalId, APPROVERS[1]))).status, 409, 'the link now shows the decision');
+    assert.equal((await refunds()).length, 1);
+    assert.equal((await decisions(key)).length, 1);
+  });
+
+  test('an irreversible refund cannot be compensated: a clear refusal, nothing runs', async () => {
+    assert.ok(approvedRefundKey, 'needs the refund of the previous test');
+    const journal = await h.control.journal();
+    await assert.rejects(
+      compensate(h.paperclip.services, { key: approvedRefundKey, requestedBy: 'ops@acme.example', reason: 'try to undo a refund' }),
+      (error: Error) => error instanceof CompensationRefusedError && /refund on ACME-202611-0013 is irreversible/.test(error.message),
+    );
+    assert.deepEqual(await h.control.journal(), journal);
+    assert.ok(!(await h.paperclip.services.audit.events(approvedRefundKey)).some((e) => e.type.startsWith('compensation')));
+  });
+
+  test('a plain GET decides nothing; forged, foreign, self, expired, cross-site and replayed requests are refused; a rejection executes nothing', async () => {
+    await h.control.reset();
+    // Requested by one of the approvers: only the other one may decide.
+    const { task, key } = await refundTask(h, 'T-approval-refusals', APPROVERS[1]);
+    const executionArn = await h.startTask(task);
+    const request = await approvalRequestFor(h, key);
+    assert.deepEqual(request.allowedApprovers, [APPROVERS[0]], 'the requester is not asked');
+    const link = await linkFromInbox(h, request.approvalId, APPROVERS[0]);
+    assert.ok(!(await h.paperclip.stack.fetchEmails()).some((m) => m.body.text?.includes(request.approvalId) && m.destination.to.includes(APPROVERS[1])));
+
+    const nothingChanged = async (why: string) => {
+      assert.equal((await approvalsStore(h.paperclip.services).get(request.approvalId))?.status, 'PENDING', `${why}: still pending`);
+      assert.equal(await executionStatus(h, executionArn), 'RUNNING', `${why}: the workflow still waits (no SendTaskSuccess/Failure)`);
+      assert.deepEqual(await refunds(), [], `${why}: no refund`);
+      assert.deepEqual(await decisions(key), [], `${why}: no decision in the audit trail`);
+    };
+
+    // Mail scanners and link previews fetch the link, sometimes twice, sometimes with HEAD.
+    const scanned = await openLink(link);
+    assert.equal(scanned.status, 200);
+    assert.equal((await openLink(link)).status, 200);
+    assert.equal((await fetch(link, { method: 'HEAD' })).status, 200);
+    await nothingChanged('GET and HEAD');
+
+    const url = new URL(link);
+    const sig = url.searchParams.get('sig')!;
+    const tampered = new URL(link);
+    tampered.searchParams.set('sig', `${sig.slice(0, -1)}${sig.endsWith('A') ? 'B' : 'A'}`);
+    const forged = await openLink(tampered.toString());
+    assert.equal(forged.status, 403);
+    assert.match(forged.html, /链接签名无效/);
+    const otherPerson = new URL(link);
+    otherPerson.searchParams.set('approver', APPROVERS[1]);
+    assert.equal((await openLink(otherPerson.toString())).status, 403, 'the signature binds the approver');
+    const longer = new URL(link);
+    longer.searchParams.set('exp', String(request.expiresAt + 86_400));
+    assert.equal((await openLink(longer.toString())).status, 403, 'the signature binds the expiry');
+    const forgedPost = await postDecision(h, link, { ...scanned.fields, sig: tampered.searchParams.get('sig')!, decision: 'approve' }, { cookie: scanned.cookie! });
+    assert.equal(forgedPost.status, 403);
+
+    const stranger = await openLink(signedLink(h, { approvalId: request.approvalId, approver: 'mallory@evil.example', expiresAt: request.expiresAt }));
+    assert.equal(stranger.status, 403);
+    assert.match(stranger.html, /您不是该租户的审批人/);
+    const requester = await openLink(signedLink(h, { approvalId: request.approvalId, approver: APPROVERS[1], expiresAt: request.expiresAt }));
+    assert.equal(requester.status, 403);
+    assert.match(requester.html, /申请人不能审批自己的申请/);
+    const expired = await openLink(signedLink(h, { approvalId: request.approvalId, approver: APPROVERS[0], expiresAt: Math.floor(Date.now() / 1000) - 60 }));
+    assert.equal(expired.status, 410);
+    assert.match(expired.html, /审批链接已过期/);
+    assert.equal((await openLink(signedLink(h, { approvalId: 'AAAAAAAAAAAAAAAAAAAAAAAA', approver: APPROVERS[0], expiresAt: request.expiresAt }))).status, 404);
+    assert.equal((await openLink(`${h.paperclip.approvals.url}/approvals/${request.approvalId}?approver=x&exp=1&sig=y`)).status, 400);
+
+    const approve = { ...scanned.fields, decision: 'approve' };
+    const noCookie = await postDecision(h, link, approve);
+    assert.equal(noCookie.status, 403);
+    assert.match(noCookie.html, /表单已失效/);
+    const crossSite = await postDecision(h, link, approve, { cookie: scanned.cookie!, origin: 'https://evil.example' });
+    assert.equal(crossSite.status, 403);
+    assert.match(crossSite.html, /请求来源不被接受/);
+    assert.equal((await postDecision(h, link, approve, { cookie: scanned.cookie!, origin: null })).status, 403, 'no Origin, no decision');
+    assert.equal((await postDecision(h, link, { ...approve, csrf: scanned.fields['csrf']!.replace(/^./, (c) => (c === 'A' ? 'B' : 'A')) }, { cookie: scanned.cookie! })).status, 403);
+    const strangerPost = await postDecision(h, link, { ...approve, approver: 'mallory@evil.example', sig: new URL(signedLink(h, { approvalId: request.approvalId, approver: 'mallory@evil.example', expiresAt: request.expiresAt })).searchParams.get('sig')! }, { cookie: scanned.cookie! });
+    assert.equal(strangerPost.status, 403);
+    await nothingChanged('refused requests');
+
+    // The same handling behind the Lambda Function URL adapter: read the page, then reject.
+    const domainName = 'abc123.lambda-url.us-east-1.on.aws';
+    const page = await approvalHttp(functionUrlEvent('GET', url, domainName));
+    assert.equal(page.statusCode, 200);
+    assert.match(page.body, /批准/);
+    const shot = await approvalHttp(functionUrlEvent('GET', new URL(`/approvals/${request.approvalId}/before.png${url.search}`, url), domainName));
+    assert.equal(shot.statusCode, 200);
+    assert.equal(shot.isBase64Encoded, true);
+    assert.ok(Buffer.from(shot.body, 'base64').subarray(1, 4).equals(Buffer.from('PNG')));
+    await nothingChanged('Function URL GETs');
+    const lambdaFields = Object.fromEntries([...page.body.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)">/g)].map((m) => [m[1]!, m[2]!]));
+    const rejectForm = new URLSearchParams({ ...lambdaFields, decision: 'reject', note: '金额待核实 amount to be checked' }).toString();
+    const rejected = await approvalHttp({
+      ...functionUrlEvent('POST', new URL(url.pathname, url), domainName),
+      headers: { 'content-type': 'application/x-www-form-urlencoded', origin: `https://${domainName}` },
+      cookies: (page.cookies ?? []).map((c) => c.split(';')[0]!),
+      body: Buffer.from(rejectForm).toString('base64'),
+      isBase64Encoded: true,
+    });
+    assert.equal(rejected.statusCode, 200, rejected.body);
+    assert.match(rejected.body, /已拒绝/);
+
+    // Replays of a decided request, with a form that was valid a moment ago.
+    const replay = await postDecision(h, link, approve, { cookie: scanned.cookie! });
+    assert.equal(replay.status, 409);
+    assert.match(replay.html, /该申请已有决定/);
+    assert.equal((await postDecision(h, link, { ...approve, decision: 'reject' }, { cookie: scanned.cookie! })).status, 409);
+
+    const result = await h.waitForExecution(executionArn);
+    assert.equal(result.output['outcome'], 'rejected');
+    assert.match(String(result.output['reason']), /rejected by finance\.lead@acme\.example: 金额待核实/);
+    assert.deepEqual(await refunds(), [], 'a rejected refund executes nothing');
+    assert.equal((await approvalsStore(h.paperclip.services).get(request.approvalId))?.status, 'REJECTED');
+    assert.equal((await h.paperclip.services.claims.get(key))?.status, 'REJECTED');
+    const events = await h.paperclip.services.audit.events(key);
+    assert.deepEqual(
+      events.filter((e) => e.type === 'rejected').map((e) => e.actor),
+      [APPROVERS[0], 'svc-recon-acme'],
+      'the decision by the approver, then the item closed as rejected',
+    );
+    assert.ok(!events.some((e) => e.type === 'write_started' || e.type === 'approved'));
+  });
+});
+
+function functionUrlEvent(method: string, url: URL, domainName: string) {
+  return {
+    version: '2.0',
+    rawPath: url.pathname,
+    rawQueryString: url.search.replace(/^\?/, ''),
+    headers: { host: domainName, 'user-agent': 'test' },
+    isBase64Encoded: false,
+    requestContext: { domainName, http: { method, path: url.pathname, sourceIp: '127.0.0.1' } },
+  };
+}

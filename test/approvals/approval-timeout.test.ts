@@ -1,0 +1,40 @@
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { approvalsStore } from '../../src/app/approvals/request-approval.js';
+import { startHarness, type Harness } from '../support/embedded.js';
+import { APPROVERS, approvalRequestFor, configWith, linkFromInbox, openLink, refundTask } from './helpers.js';
+
+/**
+ * Nobody decides in time: RequestApproval's TimeoutSeconds (from
+ * write_policy.approval_timeout_seconds) ends the wait and nothing executes.
+ * A short timeout in a test config keeps this fast.
+ */
+describe('approval timeout', () => {
+  let h: Harness;
+  before(async () => {
+    h = await startHarness({ configPath: configWith({ approval_timeout_seconds: 3 }) });
+  });
+  after(async () => {
+    await h?.stop();
+  });
+
+  test('an approval nobody decides expires: outcome expired, no refund, and the emailed link no longer works', async () => {
+    const { task, key } = await refundTask(h, 'T-approval-timeout');
+    const executionArn = await h.startTask(task);
+    const request = await approvalRequestFor(h, key);
+    const link = await linkFromInbox(h, request.approvalId, APPROVERS[0]);
+
+    const result = await h.waitForExecution(executionArn);
+    assert.equal(result.status, 'SUCCEEDED');
+    assert.equal(result.output['outcome'], 'expired');
+    assert.deepEqual((await h.control.journal()).filter((e) => e.action === 'refund'), [], 'nothing executed');
+    assert.equal((await h.paperclip.services.claims.get(key))?.status, 'EXPIRED');
+    const events = (await h.paperclip.services.audit.events(key)).map((e) => e.type);
+    assert.ok(events.includes('expired') && !events.includes('write_started') && !events.includes('approved'), events.join(', '));
+
+    const late = await openLink(link);
+    assert.equal(late.status, 410);
+    assert.match(late.html, /审批链接已过期/);
+    assert.equal((await approvalsStore(h.paperclip.services).get(request.approvalId))?.status, 'PENDING', 'a late visit changes nothing');
+  });
+});
