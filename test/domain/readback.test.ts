@@ -1,0 +1,54 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { judge, pollUntilSettled, type Observation } from '../../src/domain/readback.js';
+import { decideNext, type ItemState } from '../../src/app/guarded-write.js';
+import { decideOnExistingClaim, type Claim } from '../../src/domain/claim.js';
+
+const expectation = { targetStatus: 'PROCESSED', settlingStatuses: ['PROCESSING'], preStatus: 'PENDING' };
+const obs = (status: string | undefined): Observation => ({ status, at: '', source: 'list' });
+
+test('confirmed as soon as the target shows; settling states keep polling; not applied only once settled', () => {
+  assert.equal(judge(expectation, [obs('PROCESSED')])?.verdict, 'confirmed');
+  assert.equal(judge(expectation, [obs('PROCESSING')]), undefined);
+  assert.equal(judge(expectation, [obs('PENDING')]), undefined, 'one negative look is not settled');
+  assert.equal(judge(expectation, [obs('PENDING'), obs('PENDING')])?.verdict, 'not_applied');
+  assert.equal(judge(expectation, [obs(undefined), obs(undefined)]), undefined, 'an unreadable source never settles negative');
+});
+
+test('a deadline without a settled state is unknown, never success', async () => {
+  let clock = 0;
+  const result = await pollUntilSettled(expectation, async () => obs('PROCESSING'), {
+    deadlineMs: 1000,
+    intervalMs: 300,
+    now: () => clock,
+    sleep: async (ms) => {
+      clock += ms;
+    },
+  });
+  assert.equal(result.verdict, 'unknown');
+});
+
+test('what follows a readback', () => {
+  const item = { reversibility: 'reversible', inverse: 'unmark_processed' } as ItemState['item'];
+  const notApplied = { verdict: 'not_applied' as const, observedStatus: 'PENDING', source: 'list', observations: [], reason: 'still PENDING' };
+  const policy = { retry_after_negative_readback: true, max_write_attempts: 2 };
+  const snapshot = { stale: false, preStatus: 'PENDING', source: 'api', evidence: [] };
+  assert.equal(decideNext(notApplied, { item, snapshot, writeError: { Error: 'WriteNotCommittedError' } }, policy, 1).next, 'retry');
+  assert.equal(decideNext(notApplied, { item, snapshot, writeError: { Error: 'WriteNotCommittedError' } }, policy, 2).next, 'takeover', 'attempts exhausted');
+  assert.equal(decideNext(notApplied, { item, snapshot, writeError: { Error: 'AmbiguousOutcomeError' } }, policy, 1).next, 'takeover', 'an ambiguous write is never retried');
+  assert.match(decideNext(notApplied, { item, snapshot, write: { tier: 'browser', committed: true, evidence: [], dialogs: [] } }, policy, 1).why, /false success/);
+  assert.equal(decideNext({ ...notApplied, observedStatus: 'REFUNDED' }, { item, snapshot }, policy, 1).next, 'compensate');
+  assert.equal(decideNext({ ...notApplied, verdict: 'unknown' }, { item, snapshot }, policy, 1).next, 'takeover');
+});
+
+test('an existing claim: who may do what', () => {
+  const base: Claim = {
+    key: 'k', taskId: 'T-1', tenant: 'acme', billNo: 'B', action: 'a', identity: 'i', owner: 'other', status: 'WRITING', version: 3,
+    leaseUntil: new Date(Date.now() + 60_000).toISOString(), attempts: 1, createdAt: '', updatedAt: '',
+  };
+  assert.equal(decideOnExistingClaim(base, 'me', new Date()).kind, 'in_progress_elsewhere');
+  assert.equal(decideOnExistingClaim({ ...base, leaseUntil: '2000-01-01T00:00:00Z' }, 'me', new Date()).kind, 'take_over_for_readback');
+  assert.equal(decideOnExistingClaim({ ...base, status: 'CLAIMED', leaseUntil: '2000-01-01T00:00:00Z' }, 'me', new Date()).kind, 'take_over_unstarted');
+  assert.equal(decideOnExistingClaim({ ...base, status: 'DONE' }, 'me', new Date()).kind, 'already_terminal');
+  assert.equal(decideOnExistingClaim({ ...base, owner: 'me' }, 'me', new Date()).kind, 'same_owner');
+});

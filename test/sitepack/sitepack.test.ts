@@ -1,0 +1,46 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { parse, stringify } from 'yaml';
+import { parseSitePack } from '../../src/sitepack/load.js';
+import { Plan, Step, fillTemplate } from '../../src/sitepack/action-language.js';
+
+const pack = () => parse(readFileSync('sitepacks/vendor-sim.yaml', 'utf8')) as Record<string, any>;
+
+test('the simulator pack validates', () => {
+  const loaded = parseSitePack(readFileSync('sitepacks/vendor-sim.yaml', 'utf8'));
+  assert.equal(loaded.actions['refund']?.reversibility, 'irreversible');
+  assert.equal(loaded.actions['mark_processed']?.inverse, 'unmark_processed');
+});
+
+test('CSS, XPath and id selectors are refused wherever a locator is given', () => {
+  for (const text of ['css=.export-btn', '.btn-primary', '#submit', '//button', 'tr[data-bill="x"]', 'button >> nth=1']) {
+    const result = Step.safeParse({ action: 'click', target: { text } });
+    assert.equal(result.success, false, text);
+    assert.match(JSON.stringify(result.error?.issues), /looks like a CSS\/XPath selector/);
+  }
+  assert.equal(Step.safeParse({ action: 'eval', value: 'alert(1)' }).success, false, 'non-whitelisted action');
+  assert.equal(Step.safeParse({ action: 'click', target: { role: 'button', name: '标记处理' } }).success, true);
+  assert.equal(Step.safeParse({ action: 'click', target: { role: 'button', label: 'x' } }).success, false, 'one strategy per locator');
+  assert.equal(Step.safeParse({ action: 'open', url: 'https://evil.example/' }).success, false, 'opens only paths of the site');
+});
+
+test('plans are at most ten steps', () => {
+  const step = { action: 'screenshot', as: 'x' };
+  assert.equal(Plan.safeParse(Array(10).fill(step)).success, true);
+  assert.match(JSON.stringify(Plan.safeParse(Array(11).fill(step)).error?.issues), /at most 10 steps/);
+});
+
+test('a reversible action without an inverse, or an inverse that does not exist, is refused by name', () => {
+  const p = pack();
+  delete p.actions.mark_processed.inverse;
+  assert.throws(() => parseSitePack(stringify(p), 'pack.yaml'), /actions\.mark_processed\.inverse: a reversible action must name its inverse/);
+  const q = pack();
+  q.actions.mark_processed.inverse = 'vanish';
+  assert.throws(() => parseSitePack(stringify(q), 'pack.yaml'), /actions\.mark_processed\.inverse: names "vanish"/);
+});
+
+test('template values are data: URL values are percent-encoded, missing values are named', () => {
+  assert.equal(fillTemplate('/diff/{{billNo}}', { billNo: '../../admin?x=1' }, 'url'), '/diff/..%2F..%2Fadmin%3Fx%3D1');
+  assert.throws(() => fillTemplate('/diff/{{billNo}}', {}), /no value named "billNo"/);
+});

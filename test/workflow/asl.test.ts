@@ -1,0 +1,59 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { resolve } from 'node:path';
+import { loadStateMachineDefinition, localSubstitutions } from '../../src/local/stepfunctions/index.js';
+import { StateMachine } from '../../src/local/stepfunctions/library.js';
+import { STATE_MACHINES, WORKFLOW_FUNCTIONS, functionArnVariable } from '../../src/workflow/functions.js';
+import { applyPolicy } from '../../src/workflow/definition-policy.js';
+
+type State = Record<string, any>;
+const load = (file: string) =>
+  JSON.parse(applyPolicy(loadStateMachineDefinition(resolve('statemachines', file), localSubstitutions('p', 'us-east-1', '000000000000')), { approval_timeout_seconds: 120 })) as { States: Record<string, State> };
+
+function allStates(states: Record<string, State>): Array<[string, State]> {
+  return Object.entries(states).flatMap(([name, s]) => [[name, s] as [string, State], ...(s['ItemProcessor'] ? allStates(s['ItemProcessor'].States) : [])]);
+}
+
+test('both state machines are valid ASL once substituted', () => {
+  for (const sm of STATE_MACHINES) {
+    const definition = load(sm.file);
+    assert.doesNotThrow(() => new StateMachine(definition as never), sm.file);
+  }
+});
+
+test('the write step is never retried, not even on Lambda service errors; reads are', () => {
+  const { States } = load('guarded-write.asl.json');
+  assert.equal(States['BrowserWrite']!['Retry'], undefined);
+  assert.ok(States['Readback']!['Retry'].some((r: State) => r['ErrorEquals'].includes('ReadFailedError')));
+  assert.ok(States['Snapshot']!['Retry'].some((r: State) => r['ErrorEquals'].includes('ReadFailedError')));
+  const write = States['BrowserWrite']!['Catch'] as State[];
+  assert.equal(write.find((c) => c['ErrorEquals'].includes('States.ALL'))!['Next'], 'Readback', 'an unknown failure after the click is read back, not retried');
+});
+
+test('approval waits on a task token with the timeout from policy, and rejection or expiry execute nothing', () => {
+  const { States } = load('guarded-write.asl.json');
+  const approval = States['RequestApproval']!;
+  assert.equal(approval['Resource'], 'arn:aws:states:::lambda:invoke.waitForTaskToken');
+  assert.equal(approval['TimeoutSeconds'], 120);
+  assert.equal(approval['Parameters']['Payload']['taskToken.$'], '$$.Task.Token');
+  const next = Object.fromEntries((approval['Catch'] as State[]).map((c) => [c['ErrorEquals'][0], c['Next']]));
+  assert.equal(next['ApprovalRejected'], 'ApprovalRejected');
+  assert.equal(next['States.Timeout'], 'ApprovalExpired');
+  for (const closed of ['ApprovalRejected', 'ApprovalExpired']) assert.notEqual(States[closed]!['Next'], 'BrowserWrite');
+});
+
+test('the batch names each child execution by its idempotency key and bounds concurrency', () => {
+  const { States } = load('batch.asl.json');
+  const map = States['ProcessItems']!;
+  assert.equal(map['MaxConcurrencyPath'], '$.list.maxConcurrency');
+  const children = allStates(map['ItemProcessor'].States).filter(([, s]) => String(s['Resource']).startsWith('arn:aws:states:::states:startExecution'));
+  assert.equal(children.length, 2);
+  for (const [, child] of children) assert.equal(child['Parameters']['Name.$'], '$.key');
+});
+
+test('every function the workflows call is in the shared function list', () => {
+  const text = STATE_MACHINES.map((sm) => JSON.stringify(load(sm.file))).join('\n');
+  for (const f of WORKFLOW_FUNCTIONS) assert.ok(!text.includes('${' + functionArnVariable(f.id) + '}'));
+  const called = [...text.matchAll(/function:p-([a-z-]+)/g)].map((m) => m[1]);
+  assert.deepEqual([...new Set(called)].sort(), WORKFLOW_FUNCTIONS.map((f) => f.name).sort());
+});
