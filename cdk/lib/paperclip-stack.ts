@@ -42,10 +42,12 @@ export class PaperclipStack extends Stack {
   readonly approvalEndpoint: ApprovalEndpoint;
   readonly schedules: BatchSchedules;
   readonly observability: Observability;
+  readonly deployment: ResolvedDeployment;
 
   constructor(scope: Construct, id: string, props: PaperclipStackProps) {
     super(scope, id, props);
     assertLocalEsbuild();
+    this.deployment = props.deployment;
     const { deploy, packaged } = props.deployment;
     const prefix = deploy.prefix;
     const logRetention = deploy.logRetentionDays as RetentionDays;
@@ -93,6 +95,7 @@ export class PaperclipStack extends Stack {
       functions,
       definitionPath: props.definitionPath ?? ((file) => join(props.projectRoot, 'statemachines', file)),
       logRetention,
+      writePolicy: packaged.write_policy,
     });
 
     this.approvalEndpoint = new ApprovalEndpoint(this, 'Approval', {

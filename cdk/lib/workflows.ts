@@ -12,6 +12,8 @@ import {
   stateMachineArnVariable,
   type WorkflowFunctionId,
 } from '../../src/workflow/functions.js';
+import { applyPolicy } from '../../src/workflow/definition-policy.js';
+import type { PaperclipConfig } from '../../src/config/schema.js';
 import { substitutionVariables } from './asl.js';
 import { guardedWriteArns } from './access-grants.js';
 
@@ -23,6 +25,8 @@ export interface WorkflowsProps {
   /** Path of statemachines/<file>; tests may point it at fixtures. */
   definitionPath: (file: string) => string;
   logRetention: RetentionDays;
+  /** Numbers the ASL takes from policy (the approval timeout), set the same way the local stack sets them. */
+  writePolicy: PaperclipConfig['write_policy'];
 }
 
 /** The Step Functions service integration .sync:2 uses to learn that a child execution ended. */
@@ -73,7 +77,7 @@ export class Workflows extends Construct {
 
     for (const machine of STATE_MACHINES) {
       const path = props.definitionPath(machine.file);
-      const definition = readFileSync(path, 'utf8');
+      const definition = applyPolicy(readFileSync(path, 'utf8'), props.writePolicy);
       const used = substitutionVariables(definition);
       const unknown = used.filter((name) => !(name in available));
       if (unknown.length > 0) {

@@ -471,6 +471,7 @@ describe('workflows', () => {
     assertNoLambdaServiceRetry(guarded, 'BrowserWrite');
     for (const idempotent of ['ValidateRoute', 'Claim', 'Readback']) assertRetriesLambdaServiceErrors(guarded, idempotent);
     assertTaskTokenWaitsTimeOut(guarded);
+    assert.equal(stateNamed(guarded, 'RequestApproval').TimeoutSeconds, stack.deployment.packaged.write_policy.approval_timeout_seconds);
   });
 
   it('let each workflow role invoke only the functions its definition names', () => {
