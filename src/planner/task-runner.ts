@@ -187,6 +187,29 @@ export async function runTask(taskId: string, startPage: Page, deps: RunnerDeps)
     }
   };
 
+  /** Records a failed step; returns the finished record when the task must stop, undefined to re-decide / retry. */
+  const recordFailure = async (step: Step, reason: string, sessionLost: boolean, seq: number): Promise<TaskRecord | undefined> => {
+    const entry: HistoryEntry = { seq, round: record.plan?.round ?? Math.max(record.rounds, 1), step, ok: false, error: reason, url: pathOf(page.url()), at: now() };
+    const consecutive = record.consecutiveFailures + 1;
+    log('planner.step', { seq, ok: false, step: describeStep(step), error: reason, consecutive });
+    await save({
+      retryCount: record.retryCount + 1,
+      consecutiveFailures: consecutive,
+      lastFailure: { seq, step, reason },
+      history: appendHistory(record.history, entry, historySettings(config)),
+      // A drafted plan is re-decided from the page as it is now; a job's fixed plan retries the (read-only) step.
+      ...(record.fixedPlan ? {} : { plan: undefined, cursor: 0 }),
+    });
+    if (sessionLost) return finish('failed', { outcome: 'failed', reason: `the vendor session is gone: ${reason}` });
+    if (consecutive >= config.max_consecutive_failures) {
+      return finish('waiting_confirm', {
+        outcome: 'waiting_confirm',
+        reason: `${consecutive} consecutive steps failed; last: ${describeStep(step)} — ${reason}`,
+      });
+    }
+    return undefined;
+  };
+
   if (record.status === 'pending') {
     await save({ status: 'running' });
     log('planner.task_started', { instruction: record.instruction, fixedPlan: record.fixedPlan });
@@ -199,10 +222,12 @@ export async function runTask(taskId: string, startPage: Page, deps: RunnerDeps)
   // A fresh (or restarted) process starts on a blank page: go back to where the task was.
   const reopen = pathOf(page.url()) === undefined ? (record.lastUrl ?? record.startUrl) : undefined;
   if (reopen) {
-    const opened = await execute({ action: 'open', url: reopen });
+    const step: Step = { action: 'open', url: reopen };
+    const opened = await execute(step);
     if (!opened.ok) {
-      const why = opened.sessionLost ? `the vendor session is gone: ${opened.reason}` : opened.reason;
-      return finish('failed', { outcome: 'failed', reason: `could not open ${reopen}: ${why}` });
+      // Counted like any failed step: a slow page re-plans or retries, a lost session stops the task.
+      const stopped = await recordFailure(step, `could not open ${reopen}: ${opened.reason}`, opened.sessionLost, record.stepsExecuted + record.retryCount + 1);
+      if (stopped) return stopped;
     }
   }
 
@@ -321,26 +346,8 @@ export async function runTask(taskId: string, startPage: Page, deps: RunnerDeps)
       continue;
     }
 
-    const entry: HistoryEntry = { seq, round: record.plan.round, step, ok: false, error: outcome.reason, url: pathOf(page.url()), at };
-    const consecutive = record.consecutiveFailures + 1;
-    log('planner.step', { seq, ok: false, step: describeStep(step), error: outcome.reason, consecutive });
-    await save({
-      retryCount: record.retryCount + 1,
-      consecutiveFailures: consecutive,
-      lastFailure: { seq, step, reason: outcome.reason },
-      history: appendHistory(record.history, entry, historySettings(config)),
-      // A drafted plan is re-decided from the page as it is now; a job's fixed plan retries the (read-only) step.
-      ...(record.fixedPlan ? {} : { plan: undefined, cursor: 0 }),
-    });
-    if (outcome.sessionLost) {
-      return finish('failed', { outcome: 'failed', reason: `the vendor session is gone: ${outcome.reason}` });
-    }
-    if (consecutive >= config.max_consecutive_failures) {
-      return finish('waiting_confirm', {
-        outcome: 'waiting_confirm',
-        reason: `${consecutive} consecutive steps failed; last: ${describeStep(step)} — ${outcome.reason}`,
-      });
-    }
+    const stopped = await recordFailure(step, outcome.reason, outcome.sessionLost, seq);
+    if (stopped) return stopped;
   }
 }
 

@@ -86,3 +86,15 @@ test('planner config names the field and the fix', () => {
   assert.throws(() => parsePlannerConfig({ provider: 'gpt', model: 'm' }), /provider/);
   assert.throws(() => parsePlannerConfig({ provider: 'bedrock', model: 'm', api_key: 'sk' }), /api_key/);
 });
+
+test('the scripted provider answers in order, from the same config path, and says when it runs dry', async () => {
+  const logger = memoryLogger();
+  const model = createPlannerModel(parsePlannerConfig({ provider: 'scripted', model: 'demo' }), {
+    logger,
+    script: ['[]', (r) => `[{"action":"screenshot","as":"n${r.messages.length}"}]`],
+  });
+  assert.equal((await model.complete(request)).text, '[]');
+  assert.equal((await model.complete(request)).text, '[{"action":"screenshot","as":"n1"}]');
+  await assert.rejects(model.complete(request), /no answer left for call 3/);
+  assert.deepEqual(logger.events('planner.model_call').map((e) => e['ok']), [true, true, false]);
+});

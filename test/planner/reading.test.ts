@@ -160,7 +160,7 @@ test('a job whose read keeps failing ends in waiting_confirm after two tries', a
     const done = await runJob(
       { kind: 'download_report', name: 'missing-link', tenant: 'acme', page: '/diff/list?tenant=acme', link: { role: 'link', name: '导出全部' }, file: 'x.csv' },
       page,
-      { ...deps, config: { ...deps.config, step_timeout_ms: 300 } },
+      { ...deps, config: { ...deps.config, step_timeout_ms: 1000 } },
     );
     assert.equal(done.status, 'waiting_confirm');
     assert.equal(done.retryCount, 2);

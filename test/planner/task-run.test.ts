@@ -94,7 +94,7 @@ test('"把今天待处理的差异导出成CSV": the drafted read-only plan runs
 });
 
 test('a failing step is re-decided with the failure reason, and the new plan finishes the task', async () => {
-  const config = world.plannerConfig('bedrock', { step_timeout_ms: 600 });
+  const config = world.plannerConfig('bedrock', { step_timeout_ms: 1000 });
   const { deps, logger } = depsFor('redecide', config);
   const missingButton = JSON.stringify([{ action: 'click', target: { role: 'button', name: '导出Excel' } }]);
   const viaLink = JSON.stringify([{ action: 'download', target: { role: 'link', name: '下载对账文件' }, as: 'settlement.csv' }]);
@@ -102,6 +102,7 @@ test('a failing step is re-decided with the failure reason, and the new plan fin
   const { page, close } = await world.openPage();
   try {
     const task = await newTask(deps, '导出对账文件');
+    await page.goto(`${world.sim.url}/diff/list?tenant=acme`); // already on the page: only the planned steps race the timeout
     const first = world.fake.requests.length;
     const done = await runTask(task.taskId, page, deps);
     assert.equal(done.status, 'succeeded');
@@ -109,7 +110,7 @@ test('a failing step is re-decided with the failure reason, and the new plan fin
     assert.equal(done.consecutiveFailures, 0);
     const reask = world.fake.requests[first + 1]!;
     assert.equal(reask.wire, 'bedrock');
-    assert.match(reask.messages[0]!.content, /The last step failed: click button "导出Excel" — .*Timeout 600ms exceeded/);
+    assert.match(reask.messages[0]!.content, /The last step failed: click button "导出Excel" — .*Timeout 1000ms exceeded/);
     assert.match(reask.messages[0]!.content, /Plan the remaining work from this page/);
     const failed = done.history.recent.find((e) => !e.ok);
     assert.match(failed?.error ?? '', /Timeout/);
@@ -120,7 +121,7 @@ test('a failing step is re-decided with the failure reason, and the new plan fin
 });
 
 test('two consecutive failures stop the task in waiting_confirm and notify a person', async () => {
-  const config = world.plannerConfig('openai', { step_timeout_ms: 400 });
+  const config = world.plannerConfig('openai', { step_timeout_ms: 1000 });
   const { deps, logger, evidence } = depsFor('stuck', config);
   world.fake.reply(
     JSON.stringify([{ action: 'click', target: { role: 'button', name: '导出Excel' } }]),
@@ -129,6 +130,7 @@ test('two consecutive failures stop the task in waiting_confirm and notify a per
   const { page, close } = await world.openPage();
   try {
     const task = await newTask(deps, '导出Excel');
+    await page.goto(`${world.sim.url}/diff/list?tenant=acme`);
     const done = await runTask(task.taskId, page, deps);
     assert.equal(done.status, 'waiting_confirm');
     assert.equal(done.consecutiveFailures, 2);
