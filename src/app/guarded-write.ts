@@ -8,10 +8,12 @@ import {
   StructuredContractMissingError,
   WriteNotCommittedError,
   failureMessage,
+  ReadFailedError,
 } from '../domain/errors.js';
 import { pollUntilSettled, type ReadbackResult } from '../domain/readback.js';
 import { evidenceKey, type StoredObject } from '../adapters/s3/evidence-store.js';
 import { dialogsSeen, runStep } from '../browser/executor.js';
+import { fillTemplate } from '../sitepack/action-language.js';
 import type { OpenedSession } from '../browser/identity-sessions.js';
 import type { Page } from 'playwright-core';
 import { observeStatus } from './vendor-reads.js';
@@ -321,7 +323,24 @@ export async function readback(s: Services, state: ItemState): Promise<ReadbackO
     const evidence: StoredObject[] = [];
     let degraded = false;
     let result: ReadbackResult | undefined;
-    for (const source of s.config.write_policy.readback_sources) {
+    const poll = { deadlineMs: s.config.write_policy.readback_deadline_ms, intervalMs: s.config.write_policy.readback_poll_ms };
+    if (action.verify) {
+      if (!api) throw new ReadFailedError(`action ${item.action} is verified through the vendor API, which this site pack lacks`);
+      const { apiField, contains } = action.verify;
+      const wanted = fillTemplate(contains, { ...item.params, billNo: item.billNo });
+      // A separate GET of the item, not the answer to the write: the note must be on the bill.
+      result = await pollUntilSettled(
+        { targetStatus: 'PRESENT', settlingStatuses: [], preStatus: 'ABSENT' },
+        async () => {
+          const at = new Date().toISOString();
+          const bill = await api.readItem(item.billNo);
+          if (!bill) return { source: 'api', at, error: 'bill not visible' };
+          return { source: 'api', at, status: JSON.stringify(bill[apiField] ?? null).includes(JSON.stringify(wanted).slice(1, -1)) ? 'PRESENT' : 'ABSENT' };
+        },
+        poll,
+      );
+    }
+    for (const source of action.verify ? [] : s.config.write_policy.readback_sources) {
       try {
         const ctx = { pack: s.pack, baseUrl: s.config.vendor.base_url, tenant: item.tenant, billNo: item.billNo, session, api };
         result = await pollUntilSettled(
@@ -331,7 +350,7 @@ export async function readback(s: Services, state: ItemState): Promise<ReadbackO
             preStatus: state.snapshot?.preStatus,
           },
           () => observeStatus(source, ctx),
-          { deadlineMs: s.config.write_policy.readback_deadline_ms, intervalMs: s.config.write_policy.readback_poll_ms },
+          poll,
         );
         break;
       } catch (error) {

@@ -47,6 +47,11 @@ export const SiteAction = z
     targetStatus: StatusCode.optional(),
     /** Intermediate states the vendor shows while a write settles. */
     settlingStatuses: z.array(StatusCode).default([]),
+    /**
+     * For writes that change no status (e.g. a note): readback looks for this
+     * text, filled from the params, in a field of the item read from the vendor API.
+     */
+    verify: z.object({ apiField: z.string().min(1), contains: z.string().min(1) }).strict().optional(),
     /** Parameters the caller must supply besides the item's own fields. */
     params: z.array(Identifier).default([]),
     tiers: z
@@ -65,8 +70,8 @@ export const SiteAction = z
     if (a.reversibility === 'irreversible' && a.inverse) {
       ctx.addIssue({ code: 'custom', path: ['inverse'], message: 'an irreversible action cannot have an inverse; mark it reversible instead' });
     }
-    if (a.reversibility !== 'read_only' && !a.targetStatus && !a.tiers.api) {
-      ctx.addIssue({ code: 'custom', path: ['targetStatus'], message: 'a browser write needs targetStatus so readback can verify it' });
+    if (a.reversibility !== 'read_only' && !a.targetStatus && !a.verify) {
+      ctx.addIssue({ code: 'custom', path: ['targetStatus'], message: 'a write needs targetStatus or verify, so readback can check it' });
     }
   });
 export type SiteAction = z.infer<typeof SiteAction>;

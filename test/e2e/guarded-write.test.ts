@@ -108,6 +108,23 @@ describe('guarded write path on the embedded stack', () => {
     });
   }
 
+  test('the tool ladder picks the api tier where the action has one: one note, verified by a separate read, deduplicated', async () => {
+    await h.control.reset(pendingOnly);
+    const note = { taskId: 'T-e2e-note', tenant: 'acme', billNo: 'ACME-202611-0003', action: 'add_note', params: { note: '已与客户核对，差异为运费' } };
+    const first = await h.runTask(note);
+    assert.equal(first.output['outcome'], 'done');
+    const again = await h.runTask(note);
+    assert.equal(again.output['outcome'], 'skipped');
+    const notes = (await h.control.journal()).filter((e) => e.action === 'note');
+    assert.equal(notes.length, 1);
+    assert.equal(notes[0]?.via, 'api');
+    const claim = (await h.paperclip.services.claims.get(idempotencyKey(note)))!;
+    const record = JSON.parse((await h.paperclip.services.evidence.get(evidenceKey(claim, 'record.json')))!.toString());
+    assert.equal(record.tier, 'api');
+    assert.equal(record.verdict, 'confirmed');
+    assert.ok(await h.paperclip.services.evidence.get(evidenceKey(claim, 'api-exchange.json')));
+  });
+
   test('unknown tenant and unknown action are rejected with the field named', async () => {
     const tenant = await h.runTask({ taskId: 'T-e2e-bad', tenant: 'umbrella', billNo: 'ACME-202611-0001', action: 'mark_processed' });
     assert.match(String(tenant.output['reason']), /tenant "umbrella" is not configured/);
