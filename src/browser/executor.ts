@@ -140,8 +140,11 @@ export async function runStep(page: Page, step: Step, ctx: StepContext): Promise
     }
     case 'extract': {
       if (step.mode === 'table') {
-        const rows = await target.locator('tr').evaluateAll((trs) =>
-          trs.map((tr) => Array.from(tr.querySelectorAll('th,td')).map((cell) => (cell.textContent ?? '').trim())),
+        // Native tables first; grids built from ARIA roles (a redesigned list) the same way.
+        const native = await target.locator('tr').count();
+        const rows = await target.locator(native > 0 ? 'tr' : '[role=row]').evaluateAll((trs, cellSelector) =>
+          trs.map((tr) => Array.from(tr.querySelectorAll(cellSelector)).map((cell) => (cell.textContent ?? '').trim())),
+          native > 0 ? 'th,td' : '[role=cell],[role=columnheader],[role=gridcell],[role=rowheader]',
         );
         return { page, extracted: { as: step.as, value: rows } };
       }
