@@ -6,6 +6,7 @@ import type { SitePack } from '../sitepack/schema.js';
 import { SessionLostError } from '../domain/errors.js';
 import { resolveLocator } from './locate.js';
 import { runStep } from './executor.js';
+import { redactTrace } from './trace-redaction.js';
 
 export interface IdentitySecret {
   username: string;
@@ -111,7 +112,7 @@ async function closeSession(context: BrowserContext, traced: boolean): Promise<B
     try {
       const path = join(dir, 'trace.zip');
       await context.tracing.stop({ path });
-      trace = await readFile(path);
+      trace = redactTrace(await readFile(path));
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
