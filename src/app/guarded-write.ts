@@ -390,7 +390,8 @@ export function decideNext(
     return { next: 'compensate', why: `the item settled on ${result.observedStatus}, neither ${preStatus} nor the target: undo it` };
   }
   const refusedBeforeCommit = state.writeError?.Error === 'WriteNotCommittedError';
-  const resumedAfterCrash = state.write === undefined && state.writeError === undefined;
+  // The workflow initialises absent results to null, not undefined: a run that starts at Readback carries write: null.
+  const resumedAfterCrash = state.write == null && state.writeError == null;
   if ((refusedBeforeCommit || resumedAfterCrash) && policy.retry_after_negative_readback && attempts < policy.max_write_attempts) {
     return { next: 'retry', why: `settled negative readback (${result.reason}) and the action's policy allows another attempt` };
   }

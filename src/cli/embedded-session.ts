@@ -1,0 +1,178 @@
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { z } from 'zod';
+import { createServices, type Services } from '../app/services.js';
+import { startEmbeddedPaperclip, type EmbeddedOptions, type EmbeddedPaperclip } from '../embedded/paperclip-stack.js';
+import type { StoredEmail } from '../local/ses.js';
+
+/**
+ * Opening a local data folder (`.paperclip` by default): either start the
+ * embedded stack on it, or attach to the process that already runs it.
+ *
+ * dynalite keeps the folder's LevelDB locked while a stack runs, and a second
+ * stack on a locked folder starts but fails every request. So a stack started
+ * here records itself in `<dataDir>/stack.json` (pid and endpoints), and a
+ * later command that finds a live owner talks to that owner's endpoints
+ * instead of starting its own.
+ */
+
+const STACK_FILE = 'stack.json';
+
+const StackRecord = z.object({
+  pid: z.number().int().positive(),
+  startedAt: z.string(),
+  configPath: z.string().min(1),
+  vendorBaseUrl: z.string().url(),
+  region: z.string().min(1),
+  endpoints: z.object({ dynamodb: z.string().url(), s3: z.string().url(), ses: z.string().url(), sesInbox: z.string().url(), stepfunctions: z.string().url() }),
+  arns: z.object({ batch: z.string().startsWith('arn:'), guardedWrite: z.string().startsWith('arn:') }),
+});
+type StackRecord = z.infer<typeof StackRecord>;
+
+/** The embedded stack's options, with the data folder required: a session is about a folder. */
+export interface SessionOptions extends EmbeddedOptions {
+  dataDir: string;
+}
+
+/** An embedded stack this process started on a data folder. */
+export interface EmbeddedSession {
+  dataDir: string;
+  paperclip: EmbeddedPaperclip;
+  services: Services;
+  close(): Promise<void>;
+}
+
+/** The data folder cannot be opened: missing, or held by another live process. */
+export class DataFolderError extends Error {
+  override name = 'DataFolderError';
+}
+
+function stackFile(dataDir: string): string {
+  return join(dataDir, STACK_FILE);
+}
+
+function alive(pid: number): boolean {
+  if (pid === process.pid) return true;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/** The live stack that owns the folder, if any; a record left by a killed process is ignored. */
+export function runningStack(dataDir: string): StackRecord | undefined {
+  const path = stackFile(resolve(dataDir));
+  if (!existsSync(path)) return undefined;
+  let raw: unknown;
+  try {
+    raw = JSON.parse(readFileSync(path, 'utf8'));
+  } catch {
+    return undefined;
+  }
+  const parsed = StackRecord.safeParse(raw);
+  if (!parsed.success || !alive(parsed.data.pid)) return undefined;
+  return parsed.data;
+}
+
+/** Starts the embedded stack (no batch) on a data folder that no live process holds. */
+export async function startEmbeddedSession(options: SessionOptions): Promise<EmbeddedSession> {
+  const dataDir = resolve(options.dataDir);
+  mkdirSync(dataDir, { recursive: true });
+  const owner = runningStack(dataDir);
+  if (owner) {
+    throw new DataFolderError(
+      `the data folder ${dataDir} is in use by a running Paperclip (pid ${owner.pid}, started ${owner.startedAt}); stop it first, or run this command without starting a stack`,
+    );
+  }
+  const configPath = resolve(options.configPath ?? 'config/paperclip.local.yaml');
+  const paperclip = await startEmbeddedPaperclip({ ...options, dataDir, configPath });
+  const record: StackRecord = {
+    pid: process.pid,
+    startedAt: new Date().toISOString(),
+    configPath,
+    vendorBaseUrl: options.vendorBaseUrl,
+    region: paperclip.services.config.region,
+    endpoints: paperclip.stack.endpoints,
+    arns: paperclip.arns,
+  };
+  writeFileSync(stackFile(dataDir), `${JSON.stringify(record, null, 2)}\n`);
+  let closing: Promise<void> | undefined;
+  return {
+    dataDir,
+    paperclip,
+    services: paperclip.services,
+    close() {
+      closing ??= (async () => {
+        if (runningStack(dataDir)?.pid === process.pid) rmSync(stackFile(dataDir), { force: true });
+        await paperclip.stop();
+      })();
+      return closing;
+    },
+  };
+}
+
+/** What a command needs from a data folder, whichever way it was opened. */
+export interface DataFolderSession {
+  mode: 'attached' | 'started';
+  dataDir: string;
+  services: Services;
+  vendorBaseUrl: string;
+  sesInbox: string;
+  fetchEmails(): Promise<StoredEmail[]>;
+  close(): Promise<void>;
+}
+
+/**
+ * Attaches to the live stack that owns the folder, or starts one on it. An
+ * attached command's executions run in the owner process (its browser, its
+ * vendor); a started one runs them here, against `vendorBaseUrl`.
+ */
+export async function openDataFolder(options: SessionOptions): Promise<DataFolderSession> {
+  const dataDir = resolve(options.dataDir);
+  const owner = runningStack(dataDir);
+  if (owner) {
+    const services = createServices({
+      PAPERCLIP_CONFIG: owner.configPath,
+      PAPERCLIP_VENDOR_BASE_URL: owner.vendorBaseUrl,
+      PAPERCLIP_AWS_REGION: owner.region,
+      PAPERCLIP_DYNAMODB_ENDPOINT: owner.endpoints.dynamodb,
+      PAPERCLIP_S3_ENDPOINT: owner.endpoints.s3,
+      PAPERCLIP_SES_ENDPOINT: owner.endpoints.ses,
+      PAPERCLIP_SFN_ENDPOINT: owner.endpoints.stepfunctions,
+      PAPERCLIP_GUARDED_WRITE_ARN: owner.arns.guardedWrite,
+    });
+    return {
+      mode: 'attached',
+      dataDir,
+      services,
+      vendorBaseUrl: owner.vendorBaseUrl,
+      sesInbox: owner.endpoints.sesInbox,
+      async fetchEmails() {
+        const response = await fetch(`${owner.endpoints.ses.replace(/\/+$/, '')}/store`);
+        return ((await response.json()) as { emails: StoredEmail[] }).emails;
+      },
+      async close() {
+        services.db.destroy();
+        services.s3.destroy();
+        services.ses.destroy();
+        services.sfn.destroy();
+        services.secretsManager.destroy();
+      },
+    };
+  }
+  if (!existsSync(dataDir)) {
+    throw new DataFolderError(`there is no data folder at ${dataDir}; run npm start (or pass --data-dir) first`);
+  }
+  const session = await startEmbeddedSession({ ...options, dataDir });
+  return {
+    mode: 'started',
+    dataDir,
+    services: session.services,
+    vendorBaseUrl: options.vendorBaseUrl,
+    sesInbox: session.paperclip.stack.endpoints.sesInbox,
+    fetchEmails: () => session.paperclip.stack.fetchEmails(),
+    close: () => session.close(),
+  };
+}

@@ -1,0 +1,242 @@
+import { resolve } from 'node:path';
+import { z } from 'zod';
+import type { Services } from '../app/services.js';
+import { ValidationError } from '../config/errors.js';
+import { loadConfig } from '../config/load.js';
+import { parseFlags } from './args.js';
+import { openDataFolder, DataFolderError } from './embedded-session.js';
+import { takeoverStore, evidenceLink } from '../app/takeover/queue.js';
+import { KEY_PATTERN, resolveTakeover, TakeoverRefusedError } from '../app/takeover/resolve.js';
+import { findOrphanedClaims, recoverOrphanedClaims } from '../app/takeover/recover.js';
+import { RESOLUTIONS, type TakeoverEntry } from '../adapters/dynamodb/takeover-store.js';
+
+export const TAKEOVER_USAGE = `Usage: paperclip takeover <list|show|resolve|recover> [flags]
+
+  list    [--status open|resolved|all] [--tenant <id>] [--json]
+  show    <key> [--json]
+  resolve <key> --as done|retry|abandon --note "<what you checked or did>" --operator <email> [--detach]
+  recover [--task <taskId>] [--wait-for-leases]
+
+The human takeover queue of a local data folder. If a Paperclip process
+(npm start -- --keep, a chaos runner) holds the folder, the command works
+through that process's endpoints; otherwise it starts the embedded stack on
+the folder without running a batch.
+
+  --as done      you verified (or did) the write by hand: claim DONE (done_by_operator)
+  --as abandon   the write will not happen: claim FAILED
+  --as retry     the item goes through the guarded path again, reading back first:
+                 a write that landed is confirmed, never clicked twice
+  recover        resumes claims whose execution died (e.g. a killed runner), readback first
+
+Common flags: --data-dir .paperclip  --config config/paperclip.local.yaml
+              --vendor-url <url> (the back office, when this command starts the stack;
+              default: vendor.base_url of the config)`;
+
+const Common = {
+  'data-dir': z.string().min(1).default('.paperclip'),
+  config: z.string().min(1).default('config/paperclip.local.yaml'),
+  'vendor-url': z.url({ message: 'must be the back office base URL, e.g. http://127.0.0.1:4100' }).optional(),
+};
+const commonOptions = { 'data-dir': { type: 'string' }, config: { type: 'string' }, 'vendor-url': { type: 'string' } } as const;
+
+const ListFlags = z
+  .object({
+    ...Common,
+    status: z.enum(['open', 'resolved', 'all'], { error: '--status must be open, resolved or all' }).default('open'),
+    tenant: z.string().regex(/^[a-z][a-z0-9-]{1,40}$/, 'tenant ids are lower-kebab-case').optional(),
+    json: z.boolean().default(false),
+  })
+  .strict();
+const ShowFlags = z.object({ ...Common, json: z.boolean().default(false) }).strict();
+const ResolveFlags = z
+  .object({
+    ...Common,
+    as: z.enum(RESOLUTIONS, { error: `--as must be one of ${RESOLUTIONS.join(', ')}` }),
+    note: z.string({ error: '--note is required: say what you checked or did' }).trim().min(1, '--note must not be empty').max(2000),
+    operator: z.email({ message: '--operator must be your email address (it is recorded in the audit trail)' }),
+    detach: z.boolean().default(false),
+  })
+  .strict();
+const RecoverFlags = z
+  .object({
+    ...Common,
+    task: z.string().regex(/^T-[A-Za-z0-9-]{1,60}$/, 'task ids look like T-20261202-acme').optional(),
+    'wait-for-leases': z.boolean().default(false),
+  })
+  .strict();
+
+export type TakeoverCommand =
+  | { sub: 'list'; flags: z.output<typeof ListFlags> }
+  | { sub: 'show'; key: string; flags: z.output<typeof ShowFlags> }
+  | { sub: 'resolve'; key: string; flags: z.output<typeof ResolveFlags> }
+  | { sub: 'recover'; flags: z.output<typeof RecoverFlags> };
+
+function oneKey(positionals: string[], sub: string): string {
+  if (positionals.length !== 1) {
+    throw new ValidationError(`paperclip takeover ${sub}`, [{ path: '<key>', message: `expected exactly one key, got ${positionals.length}` }]);
+  }
+  const key = positionals[0]!;
+  if (!KEY_PATTERN.test(key)) {
+    throw new ValidationError(`paperclip takeover ${sub}`, [{ path: '<key>', message: `${JSON.stringify(key.slice(0, 60))} is not a key; keys look like k- and 40 hex digits (see paperclip takeover list)` }]);
+  }
+  return key;
+}
+
+function noPositionals(positionals: string[], sub: string): void {
+  if (positionals.length > 0) throw new ValidationError(`paperclip takeover ${sub}`, [{ path: '', message: `unexpected argument ${JSON.stringify(positionals[0])}` }]);
+}
+
+/** Parses and validates the whole command line before anything is opened or changed. */
+export function parseTakeoverArgs(argv: string[]): TakeoverCommand {
+  const [sub, ...rest] = argv;
+  switch (sub) {
+    case 'list': {
+      const { flags, positionals } = parseFlags(rest, { ...commonOptions, status: { type: 'string' }, tenant: { type: 'string' }, json: { type: 'boolean' } }, ListFlags, 'takeover list');
+      noPositionals(positionals, 'list');
+      return { sub, flags };
+    }
+    case 'show': {
+      const { flags, positionals } = parseFlags(rest, { ...commonOptions, json: { type: 'boolean' } }, ShowFlags, 'takeover show');
+      return { sub, key: oneKey(positionals, 'show'), flags };
+    }
+    case 'resolve': {
+      const { flags, positionals } = parseFlags(
+        rest,
+        { ...commonOptions, as: { type: 'string' }, note: { type: 'string' }, operator: { type: 'string' }, detach: { type: 'boolean' } },
+        ResolveFlags,
+        'takeover resolve',
+      );
+      return { sub, key: oneKey(positionals, 'resolve'), flags };
+    }
+    case 'recover': {
+      const { flags, positionals } = parseFlags(rest, { ...commonOptions, task: { type: 'string' }, 'wait-for-leases': { type: 'boolean' } }, RecoverFlags, 'takeover recover');
+      noPositionals(positionals, 'recover');
+      return { sub, flags };
+    }
+    default:
+      throw new ValidationError('paperclip takeover', [
+        { path: '', message: `${sub ? `unknown subcommand "${sub}"` : 'a subcommand is required'}; use list, show, resolve or recover` },
+      ]);
+  }
+}
+
+export interface Io {
+  out(line: string): void;
+  err(line: string): void;
+}
+
+const processIo: Io = {
+  out: (line) => process.stdout.write(`${line}\n`),
+  err: (line) => process.stderr.write(`${line}\n`),
+};
+
+const short = (text: string, n: number) => (text.length > n ? `${text.slice(0, n - 1)}…` : text);
+
+function entryLine(e: TakeoverEntry): string {
+  return [e.key, e.status.padEnd(8), e.tenant.padEnd(8), e.billNo.padEnd(18), e.action.padEnd(16), e.createdAt.slice(0, 19), short(e.reason, 90)].join('  ');
+}
+
+/** Runs a parsed command against open services; returns the exit code. */
+export async function executeTakeover(s: Services, command: TakeoverCommand, io: Io = processIo): Promise<number> {
+  const store = takeoverStore(s);
+  switch (command.sub) {
+    case 'list': {
+      const statuses = command.flags.status === 'all' ? (['OPEN', 'RESOLVED'] as const) : ([command.flags.status.toUpperCase() as 'OPEN' | 'RESOLVED'] as const);
+      const entries = (await Promise.all(statuses.map((st) => store.list(st, command.flags.tenant)))).flat();
+      entries.sort((a, b) => a.createdAt.localeCompare(b.createdAt));
+      if (command.flags.json) {
+        for (const e of entries) io.out(JSON.stringify(e));
+        return 0;
+      }
+      if (entries.length === 0) {
+        io.out(`no ${command.flags.status === 'all' ? '' : `${command.flags.status} `}takeover items${command.flags.tenant ? ` for ${command.flags.tenant}` : ''}`);
+        return 0;
+      }
+      for (const e of entries) io.out(entryLine(e));
+      io.out(`${entries.length} item(s); paperclip takeover show <key> for the evidence`);
+      return 0;
+    }
+    case 'show': {
+      const entry = await store.get(command.key);
+      if (!entry) throw new TakeoverRefusedError(`no takeover item ${command.key}; paperclip takeover list --status all shows every item`);
+      const claim = await s.claims.get(command.key);
+      const audit = await s.audit.events(command.key);
+      if (command.flags.json) {
+        io.out(JSON.stringify({ entry, claim: claim ?? null, audit: audit.map((e) => ({ seq: e.seq, at: e.at, type: e.type, actor: e.actor })) }));
+        return 0;
+      }
+      const r = entry.resolution;
+      io.out(
+        [
+          `key        ${entry.key}`,
+          `status     ${entry.status} (round ${entry.round}, opened ${entry.createdAt}${entry.round > 1 ? `, first ${entry.firstOpenedAt}` : ''})`,
+          `item       ${entry.tenant} ${entry.billNo} ${entry.action} as ${entry.identity} (task ${entry.taskId})`,
+          `reason     ${entry.reason}`,
+          `error      ${entry.errorName ?? '—'}`,
+          `reached    ${entry.stage}, tier ${entry.tier}${entry.degraded ? ', degraded readback' : ''}`,
+          `claim      ${claim ? `${claim.status} v${claim.version} (${claim.outcome ?? ''})` : 'missing'}`,
+          `execution  ${entry.executionArn}`,
+          `notified   ${entry.notified.join(', ') || '—'}${entry.notifyError ? ` (mail failed: ${entry.notifyError})` : ''}`,
+          ...(r ? [`resolution ${r.as} by ${r.operator} at ${r.at}: ${r.note}${r.retryExecutionArn ? `\n           retry ${r.retryExecutionArn} -> ${r.retryOutcome ?? 'running'}` : ''}`] : []),
+          'evidence',
+          ...entry.evidence.map((k) => `  ${evidenceLink(entry, k)}`),
+          'audit',
+          ...audit.map((e) => `  ${String(e.seq).padStart(3)} ${e.at} ${e.type.padEnd(22)} ${e.actor}`),
+        ].join('\n'),
+      );
+      return 0;
+    }
+    case 'resolve': {
+      const { flags } = command;
+      const result = await resolveTakeover(s, { key: command.key, as: flags.as, note: flags.note, operator: flags.operator }, { wait: !flags.detach });
+      io.out(`resolved ${result.key} as ${result.as} by ${flags.operator.toLowerCase()}: claim ${result.claimStatus}`);
+      if (result.as === 'retry') {
+        const arn = result.entry.resolution?.retryExecutionArn ?? result.retry?.executionArn;
+        io.out(result.retry ? `retry ${arn}: ${result.retry.outcome}${result.retry.reason ? ` (${result.retry.reason})` : ''}` : `retry ${arn} started (readback first)`);
+      }
+      return 0;
+    }
+    case 'recover': {
+      const taskIds = command.flags.task ? [command.flags.task] : undefined;
+      const orphans = await findOrphanedClaims(s, taskIds ? { taskIds } : {});
+      if (orphans.length === 0) {
+        io.out('no claims are held by a dead execution');
+        return 0;
+      }
+      io.out(`${orphans.length} claim(s) held by a dead execution`);
+      const results = await recoverOrphanedClaims(s, { ...(taskIds ? { taskIds } : {}), waitForLeases: command.flags['wait-for-leases'], log: io.err });
+      for (const r of results) io.out(`${r.key} ${r.billNo} ${r.from}: ${r.execution ? `${r.execution.outcome}${r.execution.reason ? ` (${r.execution.reason})` : ''}` : r.status}`);
+      return 0;
+    }
+  }
+}
+
+/** `paperclip takeover ...`: validates, opens the data folder, runs, closes. */
+export async function runTakeover(argv: string[], io: Io = processIo): Promise<number> {
+  const command = parseTakeoverArgs(argv);
+  const { flags } = command;
+  const configPath = resolve(flags.config);
+  const vendorBaseUrl = flags['vendor-url'] ?? loadConfig(configPath).vendor.base_url;
+  let session;
+  try {
+    session = await openDataFolder({ dataDir: flags['data-dir'], configPath, vendorBaseUrl });
+  } catch (error) {
+    if (error instanceof DataFolderError) {
+      io.err(error.message);
+      return 2;
+    }
+    throw error;
+  }
+  try {
+    if (session.mode === 'attached') io.err(`using the running Paperclip on ${session.dataDir}`);
+    return await executeTakeover(session.services, command, io);
+  } catch (error) {
+    if (error instanceof TakeoverRefusedError) {
+      io.err(error.message);
+      return 2;
+    }
+    throw error;
+  } finally {
+    await session.close();
+  }
+}
