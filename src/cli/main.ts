@@ -1,6 +1,8 @@
 #!/usr/bin/env node
 import { ValidationError } from '../config/errors.js';
 import { DEMO_USAGE, runDemo } from './demo.js';
+import { DRILL_USAGE, runDrillCommand } from './drill.js';
+import { COMPENSATE_USAGE, runCompensate } from './compensate.js';
 import { TAKEOVER_USAGE, runTakeover } from './takeover.js';
 
 // Locally this runs on Node 20 on purpose (Lambda runs 22); the SDK's notice about that is noise here.
@@ -8,6 +10,8 @@ process.env['AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED'] ??= 'true';
 
 const COMMANDS: Record<string, { usage: string; run: (argv: string[]) => Promise<number> }> = {
   demo: { usage: DEMO_USAGE, run: runDemo },
+  drill: { usage: DRILL_USAGE, run: runDrillCommand },
+  compensate: { usage: COMPENSATE_USAGE, run: runCompensate },
   takeover: { usage: TAKEOVER_USAGE, run: runTakeover },
 };
 

@@ -63,7 +63,7 @@ describe('approval gate for irreversible actions', () => {
       }
       const image = page.getByRole('img', { name: /操作前截图/ });
       assert.match((await image.getAttribute('src')) ?? '', /^\/approvals\/[^/]+\/before\.png\?/, 'the screenshot comes through the approval server');
-      assert.ok((await image.evaluate((img: HTMLImageElement) => img.complete && img.naturalWidth)) > 0, 'the before-screenshot loads');
+      assert.ok((await image.evaluate((img: HTMLImageElement) => (img.complete ? img.naturalWidth : 0))) > 0, 'the before-screenshot loads');
       assert.ok(!(await page.content()).includes(h.paperclip.stack.endpoints.s3), 'the browser is never sent to S3');
 
       // Looking at the page decided nothing.

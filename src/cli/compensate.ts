@@ -1,0 +1,74 @@
+import { z } from 'zod';
+import { createServices, type Services } from '../app/services.js';
+import { compensate, CompensationRefusedError, type CompensationResult } from '../app/compensation.js';
+import { parseFlags } from './args.js';
+
+export const COMPENSATE_USAGE = `Usage: paperclip compensate <key> --reason "<why>" [--requested-by <who>] [--config <yaml>]
+
+Undoes one write through its registered inverse: the inverse runs as its own
+guarded write (claim, evidence, independent readback), and the write counts as
+rolled back only when that readback shows the registered pre-state. The audit
+trail of <key> records compensation_started and compensated / compensation_failed.
+Irreversible actions (e.g. refund) have no inverse and are refused.
+
+It talks to the Paperclip named by the environment: on AWS, credentials and
+PAPERCLIP_GUARDED_WRITE_ARN; locally, the PAPERCLIP_* endpoints that
+\`npm start -- --keep\` prints.
+
+Prints one JSON line. Exit code 0: rolled back; 1: the inverse ran but the
+pre-state was not confirmed; 2: refused or bad arguments (nothing ran).`;
+
+const Flags = z.object({
+  reason: z.string({ error: 'give --reason: why this write is undone (it goes into the audit trail)' }).trim().min(3, 'give a reason of a few words').max(500),
+  'requested-by': z.string().trim().min(1).max(200).optional(),
+  config: z.string().min(1).optional(),
+});
+
+const Key = z.string().regex(/^k-[0-9a-f]{40}$/, 'the key looks like k- followed by 40 hex digits (from the audit trail or the evidence folder)');
+
+/** The operator command itself, with the services it should use. */
+export async function compensateCommand(
+  s: Services,
+  input: { key: string; reason: string; requestedBy: string },
+  out: (line: string) => void = (line) => process.stdout.write(`${line}\n`),
+  err: (line: string) => void = (line) => process.stderr.write(`${line}\n`),
+): Promise<number> {
+  let result: CompensationResult;
+  try {
+    result = await compensate(s, input);
+  } catch (error) {
+    if (!(error instanceof CompensationRefusedError)) throw error;
+    err(`paperclip compensate: refused: ${error.message}`);
+    out(JSON.stringify({ compensates: input.key, refused: true, reason: error.message }));
+    return 2;
+  }
+  out(JSON.stringify(result));
+  if (!result.rolledBack) err(`paperclip compensate: the inverse ended ${result.outcome}; the pre-state was not confirmed. See the audit trail of ${input.key}.`);
+  return result.rolledBack ? 0 : 1;
+}
+
+export async function runCompensate(argv: string[]): Promise<number> {
+  const { flags, positionals } = parseFlags(
+    argv,
+    { reason: { type: 'string' }, 'requested-by': { type: 'string' }, config: { type: 'string' } },
+    Flags,
+    'compensate',
+  );
+  if (positionals.length !== 1) {
+    process.stderr.write(`paperclip compensate: give exactly one key\n\n${COMPENSATE_USAGE}\n`);
+    return 2;
+  }
+  const key = Key.safeParse(positionals[0]);
+  if (!key.success) {
+    process.stderr.write(`paperclip compensate: <key>: ${key.error.issues[0]?.message}\n`);
+    return 2;
+  }
+  const s = createServices(flags.config ? { ...process.env, PAPERCLIP_CONFIG: flags.config } : process.env);
+  const requestedBy = flags['requested-by'] ?? `operator:${process.env['USER'] ?? 'unknown'}`;
+  try {
+    return await compensateCommand(s, { key: key.data, reason: flags.reason, requestedBy });
+  } finally {
+    s.db.destroy();
+    s.sfn.destroy();
+  }
+}

@@ -1,0 +1,124 @@
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { compensate } from '../../src/app/compensation.js';
+import { evidenceKey } from '../../src/adapters/s3/evidence-store.js';
+import { idempotencyKey } from '../../src/domain/task.js';
+import { runDrill } from '../../src/cli/drill.js';
+import { startHarness, type Harness } from '../support/embedded.js';
+import { refundBehindOurBack, runCli, stackEnvironment } from './helpers.js';
+
+/**
+ * Compensation end to end: the pre-state and inverse registered before the
+ * write, the inverse run through the same guarded path (its own claim,
+ * evidence and readback), the vendor state in the simulator, and the rollback
+ * outcome in the audit trail.
+ */
+describe('compensation', () => {
+  let h: Harness;
+  before(async () => {
+    h = await startHarness();
+  });
+  after(async () => {
+    await h?.stop();
+  });
+
+  const statusOf = async (billNo: string) => (await h.control.state()).bills.find((b) => b.billNo === billNo)?.status;
+  const journalOf = async (billNo: string) => (await h.control.journal()).filter((e) => e.billNo === billNo).map((e) => e.action);
+  const types = async (key: string) => (await h.paperclip.services.audit.events(key)).map((e) => e.type);
+
+  test('the drill executes mark_processed, undoes it, and finds the vendor state back where it was', async () => {
+    await h.control.reset();
+    const result = await runDrill(h.paperclip.services, { tenant: 'acme', taskId: 'T-drill-function' });
+    assert.equal(result.drill, 'passed', JSON.stringify(result));
+    assert.equal(result.billNo, 'ACME-202611-0001', 'the first pending mismatch');
+    assert.equal(result.readSource, 'api', 'read through another channel than the guarded path');
+    assert.deepEqual([result.before, result.afterWrite, result.after], ['PENDING', 'PROCESSED', 'PENDING']);
+    assert.equal(await statusOf(result.billNo), 'PENDING');
+    assert.deepEqual(await journalOf(result.billNo), ['mark', 'unmark']);
+
+    // The way back was registered with the claim and in the trail before the way in.
+    const claim = await h.paperclip.services.claims.get(result.key);
+    assert.equal(claim?.preState?.status, 'PENDING');
+    assert.deepEqual(claim?.inverse, { action: 'unmark_processed', targetStatus: 'PENDING' });
+    const events = await h.paperclip.services.audit.events(result.key);
+    const seq = (type: string) => events.find((e) => e.type === type)?.seq ?? -1;
+    assert.ok(seq('pre_state_registered') > 0 && seq('pre_state_registered') < seq('write_started'), events.map((e) => e.type).join(', '));
+    assert.deepEqual(events.find((e) => e.type === 'pre_state_registered')?.data['inverse'], { action: 'unmark_processed', targetStatus: 'PENDING' });
+    assert.ok(seq('completed') < seq('compensation_started') && seq('compensation_started') < seq('compensated'));
+
+    // The inverse went through the guarded path with its own claim, evidence and readback.
+    const inverseKey = idempotencyKey({ taskId: 'T-drill-function', tenant: 'acme', billNo: result.billNo, action: 'unmark_processed' });
+    assert.equal((await h.paperclip.services.claims.get(inverseKey))?.status, 'DONE');
+    const objects = await h.paperclip.services.evidence.list(evidenceKey({ tenant: 'acme', taskId: 'T-drill-function', key: inverseKey }, ''));
+    for (const name of ['before.png', 'after.png', 'readback.png', 'record.json']) {
+      assert.ok(objects.some((o) => o.endsWith(`/${name}`)), `the inverse has ${name}`);
+    }
+    assert.ok((await types(inverseKey)).includes('readback'));
+
+    // Asking again reports the earlier rollback and writes nothing.
+    const again = await compensate(h.paperclip.services, { key: result.key, requestedBy: 'ops@acme.example', reason: 'asked twice' });
+    assert.equal(again.rolledBack, true);
+    assert.equal(again.alreadyCompensated, true);
+    assert.deepEqual(await journalOf(result.billNo), ['mark', 'unmark']);
+  });
+
+  test('an operator compensates a write with paperclip compensate: the pre-state is restored and the rollback recorded', async () => {
+    await h.control.reset();
+    const task = { taskId: 'T-operator-undo', tenant: 'acme', billNo: 'ACME-202611-0002', action: 'mark_processed' };
+    const key = idempotencyKey(task);
+    assert.equal((await h.runTask(task)).output['outcome'], 'done');
+    assert.equal(await statusOf(task.billNo), 'PROCESSED');
+
+    const run = await runCli(['compensate', key, '--reason', '标错了 marked by mistake', '--requested-by', 'ops@acme.example'], stackEnvironment(h));
+    assert.equal(run.code, 0, run.stderr);
+    const result = JSON.parse(run.stdout.trim().split('\n').at(-1)!);
+    assert.equal(result.rolledBack, true);
+    assert.equal(result.preStatus, 'PENDING');
+    assert.equal(result.restoredStatus, 'PENDING');
+    assert.equal(await statusOf(task.billNo), 'PENDING');
+    assert.deepEqual(await journalOf(task.billNo), ['mark', 'unmark']);
+    const events = await h.paperclip.services.audit.events(key);
+    const started = events.find((e) => e.type === 'compensation_started');
+    assert.equal(started?.actor, 'ops@acme.example');
+    assert.equal(started?.data['reason'], '标错了 marked by mistake');
+    assert.equal(events.at(-1)?.type, 'compensated');
+
+    const [unknown, noReason] = await Promise.all([
+      runCli(['compensate', `k-${'0'.repeat(40)}`, '--reason', 'no such write'], stackEnvironment(h)),
+      runCli(['compensate', key], stackEnvironment(h)),
+    ]);
+    assert.equal(unknown.code, 2);
+    assert.match(unknown.stderr, /refused: there is no write with key/);
+    assert.equal(noReason.code, 2);
+    assert.match(noReason.stderr, /--reason/);
+  });
+
+  test('a write that lands somewhere unintended is compensated by the workflow, and a failed rollback is recorded and handed to a person', async () => {
+    await h.control.reset();
+    const billNo = 'ACME-202611-0013';
+    const bill = (await h.control.state()).bills.find((b) => b.billNo === billNo)!;
+    // The mark stays PROCESSING long enough for someone else's refund to become the write that settles.
+    await h.control.setFaults([{ kind: 'async_delay_ms', bill: billNo, ms: 6000 }]);
+    const task = { taskId: 'T-auto-compensate', tenant: 'acme', billNo, action: 'mark_processed' };
+    const key = idempotencyKey(task);
+    const executionArn = await h.startTask(task);
+    for (let i = 0; !(await journalOf(billNo)).includes('mark'); i++) {
+      assert.ok(i < 600, 'the mark was never committed');
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    await refundBehindOurBack(h, billNo, (bill.amountCents / 100).toFixed(2));
+
+    const result = await h.waitForExecution(executionArn);
+    await h.control.setFaults([]);
+    assert.equal(result.output['outcome'], 'takeover');
+    assert.match(String(result.output['reason']), /settled on REFUNDED.*compensation failed/);
+    assert.equal(await statusOf(billNo), 'REFUNDED');
+    assert.deepEqual(await journalOf(billNo), ['mark', 'refund'], 'the inverse did not click on a refunded bill');
+    const events = await types(key);
+    const at = (type: string) => events.indexOf(type);
+    assert.ok(at('readback') < at('compensation_started') && at('compensation_started') < at('compensation_failed') && at('compensation_failed') < at('takeover'), events.join(', '));
+    const failed = (await h.paperclip.services.audit.events(key)).find((e) => e.type === 'compensation_failed');
+    assert.equal(failed?.data['outcome'], 'stale', 'the inverse found the bill in a state it does not apply to');
+    assert.equal((await h.paperclip.services.claims.get(key))?.status, 'TAKEOVER');
+  });
+});
