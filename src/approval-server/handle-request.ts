@@ -103,7 +103,7 @@ function parseWith<S extends z.ZodType>(schema: S, input: Record<string, string>
 async function verifyLink(s: Services, approvalId: string, link: LinkParams): Promise<void> {
   const secret = await approvalSigningSecret(s);
   if (!verifyApprovalLink({ approvalId, approver: link.approver, expiresAt: link.exp }, link.sig, secret)) {
-    throw new HttpRefusal(403, '链接签名无效', 'Invalid link signature', 'The link was altered or not issued by Paperclip. Open the link from your email as it is.');
+    throw new HttpRefusal(403, '链接签名无效', 'Invalid link signature', '链接被改动过，或并非由 Paperclip 签发。请直接打开邮件中的链接。 The link was altered or not issued by Paperclip. Open the link from your email as it is.');
   }
 }
 
@@ -157,7 +157,7 @@ async function serveScreenshot(s: Services, req: ApprovalHttpRequest, approvalId
   await verifyLink(s, approvalId, link);
   const request = await openApproval(s, { approvalId, approver: link.approver, linkExpiresAt: link.exp });
   const image = request.beforeScreenshotKey ? await s.evidence.get(request.beforeScreenshotKey) : undefined;
-  if (!image) throw new HttpRefusal(404, '没有操作前截图', 'No before-screenshot', 'No screenshot was stored for this request.');
+  if (!image) throw new HttpRefusal(404, '没有操作前截图', 'No before-screenshot', '该申请没有保存截图。 No screenshot was stored for this request.');
   return {
     status: 200,
     headers: { 'content-type': 'image/png', 'content-length': String(image.length), ...SECURITY_HEADERS, 'cache-control': 'private, no-store' },
@@ -168,7 +168,7 @@ async function serveScreenshot(s: Services, req: ApprovalHttpRequest, approvalId
 
 async function recordDecision(s: Services, req: ApprovalHttpRequest, approvalId: string): Promise<ApprovalHttpResponse> {
   if (!(req.headers['content-type'] ?? '').toLowerCase().startsWith('application/x-www-form-urlencoded')) {
-    throw new HttpRefusal(415, '请求格式不支持', 'Unsupported request format', 'Decisions are submitted with the form on the approval page.');
+    throw new HttpRefusal(415, '请求格式不支持', 'Unsupported request format', '请使用审批页面上的表单提交决定。 Decisions are submitted with the form on the approval page.');
   }
   if (Buffer.byteLength(req.body) > MAX_BODY_BYTES) throw new HttpRefusal(413, '请求过大', 'Request too large');
   const form = parseWith(DecisionForm, params(new URLSearchParams(req.body), ['approver', 'exp', 'sig', 'csrf', 'decision', 'note']), 'form');
@@ -177,12 +177,12 @@ async function recordDecision(s: Services, req: ApprovalHttpRequest, approvalId:
   const origin = originOf(req.headers['origin']) ?? originOf(req.headers['referer']);
   const allowed = new Set([req.selfOrigin, originOf(s.config.approvals.base_url)]);
   if (!origin || !allowed.has(origin)) {
-    throw new HttpRefusal(403, '请求来源不被接受', 'Cross-site request refused', 'Decide from the approval page itself.');
+    throw new HttpRefusal(403, '请求来源不被接受', 'Cross-site request refused', '请在审批页面上做决定。 Decide from the approval page itself.');
   }
   const nonce = parseCookies(req.headers['cookie'])[CSRF_COOKIE];
   const secret = await approvalSigningSecret(s);
   if (!nonce || !verifyCsrfToken(secret, { approvalId, approver: form.approver, nonce }, form.csrf)) {
-    throw new HttpRefusal(403, '表单已失效', 'The form is stale or forged', 'Open the link from your email again and decide on that page.');
+    throw new HttpRefusal(403, '表单已失效', 'The form is stale or forged', '请重新打开邮件中的链接，并在该页面上做决定。 Open the link from your email again and decide on that page.');
   }
   const result = await decideApproval(s, {
     approvalId,
@@ -209,7 +209,7 @@ export async function handleApprovalHttp(s: Services, req: ApprovalHttpRequest):
     const route = ROUTE.exec(req.path);
     const approvalId = route?.[1];
     if (!route || !approvalId || !APPROVAL_ID.test(approvalId)) {
-      throw new HttpRefusal(404, '页面不存在', 'Not found', 'Approval links look like /approvals/<id>?approver=…&exp=…&sig=…');
+      throw new HttpRefusal(404, '页面不存在', 'Not found', '审批链接形如 /approvals/<id>?approver=…&exp=…&sig=… Approval links look like that.');
     }
     const method = req.method === 'HEAD' ? 'GET' : req.method;
     if (route[2]) {
@@ -230,6 +230,6 @@ export async function handleApprovalHttp(s: Services, req: ApprovalHttpRequest):
       return html(error.status, refusalPage(error.status, zh, en, error.message));
     }
     console.error(`approval endpoint: ${req.method} ${req.path}: ${(error as Error).stack ?? String(error)}`);
-    return html(500, refusalPage(500, '服务器错误', 'Server error', 'The request did not complete, and nothing will be executed because of it. Try again later or tell the operators.'));
+    return html(500, refusalPage(500, '服务器错误', 'Server error', '请求未完成，不会因此执行任何操作；请稍后重试或联系运维。 The request did not complete, and nothing will be executed because of it. Try again later or tell the operators.'));
   }
 }

@@ -15,7 +15,7 @@ body{margin:0;background:#f3f4f6;color:#1f2937;font:16px/1.6 "Noto Sans SC","Pin
 main{max-width:880px;margin:0 auto;padding:24px 20px 40px}
 .brand{margin:0;color:#6b7280;font-size:14px;letter-spacing:.04em}
 h1{margin:4px 0 16px;font-size:26px;line-height:1.3}
-.en{display:block;color:#6b7280;font-size:.72em;font-weight:400;line-height:1.4}
+.en{display:block;color:#6b7280;font-size:.8em;font-weight:400;line-height:1.4}
 .inline-en{color:#6b7280;font-size:.85em;margin-left:.4em}
 .card{background:#fff;border:1px solid #e5e7eb;border-radius:10px;padding:18px 20px;margin:0 0 16px}
 .warn{background:#fff7ed;border:1px solid #fdba74;border-radius:10px;padding:12px 16px;margin:0 0 16px}
