@@ -132,6 +132,7 @@ describe('guarded write path on the embedded stack', () => {
   });
 
   test('unknown tenant and unknown action are rejected with the field named', async () => {
+    await h.control.reset(pendingOnly);
     const tenant = await h.runTask({ taskId: 'T-e2e-bad', tenant: 'umbrella', billNo: 'ACME-202611-0001', action: 'mark_processed' });
     assert.match(String(tenant.output['reason']), /tenant "umbrella" is not configured/);
     const action = await h.runTask({ taskId: 'T-e2e-bad', tenant: 'acme', billNo: 'ACME-202611-0001', action: 'delete_everything' });
