@@ -172,6 +172,37 @@ export class EvidenceStore extends Construct {
     );
   }
 
+  /**
+   * List and read under evidence/, for the functions that build evidence pages
+   * and seals. GetObjectAttributes returns an object's stored SHA-256 checksum
+   * without its bytes, which is how a seal can cover traces this role may not read.
+   */
+  grantReadEvidenceFolders(grantee: IGrantable): void {
+    grantee.grantPrincipal.addToPrincipalPolicy(
+      new PolicyStatement({
+        sid: 'ListEvidenceFolders',
+        actions: ['s3:ListBucket'],
+        resources: [this.bucket.bucketArn],
+        conditions: { StringLike: { 's3:prefix': [`${EVIDENCE_PREFIX}*`] } },
+      }),
+    );
+    grantee.grantPrincipal.addToPrincipalPolicy(
+      new PolicyStatement({
+        sid: 'ReadEvidenceFolders',
+        actions: ['s3:GetObject', 's3:GetObjectAttributes'],
+        resources: [this.bucket.arnForObjects(`${EVIDENCE_PREFIX}*`)],
+      }),
+    );
+    grantee.grantPrincipal.addToPrincipalPolicy(
+      new PolicyStatement({
+        sid: 'DecryptEvidenceFolders',
+        actions: ['kms:Decrypt'],
+        resources: [this.key.keyArn],
+        conditions: { StringEquals: { 'kms:ViaService': `s3.${Stack.of(this).region}.amazonaws.com` } },
+      }),
+    );
+  }
+
   private grantAuditRead(auditor: IRole): void {
     auditor.addToPrincipalPolicy(
       new PolicyStatement({

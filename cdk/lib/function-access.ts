@@ -25,10 +25,15 @@ export interface TableAccess {
 
 export interface FunctionAccess {
   tables: Partial<Record<TableId, TableAccess>>;
-  /** PutObject under evidence/ (never Get, never Delete, never retention changes). */
+  /** PutObject under evidence/ (never Delete, never retention or legal-hold changes). */
   writesEvidence: boolean;
-  /** GetObject on evidence/…/before.png only: the approval page shows what will change. */
-  readsBeforeScreenshots: boolean;
+  /**
+   * - before-screenshots: GetObject on evidence/…/before.png only (the approval page).
+   * - folders: list evidence/ and read objects in it, to build an item's evidence
+   *   page, hash its folder into the batch seal and link it from a takeover mail.
+   *   Traces stay unreadable: the bucket policy denies them to all but the auditor.
+   */
+  readsEvidence: 'none' | 'before-screenshots' | 'folders';
   /** GetSecretValue on the per-identity vendor credentials (login, API token). */
   readsIdentitySecrets: boolean;
   /** GetSecretValue on the HMAC key that signs approval links. */
@@ -49,10 +54,15 @@ const AUDIT_APPEND: TableAccess = { actions: ['dynamodb:Query', 'dynamodb:PutIte
 /** Fenced transitions of a held claim: read it, move it with a conditional update. */
 const CLAIM_ADVANCE: TableAccess = { actions: ['dynamodb:GetItem', 'dynamodb:UpdateItem'] };
 
+/** Closing an item: advance the claim, and list the batch's claims for the seal. */
+const CLAIM_CLOSE: TableAccess = { actions: ['dynamodb:GetItem', 'dynamodb:UpdateItem', 'dynamodb:Query'], indexes: ['byTask'] };
+
+const EVIDENCE_FOLDERS = { writesEvidence: true, readsEvidence: 'folders' } as const;
+
 const NOTHING: FunctionAccess = {
   tables: {},
   writesEvidence: false,
-  readsBeforeScreenshots: false,
+  readsEvidence: 'none',
   readsIdentitySecrets: false,
   readsApprovalSigningKey: false,
   sendsEmail: false,
@@ -88,13 +98,29 @@ export const FUNCTION_ACCESS: Readonly<Record<FunctionName, FunctionAccess>> = {
   readback: VENDOR_STEP,
   // Runs the registered inverse as its own guarded-write execution; the browser work happens there.
   compensate: { ...NOTHING, tables: { claims: { actions: ['dynamodb:GetItem'] }, audit: AUDIT_APPEND }, startsGuardedWrites: true },
-  complete: { ...NOTHING, tables: { claims: CLAIM_ADVANCE, audit: AUDIT_APPEND }, writesEvidence: true },
-  takeover: { ...NOTHING, tables: { claims: CLAIM_ADVANCE, audit: AUDIT_APPEND }, writesEvidence: true },
-  'summarize-batch': { ...NOTHING, writesEvidence: true },
+  // Closing an item writes its record and evidence page and, when the batch is already sealed, adds it to the seal.
+  complete: { ...NOTHING, tables: { claims: CLAIM_CLOSE, audit: AUDIT_APPEND }, ...EVIDENCE_FOLDERS },
+  takeover: {
+    ...NOTHING,
+    tables: {
+      claims: CLAIM_CLOSE,
+      audit: AUDIT_APPEND,
+      takeover: { actions: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'] },
+    },
+    ...EVIDENCE_FOLDERS,
+    // Operators are mailed when an item enters the queue.
+    sendsEmail: true,
+  },
+  // Counts outcomes, writes the batch page and seals the batch folder.
+  'summarize-batch': {
+    ...NOTHING,
+    tables: { claims: { actions: ['dynamodb:Query'], indexes: ['byTask'] }, audit: AUDIT_APPEND },
+    ...EVIDENCE_FOLDERS,
+  },
   'approval-http': {
     ...NOTHING,
     tables: { approvals: { actions: ['dynamodb:GetItem', 'dynamodb:UpdateItem'] }, audit: AUDIT_APPEND },
-    readsBeforeScreenshots: true,
+    readsEvidence: 'before-screenshots',
     readsApprovalSigningKey: true,
     answersTaskTokens: true,
   },

@@ -1,5 +1,6 @@
 import { Stack, Validations, type CfnElement } from 'aws-cdk-lib';
 import type { IConstruct } from 'constructs';
+import { FUNCTION_ACCESS } from './function-access.js';
 import type { PaperclipStack } from './paperclip-stack.js';
 
 /**
@@ -42,25 +43,34 @@ export function applyNagSuppressions(stack: PaperclipStack): void {
     }
   }
 
-  for (const name of ['ReadList', 'Snapshot', 'BrowserWrite', 'Readback', 'Complete', 'Takeover', 'SummarizeBatch'] as const) {
-    acknowledge(
-      stack.handlers.workflow[name].role,
-      `AwsSolutions-IAM5[Resource::${bucketArn}/evidence/*]`,
-      'Evidence keys are evidence/<tenant>/<taskId>/<idempotencyKey>/<file>, created per item at run time, so the prefix is the ' +
-        'narrowest fixed resource. The grant is s3:PutObject only (no read, delete or retention change) and Object Lock keeps every version.',
-    );
+  for (const handler of stack.handlers.all) {
+    const access = FUNCTION_ACCESS[handler.name];
+    if (access.writesEvidence) {
+      acknowledge(
+        handler.role,
+        `AwsSolutions-IAM5[Resource::${bucketArn}/evidence/*]`,
+        access.readsEvidence === 'folders'
+          ? 'Evidence keys are evidence/<tenant>/<taskId>/<idempotencyKey>/<file>, created per item at run time, so the prefix is the ' +
+              'narrowest fixed resource. This function writes an item\'s record and evidence page and hashes the folder into the batch ' +
+              'seal, so it reads what it lists there; traces stay denied by the bucket policy, and Object Lock keeps every version.'
+          : 'Evidence keys are evidence/<tenant>/<taskId>/<idempotencyKey>/<file>, created per item at run time, so the prefix is the ' +
+              'narrowest fixed resource. The grant is s3:PutObject only (no read, delete or retention change) and Object Lock keeps every version.',
+      );
+    }
+    if (access.sendsEmail) {
+      acknowledge(
+        handler.role,
+        'AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:ses:<AWS::Region>:<AWS::AccountId>:identity/*]',
+        'While the account is in the SES sandbox, SES authorises each recipient identity like the sender, and the recipients ' +
+          '(approvers, operators) are configured outside this stack. The statement is pinned to the configured sender by a ses:FromAddress condition.',
+      );
+    }
   }
   acknowledge(
     stack.handlers.approvalHttp.role,
     `AwsSolutions-IAM5[Resource::${bucketArn}/evidence/*/before.png]`,
     'The approval page shows the pre-state screenshot of the item being approved; its key contains the tenant, task and idempotency key ' +
       'only known at run time. Only before.png objects are readable, never traces or other evidence.',
-  );
-  acknowledge(
-    stack.handlers.workflow.RequestApproval.role,
-    'AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:ses:<AWS::Region>:<AWS::AccountId>:identity/*]',
-    'While the account is in the SES sandbox, SES authorises each recipient identity like the sender, and approvers are configured per ' +
-      'tenant outside this stack. The statement is pinned to the configured sender by a ses:FromAddress condition.',
   );
   for (const role of [stack.handlers.workflow.Compensate.role, stack.workflows.roles.Batch]) {
     acknowledge(

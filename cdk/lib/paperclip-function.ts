@@ -49,12 +49,14 @@ export class PaperclipFunction extends Construct {
   readonly role: Role;
   readonly logGroup: LogGroup;
   readonly tracingEnabled: boolean;
+  readonly name: FunctionName;
 
   constructor(scope: Construct, id: string, props: PaperclipFunctionProps) {
     super(scope, id);
     const functionName = `${props.prefix}-${props.name}`;
     const sizing = props.browser ? BROWSER_SIZING : DEFAULT_SIZING;
     this.tracingEnabled = props.tracing;
+    this.name = props.name;
 
     this.logGroup = new LogGroup(this, 'Logs', {
       logGroupName: `/aws/lambda/${functionName}`,
