@@ -7,6 +7,7 @@ import type { BatchSummary } from '../app/batch.js';
 import { loadConfig } from '../config/load.js';
 import { approvalsStore } from '../app/approvals/request-approval.js';
 import { parseFlags } from './args.js';
+import { startEmbeddedSession } from './embedded-session.js';
 
 const Flags = z.object({
   tenant: z.string().regex(/^[a-z][a-z0-9-]{1,40}$/, 'tenant ids are lower-kebab-case').default('acme'),
@@ -68,11 +69,14 @@ export async function startLocalEnvironment(options: {
   const tenant = options.tenant ?? 'acme';
   log(`vendor simulator   ${sim.url}  (login svc-recon-${tenant} / pw-${tenant}-2026)`);
   const approvalPort = options.approvalPort ?? Number(new URL(loadConfig(options.config).approvals.base_url).port || 0);
-  const start = (port: number) =>
-    startEmbeddedPaperclip({ vendorBaseUrl: sim.url, configPath: options.config, approvalPort: port, ...(options.dataDir ? { dataDir: options.dataDir } : {}) });
-  let paperclip: EmbeddedPaperclip;
+  // On a data folder the stack records itself there, so paperclip takeover (and the like) can work through it while it runs.
+  const start = (port: number): Promise<{ paperclip: EmbeddedPaperclip; close(): Promise<void> }> =>
+    options.dataDir
+      ? startEmbeddedSession({ vendorBaseUrl: sim.url, configPath: options.config, approvalPort: port, dataDir: options.dataDir })
+      : startEmbeddedPaperclip({ vendorBaseUrl: sim.url, configPath: options.config, approvalPort: port }).then((paperclip) => ({ paperclip, close: () => paperclip.stop() }));
+  let session: { paperclip: EmbeddedPaperclip; close(): Promise<void> };
   try {
-    paperclip = await start(approvalPort).catch((error: NodeJS.ErrnoException) => {
+    session = await start(approvalPort).catch((error: NodeJS.ErrnoException) => {
       if (error.code !== 'EADDRINUSE' || approvalPort === 0) throw error;
       return start(0);
     });
@@ -80,6 +84,7 @@ export async function startLocalEnvironment(options: {
     await sim.close();
     throw error;
   }
+  const { paperclip } = session;
   const { endpoints } = paperclip.stack;
   log(`local stack        dynamodb ${endpoints.dynamodb}  s3 ${endpoints.s3}  stepfunctions ${endpoints.stepfunctions}`);
   log(`approval emails    ${endpoints.sesInbox}`);
@@ -89,7 +94,7 @@ export async function startLocalEnvironment(options: {
     sim,
     paperclip,
     async stop() {
-      await paperclip.stop();
+      await session.close();
       await sim.close();
     },
   };
