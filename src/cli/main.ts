@@ -1,6 +1,9 @@
 #!/usr/bin/env node
 import { ValidationError } from '../config/errors.js';
 import { DEMO_USAGE, runDemo } from './demo.js';
+import { AUDIT_USAGE, runAudit } from './audit.js';
+import { EVIDENCE_USAGE, runEvidence } from './evidence.js';
+import { REPORT_USAGE, runReport } from './report.js';
 import { DRILL_USAGE, runDrillCommand } from './drill.js';
 import { COMPENSATE_USAGE, runCompensate } from './compensate.js';
 import { TAKEOVER_USAGE, runTakeover } from './takeover.js';
@@ -10,6 +13,9 @@ process.env['AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED'] ??= 'true';
 
 const COMMANDS: Record<string, { usage: string; run: (argv: string[]) => Promise<number> }> = {
   demo: { usage: DEMO_USAGE, run: runDemo },
+  audit: { usage: AUDIT_USAGE, run: runAudit },
+  evidence: { usage: EVIDENCE_USAGE, run: runEvidence },
+  report: { usage: REPORT_USAGE, run: runReport },
   drill: { usage: DRILL_USAGE, run: runDrillCommand },
   compensate: { usage: COMPENSATE_USAGE, run: runCompensate },
   takeover: { usage: TAKEOVER_USAGE, run: runTakeover },

@@ -1,5 +1,5 @@
 import { resolve } from 'node:path';
-import { DescribeExecutionCommand, StartExecutionCommand } from '@aws-sdk/client-sfn';
+import { DescribeExecutionCommand, GetExecutionHistoryCommand, StartExecutionCommand } from '@aws-sdk/client-sfn';
 import { startLocalStack, type LocalStack } from '../local/stack.js';
 import { loadStateMachineDefinition, localSubstitutions, stateMachinePhysicalName } from '../local/stepfunctions/index.js';
 import { STATE_MACHINES } from '../workflow/functions.js';
@@ -40,6 +40,37 @@ export interface EmbeddedPaperclip {
 export interface BatchProgress {
   claimed: number;
   byStatus: Record<string, number>;
+  /** Where the batch execution is: reading the list, writing items, or summarising and sealing. */
+  phase?: 'reading' | 'writing' | 'sealing';
+  /** Items the batch will process (known once the list is read) and how many have finished. */
+  total?: number;
+  finished?: number;
+}
+
+/** The batch's phase and item counts, from its execution history (the Map state and its iterations). */
+async function batchStage(sfn: Services['sfn'], executionArn: string): Promise<Pick<BatchProgress, 'phase' | 'total' | 'finished'>> {
+  let total: number | undefined;
+  let finished = 0;
+  let phase: BatchProgress['phase'] = 'reading';
+  let nextToken: string | undefined;
+  do {
+    const page = await sfn.send(new GetExecutionHistoryCommand({ executionArn, maxResults: 1000, nextToken }));
+    for (const event of page.events ?? []) {
+      if (event.type === 'MapStateEntered') {
+        phase = 'writing';
+        try {
+          const input = JSON.parse(event.stateEnteredEventDetails?.input ?? '{}') as { list?: { items?: unknown[] } };
+          total = input.list?.items?.length;
+        } catch {
+          // no item count; the bar shows claims only
+        }
+      }
+      if (event.type === 'MapIterationSucceeded' || event.type === 'MapIterationFailed' || event.type === 'MapIterationAborted') finished += 1;
+      if (event.type === 'MapStateExited' || (event.type === 'TaskStateEntered' && event.stateEnteredEventDetails?.name === 'ReadFailed')) phase = 'sealing';
+    }
+    nextToken = page.nextToken;
+  } while (nextToken);
+  return { phase, ...(total !== undefined ? { total } : {}), finished };
 }
 
 export interface BatchRun {
@@ -120,7 +151,7 @@ export async function startEmbeddedPaperclip(options: EmbeddedOptions): Promise<
         const claims = await services.claims.byTask(request.taskId);
         const byStatus: Record<string, number> = {};
         for (const c of claims) byStatus[c.status] = (byStatus[c.status] ?? 0) + 1;
-        onProgress({ claimed: claims.length, byStatus });
+        onProgress({ claimed: claims.length, byStatus, ...(await batchStage(services.sfn, executionArn).catch(() => ({}))) });
       }
       await new Promise((r) => setTimeout(r, 300));
     }

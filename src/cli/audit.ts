@@ -1,0 +1,88 @@
+import { z } from 'zod';
+import { ValidationError } from '../config/errors.js';
+import { DataSourceError, openDataSource } from '../evidence/data-source.js';
+import { verifyAll, verifyBatch, verifyKey, type VerifyResult } from '../evidence/verify.js';
+import { parseFlags } from './args.js';
+
+export const AUDIT_USAGE = `Usage: paperclip audit verify [--batch <tenant>/<taskId> | --key <idempotency key> | --tenant <tenant>]
+                             [--json] [--data-dir .paperclip] [--config config/paperclip.local.yaml] [--aws]
+
+Recomputes every audit chain (per idempotency key, and the batch chain
+batch:<tenant>:<taskId>) and the sha256 of every evidence object, and compares
+them with the batch seal. Names each event that was altered or removed, each
+object that was altered or removed, and each object the seal does not account
+for. Without --batch/--key: every batch (of --tenant).
+
+Reads the local data folder (also while npm start -- --keep runs on it), the
+endpoints in PAPERCLIP_DYNAMODB_ENDPOINT / PAPERCLIP_S3_ENDPOINT, or AWS (--aws).
+Exit code: 0 clean, 1 findings, 2 bad arguments.`;
+
+const Flags = z
+  .object({
+    batch: z
+      .string()
+      .regex(/^[a-z][a-z0-9-]{1,40}\/T-[A-Za-z0-9-]{1,60}$/, 'write the batch as <tenant>/<taskId>, e.g. acme/T-20261202-acme')
+      .optional(),
+    key: z.string().regex(/^k-[0-9a-f]{40}$/, 'an idempotency key looks like k- followed by 40 hex digits').optional(),
+    tenant: z.string().regex(/^[a-z][a-z0-9-]{1,40}$/, 'tenant ids are lower-kebab-case').optional(),
+    json: z.boolean().default(false),
+    'data-dir': z.string().min(1).default('.paperclip'),
+    config: z.string().min(1).default('config/paperclip.local.yaml'),
+    aws: z.boolean().default(false),
+  })
+  .refine((f) => [f.batch, f.key].filter(Boolean).length <= 1, { message: 'pass either --batch or --key, not both', path: ['key'] });
+
+export function formatVerifyResult(result: VerifyResult): string {
+  const lines = [`audit verify: ${result.scope}`];
+  for (const finding of result.findings) lines.push(`  ${finding.kind.toUpperCase().padEnd(8)} ${finding.detail}`);
+  for (const note of result.notes) lines.push(`  note     ${note}`);
+  const { batches, chains, events, objects } = result.checked;
+  lines.push(
+    result.findings.length === 0
+      ? `clean: ${batches} batch(es), ${chains} chain(s), ${events} event(s), ${objects} object(s) verified`
+      : `${result.findings.length} finding(s) in ${batches} batch(es), ${chains} chain(s), ${events} event(s), ${objects} object(s)`,
+  );
+  return lines.join('\n');
+}
+
+export async function runAudit(argv: string[]): Promise<number> {
+  const [sub, ...rest] = argv;
+  if (sub !== 'verify') {
+    throw new ValidationError('paperclip audit', [{ path: '', message: `${sub ? `unknown subcommand "${sub}"` : 'missing subcommand'}; use: paperclip audit verify (see --help)` }]);
+  }
+  const { flags } = parseFlags(
+    rest,
+    {
+      batch: { type: 'string' },
+      key: { type: 'string' },
+      tenant: { type: 'string' },
+      json: { type: 'boolean' },
+      'data-dir': { type: 'string' },
+      config: { type: 'string' },
+      aws: { type: 'boolean' },
+    },
+    Flags,
+    'audit verify',
+  );
+  let source;
+  try {
+    source = await openDataSource({ dataDir: flags['data-dir'], configPath: flags.config, aws: flags.aws });
+  } catch (error) {
+    if (!(error instanceof DataSourceError)) throw error;
+    process.stderr.write(`paperclip audit verify: ${error.message}\n`);
+    return 2;
+  }
+  try {
+    const ctx = source.services;
+    let result: VerifyResult;
+    if (flags.key) result = await verifyKey(ctx, flags.key);
+    else if (flags.batch) {
+      const [tenant, taskId] = flags.batch.split('/') as [string, string];
+      result = await verifyBatch(ctx, { tenant, taskId });
+    } else result = await verifyAll(ctx, flags.tenant);
+    process.stdout.write(flags.json ? `${JSON.stringify(result)}\n` : `${formatVerifyResult(result)}\n`);
+    return result.findings.length === 0 ? 0 : 1;
+  } finally {
+    await source.close();
+  }
+}

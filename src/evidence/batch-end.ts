@@ -1,0 +1,130 @@
+import type { AuditEvent } from '../domain/audit-chain.js';
+import type { Claim } from '../domain/claim.js';
+import { TERMINAL_STATUSES } from '../domain/claim.js';
+import { PAGE_NAME, resultKey, snapshotBatchFolder, snapshotItemFolder, type BatchRef, type EvidenceContext, type HashedObject } from './folder.js';
+import { compensatesOf, indexBatchFolder, storeBatchPage, storeItemPage } from './pages.js';
+import { classifyItem } from '../report/classify.js';
+import { emitItemMetrics } from '../report/emf.js';
+import { buildSeal, loadSealState, manifestOf, supplementSeal, writeSeal, type ItemForSeal, type Seal } from './seal.js';
+
+/**
+ * Items that changed this close to the seal are looked at again afterwards: a
+ * write that closed while the folder was being hashed is added to the seal
+ * instead of showing up as altered.
+ */
+const RECHECK_WINDOW_MS = 30_000;
+
+export interface FinishedBatchEvidence {
+  seal: Seal;
+  items: number;
+  pages: number;
+  supplemented: string[];
+}
+
+/**
+ * The end of a batch: every item page is rendered again (now that the batch
+ * page exists and every sibling's page too), then the batch page, then the
+ * seal over all of it. Items an earlier seal already fixed as terminal keep
+ * their page and hashes.
+ */
+export async function finishBatchEvidence(ctx: EvidenceContext, batch: BatchRef, sealedBy: string): Promise<FinishedBatchEvidence> {
+  const started = Date.now();
+  const previous = (await loadSealState(ctx, batch)).manifest;
+  const claims = (await ctx.claims.byTask(batch.taskId)).filter((c) => c.tenant === batch.tenant);
+  const snapshot = await snapshotBatchFolder(ctx, batch);
+  const byKey = new Map(claims.map((c) => [c.key, c]));
+  const keys = [...new Set([...byKey.keys(), ...snapshot.items.keys()])].sort();
+  const fixed = (key: string) => {
+    const status = previous?.items.get(key)?.status;
+    return status !== undefined && TERMINAL_STATUSES.includes(status as Claim['status']);
+  };
+
+  const events = new Map<string, AuditEvent[]>();
+  const compensates = new Map<string, string>();
+  for (const key of keys) {
+    const chain = await ctx.audit.events(key);
+    events.set(key, chain);
+    const undone = compensatesOf(chain);
+    if (undone) compensates.set(key, undone);
+  }
+  const siblingPages = new Set(keys.filter((k) => !fixed(k) || snapshot.items.get(k)?.has(PAGE_NAME)));
+  let pages = 0;
+  for (const key of keys) {
+    if (fixed(key)) continue;
+    const objects = snapshot.items.get(key) ?? new Map<string, HashedObject>();
+    const claim = byKey.get(key);
+    const page = await storeItemPage(ctx, batch, key, { objects, events: events.get(key) ?? [], ...(claim ? { claim } : {}), siblingPages, batchPage: true });
+    objects.set(PAGE_NAME, page);
+    snapshot.items.set(key, objects);
+    pages += 1;
+  }
+  const index = await indexBatchFolder(ctx, batch);
+  snapshot.top.set(PAGE_NAME, await storeBatchPage(ctx, batch, { claims, index, top: snapshot.top, compensates, sealed: true }));
+
+  const items: ItemForSeal[] = keys.map((key) => ({
+    key,
+    events: events.get(key) ?? [],
+    ...(byKey.get(key) ? { status: byKey.get(key)!.status, billNo: byKey.get(key)!.billNo, action: byKey.get(key)!.action } : {}),
+  }));
+  const seal = buildSeal(batch, snapshot, items, sealedBy, previous);
+  const sealEvent = await writeSeal(ctx, seal);
+
+  const supplemented = await recheckRecentItems(ctx, batch, { seal, sealedAtSeq: sealEvent.seq, before: byKey, since: started - RECHECK_WINDOW_MS, sealedBy, fixed });
+  return { seal, items: keys.length, pages, supplemented };
+}
+
+async function recheckRecentItems(
+  ctx: EvidenceContext,
+  batch: BatchRef,
+  input: { seal: Seal; sealedAtSeq: number; before: ReadonlyMap<string, Claim>; since: number; sealedBy: string; fixed: (key: string) => boolean },
+): Promise<string[]> {
+  const now = (await ctx.claims.byTask(batch.taskId)).filter((c) => c.tenant === batch.tenant);
+  const manifest = manifestOf(input.seal, input.sealedAtSeq, []);
+  const additions: Array<ItemForSeal & { objects: Map<string, HashedObject> }> = [];
+  for (const claim of now) {
+    const earlier = input.before.get(claim.key);
+    const moved = !earlier || earlier.status !== claim.status || earlier.version !== claim.version;
+    if (input.fixed(claim.key) || (!moved && Date.parse(claim.updatedAt) < input.since)) continue;
+    const sealed = manifest.items.get(claim.key);
+    const [events, objects] = await Promise.all([ctx.audit.events(claim.key), snapshotItemFolder(ctx, batch, claim.key)]);
+    const same =
+      sealed !== undefined &&
+      sealed.events.length === events.length &&
+      sealed.objects.length === objects.size &&
+      sealed.objects.every((o) => objects.get(o.name)?.sha256 === o.sha256);
+    if (!same) additions.push({ key: claim.key, events, objects, status: claim.status, billNo: claim.billNo, action: claim.action });
+  }
+  if (additions.length === 0) return [];
+  await supplementSeal(ctx, manifest, additions, undefined, input.sealedBy, { replaceTerminal: true });
+  return additions.map((a) => a.key);
+}
+
+/**
+ * Called by summarizeBatch after batch.json is stored: pages and seal, and
+ * the metrics of items that closed as stale (they end in the workflow
+ * without a complete/takeover step). Never throws; a batch without a seal is
+ * what `paperclip audit verify` reports.
+ */
+export async function sealBatchEvidence(
+  ctx: EvidenceContext,
+  batch: BatchRef,
+  input: { sealedBy: string; results: ReadonlyArray<{ outcome?: string; key?: string; executionArn?: string }> },
+): Promise<FinishedBatchEvidence | undefined> {
+  for (const result of input.results) {
+    const key = resultKey(result);
+    if (result.outcome !== 'stale' || !key) continue;
+    try {
+      const claim = await ctx.claims.get(key);
+      if (claim) emitItemMetrics(classifyItem(claim, await ctx.audit.events(key)), 'stale');
+    } catch (error) {
+      process.stderr.write(`paperclip: could not emit the metrics of ${key}: ${(error as Error).message}\n`);
+    }
+  }
+  try {
+    return await finishBatchEvidence(ctx, batch, input.sealedBy);
+  } catch (error) {
+    process.stderr.write(`paperclip: could not seal batch ${batch.tenant}/${batch.taskId}: ${(error as Error).stack ?? String(error)}\n`);
+    return undefined;
+  }
+}
+

@@ -1,0 +1,105 @@
+import { z } from 'zod';
+import type { Claim } from '../domain/claim.js';
+import { badge, escapeHtml, fieldsTable, formatBytes, outcomeTone, page, relativeHref } from './html.js';
+import { PAGE_NAME, resultKey, SEAL_NAME, type BatchRef, type HashedObject } from './folder.js';
+import type { OutcomeRecord } from './item-page.js';
+
+/** batch.json as summarizeBatch writes it; read loosely. */
+export const BatchFile = z
+  .object({
+    task: z.string(),
+    tenant: z.string(),
+    read: z.number().default(0),
+    items: z.number().default(0),
+    counts: z.record(z.string(), z.number()).default({}),
+    error: z.string().optional(),
+    results: z
+      .array(z.object({ outcome: z.string().optional(), key: z.string().optional(), billNo: z.string().optional(), reason: z.string().optional(), executionArn: z.string().optional() }).passthrough())
+      .default([]),
+    finishedAt: z.string().optional(),
+  })
+  .passthrough();
+export type BatchFile = z.infer<typeof BatchFile>;
+
+export function parseBatchFile(body: Buffer | undefined): BatchFile | undefined {
+  if (!body) return undefined;
+  try {
+    const parsed = BatchFile.safeParse(JSON.parse(body.toString('utf8')));
+    return parsed.success ? parsed.data : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+export interface BatchPageItem {
+  key: string;
+  claim?: Claim;
+  record?: OutcomeRecord;
+  hasPage: boolean;
+  /** The key this item undoes, when it is a compensation. */
+  compensates?: string;
+}
+
+export interface BatchPageInput {
+  batch: BatchRef;
+  summary?: BatchFile;
+  items: readonly BatchPageItem[];
+  top: ReadonlyMap<string, HashedObject>;
+  /** The seal is written right after the page, so the page may link it before it exists. */
+  sealed: boolean;
+}
+
+function outcomeOf(item: BatchPageItem): string {
+  return item.record?.outcome ?? item.claim?.outcome ?? item.claim?.status.toLowerCase() ?? 'unknown';
+}
+
+export function renderBatchPage(input: BatchPageInput): string {
+  const { batch, summary } = input;
+  const items = [...input.items].sort((a, b) => (a.claim?.billNo ?? a.key).localeCompare(b.claim?.billNo ?? b.key) || a.key.localeCompare(b.key));
+  const rows = items.map((item) => {
+    const outcome = outcomeOf(item);
+    const bill = item.record?.billNo ?? item.claim?.billNo ?? '—';
+    const link = item.hasPage ? `<a href="${relativeHref(`${item.key}/${PAGE_NAME}`)}">${escapeHtml(bill)}</a>` : escapeHtml(bill);
+    const verdict = item.record?.verdict ?? null;
+    const reason = item.record?.reason ?? item.claim?.reason ?? '';
+    const compensates = item.compensates ? `<br><span class="when">补偿 undoes <a href="${relativeHref(`${item.compensates}/${PAGE_NAME}`)}"><code>${escapeHtml(item.compensates.slice(0, 14))}…</code></a></span>` : '';
+    return `<tr><td class="nowrap">${link}${compensates}</td><td>${escapeHtml(item.record?.action ?? item.claim?.action ?? '')}</td><td>${badge(outcome, outcomeTone(outcome))}</td><td>${verdict ? badge(verdict, outcomeTone(verdict)) : '—'}</td><td>${escapeHtml(item.claim?.identity ?? item.record?.identity ?? '')}</td><td><code>${escapeHtml(item.key)}</code></td><td>${escapeHtml(reason)}</td></tr>`;
+  });
+  const withoutFolder = (summary?.results ?? []).filter((r) => {
+    const key = resultKey(r);
+    return !key || !items.some((i) => i.key === key);
+  });
+  const counts = summary
+    ? Object.entries(summary.counts)
+        .filter(([, n]) => n > 0)
+        .map(([outcome, n]) => `${badge(`${outcome} ${n}`, outcomeTone(outcome))}`)
+        .join(' ')
+    : '';
+  const fields: Array<[string, string]> = [
+    ['租户 Tenant', escapeHtml(batch.tenant)],
+    ['任务 Task', escapeHtml(batch.taskId)],
+    ['列表行数 Rows read', escapeHtml(summary?.read ?? '—')],
+    ['条目 Items', escapeHtml(summary?.items ?? items.length)],
+    ['结果 Outcomes', counts || '—'],
+    ['完成时间 Finished at', escapeHtml(summary?.finishedAt ?? '—')],
+  ];
+  if (summary?.error) fields.push(['错误 Error', badge(summary.error, 'bad')]);
+  const objects = [...input.top.values()]
+    .filter((o) => o.name !== PAGE_NAME)
+    .map((o) => `<tr><td><a href="${relativeHref(o.name)}">${escapeHtml(o.name)}</a></td><td>${formatBytes(o.bytes)}</td><td><code>${o.sha256}</code></td></tr>`);
+  if (input.sealed && !input.top.has(SEAL_NAME)) objects.push(`<tr><td><a href="${SEAL_NAME}">${SEAL_NAME}</a></td><td colspan="2">written with this page</td></tr>`);
+  const list = input.top.has('list.png')
+    ? `<h2>读取的清单 The list as read</h2><figure><a href="list.png"><img src="list.png" alt="差异清单 discrepancy list"></a><figcaption>读取时的差异清单 The discrepancy list when the batch read it — <a href="list.json">list.json</a></figcaption></figure>`
+    : '';
+  const body = `<h1>批次 Batch ${escapeHtml(batch.taskId)} ${summary?.error ? badge('error', 'bad') : ''}</h1>
+<p class="sub">租户 tenant ${escapeHtml(batch.tenant)} · evidence/${escapeHtml(batch.tenant)}/${escapeHtml(batch.taskId)}/</p>
+${fieldsTable(fields)}
+<h2>条目 Items</h2>
+${rows.length ? `<table><tr><th>单号 Bill</th><th>动作 Action</th><th>结果 Outcome</th><th>回读 Verdict</th><th>身份 Identity</th><th>幂等键 Key</th><th>原因 Reason</th></tr>${rows.join('')}</table>` : '<p class="note">No item of this batch reached a claim.</p>'}
+${withoutFolder.length ? `<h2>无证据目录的结果 Results without an evidence folder</h2><table><tr><th>单号 Bill</th><th>结果 Outcome</th><th>原因 Reason</th></tr>${withoutFolder.map((r) => `<tr><td>${escapeHtml(r.billNo ?? '—')}</td><td>${badge(r.outcome ?? 'error', outcomeTone(r.outcome))}</td><td>${escapeHtml(r.reason ?? '')}</td></tr>`).join('')}</table>` : ''}
+${list}
+<h2>批次对象 Batch objects</h2>
+<table><tr><th>对象 Object</th><th>大小 Size</th><th>sha256</th></tr>${objects.join('')}</table>
+<footer>The seal (${SEAL_NAME}) records every item's audit chain head and the sha256 of every object in this folder; its own hash is in the audit chain <code>batch:${escapeHtml(batch.tenant)}:${escapeHtml(batch.taskId)}</code>. Check it with <code>paperclip audit verify --batch ${escapeHtml(batch.tenant)}/${escapeHtml(batch.taskId)}</code>.</footer>`;
+  return page(`Batch ${batch.taskId} (${batch.tenant}) — Paperclip evidence`, body);
+}

@@ -1,0 +1,133 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { z } from 'zod';
+import { createServices, type Services } from '../app/services.js';
+import { loadConfig } from '../config/load.js';
+import { awsClientConfig } from '../local/aws-config.js';
+import { createTables, startLocalDynamoDb } from '../local/dynamodb.js';
+import { startLocalS3 } from '../local/s3.js';
+
+/**
+ * Where the read-only commands (audit verify, report, evidence) read from:
+ *   1. PAPERCLIP_DYNAMODB_ENDPOINT / PAPERCLIP_S3_ENDPOINT, or --aws: those
+ *      endpoints, or AWS itself with the usual credential chain;
+ *   2. a local data folder held by a running stack (npm start -- --keep):
+ *      that stack's endpoints, from <dataDir>/stack.json;
+ *   3. a local data folder nobody holds: DynamoDB and S3 started here on it,
+ *      read-only use, stopped on close.
+ * dynalite locks its LevelDB folder, so case 2 must not open the folder itself.
+ */
+
+export class DataSourceError extends Error {
+  override name = 'DataSourceError';
+}
+
+export interface DataSource {
+  services: Services;
+  /** The s3rver folder of the evidence bucket, when reading a local data folder. */
+  bucketDir?: string;
+  describe: string;
+  close(): Promise<void>;
+}
+
+/** The fields of <dataDir>/stack.json this module needs (the embedded session writes it while a stack runs). */
+const StackRecord = z.object({
+  pid: z.number().int().positive(),
+  configPath: z.string().min(1),
+  region: z.string().min(1),
+  endpoints: z.object({ dynamodb: z.string().url(), s3: z.string().url() }),
+});
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+function runningStackOf(dataDir: string): z.infer<typeof StackRecord> | undefined {
+  const path = join(dataDir, 'stack.json');
+  if (!existsSync(path)) return undefined;
+  try {
+    const parsed = StackRecord.safeParse(JSON.parse(readFileSync(path, 'utf8')));
+    return parsed.success && alive(parsed.data.pid) ? parsed.data : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function destroyClients(services: Services): void {
+  for (const client of [services.db, services.s3, services.ses, services.sfn, services.secretsManager]) client.destroy();
+}
+
+export interface DataSourceOptions {
+  dataDir: string;
+  configPath: string;
+  /** Read AWS itself (credentials from the environment) instead of a local folder. */
+  aws?: boolean;
+  env?: NodeJS.ProcessEnv;
+}
+
+export async function openDataSource(options: DataSourceOptions): Promise<DataSource> {
+  const env = options.env ?? process.env;
+  const configPath = resolve(options.configPath);
+  if (options.aws || env['PAPERCLIP_DYNAMODB_ENDPOINT'] || env['PAPERCLIP_S3_ENDPOINT']) {
+    const services = createServices({ ...env, PAPERCLIP_CONFIG: configPath });
+    const where = env['PAPERCLIP_DYNAMODB_ENDPOINT'] ? `endpoints ${env['PAPERCLIP_DYNAMODB_ENDPOINT']} / ${env['PAPERCLIP_S3_ENDPOINT'] ?? 'AWS S3'}` : `AWS (${services.config.region})`;
+    return { services, describe: where, close: async () => destroyClients(services) };
+  }
+  const dataDir = resolve(options.dataDir);
+  if (!existsSync(dataDir)) {
+    throw new DataSourceError(`there is no data folder at ${dataDir}; run npm start first, pass --data-dir, or set PAPERCLIP_DYNAMODB_ENDPOINT and PAPERCLIP_S3_ENDPOINT`);
+  }
+  const owner = runningStackOf(dataDir);
+  if (owner) {
+    const services = createServices({
+      PAPERCLIP_CONFIG: resolve(owner.configPath),
+      PAPERCLIP_AWS_REGION: owner.region,
+      PAPERCLIP_DYNAMODB_ENDPOINT: owner.endpoints.dynamodb,
+      PAPERCLIP_S3_ENDPOINT: owner.endpoints.s3,
+    });
+    return {
+      services,
+      bucketDir: join(dataDir, 's3', services.config.evidence.bucket),
+      describe: `${dataDir} (through the running stack, pid ${owner.pid})`,
+      close: async () => destroyClients(services),
+    };
+  }
+  const config = loadConfig(configPath);
+  const dynamodb = await startLocalDynamoDb({ path: join(dataDir, 'dynamodb') });
+  const s3 = await startLocalS3({ directory: join(dataDir, 's3'), buckets: [config.evidence.bucket] }).catch(async (error: unknown) => {
+    await dynamodb.stop();
+    throw error;
+  });
+  try {
+    const client = new DynamoDBClient(awsClientConfig(dynamodb.endpoint, config.region));
+    try {
+      await createTables(client, config.prefix);
+    } finally {
+      client.destroy();
+    }
+  } catch (error) {
+    await Promise.allSettled([s3.stop(), dynamodb.stop()]);
+    throw error;
+  }
+  const services = createServices({
+    PAPERCLIP_CONFIG: configPath,
+    PAPERCLIP_DYNAMODB_ENDPOINT: dynamodb.endpoint,
+    PAPERCLIP_S3_ENDPOINT: s3.endpoint,
+  });
+  return {
+    services,
+    bucketDir: join(dataDir, 's3', config.evidence.bucket),
+    describe: dataDir,
+    async close() {
+      destroyClients(services);
+      await s3.stop();
+      await dynamodb.stop();
+    },
+  };
+}

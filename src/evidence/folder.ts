@@ -1,0 +1,98 @@
+import { createHash } from 'node:crypto';
+import type { Services } from '../app/services.js';
+import { batchKey } from '../adapters/s3/evidence-store.js';
+
+/** What the evidence views need from the services bundle: the stores, not the browser. */
+export type EvidenceContext = Pick<Services, 'claims' | 'audit' | 'evidence' | 'db' | 'table' | 'config'>;
+
+export interface BatchRef {
+  tenant: string;
+  taskId: string;
+}
+
+/** An object as it is now: name relative to its folder, and the sha256 of its bytes. */
+export interface HashedObject {
+  name: string;
+  sha256: string;
+  bytes: number;
+}
+
+export const sha256Hex = (bytes: Buffer | string) => createHash('sha256').update(bytes).digest('hex');
+
+export const PAGE_NAME = 'index.html';
+export const SEAL_NAME = 'seal.json';
+
+export function batchFolder(batch: BatchRef): string {
+  return batchKey(batch, '');
+}
+
+/** The audit chain that seals a batch (one per tenant and task). */
+export function batchChain(batch: BatchRef): string {
+  return `batch:${batch.tenant}:${batch.taskId}`;
+}
+
+/**
+ * Every object under a batch folder, grouped: top-level objects (list.png,
+ * batch.json, index.html, seal.json) and one group per item folder. Hashes are
+ * computed from the bytes read now, never taken from object metadata.
+ */
+export interface BatchFolderSnapshot {
+  batch: BatchRef;
+  top: Map<string, HashedObject>;
+  items: Map<string, Map<string, HashedObject>>;
+  /** Objects deeper than <key>/<name>: never written by Paperclip. */
+  nested: string[];
+}
+
+export async function snapshotBatchFolder(ctx: EvidenceContext, batch: BatchRef): Promise<BatchFolderSnapshot> {
+  const prefix = batchFolder(batch);
+  const keys = await ctx.evidence.list(prefix);
+  const snapshot: BatchFolderSnapshot = { batch, top: new Map(), items: new Map(), nested: [] };
+  for (const key of keys.sort()) {
+    const relative = key.slice(prefix.length);
+    const parts = relative.split('/');
+    if (parts.length > 2) {
+      snapshot.nested.push(relative);
+      continue;
+    }
+    const body = await ctx.evidence.get(key);
+    if (!body) continue; // removed between list and get
+    const hashed = { name: parts.at(-1)!, sha256: sha256Hex(body), bytes: body.length };
+    if (parts.length === 1) snapshot.top.set(hashed.name, hashed);
+    else {
+      const folder = snapshot.items.get(parts[0]!) ?? new Map<string, HashedObject>();
+      folder.set(hashed.name, hashed);
+      snapshot.items.set(parts[0]!, folder);
+    }
+  }
+  return snapshot;
+}
+
+/** The objects of one item folder, hashed. */
+export async function snapshotItemFolder(ctx: EvidenceContext, batch: BatchRef, key: string): Promise<Map<string, HashedObject>> {
+  const prefix = `${batchFolder(batch)}${key}/`;
+  const found = new Map<string, HashedObject>();
+  for (const objectKey of (await ctx.evidence.list(prefix)).sort()) {
+    const name = objectKey.slice(prefix.length);
+    if (name.includes('/')) continue;
+    const body = await ctx.evidence.get(objectKey);
+    if (body) found.set(name, { name, sha256: sha256Hex(body), bytes: body.length });
+  }
+  return found;
+}
+
+export function contentTypeOf(name: string): string {
+  if (name.endsWith('.png')) return 'image/png';
+  if (name.endsWith('.json')) return 'application/json';
+  if (name.endsWith('.zip')) return 'application/zip';
+  if (name.endsWith('.html')) return 'text/html; charset=utf-8';
+  if (name.endsWith('.csv')) return 'text/csv; charset=utf-8';
+  return 'application/octet-stream';
+}
+
+/** A batch result's idempotency key: given, or the name of its guarded-write execution (named by the key). */
+export function resultKey(result: { key?: string; executionArn?: string }): string | undefined {
+  if (result.key) return result.key;
+  const name = result.executionArn?.split(':').at(-1);
+  return name && /^k-[0-9a-f]{40}$/.test(name) ? name : undefined;
+}

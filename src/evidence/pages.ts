@@ -1,0 +1,88 @@
+import type { AuditEvent } from '../domain/audit-chain.js';
+import type { Claim } from '../domain/claim.js';
+import { batchKey, evidenceKey } from '../adapters/s3/evidence-store.js';
+import { batchFolder, PAGE_NAME, sha256Hex, type BatchRef, type EvidenceContext, type HashedObject } from './folder.js';
+import { parseRecord, renderItemPage, type OutcomeRecord } from './item-page.js';
+import { parseBatchFile, renderBatchPage, type BatchPageItem } from './batch-page.js';
+
+/** What the batch folder holds, from one listing: which item folders exist and which have a page or a record. */
+export interface FolderIndex {
+  keys: Set<string>;
+  pages: Set<string>;
+  records: Set<string>;
+  top: Set<string>;
+}
+
+export async function indexBatchFolder(ctx: EvidenceContext, batch: BatchRef): Promise<FolderIndex> {
+  const prefix = batchFolder(batch);
+  const index: FolderIndex = { keys: new Set(), pages: new Set(), records: new Set(), top: new Set() };
+  for (const key of await ctx.evidence.list(prefix)) {
+    const parts = key.slice(prefix.length).split('/');
+    if (parts.length === 1) index.top.add(parts[0]!);
+    if (parts.length !== 2) continue;
+    index.keys.add(parts[0]!);
+    if (parts[1] === PAGE_NAME) index.pages.add(parts[0]!);
+    if (parts[1] === 'record.json') index.records.add(parts[0]!);
+  }
+  return index;
+}
+
+/** The key this item undoes, as recorded when it was routed. */
+export function compensatesOf(events: readonly AuditEvent[]): string | undefined {
+  const item = events.find((e) => e.type === 'routed')?.data['item'] as { compensates?: unknown } | undefined;
+  return typeof item?.compensates === 'string' ? item.compensates : undefined;
+}
+
+export async function readRecord(ctx: EvidenceContext, batch: BatchRef, key: string): Promise<{ record?: OutcomeRecord; problem?: string }> {
+  return parseRecord(await ctx.evidence.get(evidenceKey({ ...batch, key }, 'record.json')));
+}
+
+/** Renders and stores one item's page; returns the stored page's hash. */
+export async function storeItemPage(
+  ctx: EvidenceContext,
+  batch: BatchRef,
+  key: string,
+  input: {
+    objects: ReadonlyMap<string, HashedObject>;
+    events: readonly AuditEvent[];
+    claim?: Claim;
+    siblingPages: ReadonlySet<string>;
+    batchPage: boolean;
+  },
+): Promise<HashedObject> {
+  const { record, problem } = await readRecord(ctx, batch, key);
+  const objects = new Map([...input.objects].filter(([name]) => name !== PAGE_NAME));
+  const html = renderItemPage({ key, ...input, objects, ...(record ? { record } : {}), ...(problem ? { recordProblem: problem } : {}) });
+  const stored = await ctx.evidence.put(evidenceKey({ ...batch, key }, PAGE_NAME), html, 'text/html; charset=utf-8');
+  return { name: PAGE_NAME, sha256: stored.sha256, bytes: stored.bytes };
+}
+
+/** Renders and stores the batch page from the claims, the records and batch.json. */
+export async function storeBatchPage(
+  ctx: EvidenceContext,
+  batch: BatchRef,
+  input: { claims: readonly Claim[]; index: FolderIndex; top: ReadonlyMap<string, HashedObject>; compensates: ReadonlyMap<string, string>; sealed: boolean },
+): Promise<HashedObject> {
+  const summary = parseBatchFile(await ctx.evidence.get(batchKey(batch, 'batch.json')));
+  const byKey = new Map(input.claims.map((c) => [c.key, c]));
+  const items: BatchPageItem[] = [];
+  for (const key of new Set([...byKey.keys(), ...input.index.keys])) {
+    const record = input.index.records.has(key) ? (await readRecord(ctx, batch, key)).record : undefined;
+    const claim = byKey.get(key);
+    const compensates = input.compensates.get(key);
+    items.push({ key, hasPage: input.index.pages.has(key), ...(claim ? { claim } : {}), ...(record ? { record } : {}), ...(compensates ? { compensates } : {}) });
+  }
+  const html = renderBatchPage({ batch, ...(summary ? { summary } : {}), items, top: input.top, sealed: input.sealed });
+  const stored = await ctx.evidence.put(batchKey(batch, PAGE_NAME), html, 'text/html; charset=utf-8');
+  return { name: PAGE_NAME, sha256: stored.sha256, bytes: stored.bytes };
+}
+
+/** Hashes the objects directly in the batch folder (not the item folders). */
+export async function hashTopObjects(ctx: EvidenceContext, batch: BatchRef, names: Iterable<string>): Promise<Map<string, HashedObject>> {
+  const top = new Map<string, HashedObject>();
+  for (const name of names) {
+    const body = await ctx.evidence.get(batchKey(batch, name));
+    if (body) top.set(name, { name, sha256: sha256Hex(body), bytes: body.length });
+  }
+  return top;
+}

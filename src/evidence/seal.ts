@@ -1,0 +1,229 @@
+import { z } from 'zod';
+import { canonicalJson, type AuditEvent } from '../domain/audit-chain.js';
+import { TERMINAL_STATUSES, type ClaimStatus } from '../domain/claim.js';
+import { batchKey } from '../adapters/s3/evidence-store.js';
+import { batchChain, PAGE_NAME, SEAL_NAME, sha256Hex, type BatchFolderSnapshot, type BatchRef, type EvidenceContext, type HashedObject } from './folder.js';
+
+/**
+ * The batch seal: at the end of a batch, one document records every item's
+ * audit chain (each event hash up to the head) and the sha256 of every object
+ * in the batch folder; the seal's own hash goes into the batch's audit chain.
+ * Items that close later (an approval decided after the batch ended) are
+ * added by `item_sealed` events in the same chain.
+ *
+ * A later seal of the same batch (a re-run of the task) never re-hashes what
+ * an earlier one fixed: an item that was already terminal keeps its sealed
+ * objects and event hashes, so re-running a task cannot launder an edit.
+ */
+
+const Hex64 = z.string().regex(/^[0-9a-f]{64}$/, 'a sha256 in lowercase hex');
+
+export const SealedObject = z.strictObject({ name: z.string().min(1), sha256: Hex64, bytes: z.number().int().min(0) });
+export type SealedObject = z.infer<typeof SealedObject>;
+
+export const SealedItem = z.strictObject({
+  key: z.string().min(1),
+  billNo: z.string().optional(),
+  action: z.string().optional(),
+  /** Claim status when sealed; absent when the folder has no claim. */
+  status: z.string().optional(),
+  /** Hash of every event of the item's chain at sealing, seq 1 first. */
+  events: z.array(Hex64),
+  objects: z.array(SealedObject),
+});
+export type SealedItem = z.infer<typeof SealedItem>;
+
+export const Seal = z.strictObject({
+  version: z.literal(1),
+  tenant: z.string(),
+  taskId: z.string(),
+  chain: z.string(),
+  sealedAt: z.string(),
+  sealedBy: z.string(),
+  /** Objects directly in the batch folder, seal.json excluded. */
+  batchObjects: z.array(SealedObject),
+  items: z.array(SealedItem),
+  /** sha256 of the canonical JSON of every other field. */
+  sealHash: Hex64,
+});
+export type Seal = z.infer<typeof Seal>;
+
+export const SEALED_EVENT = 'sealed';
+export const ITEM_SEALED_EVENT = 'item_sealed';
+
+const ItemSealedData = z.object({ basedOn: Hex64, items: z.array(SealedItem), batchObjects: z.array(SealedObject) });
+
+export function computeSealHash(seal: Omit<Seal, 'sealHash'> | Seal): string {
+  const { sealHash: _ignored, ...body } = seal as Seal;
+  return sha256Hex(canonicalJson(body));
+}
+
+const toSealed = (o: HashedObject): SealedObject => ({ name: o.name, sha256: o.sha256, bytes: o.bytes });
+const isTerminal = (status: string | undefined) => status !== undefined && TERMINAL_STATUSES.includes(status as ClaimStatus);
+
+/** What the seal and its later additions say the folder must hold. */
+export interface Manifest {
+  seal: Seal;
+  batchObjects: Map<string, SealedObject>;
+  items: Map<string, SealedItem>;
+  /** Seq of the batch-chain event that recorded the seal. */
+  sealedAtSeq: number;
+}
+
+export function manifestOf(seal: Seal, sealedAtSeq: number, later: readonly AuditEvent[]): Manifest {
+  const manifest: Manifest = {
+    seal,
+    sealedAtSeq,
+    batchObjects: new Map(seal.batchObjects.map((o) => [o.name, o])),
+    items: new Map(seal.items.map((i) => [i.key, i])),
+  };
+  for (const event of later) {
+    if (event.type !== ITEM_SEALED_EVENT || event.seq <= sealedAtSeq) continue;
+    const data = ItemSealedData.safeParse(event.data);
+    if (!data.success) continue;
+    for (const item of data.data.items) manifest.items.set(item.key, item);
+    for (const object of data.data.batchObjects) manifest.batchObjects.set(object.name, object);
+  }
+  return manifest;
+}
+
+export interface SealState {
+  chain: AuditEvent[];
+  /** seal.json parsed, or why it could not be. */
+  seal?: Seal;
+  sealProblem?: string;
+  /** The `sealed` event whose hash equals seal.json's, if any. */
+  sealEvent?: AuditEvent;
+  latestSealEvent?: AuditEvent;
+  manifest?: Manifest;
+}
+
+export function parseSeal(body: Buffer | undefined): { seal?: Seal; problem?: string } {
+  if (!body) return { problem: 'seal.json is missing' };
+  let json: unknown;
+  try {
+    json = JSON.parse(body.toString('utf8'));
+  } catch (error) {
+    return { problem: `seal.json is not JSON: ${(error as Error).message}` };
+  }
+  const parsed = Seal.safeParse(json);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    return { problem: `seal.json: ${issue?.path.join('.') || '(root)'}: ${issue?.message ?? 'invalid'}` };
+  }
+  return { seal: parsed.data };
+}
+
+export async function loadSealState(ctx: EvidenceContext, batch: BatchRef): Promise<SealState> {
+  const chain = await ctx.audit.events(batchChain(batch));
+  const { seal, problem } = parseSeal(await ctx.evidence.get(batchKey(batch, SEAL_NAME)));
+  const sealEvents = chain.filter((e) => e.type === SEALED_EVENT);
+  const state: SealState = { chain, latestSealEvent: sealEvents.at(-1) };
+  if (problem) state.sealProblem = problem;
+  if (!seal) return state;
+  state.seal = seal;
+  // A seal whose content does not hash to its own sealHash vouches for nothing.
+  if (computeSealHash(seal) !== seal.sealHash) return state;
+  state.sealEvent = sealEvents.findLast((e) => e.data['sealHash'] === seal.sealHash);
+  if (state.sealEvent) state.manifest = manifestOf(seal, state.sealEvent.seq, chain);
+  return state;
+}
+
+/** The sealed entry of one item: its chain's hashes and its folder's objects, carrying forward what an earlier seal fixed. */
+export function sealedItem(
+  key: string,
+  input: { events: readonly AuditEvent[]; objects: ReadonlyMap<string, HashedObject>; status?: string; billNo?: string; action?: string },
+  previous?: SealedItem,
+): SealedItem {
+  const hashes = input.events.map((e) => e.hash);
+  if (previous && isTerminal(previous.status)) {
+    return { ...previous, events: [...previous.events, ...hashes.slice(previous.events.length)] };
+  }
+  return {
+    key,
+    ...(input.billNo ? { billNo: input.billNo } : {}),
+    ...(input.action ? { action: input.action } : {}),
+    ...(input.status ? { status: input.status } : {}),
+    events: hashes,
+    objects: [...input.objects.values()].sort((a, b) => a.name.localeCompare(b.name)).map(toSealed),
+  };
+}
+
+export interface ItemForSeal {
+  key: string;
+  events: readonly AuditEvent[];
+  status?: string;
+  billNo?: string;
+  action?: string;
+}
+
+/** Builds the seal of a batch folder as snapshotted. */
+export function buildSeal(
+  batch: BatchRef,
+  snapshot: BatchFolderSnapshot,
+  items: readonly ItemForSeal[],
+  sealedBy: string,
+  previous?: Manifest,
+): Seal {
+  const body: Omit<Seal, 'sealHash'> = {
+    version: 1,
+    tenant: batch.tenant,
+    taskId: batch.taskId,
+    chain: batchChain(batch),
+    sealedAt: new Date().toISOString(),
+    sealedBy,
+    batchObjects: [...snapshot.top.values()]
+      .filter((o) => o.name !== SEAL_NAME)
+      .sort((a, b) => a.name.localeCompare(b.name))
+      .map(toSealed),
+    items: [...items]
+      .sort((a, b) => a.key.localeCompare(b.key))
+      .map((item) => sealedItem(item.key, { ...item, objects: snapshot.items.get(item.key) ?? new Map() }, previous?.items.get(item.key))),
+  };
+  return { ...body, sealHash: computeSealHash(body) };
+}
+
+/** Stores seal.json and records its hash in the batch chain. */
+export async function writeSeal(ctx: EvidenceContext, seal: Seal): Promise<AuditEvent> {
+  const batch = { tenant: seal.tenant, taskId: seal.taskId };
+  await ctx.evidence.put(batchKey(batch, SEAL_NAME), JSON.stringify(seal, null, 2), 'application/json');
+  return ctx.audit.append(batchChain(batch), {
+    type: SEALED_EVENT,
+    actor: seal.sealedBy,
+    data: {
+      sealHash: seal.sealHash,
+      seal: batchKey(batch, SEAL_NAME),
+      items: seal.items.length,
+      objects: seal.batchObjects.length + seal.items.reduce((n, i) => n + i.objects.length, 0),
+    },
+  });
+}
+
+/**
+ * Adds items to an existing seal (they closed after it was made), together
+ * with the re-rendered batch page. Items the seal already holds as terminal
+ * are left as sealed.
+ */
+export async function supplementSeal(
+  ctx: EvidenceContext,
+  manifest: Manifest,
+  additions: Array<ItemForSeal & { objects: ReadonlyMap<string, HashedObject> }>,
+  batchPage: HashedObject | undefined,
+  actor: string,
+  options: { replaceTerminal?: boolean } = {},
+): Promise<AuditEvent | undefined> {
+  // Right after sealing, an item that closed while the folder was hashed is re-read in full;
+  // later, an item the seal holds as terminal is never re-hashed.
+  const items = additions
+    .filter((a) => options.replaceTerminal || !isTerminal(manifest.items.get(a.key)?.status))
+    .map((a) => sealedItem(a.key, a, options.replaceTerminal ? undefined : manifest.items.get(a.key)));
+  if (items.length === 0 && !batchPage) return undefined;
+  const batch = { tenant: manifest.seal.tenant, taskId: manifest.seal.taskId };
+  return ctx.audit.append(batchChain(batch), {
+    type: ITEM_SEALED_EVENT,
+    actor,
+    data: { basedOn: manifest.seal.sealHash, items, batchObjects: batchPage ? [toSealed(batchPage)] : [] },
+  });
+}
+
+export { PAGE_NAME };

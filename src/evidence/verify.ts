@@ -1,0 +1,275 @@
+import { ListObjectsV2Command } from '@aws-sdk/client-s3';
+import { ScanCommand } from '@aws-sdk/lib-dynamodb';
+import { GENESIS_HASH, hashEvent, type AuditEvent } from '../domain/audit-chain.js';
+import { batchKey, evidenceKey } from '../adapters/s3/evidence-store.js';
+import { batchChain, batchFolder, SEAL_NAME, sha256Hex, type BatchRef, type EvidenceContext } from './folder.js';
+import { computeSealHash, loadSealState, SEALED_EVENT } from './seal.js';
+import { parseRecord } from './item-page.js';
+
+/**
+ * `paperclip audit verify`: recomputes every audit chain and the sha256 of
+ * every evidence object, and compares them with the batch seal. Each finding
+ * names exactly what differs: which event of which chain, which object.
+ */
+
+export type FindingKind = 'altered' | 'removed' | 'added' | 'unsealed';
+
+export interface Finding {
+  kind: FindingKind;
+  /** tenant/taskId */
+  batch?: string;
+  /** The audit chain (an idempotency key, or batch:<tenant>:<taskId>). */
+  chain?: string;
+  seq?: number;
+  /** Full object key in the bucket. */
+  object?: string;
+  detail: string;
+}
+
+export interface VerifyResult {
+  scope: string;
+  findings: Finding[];
+  /** Facts worth knowing that are not tampering (events appended after the seal, a claim expired by TTL). */
+  notes: string[];
+  checked: { batches: number; chains: number; events: number; objects: number };
+}
+
+function emptyResult(scope: string): VerifyResult {
+  return { scope, findings: [], notes: [], checked: { batches: 0, chains: 0, events: 0, objects: 0 } };
+}
+
+/** Every problem in one chain, each at the event where it shows. */
+export function checkChain(chain: string, events: readonly AuditEvent[]): Finding[] {
+  const findings: Finding[] = [];
+  let expectedSeq = 1;
+  let prevHash = GENESIS_HASH;
+  for (const event of events) {
+    if (event.seq > expectedSeq) {
+      const range = event.seq - 1 === expectedSeq ? `seq ${expectedSeq}` : `seq ${expectedSeq}–${event.seq - 1}`;
+      findings.push({ kind: 'removed', chain, seq: expectedSeq, detail: `event ${range} of chain ${chain} removed` });
+    }
+    const { hash, ...body } = event;
+    const contentChanged = hashEvent(body) !== hash;
+    if (contentChanged) {
+      findings.push({ kind: 'altered', chain, seq: event.seq, detail: `event seq ${event.seq} (${String(event.type)}) of chain ${chain} altered: its content no longer matches its hash` });
+    } else if (event.prevHash !== prevHash && event.seq === expectedSeq) {
+      findings.push({
+        kind: 'altered',
+        chain,
+        seq: event.seq - 1,
+        detail: `event seq ${event.seq - 1} of chain ${chain} altered and re-hashed: event seq ${event.seq} no longer links to it`,
+      });
+    }
+    prevHash = hash;
+    expectedSeq = event.seq + 1;
+  }
+  return findings;
+}
+
+async function currentHash(ctx: EvidenceContext, key: string): Promise<string | undefined> {
+  const body = await ctx.evidence.get(key);
+  return body ? sha256Hex(body) : undefined;
+}
+
+/** The sha256 each object had when a step stored it, as the (chained) events and record.json name it; the latest mention wins. */
+function hashesAtStore(events: readonly AuditEvent[], record: { evidence?: Array<{ key: string; sha256: string }> } | undefined): Map<string, string> {
+  const found = new Map<string, string>();
+  const note = (entries: unknown) => {
+    if (!Array.isArray(entries)) return;
+    for (const e of entries) {
+      if (e && typeof e === 'object' && typeof (e as { key?: unknown }).key === 'string' && typeof (e as { sha256?: unknown }).sha256 === 'string') {
+        found.set((e as { key: string }).key, (e as { sha256: string }).sha256);
+      }
+    }
+  };
+  for (const event of events) note(event.data?.['evidence']);
+  note(record?.evidence);
+  return found;
+}
+
+export async function verifyBatch(ctx: EvidenceContext, batch: BatchRef, options: { onlyKey?: string } = {}): Promise<VerifyResult> {
+  const label = `${batch.tenant}/${batch.taskId}`;
+  const result = emptyResult(options.onlyKey ? `key ${options.onlyKey} (batch ${label})` : `batch ${label}`);
+  result.checked.batches = 1;
+  const add = (f: Omit<Finding, 'batch'>) => result.findings.push({ batch: label, ...f });
+  const state = await loadSealState(ctx, batch);
+  const sealObject = batchKey(batch, SEAL_NAME);
+
+  result.checked.chains += 1;
+  result.checked.events += state.chain.length;
+  checkChain(batchChain(batch), state.chain).forEach(add);
+
+  const sealedEvents = state.chain.filter((e) => e.type === SEALED_EVENT);
+  if (!state.seal) {
+    if (state.sealProblem === 'seal.json is missing') {
+      if (sealedEvents.length > 0) add({ kind: 'removed', object: sealObject, detail: `${sealObject} removed (the batch chain recorded ${sealedEvents.length} seal(s))` });
+      else add({ kind: 'unsealed', object: sealObject, detail: `batch ${label} was never sealed: nothing protects its objects from being changed unnoticed` });
+    } else {
+      add({ kind: 'altered', object: sealObject, detail: `${sealObject} altered: ${state.sealProblem}` });
+    }
+  } else if (computeSealHash(state.seal) !== state.seal.sealHash) {
+    add({ kind: 'altered', object: sealObject, detail: `${sealObject} altered: its content no longer matches its own sealHash` });
+  } else if (!state.sealEvent) {
+    add({ kind: 'altered', object: sealObject, detail: `${sealObject} altered or replaced: its sealHash ${state.seal.sealHash.slice(0, 16)}… is not recorded in chain ${batchChain(batch)}` });
+  } else if (state.latestSealEvent && state.sealEvent.seq !== state.latestSealEvent.seq) {
+    result.notes.push(`${sealObject} is the seal of event seq ${state.sealEvent.seq}; the chain's latest seal is seq ${state.latestSealEvent.seq} (two runs of this task sealed at once); verified against seq ${state.sealEvent.seq}`);
+  }
+  const manifest = state.manifest;
+
+  // Item chains and objects against the seal.
+  const claims = (await ctx.claims.byTask(batch.taskId)).filter((c) => c.tenant === batch.tenant);
+  const keys = new Set<string>([...(manifest?.items.keys() ?? []), ...claims.map((c) => c.key)]);
+  const listed = await ctx.evidence.list(batchFolder(batch));
+  for (const key of listed) {
+    const parts = key.slice(batchFolder(batch).length).split('/');
+    if (parts.length === 2) keys.add(parts[0]!);
+  }
+  for (const key of [...keys].sort()) {
+    if (options.onlyKey && key !== options.onlyKey) continue;
+    const events = await ctx.audit.events(key);
+    result.checked.chains += 1;
+    result.checked.events += events.length;
+    const chainFindings = checkChain(key, events);
+    chainFindings.forEach(add);
+    const sealed = manifest?.items.get(key);
+    if (!sealed) {
+      if (manifest) add({ kind: 'unsealed', chain: key, detail: `item ${key} is not in the seal of batch ${label}: its evidence is unprotected` });
+    } else {
+      const reported = new Set(chainFindings.map((f) => f.seq));
+      sealed.events.forEach((sealedHash, i) => {
+        const seq = i + 1;
+        const event = events.find((e) => e.seq === seq);
+        if (!event) {
+          if (!reported.has(seq) && !chainFindings.some((f) => f.kind === 'removed' && (f.seq ?? 0) <= seq)) {
+            add({ kind: 'removed', chain: key, seq, detail: `event seq ${seq} of chain ${key} removed (it was sealed)` });
+          }
+        } else if (event.hash !== sealedHash && !reported.has(seq)) {
+          add({ kind: 'altered', chain: key, seq, detail: `event seq ${seq} (${event.type}) of chain ${key} altered: its hash differs from the sealed one` });
+        }
+      });
+      if (events.length > sealed.events.length) {
+        result.notes.push(`chain ${key} has ${events.length - sealed.events.length} event(s) appended after the seal (${events.slice(sealed.events.length).map((e) => e.type).join(', ')})`);
+      }
+      for (const object of sealed.objects) {
+        const objectKey = evidenceKey({ ...batch, key }, object.name);
+        result.checked.objects += 1;
+        const now = await currentHash(ctx, objectKey);
+        if (now === undefined) add({ kind: 'removed', chain: key, object: objectKey, detail: `${objectKey} removed (sealed with sha256 ${object.sha256.slice(0, 16)}…)` });
+        else if (now !== object.sha256) add({ kind: 'altered', chain: key, object: objectKey, detail: `${objectKey} altered: sha256 is ${now.slice(0, 16)}…, sealed ${object.sha256.slice(0, 16)}…` });
+      }
+    }
+    // Objects the steps named with their hash at the time they were stored (covers the time before the seal).
+    const { record } = parseRecord(await ctx.evidence.get(evidenceKey({ ...batch, key }, 'record.json')));
+    const reportedObjects = new Set(result.findings.map((f) => f.object).filter(Boolean));
+    for (const [objectKey, atStore] of hashesAtStore(events, record)) {
+      if (reportedObjects.has(objectKey) || !objectKey.startsWith(`${batchFolder(batch)}${key}/`)) continue;
+      const now = await currentHash(ctx, objectKey);
+      if (now === undefined) add({ kind: 'removed', chain: key, object: objectKey, detail: `${objectKey} removed (recorded when stored with sha256 ${atStore.slice(0, 16)}…)` });
+      else if (now !== atStore) add({ kind: 'altered', chain: key, object: objectKey, detail: `${objectKey} altered since it was stored: sha256 ${now.slice(0, 16)}…, recorded ${atStore.slice(0, 16)}…` });
+    }
+    if (!claims.some((c) => c.key === key) && events.length > 0 && sealed?.status) {
+      result.notes.push(`item ${key} has no claim any more (claims of finished items may expire by TTL); its chain and objects were checked`);
+    }
+  }
+
+  // Batch-level objects, and anything in the folder the seal does not account for.
+  if (manifest) {
+    if (!options.onlyKey) {
+      for (const object of manifest.batchObjects.values()) {
+        const objectKey = batchKey(batch, object.name);
+        result.checked.objects += 1;
+        const now = await currentHash(ctx, objectKey);
+        if (now === undefined) add({ kind: 'removed', object: objectKey, detail: `${objectKey} removed (sealed with sha256 ${object.sha256.slice(0, 16)}…)` });
+        else if (now !== object.sha256) add({ kind: 'altered', object: objectKey, detail: `${objectKey} altered: sha256 is ${now.slice(0, 16)}…, sealed ${object.sha256.slice(0, 16)}…` });
+      }
+    }
+    for (const objectKey of listed) {
+      const relative = objectKey.slice(batchFolder(batch).length);
+      const parts = relative.split('/');
+      if (options.onlyKey && parts[0] !== options.onlyKey) continue;
+      const known =
+        (parts.length === 1 && (parts[0] === SEAL_NAME || manifest.batchObjects.has(parts[0]!))) ||
+        (parts.length === 2 && manifest.items.get(parts[0]!)?.objects.some((o) => o.name === parts[1]));
+      if (!known) {
+        const chain = parts.length === 2 ? parts[0]! : undefined;
+        add({ kind: 'added', ...(chain ? { chain } : {}), object: objectKey, detail: `${objectKey} added: the seal does not account for it (a stray object)` });
+      }
+    }
+  }
+  return result;
+}
+
+/** Verifies one write: its chain, and its folder against its batch's seal. */
+export async function verifyKey(ctx: EvidenceContext, key: string): Promise<VerifyResult> {
+  const claim = await ctx.claims.get(key);
+  const events = await ctx.audit.events(key);
+  const routed = events.find((e) => e.type === 'routed')?.data['item'] as { tenant?: unknown; taskId?: unknown } | undefined;
+  const tenant = claim?.tenant ?? (typeof routed?.tenant === 'string' ? routed.tenant : undefined);
+  const taskId = claim?.taskId ?? (typeof routed?.taskId === 'string' ? routed.taskId : undefined);
+  if (tenant && taskId) return verifyBatch(ctx, { tenant, taskId }, { onlyKey: key });
+  const result = emptyResult(`key ${key}`);
+  if (events.length === 0) {
+    result.findings.push({ kind: 'removed', chain: key, detail: `no claim and no audit events for ${key}: unknown key, or its whole chain was removed` });
+    return result;
+  }
+  result.checked.chains = 1;
+  result.checked.events = events.length;
+  result.findings.push(...checkChain(key, events));
+  result.notes.push(`${key} has no claim and names no batch; only its chain was checked`);
+  return result;
+}
+
+/** Every batch: folders in the bucket and batch chains in the audit table (so a batch whose folder is gone is found too). */
+export async function listBatches(ctx: EvidenceContext & { s3: import('@aws-sdk/client-s3').S3Client }, tenant?: string): Promise<BatchRef[]> {
+  const found = new Map<string, BatchRef>();
+  const folders = async (prefix: string) => {
+    const prefixes: string[] = [];
+    let token: string | undefined;
+    do {
+      const page = await ctx.s3.send(new ListObjectsV2Command({ Bucket: ctx.evidence.bucket, Prefix: prefix, Delimiter: '/', ContinuationToken: token }));
+      prefixes.push(...(page.CommonPrefixes ?? []).map((p) => p.Prefix!).filter(Boolean));
+      token = page.IsTruncated ? page.NextContinuationToken : undefined;
+    } while (token);
+    return prefixes;
+  };
+  const tenants = tenant ? [`evidence/${tenant}/`] : await folders('evidence/');
+  for (const t of tenants) {
+    for (const task of await folders(t)) {
+      const [, tenantId, taskId] = task.split('/');
+      if (tenantId && taskId) found.set(`${tenantId}/${taskId}`, { tenant: tenantId, taskId });
+    }
+  }
+  let start: Record<string, unknown> | undefined;
+  do {
+    const page = await ctx.db.send(
+      new ScanCommand({
+        TableName: ctx.table('audit'),
+        ProjectionExpression: 'chain',
+        FilterExpression: 'begins_with(chain, :b) AND seq = :one',
+        ExpressionAttributeValues: { ':b': tenant ? `batch:${tenant}:` : 'batch:', ':one': 1 },
+        ExclusiveStartKey: start,
+      }),
+    );
+    for (const item of page.Items ?? []) {
+      const [, tenantId, ...rest] = String(item['chain']).split(':');
+      const taskId = rest.join(':');
+      if (tenantId && taskId) found.set(`${tenantId}/${taskId}`, { tenant: tenantId, taskId });
+    }
+    start = page.LastEvaluatedKey;
+  } while (start);
+  return [...found.values()].sort((a, b) => `${a.tenant}/${a.taskId}`.localeCompare(`${b.tenant}/${b.taskId}`));
+}
+
+export async function verifyAll(ctx: EvidenceContext & { s3: import('@aws-sdk/client-s3').S3Client }, tenant?: string): Promise<VerifyResult> {
+  const total = emptyResult(tenant ? `every batch of ${tenant}` : 'every batch');
+  for (const batch of await listBatches(ctx, tenant)) {
+    const one = await verifyBatch(ctx, batch);
+    total.findings.push(...one.findings);
+    total.notes.push(...one.notes);
+    total.checked.batches += one.checked.batches;
+    total.checked.chains += one.checked.chains;
+    total.checked.events += one.checked.events;
+    total.checked.objects += one.checked.objects;
+  }
+  return total;
+}

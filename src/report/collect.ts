@@ -1,0 +1,83 @@
+import type { S3Client } from '@aws-sdk/client-s3';
+import { ScanCommand } from '@aws-sdk/lib-dynamodb';
+import type { Claim } from '../domain/claim.js';
+import { batchKey } from '../adapters/s3/evidence-store.js';
+import type { EvidenceContext } from '../evidence/folder.js';
+import { parseBatchFile } from '../evidence/batch-page.js';
+import { listBatches } from '../evidence/verify.js';
+import { classifyItem, type ItemFacts } from './classify.js';
+import { computeReport, type BatchRow, type ReportData } from './metrics.js';
+
+/**
+ * Reads what the report counts: claims touched in the window (claims table,
+ * by updatedAt), each one's audit chain, and the batch summaries (batch.json)
+ * finished in the window.
+ */
+
+export interface ReportQuery {
+  since?: Date;
+  tenant?: string;
+}
+
+export async function claimsInWindow(ctx: EvidenceContext, query: ReportQuery): Promise<Claim[]> {
+  const filters = ['begins_with(#k, :k)'];
+  const values: Record<string, unknown> = { ':k': 'k-' };
+  const names: Record<string, string> = { '#k': 'key' };
+  if (query.since) {
+    filters.push('#u >= :since');
+    names['#u'] = 'updatedAt';
+    values[':since'] = query.since.toISOString();
+  }
+  if (query.tenant) {
+    filters.push('#t = :tenant');
+    names['#t'] = 'tenant';
+    values[':tenant'] = query.tenant;
+  }
+  const claims: Claim[] = [];
+  let start: Record<string, unknown> | undefined;
+  do {
+    const page = await ctx.db.send(
+      new ScanCommand({
+        TableName: ctx.table('claims'),
+        FilterExpression: filters.join(' AND '),
+        ExpressionAttributeNames: names,
+        ExpressionAttributeValues: values,
+        ExclusiveStartKey: start,
+      }),
+    );
+    claims.push(...((page.Items ?? []) as Claim[]));
+    start = page.LastEvaluatedKey;
+  } while (start);
+  return claims;
+}
+
+export async function classifyClaims(ctx: EvidenceContext, claims: readonly Claim[]): Promise<ItemFacts[]> {
+  const facts: ItemFacts[] = [];
+  for (const claim of claims) facts.push(classifyItem(claim, await ctx.audit.events(claim.key)));
+  return facts;
+}
+
+export async function batchesInWindow(ctx: EvidenceContext & { s3: S3Client }, query: ReportQuery): Promise<BatchRow[]> {
+  const rows: BatchRow[] = [];
+  for (const batch of await listBatches(ctx, query.tenant)) {
+    const file = parseBatchFile(await ctx.evidence.get(batchKey(batch, 'batch.json')));
+    if (!file) continue;
+    if (query.since && (!file.finishedAt || file.finishedAt < query.since.toISOString())) continue;
+    rows.push({
+      tenant: file.tenant,
+      task: file.task,
+      read: file.read,
+      items: file.items,
+      counts: file.counts,
+      ...(file.finishedAt ? { finishedAt: file.finishedAt } : {}),
+      ...(file.error ? { error: file.error } : {}),
+    });
+  }
+  return rows;
+}
+
+export async function buildReport(ctx: EvidenceContext & { s3: S3Client }, query: ReportQuery): Promise<ReportData> {
+  const facts = await classifyClaims(ctx, await claimsInWindow(ctx, query));
+  const batches = await batchesInWindow(ctx, query);
+  return computeReport(facts, batches, query);
+}

@@ -1,0 +1,67 @@
+import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
+import type { ItemFacts } from './classify.js';
+
+/**
+ * The four metrics per item as CloudWatch EMF, through Powertools. Names and
+ * the `tenant` dimension are what the CDK dashboard and alarms query
+ * (namespace Paperclip).
+ *
+ * Powertools writes EMF to stdout. Outside Lambda that would land in the
+ * middle of CLI output (the demo prints one JSON line), so unless
+ * POWERTOOLS_METRICS_DISABLED says otherwise, metrics are only written when
+ * running in Lambda. POWERTOOLS_DEV=true routes them through console.log.
+ */
+export const METRIC_NAMES = [
+  'ItemProcessed',
+  'TaskCompleted',
+  'HumanTakeover',
+  'Misoperation',
+  'RollbackAttempted',
+  'RollbackSucceeded',
+  'SessionLost',
+] as const;
+export type MetricName = (typeof METRIC_NAMES)[number];
+
+export const METRICS_NAMESPACE = 'Paperclip';
+
+export function metricsEnabled(env: NodeJS.ProcessEnv = process.env): boolean {
+  const flag = env['POWERTOOLS_METRICS_DISABLED'];
+  if (flag !== undefined) return !['1', 'true', 'yes', 'on', 'y'].includes(flag.trim().toLowerCase());
+  return Boolean(env['AWS_LAMBDA_FUNCTION_NAME']);
+}
+
+let metrics: Metrics | undefined;
+function instance(): Metrics {
+  metrics ??= new Metrics({ namespace: METRICS_NAMESPACE, serviceName: process.env['POWERTOOLS_SERVICE_NAME'] ?? 'paperclip' });
+  return metrics;
+}
+
+/** The values one closed item contributes; zeros are emitted too so every series has data points. */
+export function itemMetricValues(facts: ItemFacts, close: 'done' | 'takeover' | 'rejected' | 'expired' | 'stale'): Record<MetricName, number> {
+  // A compensation run is counted as a rollback when it closes (whether the workflow or an
+  // operator started it), not as an item of its own; it succeeded when its readback confirmed.
+  const rollback = facts.compensates !== undefined;
+  const item = rollback ? 0 : 1;
+  return {
+    ItemProcessed: item,
+    TaskCompleted: item && close === 'done' ? 1 : 0,
+    HumanTakeover: item && close === 'takeover' ? 1 : 0,
+    Misoperation: facts.misoperation ? 1 : 0,
+    RollbackAttempted: rollback ? 1 : 0,
+    RollbackSucceeded: rollback && close === 'done' ? 1 : 0,
+    SessionLost: facts.sessionLost ? 1 : 0,
+  };
+}
+
+/** Emits one EMF document for a closed item (when enabled); returns the values for callers that log them. */
+export function emitItemMetrics(facts: ItemFacts, close: 'done' | 'takeover' | 'rejected' | 'expired' | 'stale'): Record<MetricName, number> {
+  const values = itemMetricValues(facts, close);
+  if (!metricsEnabled()) return values;
+  const m = instance();
+  m.addDimension('tenant', facts.tenant);
+  for (const name of METRIC_NAMES) m.addMetric(name, MetricUnit.Count, values[name]);
+  m.addMetadata('key', facts.key);
+  m.addMetadata('taskId', facts.taskId);
+  m.publishStoredMetrics();
+  return values;
+}

@@ -1,0 +1,154 @@
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { DeleteObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
+import { DeleteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import type { Claim } from '../../src/domain/claim.js';
+import { batchKey, evidenceKey } from '../../src/adapters/s3/evidence-store.js';
+import { checkChain, verifyBatch, verifyKey } from '../../src/evidence/verify.js';
+import { sealEvent, GENESIS_HASH } from '../../src/domain/audit-chain.js';
+import { startHarness, type Harness } from '../support/embedded.js';
+
+/**
+ * Tamper evidence after a real batch: the untouched batch verifies clean;
+ * then an audit event is edited in the table, a screenshot deleted and a stray
+ * object added, and `paperclip audit verify` must name each one (exit 1).
+ */
+const TASK = 'T-evidence-verify';
+const BATCH = `acme/${TASK}`;
+
+function cli(h: Harness, args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], {
+      env: {
+        ...process.env,
+        PAPERCLIP_DYNAMODB_ENDPOINT: h.paperclip.stack.endpoints.dynamodb,
+        PAPERCLIP_S3_ENDPOINT: h.paperclip.stack.endpoints.s3,
+      },
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => (stdout += d));
+    child.stderr.on('data', (d) => (stderr += d));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code: code ?? -1, stdout, stderr }));
+  });
+}
+
+describe('audit verify', () => {
+  let h: Harness;
+  let claims: Claim[];
+
+  before(async () => {
+    h = await startHarness();
+    await h.control.reset({ seed: 5, tenants: [{ id: 'acme', pending: 3, overcharge: 0, processed: 0 }] });
+    const run = await h.paperclip.runBatch({ taskId: TASK, tenant: 'acme' });
+    assert.equal(run.status, 'SUCCEEDED', run.error);
+    assert.equal(run.summary?.counts.done, 3);
+    claims = (await h.paperclip.services.claims.byTask(TASK)).sort((a, b) => a.billNo.localeCompare(b.billNo));
+  });
+  after(async () => {
+    await h?.stop();
+  });
+
+  test('the batch is sealed: seal.json in the folder, its hash in the batch chain; an untouched batch verifies clean (exit 0)', async () => {
+    const { evidence, audit } = h.paperclip.services;
+    const seal = JSON.parse((await evidence.get(batchKey({ tenant: 'acme', taskId: TASK }, 'seal.json')))!.toString());
+    const chain = await audit.events(`batch:acme:${TASK}`);
+    assert.equal(chain.at(-1)?.type, 'sealed');
+    assert.equal(chain.at(-1)?.data['sealHash'], seal.sealHash);
+    assert.deepEqual(seal.items.map((i: { key: string }) => i.key).sort(), claims.map((c) => c.key).sort());
+    for (const item of seal.items as Array<{ key: string; events: string[]; objects: Array<{ name: string }> }>) {
+      const events = await audit.events(item.key);
+      assert.deepEqual(item.events, events.map((e) => e.hash), 'every event hash of the chain, up to its head');
+      for (const name of ['before.png', 'before-commit.png', 'after.png', 'readback.png', 'trace.zip', 'record.json', 'index.html']) {
+        assert.ok(item.objects.some((o) => o.name === name), `${item.key} seals ${name}`);
+      }
+    }
+    const result = await verifyBatch(h.paperclip.services, { tenant: 'acme', taskId: TASK });
+    assert.deepEqual(result.findings, []);
+    assert.equal(result.checked.chains, 4);
+    const run = await cli(h, ['audit', 'verify', '--batch', BATCH]);
+    assert.equal(run.code, 0, run.stdout + run.stderr);
+    assert.match(run.stdout, /clean: 1 batch\(es\), 4 chain\(s\)/);
+  });
+
+  test('an edited audit event, a deleted screenshot and a stray object are each named; exit 1', async () => {
+    const s = h.paperclip.services;
+    const [first, second, third] = claims as [Claim, Claim, Claim];
+    // Someone rewrites who committed the write, straight in the table.
+    await s.db.send(
+      new UpdateCommand({
+        TableName: s.table('audit'),
+        Key: { chain: first.key, seq: 4 },
+        UpdateExpression: 'SET actor = :a',
+        ExpressionAttributeValues: { ':a': 'ops-shared' },
+      }),
+    );
+    const deleted = evidenceKey(second, 'before.png');
+    await s.s3.send(new DeleteObjectCommand({ Bucket: s.evidence.bucket, Key: deleted }));
+    const stray = evidenceKey(third, 'after-fixed.png');
+    await s.s3.send(new PutObjectCommand({ Bucket: s.evidence.bucket, Key: stray, Body: Buffer.from('not evidence') }));
+
+    const run = await cli(h, ['audit', 'verify', '--batch', BATCH]);
+    assert.equal(run.code, 1, run.stdout + run.stderr);
+    assert.match(run.stdout, new RegExp(`ALTERED +event seq 4 \\(write_started\\) of chain ${first.key} altered`));
+    assert.match(run.stdout, new RegExp(`REMOVED +${deleted} removed`));
+    assert.match(run.stdout, new RegExp(`ADDED +${stray} added`));
+    assert.match(run.stdout, /3 finding\(s\)/);
+
+    const json = await cli(h, ['audit', 'verify', '--key', first.key, '--json']);
+    assert.equal(json.code, 1);
+    const result = JSON.parse(json.stdout) as { findings: Array<{ kind: string; chain?: string; seq?: number; object?: string }> };
+    assert.deepEqual(
+      result.findings.map((f) => [f.kind, f.chain, f.seq]),
+      [['altered', first.key, 4]],
+      'scoped to the key: only its own finding',
+    );
+  });
+
+  test('a re-hashed event, a removed event, an altered seal and an altered batch object are named too', async () => {
+    const s = h.paperclip.services;
+    const third = claims[2]!;
+    const events = await s.audit.events(third.key);
+    // Rewrite event 2 and recompute its hash: its own hash checks out, the link and the seal do not.
+    const forged = sealEvent(third.key, 2, events[0]!.hash, { type: events[1]!.type, actor: 'ops-shared', data: events[1]!.data }, events[1]!.at);
+    await s.db.send(new UpdateCommand({
+      TableName: s.table('audit'),
+      Key: { chain: third.key, seq: 2 },
+      UpdateExpression: 'SET actor = :a, #h = :h',
+      ExpressionAttributeNames: { '#h': 'hash' },
+      ExpressionAttributeValues: { ':a': 'ops-shared', ':h': forged.hash },
+    }));
+    await s.db.send(new DeleteCommand({ TableName: s.table('audit'), Key: { chain: third.key, seq: 5 } }));
+    await s.evidence.put(batchKey({ tenant: 'acme', taskId: TASK }, 'list.json'), '[]', 'application/json');
+
+    const result = await verifyKey(s, third.key);
+    const named = result.findings.map((f) => `${f.kind} ${f.seq ?? ''} ${f.object ?? ''}`.trim());
+    assert.ok(named.includes('altered 2'), named.join('; '));
+    assert.ok(named.includes('removed 5'), named.join('; '));
+    assert.ok(result.findings.every((f) => f.chain === third.key || f.object?.includes(third.key)), 'nothing about other keys');
+
+    const batch = await verifyBatch(s, { tenant: 'acme', taskId: TASK });
+    assert.ok(batch.findings.some((f) => f.kind === 'altered' && f.object === batchKey({ tenant: 'acme', taskId: TASK }, 'list.json')));
+
+    const sealKey = batchKey({ tenant: 'acme', taskId: TASK }, 'seal.json');
+    const seal = JSON.parse((await s.evidence.get(sealKey))!.toString());
+    seal.items[0].objects = seal.items[0].objects.filter((o: { name: string }) => o.name !== 'before.png');
+    await s.evidence.put(sealKey, JSON.stringify(seal), 'application/json');
+    const afterSeal = await verifyBatch(s, { tenant: 'acme', taskId: TASK });
+    assert.ok(afterSeal.findings.some((f) => f.kind === 'altered' && f.object === sealKey), 'a seal edited to hide an object is caught');
+  });
+
+  test('chain checks name the exact event: edited, re-hashed, removed', () => {
+    const chain = 'k-test';
+    const one = sealEvent(chain, 1, GENESIS_HASH, { type: 'routed', actor: 'a', data: {} });
+    const two = sealEvent(chain, 2, one.hash, { type: 'claimed', actor: 'a', data: {} });
+    const three = sealEvent(chain, 3, two.hash, { type: 'completed', actor: 'a', data: {} });
+    assert.deepEqual(checkChain(chain, [one, two, three]), []);
+    assert.deepEqual(checkChain(chain, [one, { ...two, actor: 'b' }, three]).map((f) => [f.kind, f.seq]), [['altered', 2]]);
+    const rehashed = sealEvent(chain, 2, one.hash, { type: 'claimed', actor: 'b', data: {} });
+    assert.deepEqual(checkChain(chain, [one, rehashed, three]).map((f) => [f.kind, f.seq]), [['altered', 2]]);
+    assert.deepEqual(checkChain(chain, [one, three]).map((f) => [f.kind, f.seq]), [['removed', 2]]);
+  });
+});
