@@ -245,7 +245,7 @@ export async function browserWrite(s: Services, state: ItemState): Promise<Write
   const commitIndex = steps.findIndex((step) => step.action === 'click' && step.commit);
   const commitAt = commitIndex >= 0 ? commitIndex : steps.map((st) => st.action).lastIndexOf('click');
   const evidence: StoredObject[] = [];
-  return withSession(s, item.identity, 'write', { trace: true }, async (session) => {
+  return withSession(s, item.identity, 'write', { trace: writeTraceEnabled() }, async (session) => {
     let committed = false;
     let page = session.page;
     try {
@@ -254,7 +254,7 @@ export async function browserWrite(s: Services, state: ItemState): Promise<Write
         params,
         row: { attribute: s.pack.list.rowKeyAttribute, key: item.billNo },
         sessionLost: s.pack.sessionLost,
-        traced: true,
+        traced: session.traced,
       };
       for (const [index, step] of steps.entries()) {
         if (index === commitAt) {
@@ -289,6 +289,15 @@ export async function browserWrite(s: Services, state: ItemState): Promise<Write
       if (trace) evidence.push(await s.evidence.put(evidenceKey(item, 'trace.zip'), trace, 'application/zip'));
     }
   });
+}
+
+/**
+ * Benchmark-only switch: PAPERCLIP_BENCHMARK_ONLY_WRITE_TRACE=off writes without a
+ * Playwright trace so `npm run bench` can price the trace (docs in BENCHMARKS.md).
+ * Never set it in a deployment: the trace is part of the evidence of every write.
+ */
+function writeTraceEnabled(): boolean {
+  return process.env['PAPERCLIP_BENCHMARK_ONLY_WRITE_TRACE'] !== 'off';
 }
 
 /**

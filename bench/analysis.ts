@@ -1,0 +1,494 @@
+import type { BrowserSetupReport } from './browser-setup.js';
+import type { ClaimConflictReport } from './claim-conflict.js';
+import type { CpuTimeline } from './cpu-timeline.js';
+import { computeCost, levers, loadPrices, loadSizing, type FunctionWork, type MeasuredWork, type Scenario, type Sizing } from './cost-model.js';
+import type { GuardedRun } from './guarded-run.js';
+import type { MachineInfo } from './machine.js';
+import type { RawRun } from './raw-script.js';
+import { BenchReportSchema, type BenchReport, type RunRecord, type StepRow } from './report-schema.js';
+import { median, round, summarize } from './stats.js';
+import { busyMs, requestKind, within, type Interval, type VendorRequest } from './vendor-wait.js';
+
+/** Turns the raw measurements into the report: ratios, scaling, the vendor/Paperclip split per step, the cost model, the targets. */
+
+export const GUARDED_STEPS = ['ValidateRoute', 'Claim', 'Snapshot', 'BrowserWrite', 'Readback', 'Complete'] as const;
+const BROWSER_STATES = ['Snapshot', 'BrowserWrite', 'Readback', 'Compensate'];
+const BATCH_FIXED_STATES = ['ReadList', 'ProcessItems', 'Summarize', 'ReadFailed'];
+const QUOTED_BROWSER_MIB = 500;
+
+export interface AnalysisInput {
+  command: string;
+  date: string;
+  options: BenchReport['options'];
+  machine: MachineInfo;
+  loadAtEnd: BenchReport['loadAtEnd'];
+  durationMs: number;
+  browser: BrowserSetupReport;
+  records: RunRecord[];
+  rawRuns: Array<{ concurrency: number; variant: 'raw' | 'raw-evidence'; run: RawRun; requests: VendorRequest[]; cpu: CpuTimeline }>;
+  guardedRuns: Array<{ concurrency: number; tracing: 'on' | 'off'; run: GuardedRun; requests: VendorRequest[]; cpu: CpuTimeline }>;
+  claimConflict: ClaimConflictReport;
+  prefix: string;
+  approvers: number;
+  sizing?: Sizing;
+}
+
+const mean = (values: readonly number[]) => (values.length ? values.reduce((a, b) => a + b, 0) / values.length : Number.NaN);
+
+function countKinds(requests: readonly VendorRequest[], into: Record<string, number>): void {
+  for (const r of requests) {
+    const kind = requestKind(r);
+    into[kind] = (into[kind] ?? 0) + 1;
+  }
+}
+
+function perItem(kinds: Record<string, number>, items: number): Record<string, number> {
+  return Object.fromEntries(Object.entries(kinds).map(([k, v]) => [k, round(v / items, 2)]));
+}
+
+function cpuMeans(samples: Array<{ nodeMs: number; chromiumMs: number }>) {
+  const node = mean(samples.map((c) => c.nodeMs));
+  const chromium = mean(samples.map((c) => c.chromiumMs));
+  return { totalMs: round(node + chromium), nodeMs: round(node), chromiumMs: round(chromium) };
+}
+
+function rawSplit(runs: AnalysisInput['rawRuns']) {
+  const latencies: number[] = [];
+  const vendor: number[] = [];
+  const cpu: Array<{ nodeMs: number; chromiumMs: number }> = [];
+  const kinds: Record<string, number> = {};
+  let requests = 0;
+  let contexts = 0;
+  for (const { run, requests: all, cpu: timeline, concurrency } of runs) {
+    // One login context, then one context per worker.
+    contexts += 1 + Math.min(concurrency, run.items.length);
+    for (const item of run.items) {
+      const window = { start: item.startedAt, end: item.endedAt };
+      const inItem = within(all, window);
+      latencies.push(item.latencyMs);
+      vendor.push(busyMs(inItem, window));
+      cpu.push(timeline.between(window.start, window.end));
+      requests += inItem.length;
+      countKinds(inItem, kinds);
+    }
+  }
+  const n = latencies.length || 1;
+  return {
+    itemMs: summarize(latencies),
+    vendorMs: round(mean(vendor)),
+    ownMs: round(mean(latencies) - mean(vendor)),
+    cpuMs: cpuMeans(cpu),
+    contextsPerItem: round(contexts / n, 2),
+    vendorRequestsPerItem: round(requests / n, 2),
+    requestKinds: perItem(kinds, n),
+  };
+}
+
+function guardedSplit(runs: AnalysisInput['guardedRuns']) {
+  const durations: number[] = [];
+  const vendor: number[] = [];
+  const kinds: Record<string, number> = {};
+  let requests = 0;
+  type Acc = { ms: number[]; vendor: number[]; cpu: Array<{ nodeMs: number; chromiumMs: number }>; requests: number; kinds: Record<string, number> };
+  const perStep = new Map<string, Acc>();
+  const other: Acc = { ms: [], vendor: [], cpu: [], requests: 0, kinds: {} };
+  const cpu: Array<{ nodeMs: number; chromiumMs: number }> = [];
+  let contexts = 0;
+  for (const { run, requests: all, cpu: timeline } of runs) {
+    contexts += Object.values(run.sessionsOpened).reduce((a, b) => a + b, 0);
+    for (const item of run.items) {
+      const window = { start: item.startedAt, end: item.stoppedAt };
+      const inItem = within(all, window);
+      const itemVendor = busyMs(inItem, window);
+      const itemCpu = timeline.between(window.start, window.end);
+      durations.push(item.durationMs);
+      vendor.push(itemVendor);
+      cpu.push(itemCpu);
+      requests += inItem.length;
+      countKinds(inItem, kinds);
+      let stepsMs = 0;
+      let stepsVendor = 0;
+      let stepsRequests = 0;
+      let stepsNode = 0;
+      let stepsChromium = 0;
+      for (const step of GUARDED_STEPS) {
+        const windows: Interval[] = item.steps.filter((s) => s.state === step).map((s) => ({ start: s.enteredAt, end: s.exitedAt }));
+        const ms = windows.reduce((t, w) => t + (w.end - w.start), 0);
+        const stepRequests = windows.flatMap((w) => within(all, w));
+        const v = windows.reduce((t, w) => t + busyMs(within(all, w), w), 0);
+        const c = windows.map((w) => timeline.between(w.start, w.end)).reduce((a, b) => ({ nodeMs: a.nodeMs + b.nodeMs, chromiumMs: a.chromiumMs + b.chromiumMs }), { nodeMs: 0, chromiumMs: 0 });
+        const entry = perStep.get(step) ?? { ms: [], vendor: [], cpu: [], requests: 0, kinds: {} };
+        entry.ms.push(ms);
+        entry.vendor.push(v);
+        entry.cpu.push(c);
+        entry.requests += stepRequests.length;
+        countKinds(stepRequests, entry.kinds);
+        perStep.set(step, entry);
+        stepsMs += ms;
+        stepsVendor += v;
+        stepsRequests += stepRequests.length;
+        stepsNode += c.nodeMs;
+        stepsChromium += c.chromiumMs;
+      }
+      other.ms.push(item.durationMs - stepsMs);
+      other.vendor.push(Math.max(0, itemVendor - stepsVendor));
+      other.cpu.push({ nodeMs: Math.max(0, itemCpu.nodeMs - stepsNode), chromiumMs: Math.max(0, itemCpu.chromiumMs - stepsChromium) });
+      other.requests += Math.max(0, inItem.length - stepsRequests);
+    }
+  }
+  const n = durations.length || 1;
+  const itemMean = mean(durations);
+  const row = (step: string, e: Acc): StepRow => ({
+    step,
+    medianMs: round(median(e.ms)),
+    meanMs: round(mean(e.ms)),
+    vendorMs: round(mean(e.vendor)),
+    paperclipMs: round(mean(e.ms) - mean(e.vendor)),
+    cpuMs: cpuMeans(e.cpu),
+    sharePercent: round((mean(e.ms) / itemMean) * 100),
+    vendorRequestsPerItem: round(e.requests / n, 2),
+    requestKinds: perItem(e.kinds, n),
+  });
+  const steps = GUARDED_STEPS.map((s) => row(s, perStep.get(s) ?? { ms: [0], vendor: [0], cpu: [], requests: 0, kinds: {} }));
+  steps.push(row('Step Functions runner between states', other));
+  return {
+    itemMs: summarize(durations),
+    vendorMs: round(mean(vendor)),
+    ownMs: round(itemMean - mean(vendor)),
+    cpuMs: cpuMeans(cpu),
+    contextsPerItem: round(contexts / n, 2),
+    vendorRequestsPerItem: round(requests / n, 2),
+    requestKinds: perItem(kinds, n),
+    steps,
+  };
+}
+
+/** Per-write work for the cost model, from the concurrency-1 guarded runs of one tracing mode. */
+export function measuredWork(runs: AnalysisInput['guardedRuns'], tracing: 'on' | 'off', prefix: string, sizing: Sizing): MeasuredWork {
+  const items = runs.flatMap((r) => r.run.items);
+  const n = items.length;
+  const batches = runs.length;
+  if (n === 0 || batches === 0) throw new Error(`no guarded items were measured with tracing ${tracing}`);
+  let childTransitions = 0;
+  let browserTransitions = 0;
+  for (const item of items) {
+    childTransitions += item.stateTransitions;
+    for (const state of BROWSER_STATES) browserTransitions += item.statesEntered[state] ?? 0;
+  }
+  let iterationTransitions = 0;
+  let fixedTransitions = 0;
+  for (const { run } of runs) {
+    const fixedEntries = BATCH_FIXED_STATES.reduce((t, s) => t + (run.batch.statesEntered[s] ?? 0), 0);
+    fixedTransitions += fixedEntries;
+    iterationTransitions += run.batch.stateTransitions - fixedEntries;
+  }
+  const group = (per: 'item' | 'batch'): FunctionWork[] => {
+    const byFn = new Map<string, { ms: number[]; vendor: number[]; cpu: number[] }>();
+    for (const { run, requests, cpu } of runs) {
+      const invocations = per === 'item' ? run.items.flatMap((i) => i.invocations) : run.batch.invocations;
+      for (const inv of invocations) {
+        const entry = byFn.get(inv.fn) ?? { ms: [], vendor: [], cpu: [] };
+        const window = { start: inv.startedAt, end: inv.endedAt };
+        entry.ms.push(inv.durationMs);
+        entry.vendor.push(busyMs(within(requests, window), window));
+        entry.cpu.push(cpu.between(window.start, window.end).totalMs);
+        byFn.set(inv.fn, entry);
+      }
+    }
+    return [...byFn.entries()].map(([fn, e]) => ({
+      fn,
+      browser: sizing.browserFunctions.includes(fn),
+      per,
+      invocations: round(e.ms.length / (per === 'item' ? n : batches), 3),
+      meanMs: round(mean(e.ms)),
+      vendorMs: round(mean(e.vendor)),
+      cpuMs: round(mean(e.cpu)),
+      growsWithBatch: fn === 'summarize-batch',
+    }));
+  };
+  const writeUnits: Record<string, number> = {};
+  let readUnits = 0;
+  let puts = 0;
+  let gets = 0;
+  let lists = 0;
+  let emails = 0;
+  let evidenceBytes = 0;
+  for (const { run } of runs) {
+    for (const [table, usage] of Object.entries(run.usage.dynamodb.byTable)) {
+      const id = table.startsWith(`${prefix}-`) ? table.slice(prefix.length + 1) : table;
+      writeUnits[id] = (writeUnits[id] ?? 0) + usage.writeUnits;
+    }
+    readUnits += run.usage.dynamodb.readUnits;
+    puts += run.usage.s3.puts;
+    gets += run.usage.s3.gets;
+    lists += run.usage.s3.lists;
+    emails += run.usage.ses.emails;
+    evidenceBytes += run.evidence.totalBytes;
+  }
+  return {
+    label: `guarded, tracing ${tracing}, concurrency 1, ${n} items in ${batches} batch(es)`,
+    tracing,
+    itemsPerBatchMeasured: n / batches,
+    transitionsPerItem: round((childTransitions + iterationTransitions) / n, 2),
+    transitionsPerBatch: round(fixedTransitions / batches, 2),
+    browserStateTransitionsPerItem: round(browserTransitions / n, 2),
+    functions: [...group('item'), ...group('batch')],
+    dynamoWriteUnitsByTable: Object.fromEntries(Object.entries(writeUnits).map(([k, v]) => [k, round(v / n, 2)])),
+    dynamoReadUnitsPerItem: round(readUnits / n, 2),
+    s3PutsPerItem: round(puts / n, 2),
+    s3GetsPerItem: round(gets / n, 2),
+    s3ListsPerItem: round(lists / n, 2),
+    evidenceBytesPerItem: Math.round(evidenceBytes / n),
+    emailsPerItem: round(emails / n, 3),
+  };
+}
+
+/** Evidence objects in each item's folder, per item: how many of each and their mean size. */
+function evidenceByName(runs: AnalysisInput['guardedRuns']): Record<string, { perItem: number; meanBytes: number }> {
+  const items = runs.reduce((n, r) => n + r.run.items.length, 0) || 1;
+  const totals: Record<string, { count: number; bytes: number }> = {};
+  for (const { run } of runs) {
+    for (const [name, e] of Object.entries(run.evidence.perItemByName)) {
+      const t = (totals[name] ??= { count: 0, bytes: 0 });
+      t.count += e.count;
+      t.bytes += e.bytes;
+    }
+  }
+  return Object.fromEntries(Object.entries(totals).map(([name, t]) => [name, { perItem: round(t.count / items, 2), meanBytes: Math.round(t.bytes / t.count) }]));
+}
+
+export function baselineScenario(sizing: Sizing): Scenario {
+  return {
+    writes: 1000,
+    batchSize: 50,
+    concurrency: 2,
+    browserMemoryMb: sizing.browserMemoryMb,
+    defaultMemoryMb: sizing.defaultMemoryMb,
+    coldInitSecondsBrowser: 10,
+    coldInitSecondsOther: 0.5,
+    cold: 'per-batch',
+    itemsPerInvocation: 1,
+    durationBasis: 'measured',
+  };
+}
+
+const fmt = (n: number, digits = 0) => (Number.isFinite(n) ? n.toFixed(digits) : 'n/a');
+
+export function analyse(input: AnalysisInput): BenchReport {
+  const modes = [...new Set(input.guardedRuns.map((g) => g.tracing))];
+  const raw1 = input.rawRuns.filter((r) => r.concurrency === 1 && r.variant === 'raw');
+  const rawEvidence1 = input.rawRuns.filter((r) => r.concurrency === 1 && r.variant === 'raw-evidence');
+  const guarded1 = (mode: 'on' | 'off') => input.guardedRuns.filter((g) => g.concurrency === 1 && g.tracing === mode);
+  const headline: 'on' | 'off' = modes.includes('on') ? 'on' : 'off';
+
+  const rawLatency = summarize(raw1.flatMap((r) => r.run.items.map((i) => i.latencyMs)));
+  const rawEvidenceLatency = summarize(rawEvidence1.flatMap((r) => r.run.items.map((i) => i.latencyMs)));
+  const guardedLatency = Object.fromEntries(modes.map((m) => [m, summarize(guarded1(m).flatMap((g) => g.run.items.map((i) => i.durationMs)))]));
+  const ratioMedian = Object.fromEntries(modes.map((m) => [m, round(guardedLatency[m]!.median / rawLatency.median, 2)]));
+  const ratioP95 = Object.fromEntries(modes.map((m) => [m, round(guardedLatency[m]!.p95 / rawLatency.p95, 2)]));
+  const ratioVsEvidence = Object.fromEntries(modes.map((m) => [m, round(guardedLatency[m]!.median / rawEvidenceLatency.median, 2)]));
+
+  // Throughput: the median over repeats per (path, tracing, concurrency).
+  const groups = new Map<string, RunRecord[]>();
+  for (const r of input.records) {
+    const key = `${r.path}|${r.tracing ?? ''}|${r.concurrency}`;
+    groups.set(key, [...(groups.get(key) ?? []), r]);
+  }
+  const throughput = [...groups.values()].map((rs) => {
+    const first = rs[0]!;
+    const c1 = groups.get(`${first.path}|${first.tracing ?? ''}|1`);
+    const itemsPerMin = median(rs.map((r) => r.throughputPerMin));
+    const base = c1 ? median(c1.map((r) => r.throughputPerMin)) : Number.NaN;
+    return { path: first.path, tracing: first.tracing, concurrency: first.concurrency, itemsPerMin: round(itemsPerMin, 2), speedupVsC1: round(itemsPerMin / base, 2) };
+  });
+  throughput.sort((a, b) => a.path.localeCompare(b.path) || String(a.tracing).localeCompare(String(b.tracing)) || a.concurrency - b.concurrency);
+
+  const peakByRun = [...groups.values()].map((rs) => ({
+    path: rs[0]!.path,
+    tracing: rs[0]!.tracing,
+    concurrency: rs[0]!.concurrency,
+    rssMiB: Math.max(...rs.map((r) => r.peakBrowser.rssMiB)),
+    pssMiB: Math.max(...rs.map((r) => r.peakBrowser.pssMiB)),
+    processes: Math.max(...rs.map((r) => r.peakBrowser.processes)),
+  }));
+  peakByRun.sort((a, b) => a.path.localeCompare(b.path) || String(a.tracing).localeCompare(String(b.tracing)) || a.concurrency - b.concurrency);
+  const perExtraTask: Record<string, number> = {};
+  for (const label of new Set(peakByRun.map((p) => `${p.path}${p.tracing ? `, tracing ${p.tracing}` : ''}`))) {
+    const rows = peakByRun.filter((p) => `${p.path}${p.tracing ? `, tracing ${p.tracing}` : ''}` === label);
+    const lo = rows.find((r) => r.concurrency === 1);
+    const hi = rows.reduce((a, b) => (b.concurrency > a.concurrency ? b : a), rows[0]!);
+    perExtraTask[label] = lo && hi.concurrency > 1 ? round((hi.rssMiB - lo.rssMiB) / (hi.concurrency - 1)) : Number.NaN;
+  }
+  const newBrowser = input.browser.memory.browserWithOnePage;
+
+  const rawVendor = rawSplit(raw1);
+  const rawEvidenceVendor = rawSplit(rawEvidence1);
+  const guardedVendor = Object.fromEntries(modes.map((m) => [m, guardedSplit(guarded1(m))]));
+  const added = Object.fromEntries(modes.map((m) => [m, round(guardedVendor[m]!.ownMs - rawVendor.ownMs)]));
+  const runVendorShare = input.records.map((r) => ({
+    path: r.path,
+    tracing: r.tracing,
+    concurrency: r.concurrency,
+    wallMs: r.wallMs,
+    vendorSumMs: round(r.vendor.sumMs),
+    vendorBusyMs: round(r.vendor.busyMs),
+    ownMs: round(r.wallMs - r.vendor.busyMs),
+  }));
+
+  const sizing = input.sizing ?? loadSizing();
+  const prices = loadPrices();
+  const work = Object.fromEntries(modes.map((m) => [m, measuredWork(guarded1(m), m, input.prefix, sizing)])) as Record<'on' | 'off', MeasuredWork>;
+  const scenario = baselineScenario(sizing);
+  const cpuScenario: Scenario = { ...scenario, durationBasis: 'cpu' };
+  const baseline = Object.fromEntries(modes.map((m) => [m, computeCost(work[m], prices, sizing, scenario)]));
+  const baselineCpu = Object.fromEntries(modes.map((m) => [m, computeCost(work[m], prices, sizing, cpuScenario)]));
+  const headWork = work[headline];
+  const sensitivity: Array<{ label: string; total: number; totalCpu: number }> = [];
+  for (const batchSize of [12, 50, 1000]) {
+    for (const init of [3.6, 10]) {
+      const changes = { batchSize, coldInitSecondsBrowser: init };
+      sensitivity.push({
+        label: `batches of ${batchSize}, concurrency 2, browser cold start ${init} s, tracing ${headline}`,
+        total: computeCost(headWork, prices, sizing, { ...scenario, ...changes }).total,
+        totalCpu: computeCost(headWork, prices, sizing, { ...cpuScenario, ...changes }).total,
+      });
+    }
+  }
+  const tracingOffWork = modes.includes('on') && modes.includes('off') ? work.off : undefined;
+  const leversMeasured = levers({ work: headWork, scenario }, tracingOffWork, prices, sizing);
+  const leversCpu = levers({ work: headWork, scenario: cpuScenario }, tracingOffWork, prices, sizing);
+  const leverRows = leversMeasured.map((l, i) => ({
+    ...l,
+    totalCpu: leversCpu[i]!.total,
+    deltaCpu: leversCpu[i]!.delta,
+    deltaPercentCpu: leversCpu[i]!.deltaPercent,
+  }));
+
+  // Targets, judged against what was measured.
+  const ratio = ratioMedian[headline]!;
+  const g1 = throughput.find((t) => t.path === 'guarded' && t.tracing === headline && t.concurrency === 1);
+  const g2 = throughput.find((t) => t.path === 'guarded' && t.tracing === headline && t.concurrency === 2);
+  const r2 = throughput.find((t) => t.path === 'raw' && t.concurrency === 2);
+  const perCtxPss = input.browser.memory.perExtraContextPssMiB;
+  const claim = input.claimConflict;
+  const setup = input.browser.warmTaskSetup.openTracedMs;
+  const cost = baseline[headline]!;
+  const costCpu = baselineCpu[headline]!;
+  const headSplit = guardedVendor[headline]!;
+  const slowest = [...headSplit.steps].sort((a, b) => b.meanMs - a.meanMs);
+  const cpuRatio = headSplit.cpuMs.totalMs / rawVendor.cpuMs.totalMs;
+  const targets = [
+    {
+      target: 'guarded/raw per-item latency at concurrency 1 <= 1.5x (aim 1.25x)',
+      measured: `${fmt(ratio, 2)}x median (${fmt(guardedLatency[headline]!.median)} ms vs ${fmt(rawLatency.median)} ms), ${fmt(ratioP95[headline]!, 2)}x p95; ${fmt(ratioVsEvidence[headline]!, 2)}x against V1 with its screenshots and trace (${fmt(rawEvidenceLatency.median)} ms); CPU per item ${fmt(cpuRatio, 1)}x (${fmt(headSplit.cpuMs.totalMs)} vs ${fmt(rawVendor.cpuMs.totalMs)} ms)`,
+      met: Number.isFinite(ratio) ? ratio <= 1.5 : null,
+      note: `slowest steps: ${slowest.slice(0, 3).map((st) => `${st.step} ${fmt(st.meanMs)} ms (vendor ${fmt(st.vendorMs)} ms)`).join(', ')}; ${fmt(headSplit.contextsPerItem, 1)} browser contexts per guarded item against ${fmt(rawVendor.contextsPerItem, 2)} for raw`,
+    },
+    {
+      target: 'guarded throughput at concurrency 2 >= 1.7x concurrency 1',
+      measured: g1 && g2 ? `${fmt(g2.speedupVsC1, 2)}x (${fmt(g1.itemsPerMin, 1)} -> ${fmt(g2.itemsPerMin, 1)} items/min)` : 'concurrency 2 not run',
+      met: g2 ? g2.speedupVsC1 >= 1.7 : null,
+      note: r2 ? `the raw script on the same machine scales ${fmt(r2.speedupVsC1, 2)}x` : 'raw concurrency 2 not run',
+    },
+    {
+      target: `memory per extra concurrent task well below a new browser (~${QUOTED_BROWSER_MIB} MB quoted)`,
+      measured: `${fmt(perCtxPss, 1)} MiB PSS (${fmt(input.browser.memory.perExtraContextRssMiB, 1)} MiB RSS) per extra context; a new browser with one page: ${fmt(newBrowser.pssMiB)} MiB PSS (${fmt(newBrowser.rssMiB)} MiB RSS)`,
+      met: Number.isFinite(perCtxPss) ? perCtxPss < Math.min(newBrowser.pssMiB, QUOTED_BROWSER_MIB) / 2 : null,
+      note: 'judged on PSS (RSS counts the shared Chromium binary once per renderer): met when one more context costs less than half a new browser measured the same way and less than a tenth of the ~500 MB quoted',
+    },
+    {
+      target: 'claim conflict decided < 50 ms, no browser for a lost claim',
+      measured: `Claim step median ${fmt(claim.lostClaimRuns.claimStepMs.median)} ms (p95 ${fmt(claim.lostClaimRuns.claimStepMs.p95)}); bare conditional put ${fmt(claim.conditionalPutConflictMs.median, 1)} ms median (p95 ${fmt(claim.conditionalPutConflictMs.p95, 1)}); browser launched: ${claim.lostClaimRuns.noBrowserLaunched ? 'no' : 'YES'}`,
+      met: claim.lostClaimRuns.claimStepMs.median < 50 && claim.lostClaimRuns.noBrowserLaunched,
+      note: `${claim.lostClaimRuns.executions} second-runner executions: ${claim.lostClaimRuns.sessionsOpened} sessions opened, ${claim.lostClaimRuns.vendorPageRequests} vendor page requests, ${claim.lostClaimRuns.mutations} mutations, peak ${claim.lostClaimRuns.chromiumProcessesPeak} Chromium processes`,
+    },
+    {
+      target: 'warm per-task setup <= 100 ms',
+      measured: `${fmt(setup.median)} ms median, ${fmt(setup.p95)} ms p95 (traced); untraced ${fmt(input.browser.warmTaskSetup.openUntracedMs.median)} ms; a bare new context + page ${fmt(input.browser.warmReuse.newContextAndPageMs.median)} ms`,
+      met: setup.median <= 100,
+      note: `of which the vendor answered the session probe in ${fmt(input.browser.warmTaskSetup.vendorProbeMs.median, 1)} ms median`,
+    },
+    {
+      target: 'modelled AWS cost <= $0.75 per 1000 guarded writes (durations as measured here)',
+      measured: `$${cost.total.toFixed(3)} per 1000 (tracing ${headline}; batches of ${scenario.batchSize}, cold start ${scenario.coldInitSecondsBrowser} s)`,
+      met: cost.total <= 0.75,
+      note: `largest line: ${[...cost.lines].sort((a, b) => b.cost - a.cost)[0]!.item}; evidence retention adds $${cost.evidenceRetention.toFixed(3)} over ${sizing.evidenceRetentionDays} days`,
+    },
+    {
+      target: 'modelled AWS cost <= $0.75 per 1000 guarded writes (durations from CPU time: vendor wait + CPU / vCPU share)',
+      measured: `$${costCpu.total.toFixed(3)} per 1000 (tracing ${headline}, same scenario)`,
+      met: costCpu.total <= 0.75,
+      note: `removes the wait for a core on this loaded machine; CPU includes the in-process emulators, so it is still an upper bound; largest line: ${[...costCpu.lines].sort((a, b) => b.cost - a.cost)[0]!.item}`,
+    },
+  ];
+
+  const findings: string[] = [];
+  if (input.machine.loadWarning) findings.push(input.machine.loadWarning);
+  const top = slowest[0]!;
+  findings.push(
+    `The guarded item spends most of its time in ${top.step} (${fmt(top.sharePercent)}% of the item, ${fmt(top.meanMs)} ms, of which the vendor ${fmt(top.vendorMs)} ms). Per item the guarded path opens ${fmt(headSplit.contextsPerItem, 1)} browser contexts and makes ${fmt(headSplit.vendorRequestsPerItem, 1)} vendor requests, against ${fmt(rawVendor.contextsPerItem, 2)} contexts and ${fmt(rawVendor.vendorRequestsPerItem, 1)} requests for the raw script; the vendor itself answers in ${fmt(headSplit.vendorMs)} ms of the ${fmt(guardedLatency[headline]!.mean)} ms.`,
+  );
+  findings.push(
+    `CPU per item (Node process and Chromium): raw ${fmt(rawVendor.cpuMs.totalMs)} ms (Chromium ${fmt(rawVendor.cpuMs.chromiumMs)}), guarded ${fmt(headSplit.cpuMs.totalMs)} ms (Chromium ${fmt(headSplit.cpuMs.chromiumMs)}): the guarded path does ${fmt(cpuRatio, 1)}x the work, so the latency ratio is not an artefact of the load. A new context + page costs ${fmt(input.browser.warmReuse.newContextAndPageMs.median)} ms here (published: < 50 ms on stock Chromium).`,
+  );
+  if (modes.includes('on') && modes.includes('off')) {
+    const on = guardedVendor['on']!.steps.find((st) => st.step === 'BrowserWrite')!;
+    const off = guardedVendor['off']!.steps.find((st) => st.step === 'BrowserWrite')!;
+    findings.push(
+      `Tracing the write costs ${fmt(on.meanMs - off.meanMs)} ms per item in BrowserWrite (${fmt(on.meanMs)} vs ${fmt(off.meanMs)} ms; CPU ${fmt(on.cpuMs.totalMs)} vs ${fmt(off.cpuMs.totalMs)} ms) and ${fmt((work.on.evidenceBytesPerItem - work.off.evidenceBytesPerItem) / 1024)} KiB of evidence per item.`,
+    );
+  }
+  if (g2 && r2) {
+    findings.push(
+      `Scaling from concurrency 1 to 2: guarded ${fmt(g2.speedupVsC1, 2)}x, raw ${fmt(r2.speedupVsC1, 2)}x on ${input.machine.cores} cores at load ${input.machine.loadAverage.one}. Both paths are CPU-bound in the browser; the vendor is busy for only ${fmt(headSplit.vendorMs)} ms per guarded item, so more concurrency queues on the CPU rather than overlapping vendor waits.`,
+    );
+  }
+
+  const report: BenchReport = {
+    command: input.command,
+    date: input.date,
+    durationMs: input.durationMs,
+    options: input.options,
+    machine: input.machine,
+    loadAtEnd: input.loadAtEnd,
+    runs: input.records,
+    latency: {
+      concurrency: 1,
+      raw: rawLatency,
+      rawEvidence: rawEvidenceLatency,
+      guarded: guardedLatency,
+      ratioMedianVsRawEvidence: ratioVsEvidence,
+      ratioMedian,
+      ratioP95,
+      cpuRatio: Object.fromEntries(modes.map((m) => [m, round(guardedVendor[m]!.cpuMs.totalMs / rawVendor.cpuMs.totalMs, 2)])),
+    },
+    throughput,
+    memory: {
+      peakByRun,
+      perExtraConcurrentTaskRssMiB: perExtraTask,
+      perExtraContextRssMiB: input.browser.memory.perExtraContextRssMiB,
+      perExtraContextPssMiB: input.browser.memory.perExtraContextPssMiB,
+      newBrowserRssMiB: newBrowser.rssMiB,
+      newBrowserPssMiB: newBrowser.pssMiB,
+      quotedBrowserMiB: QUOTED_BROWSER_MIB,
+    },
+    browser: input.browser,
+    vendorSplit: { raw: rawVendor, rawEvidence: rawEvidenceVendor, guarded: guardedVendor, addedByPaperclipMs: added, runVendorShare },
+    claimConflict: input.claimConflict,
+    cost: {
+      pricesSource: prices.source,
+      pricesRecordedOn: prices.recordedOn,
+      sizing,
+      work,
+      baseline,
+      baselineCpu,
+      sensitivity,
+      levers: leverRows,
+      approval: { emails: input.approvers, sesCost: input.approvers * prices.ses.perEmail },
+      evidencePerItem: evidenceByName(guarded1(headline)),
+    },
+    targets,
+    findings,
+  };
+  return BenchReportSchema.parse(report);
+}

@@ -1,0 +1,130 @@
+import { readdirSync, readFileSync } from 'node:fs';
+
+/**
+ * Memory of the browser process tree, read from /proc: every Chromium process
+ * that descends from this Node process. RSS counts shared pages once per
+ * process (so the sum overstates); PSS splits shared pages between their users
+ * and is the better "what does one more context cost" figure. Both are kept.
+ */
+
+export interface TreeMemory {
+  processes: number;
+  rssMiB: number;
+  pssMiB: number;
+}
+
+function parentOf(pid: number): number | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // The command name is in parentheses and may contain spaces; fields resume after the last ')'.
+    const rest = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return Number(rest[1]);
+  } catch {
+    return undefined;
+  }
+}
+
+function isChromium(pid: number): boolean {
+  try {
+    const cmd = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+    return /chrom|headless_shell/i.test(cmd.split('\0')[0] ?? '');
+  } catch {
+    return false;
+  }
+}
+
+function childrenOf(pid: number): number[] | undefined {
+  try {
+    const out: number[] = [];
+    for (const tid of readdirSync(`/proc/${pid}/task`)) {
+      const text = readFileSync(`/proc/${pid}/task/${tid}/children`, 'utf8').trim();
+      if (text) out.push(...text.split(/\s+/).map(Number));
+    }
+    return out;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Chromium processes below `root` (this process by default). */
+export function chromiumPids(root = process.pid): number[] {
+  let children: (pid: number) => number[];
+  if (childrenOf(root) !== undefined) {
+    children = (pid) => childrenOf(pid) ?? [];
+  } else {
+    // Kernels without /proc/<pid>/task/<tid>/children: build the tree from every process's parent.
+    const map = new Map<number, number[]>();
+    for (const name of readdirSync('/proc')) {
+      if (!/^\d+$/.test(name)) continue;
+      const parent = parentOf(Number(name));
+      if (parent === undefined) continue;
+      map.set(parent, [...(map.get(parent) ?? []), Number(name)]);
+    }
+    children = (pid) => map.get(pid) ?? [];
+  }
+  const found: number[] = [];
+  const queue = [...children(root)];
+  while (queue.length) {
+    const pid = queue.shift()!;
+    if (isChromium(pid)) found.push(pid);
+    queue.push(...children(pid));
+  }
+  return found;
+}
+
+function kib(text: string, field: string): number {
+  const m = new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(text);
+  return m ? Number(m[1]) : 0;
+}
+
+export function treeMemory(root = process.pid): TreeMemory {
+  let rss = 0;
+  let pss = 0;
+  const pids = chromiumPids(root);
+  for (const pid of pids) {
+    try {
+      rss += kib(readFileSync(`/proc/${pid}/status`, 'utf8'), 'VmRSS');
+    } catch {
+      continue; // exited between listing and reading
+    }
+    try {
+      pss += kib(readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8'), 'Pss');
+    } catch {
+      // smaps_rollup needs Linux >= 4.14 and the same user; PSS then stays partial.
+    }
+  }
+  return { processes: pids.length, rssMiB: Math.round(rss / 102.4) / 10, pssMiB: Math.round(pss / 102.4) / 10 };
+}
+
+/** Samples the tree every `intervalMs` until stopped; keeps the peak of each figure. */
+export class PeakSampler {
+  private timer: NodeJS.Timeout | undefined;
+  private peak: TreeMemory = { processes: 0, rssMiB: 0, pssMiB: 0 };
+  private samples = 0;
+
+  constructor(private readonly intervalMs = 200) {}
+
+  start(): this {
+    this.sample();
+    this.timer = setInterval(() => this.sample(), this.intervalMs);
+    this.timer.unref();
+    return this;
+  }
+
+  private sample(): void {
+    const now = treeMemory();
+    this.samples += 1;
+    this.peak = {
+      processes: Math.max(this.peak.processes, now.processes),
+      rssMiB: Math.max(this.peak.rssMiB, now.rssMiB),
+      pssMiB: Math.max(this.peak.pssMiB, now.pssMiB),
+    };
+  }
+
+  stop(): TreeMemory & { samples: number } {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = undefined;
+    this.sample();
+    return { ...this.peak, samples: this.samples };
+  }
+}

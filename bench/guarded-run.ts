@@ -1,0 +1,113 @@
+import { ListObjectsV2Command } from '@aws-sdk/client-s3';
+import { sharedBrowser } from '../src/browser/chromium.js';
+import type { BatchSummary } from '../src/app/batch.js';
+import type { EmbeddedPaperclip } from '../src/embedded/paperclip-stack.js';
+import type { AwsUsage, AwsUsageSnapshot } from './aws-usage.js';
+import { executionsBetween, readExecution, type ParsedHistory } from './execution-history.js';
+
+/**
+ * One guarded batch through the local Step Functions endpoint (`runBatch`),
+ * read back afterwards: the batch execution and every child guarded-write
+ * execution with its history, the AWS requests the services made, and the
+ * evidence the run left in the bucket.
+ */
+
+export interface EvidenceSizes {
+  /** Every object under the task's folder. */
+  totalBytes: number;
+  objects: number;
+  /** Objects inside item folders, by file name (before.png, trace.zip, ...). */
+  perItemByName: Record<string, { count: number; bytes: number }>;
+  /** Batch-level objects (list, batch summary, pages, seal). */
+  batchBytes: number;
+  batchObjects: number;
+}
+
+export interface GuardedRun {
+  taskId: string;
+  status: string;
+  error?: string;
+  summary?: BatchSummary;
+  startedAt: number;
+  stoppedAt: number;
+  wallMs: number;
+  batch: ParsedHistory;
+  items: ParsedHistory[];
+  usage: AwsUsageSnapshot;
+  evidence: EvidenceSizes;
+  /** Browser contexts opened through IdentitySessions.open during the run, by purpose (read, write, readback). */
+  sessionsOpened: Record<string, number>;
+}
+
+async function evidenceSizes(paperclip: EmbeddedPaperclip, tenant: string, taskId: string): Promise<EvidenceSizes> {
+  const prefix = `evidence/${tenant}/${taskId}/`;
+  const sizes: EvidenceSizes = { totalBytes: 0, objects: 0, perItemByName: {}, batchBytes: 0, batchObjects: 0 };
+  let token: string | undefined;
+  do {
+    const page = await paperclip.services.s3.send(
+      new ListObjectsV2Command({ Bucket: paperclip.services.evidence.bucket, Prefix: prefix, ContinuationToken: token }),
+    );
+    for (const object of page.Contents ?? []) {
+      const rest = (object.Key ?? '').slice(prefix.length).split('/');
+      const bytes = object.Size ?? 0;
+      sizes.totalBytes += bytes;
+      sizes.objects += 1;
+      if (rest.length === 2 && rest[0]!.startsWith('k-')) {
+        const entry = (sizes.perItemByName[rest[1]!] ??= { count: 0, bytes: 0 });
+        entry.count += 1;
+        entry.bytes += bytes;
+      } else {
+        sizes.batchBytes += bytes;
+        sizes.batchObjects += 1;
+      }
+    }
+    token = page.IsTruncated ? page.NextContinuationToken : undefined;
+  } while (token);
+  return sizes;
+}
+
+export async function runGuardedBatch(
+  paperclip: EmbeddedPaperclip,
+  usage: AwsUsage,
+  request: { taskId: string; tenant: string; prefix: string },
+): Promise<GuardedRun> {
+  await sharedBrowser(); // warm, as for the raw script: launching is measured on its own
+  usage.reset();
+  const sessions = paperclip.services.sessions;
+  const realOpen = sessions.open.bind(sessions);
+  const sessionsOpened: Record<string, number> = {};
+  // Counting only: every call goes on to the real IdentitySessions.
+  sessions.open = (...args: Parameters<typeof realOpen>) => {
+    sessionsOpened[args[2]] = (sessionsOpened[args[2]] ?? 0) + 1;
+    return realOpen(...args);
+  };
+  const before = Date.now();
+  let run: Awaited<ReturnType<EmbeddedPaperclip['runBatch']>>;
+  try {
+    run = await paperclip.runBatch({ taskId: request.taskId, tenant: request.tenant });
+  } finally {
+    sessions.open = realOpen;
+  }
+  const used = usage.snapshot();
+  const after = Date.now();
+  const sfn = paperclip.services.sfn;
+  const batch = await readExecution(sfn, run.executionArn, request.prefix);
+  const childArns = await executionsBetween(sfn, paperclip.arns.guardedWrite, before - 1000, after + 1000);
+  const items: ParsedHistory[] = [];
+  for (const arn of childArns) items.push(await readExecution(sfn, arn, request.prefix));
+  items.sort((a, b) => a.startedAt - b.startedAt);
+  return {
+    taskId: request.taskId,
+    status: run.status,
+    ...(run.error ? { error: run.error } : {}),
+    ...(run.summary ? { summary: run.summary } : {}),
+    startedAt: batch.startedAt,
+    stoppedAt: batch.stoppedAt,
+    wallMs: batch.durationMs,
+    batch,
+    items,
+    usage: used,
+    evidence: await evidenceSizes(paperclip, request.tenant, request.taskId),
+    sessionsOpened,
+  };
+}

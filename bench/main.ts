@@ -1,0 +1,41 @@
+import { writeFileSync } from 'node:fs';
+import { ValidationError } from '../src/config/errors.js';
+import { parseBenchArgs } from './args.js';
+import { renderMarkdown } from './report-markdown.js';
+import { runBenchmark } from './run-bench.js';
+
+process.env['AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED'] ??= 'true';
+
+async function main(): Promise<number> {
+  let flags;
+  try {
+    flags = parseBenchArgs(process.argv.slice(2));
+  } catch (error) {
+    console.error((error as Error).message);
+    console.error('usage: npm run bench -- [--items N] [--concurrency 1,2,4] [--repeat R] [--tracing on|off|both] [--settle-ms MS] [--out BENCHMARKS.md] [--json FILE]');
+    return error instanceof ValidationError || error instanceof Error ? 2 : 1;
+  }
+  const command = ['npm run bench --', ...process.argv.slice(2)].join(' ');
+  const report = await runBenchmark({
+    items: flags.items,
+    concurrency: flags.concurrency,
+    repeat: flags.repeat,
+    tracing: flags.tracing,
+    settleMs: flags['settle-ms'],
+    command: process.argv.length > 2 ? command : 'npm run bench',
+    log: (line) => console.error(`[bench] ${line}`),
+  });
+  writeFileSync(flags.out, renderMarkdown(report));
+  if (flags.json) writeFileSync(flags.json, JSON.stringify(report, null, 2));
+  const missed = report.targets.filter((t) => t.met === false).map((t) => t.target);
+  console.log(JSON.stringify({ out: flags.out, ratio: report.latency.ratioMedian, targetsMissed: missed.length, costPer1000: Object.fromEntries(Object.entries(report.cost.baseline).map(([k, v]) => [k, Number(v!.total.toFixed(4))])) }));
+  return 0;
+}
+
+main().then(
+  (code) => process.exit(code),
+  (error: unknown) => {
+    console.error(error instanceof Error ? (error.stack ?? error.message) : error);
+    process.exit(1);
+  },
+);

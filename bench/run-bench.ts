@@ -1,0 +1,261 @@
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { parse as parseYaml, stringify as stringifyYaml } from 'yaml';
+import { loadRuntime } from '../src/config/runtime.js';
+import { closeSharedBrowser } from '../src/browser/chromium.js';
+import { startEmbeddedPaperclip, type EmbeddedPaperclip } from '../src/embedded/paperclip-stack.js';
+import { billNoFor, startSimulator, type ResetSpec } from '../src/simulator/server.js';
+import { SimulatorControl } from '../src/simulator/control-client.js';
+import { AwsUsage } from './aws-usage.js';
+import { measureBrowserSetup } from './browser-setup.js';
+import { PeakSampler } from './browser-memory.js';
+import { CpuTimeline } from './cpu-timeline.js';
+import { measureClaimConflict } from './claim-conflict.js';
+import { runGuardedBatch, type GuardedRun } from './guarded-run.js';
+import { describeMachine, loadNow } from './machine.js';
+import { runRawScript, type RawRun } from './raw-script.js';
+import { analyse } from './analysis.js';
+import type { BenchReport, RunRecord } from './report-schema.js';
+import { busyMs, sumMs, toRequests } from './vendor-wait.js';
+import { summarize } from './stats.js';
+
+/**
+ * The whole benchmark: browser setup costs, then per concurrency level the raw
+ * V1-style script and the guarded path on identical seeded bills (the
+ * simulator is reset before every run), then the claim-conflict proof, then
+ * the analysis and the cost model.
+ */
+
+export interface BenchOptions {
+  items: number;
+  concurrency: number[];
+  repeat: number;
+  tracing: 'on' | 'off' | 'both';
+  settleMs: number;
+  command: string;
+  configPath?: string;
+  /** Fewer samples for the in-suite version (no extra browser launches). */
+  quick?: boolean;
+  log?: (line: string) => void;
+}
+
+export const TENANT = 'acme';
+const CONTROL_TOKEN = 'bench-control-token';
+const TRACE_SWITCH = 'PAPERCLIP_BENCHMARK_ONLY_WRITE_TRACE';
+
+/** The same bills for every run: N pending mismatches, two already processed (skipped by both paths). */
+export function seedSpec(items: number, settleMs: number): ResetSpec {
+  return { seed: 7, tenants: [{ id: TENANT, pending: items, overcharge: 0, processed: 2 }], asyncDelayMs: settleMs };
+}
+
+/** The local config with limits.max_concurrency overridden: the batch's Map concurrency. */
+function configWithConcurrency(sourcePath: string, concurrency: number, dir: string): string {
+  const raw = parseYaml(readFileSync(sourcePath, 'utf8')) as Record<string, any>;
+  raw['limits'] = { ...(raw['limits'] ?? {}), max_concurrency: concurrency, max_batch_items: Math.max(500, raw['limits']?.max_batch_items ?? 0) };
+  raw['vendor'] = { ...raw['vendor'], site_pack: resolve(String(raw['vendor']?.site_pack ?? 'sitepacks/vendor-sim.yaml')) };
+  const path = join(dir, `paperclip.bench.c${concurrency}.yaml`);
+  writeFileSync(path, stringifyYaml(raw));
+  return path;
+}
+
+async function journalCheck(control: SimulatorControl, items: number) {
+  const marks = (await control.journal()).filter((e) => e.action === 'mark');
+  const perBill = new Map<string, number>();
+  for (const m of marks) perBill.set(m.billNo, (perBill.get(m.billNo) ?? 0) + 1);
+  return {
+    mutations: marks.length,
+    distinctBills: perBill.size,
+    exactlyOnePerItem: perBill.size === items && [...perBill.values()].every((n) => n === 1),
+  };
+}
+
+function cpuOf(cpu: CpuTimeline, start: number, end: number): RunRecord['cpu'] {
+  const c = cpu.between(start, end);
+  return { nodeMs: Math.round(c.nodeMs), chromiumMs: Math.round(c.chromiumMs) };
+}
+
+function rawRecord(run: RawRun, variant: 'raw' | 'raw-evidence', concurrency: number, repeat: number, requests: ReturnType<typeof toRequests>, peak: RunRecord['peakBrowser'], journal: RunRecord['journal'], cpu: CpuTimeline): RunRecord {
+  const outcomes: Record<string, number> = {};
+  for (const item of run.items) outcomes[item.outcome] = (outcomes[item.outcome] ?? 0) + 1;
+  const inRun = requests.filter((r) => r.start >= run.startedAt && r.start <= run.endedAt);
+  return {
+    path: variant,
+    concurrency,
+    tracing: null,
+    repeat,
+    items: run.items.length,
+    status: run.items.length === journal.mutations ? 'SUCCEEDED' : 'INCOMPLETE',
+    wallMs: run.wallMs,
+    throughputPerMin: run.items.length / (run.wallMs / 60_000),
+    itemLatencyMs: summarize(run.items.map((i) => i.latencyMs)),
+    outcomes,
+    journal,
+    vendor: { requests: inRun.length, sumMs: sumMs(inRun), busyMs: busyMs(inRun, { start: run.startedAt, end: run.endedAt }) },
+    cpu: cpuOf(cpu, run.startedAt, run.endedAt),
+    peakBrowser: peak,
+  };
+}
+
+function guardedRecord(run: GuardedRun, concurrency: number, tracing: 'on' | 'off', repeat: number, requests: ReturnType<typeof toRequests>, peak: RunRecord['peakBrowser'], journal: RunRecord['journal'], cpu: CpuTimeline): RunRecord {
+  const inRun = requests.filter((r) => r.start >= run.startedAt && r.start <= run.stoppedAt);
+  const outcomes: Record<string, number> = {};
+  for (const [k, v] of Object.entries(run.summary?.counts ?? {})) if (v) outcomes[k] = v;
+  return {
+    path: 'guarded',
+    concurrency,
+    tracing,
+    repeat,
+    items: run.items.length,
+    status: run.status,
+    wallMs: run.wallMs,
+    throughputPerMin: run.items.length / (run.wallMs / 60_000),
+    itemLatencyMs: summarize(run.items.map((i) => i.durationMs)),
+    outcomes,
+    journal,
+    vendor: { requests: inRun.length, sumMs: sumMs(inRun), busyMs: busyMs(inRun, { start: run.startedAt, end: run.stoppedAt }) },
+    cpu: cpuOf(cpu, run.startedAt, run.stoppedAt),
+    peakBrowser: peak,
+  };
+}
+
+export async function runBenchmark(options: BenchOptions): Promise<BenchReport> {
+  const log = options.log ?? (() => undefined);
+  const started = Date.now();
+  const machine = describeMachine();
+  if (machine.loadWarning) log(`warning: ${machine.loadWarning}`);
+  const configPath = resolve(options.configPath ?? 'config/paperclip.local.yaml');
+  const modes: Array<'on' | 'off'> = options.tracing === 'both' ? ['on', 'off'] : [options.tracing];
+  const spec = seedSpec(options.items, options.settleMs);
+  const sim = await startSimulator({ controlToken: CONTROL_TOKEN, asyncDelayMs: options.settleMs });
+  const control = new SimulatorControl(sim.url, CONTROL_TOKEN);
+  const workDir = mkdtempSync(join(tmpdir(), 'paperclip-bench-'));
+  const previousSwitch = process.env[TRACE_SWITCH];
+  const records: RunRecord[] = [];
+  const rawRuns: Array<{ concurrency: number; variant: 'raw' | 'raw-evidence'; run: RawRun; requests: ReturnType<typeof toRequests>; cpu: CpuTimeline }> = [];
+  const guardedRuns: Array<{ concurrency: number; tracing: 'on' | 'off'; run: GuardedRun; requests: ReturnType<typeof toRequests>; cpu: CpuTimeline }> = [];
+  let claimConflict: BenchReport['claimConflict'] | undefined;
+  let prefix = 'paperclip-local';
+  let approvers = 0;
+  try {
+    await control.reset(spec);
+    const { config } = loadRuntime(configPath, { vendorBaseUrl: sim.url });
+    prefix = config.prefix;
+    const tenant = config.tenants.find((t) => t.id === TENANT);
+    const identity = config.identities.find((i) => i.id === tenant?.identity);
+    if (!tenant || !identity || identity.credentials.source !== 'inline') {
+      throw new Error(`${configPath} must configure tenant ${TENANT} with an identity that has inline credentials (the local simulator's)`);
+    }
+    approvers = tenant.approvers.length;
+    const secret = { username: identity.credentials.username, password: identity.credentials.password, ...(identity.credentials.api_token ? { apiToken: identity.credentials.api_token } : {}) };
+
+    log('browser: cold launch, warm reuse, warm per-task setup, memory per context');
+    const { sitePack } = loadRuntime(configPath, { vendorBaseUrl: sim.url });
+    const browser = await measureBrowserSetup({
+      coldSamples: options.quick ? 1 : Math.max(3, options.repeat),
+      reuseSamples: options.quick ? 3 : 10,
+      setupSamples: options.quick ? 3 : 10,
+      contexts: options.quick ? 2 : 4,
+      baseUrl: sim.url,
+      pack: sitePack,
+      identityId: identity.id,
+      secret,
+      tenant: TENANT,
+      sampleBill: billNoFor(TENANT, 1),
+      timings: () => control.timings(),
+      log,
+    });
+
+    const levels = options.concurrency;
+    for (const [levelIndex, concurrency] of levels.entries()) {
+      // V1 with its own evidence (screenshots, trace) only at concurrency 1: it is the per-item reference, not a scaling run.
+      const variants: Array<'raw' | 'raw-evidence'> = concurrency === 1 ? ['raw', 'raw-evidence'] : ['raw'];
+      for (const variant of variants) {
+        for (let r = 1; r <= options.repeat; r++) {
+          await control.reset(spec);
+          const evidenceDir = variant === 'raw-evidence' ? mkdtempSync(join(workDir, 'raw-evidence-')) : undefined;
+          const sampler = new PeakSampler().start();
+          const cpu = new CpuTimeline().start();
+          const run = await runRawScript({
+            baseUrl: sim.url,
+            tenant: TENANT,
+            username: secret.username,
+            password: secret.password,
+            concurrency,
+            ...(evidenceDir ? { evidenceDir } : {}),
+          });
+          cpu.stop();
+          const peak = sampler.stop();
+          const requests = toRequests(await control.timings());
+          const journal = await journalCheck(control, options.items);
+          records.push(rawRecord(run, variant, concurrency, r, requests, peak, journal, cpu));
+          rawRuns.push({ concurrency, variant, run, requests, cpu });
+          log(`${variant} c=${concurrency} r=${r}: ${run.items.length} items in ${run.wallMs} ms, ${journal.mutations} mutations`);
+        }
+      }
+
+      const paperclip: EmbeddedPaperclip = await startEmbeddedPaperclip({
+        vendorBaseUrl: sim.url,
+        dataDir: mkdtempSync(join(workDir, `stack-c${concurrency}-`)),
+        configPath: configWithConcurrency(configPath, concurrency, workDir),
+      });
+      const usage = new AwsUsage(paperclip.services);
+      try {
+        let lastTasks: Array<{ taskId: string; tenant: string; billNo: string; action: string }> = [];
+        for (const mode of modes) {
+          process.env[TRACE_SWITCH] = mode;
+          for (let r = 1; r <= options.repeat; r++) {
+            await control.reset(spec);
+            const taskId = `T-bench-c${concurrency}-${mode}-r${r}-${Date.now().toString(36)}`;
+            const sampler = new PeakSampler().start();
+            const cpu = new CpuTimeline().start();
+            const run = await runGuardedBatch(paperclip, usage, { taskId, tenant: TENANT, prefix });
+            cpu.stop();
+            const peak = sampler.stop();
+            const requests = toRequests(await control.timings());
+            const journal = await journalCheck(control, options.items);
+            records.push(guardedRecord(run, concurrency, mode, r, requests, peak, journal, cpu));
+            guardedRuns.push({ concurrency, tracing: mode, run, requests, cpu });
+            log(`guarded c=${concurrency} tracing=${mode} r=${r}: ${run.status} ${run.items.length} items in ${run.wallMs} ms, ${journal.mutations} mutations`);
+            lastTasks = run.items.map((i) => ({ taskId, tenant: TENANT, billNo: String((i.output as { billNo?: string })?.billNo ?? ''), action: 'mark_processed' }));
+          }
+        }
+        if (levelIndex === levels.length - 1) {
+          log('claim conflict: conditional put on an existing key, and second-runner executions with no browser running');
+          claimConflict = await measureClaimConflict({
+            paperclip,
+            control,
+            tasks: lastTasks.filter((t) => t.billNo).slice(0, options.quick ? 3 : Math.min(12, lastTasks.length)),
+            samples: options.quick ? 10 : 50,
+            prefix,
+          });
+        }
+      } finally {
+        usage.detach();
+        await paperclip.stop();
+      }
+    }
+    if (!claimConflict) throw new Error('the claim conflict measurement did not run');
+    return analyse({
+      command: options.command,
+      date: new Date(started).toISOString(),
+      options: { items: options.items, concurrency: levels, repeat: options.repeat, tracing: options.tracing, settleMs: options.settleMs },
+      machine,
+      loadAtEnd: loadNow(),
+      durationMs: Date.now() - started,
+      browser,
+      records,
+      rawRuns,
+      guardedRuns,
+      claimConflict,
+      prefix,
+      approvers,
+    });
+  } finally {
+    if (previousSwitch === undefined) delete process.env[TRACE_SWITCH];
+    else process.env[TRACE_SWITCH] = previousSwitch;
+    await closeSharedBrowser();
+    await sim.close();
+    rmSync(workDir, { recursive: true, force: true });
+  }
+}

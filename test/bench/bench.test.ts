@@ -1,0 +1,74 @@
+import { after, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { closeSharedBrowser } from '../../src/browser/chromium.js';
+import { parseBenchArgs } from '../../bench/args.js';
+import { BenchReportSchema } from '../../bench/report-schema.js';
+import { renderMarkdown } from '../../bench/report-markdown.js';
+import { runBenchmark } from '../../bench/run-bench.js';
+
+/**
+ * The benchmark end to end at its smallest: 3 bills, concurrency 1, one
+ * repeat, the write traced. Outcomes only — the report is complete, both paths
+ * mutated each bill exactly once, a lost claim touched no browser — never timings.
+ */
+
+process.env['AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED'] ??= 'true';
+
+after(closeSharedBrowser);
+
+test('a small benchmark run reports every field and one vendor mutation per item for raw and guarded', async () => {
+  const report = await runBenchmark({ items: 3, concurrency: [1], repeat: 1, tracing: 'on', settleMs: 0, command: 'test', quick: true });
+  const parsed = BenchReportSchema.safeParse(report);
+  assert.ok(parsed.success, parsed.success ? '' : JSON.stringify(parsed.error.issues.slice(0, 5)));
+
+  for (const path of ['raw', 'raw-evidence', 'guarded'] as const) {
+    const runs = report.runs.filter((r) => r.path === path);
+    assert.equal(runs.length, 1, `one ${path} run`);
+    const run = runs[0]!;
+    assert.equal(run.items, 3, `${path}: three items`);
+    assert.equal(run.journal.mutations, 3, `${path}: three vendor mutations in the journal`);
+    assert.equal(run.journal.distinctBills, 3, `${path}: one per bill`);
+    assert.ok(run.journal.exactlyOnePerItem, `${path}: exactly one mutation per item`);
+    assert.deepEqual(run.outcomes, { done: 3 }, `${path}: every item done`);
+  }
+
+  const lost = report.claimConflict.lostClaimRuns;
+  assert.deepEqual(lost.outcomes, { skipped: 3 }, 'a second runner skips every key the first one completed');
+  assert.equal(lost.mutations, 0);
+  assert.equal(lost.sessionsOpened, 0);
+  assert.equal(lost.browserStepsEntered, 0);
+  assert.equal(lost.chromiumProcessesPeak, 0, 'no Chromium process ran while the lost claims were decided');
+  assert.ok(lost.noBrowserLaunched);
+
+  const work = report.cost.work.on!;
+  assert.ok(work.transitionsPerItem >= 10, 'state transitions are counted from the histories');
+  assert.ok(work.s3PutsPerItem >= 5, 'evidence objects are counted');
+  assert.ok(work.evidenceBytesPerItem > 0);
+  assert.ok(Object.keys(work.dynamoWriteUnitsByTable).includes('claims'));
+  assert.deepEqual(
+    work.functions.filter((f) => f.per === 'item').map((f) => f.fn).sort(),
+    ['browser-write', 'claim', 'complete', 'readback', 'snapshot', 'validate-route'],
+  );
+  assert.ok(report.cost.evidencePerItem['trace.zip'], 'the traced write left a trace per item');
+  assert.ok(report.cost.baseline.on!.total > 0 && report.cost.baselineCpu.on!.total > 0);
+  assert.equal(report.targets.length, 7);
+
+  const markdown = renderMarkdown(report);
+  for (const heading of ['## Targets', '## Per-item latency at concurrency 1', '## Throughput', '## Memory', '## Claim conflict', '## AWS cost model', '## How to run']) {
+    assert.ok(markdown.includes(heading), `BENCHMARKS.md has ${heading}`);
+  }
+});
+
+test('bench flags are validated and name the flag', () => {
+  assert.deepEqual(
+    { ...parseBenchArgs([]) },
+    { items: 12, concurrency: [1, 2, 4], repeat: 1, tracing: 'both', out: 'BENCHMARKS.md', 'settle-ms': 0 },
+  );
+  assert.deepEqual(parseBenchArgs(['--concurrency', '4,1,2,2']).concurrency, [1, 2, 4]);
+  assert.throws(() => parseBenchArgs(['--concurrency', '2,4']), /--concurrency: include 1/);
+  assert.throws(() => parseBenchArgs(['--concurrency', '1,two']), /--concurrency: give a comma-separated list/);
+  assert.throws(() => parseBenchArgs(['--tracing', 'maybe']), /--tracing/);
+  assert.throws(() => parseBenchArgs(['--items', '0']), /--items must be 1 to 200/);
+  assert.throws(() => parseBenchArgs(['--repeat', 'x']), /--repeat must be a whole number/);
+  assert.throws(() => parseBenchArgs(['--verbose']), /Unknown option/);
+});
