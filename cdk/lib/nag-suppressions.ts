@@ -41,9 +41,6 @@ export function applyNagSuppressions(stack: PaperclipStack): void {
         'xray:PutTraceSegments and xray:PutTelemetryRecords (added by active tracing) have no resource-level permissions; nothing else in this role uses "*".',
       );
     }
-  }
-
-  for (const handler of stack.handlers.all) {
     const access = FUNCTION_ACCESS[handler.name];
     if (access.writesEvidence) {
       acknowledge(

@@ -14,7 +14,7 @@ import {
 } from '../../src/workflow/functions.js';
 import { applyPolicy } from '../../src/workflow/definition-policy.js';
 import type { PaperclipConfig } from '../../src/config/schema.js';
-import { substitutionVariables } from './asl.js';
+import { allStates, substitutionVariables, type AslMachine } from './asl.js';
 import { guardedWriteArns } from './access-grants.js';
 
 type StateMachineId = (typeof STATE_MACHINES)[number]['id'];
@@ -27,6 +27,23 @@ export interface WorkflowsProps {
   logRetention: RetentionDays;
   /** Numbers the ASL takes from policy (the approval timeout), set the same way the local stack sets them. */
   writePolicy: PaperclipConfig['write_policy'];
+}
+
+/**
+ * Task resources the workflow roles are granted for. Anything else in an ASL
+ * file would fail at run time with AccessDenied, so it fails the synth instead.
+ */
+const GRANTED_TASK_RESOURCES = [
+  /^\$\{[A-Za-z]+FunctionArn\}$/,
+  /^arn:aws:states:::lambda:invoke(\.waitForTaskToken)?$/,
+  /^arn:aws:states:::states:startExecution(\.sync(:2)?)?$/,
+];
+
+export function ungrantedTaskResources(definition: string): string[] {
+  const machine = JSON.parse(definition) as AslMachine;
+  return [...allStates(machine)]
+    .filter(([, state]) => state.Type === 'Task' && !GRANTED_TASK_RESOURCES.some((allowed) => allowed.test(state.Resource ?? '')))
+    .map(([name, state]) => `${name}: ${state.Resource ?? '(no Resource)'}`);
 }
 
 /** The Step Functions service integration .sync:2 uses to learn that a child execution ended. */
@@ -84,6 +101,13 @@ export class Workflows extends Construct {
         throw new Error(
           `${path} uses \${${unknown.join('}, ${')}}, which the CDK app does not provide; ` +
             `known variables: ${Object.keys(available).sort().join(', ')}`,
+        );
+      }
+      const ungranted = ungrantedTaskResources(definition);
+      if (ungranted.length > 0) {
+        throw new Error(
+          `${path} has Task states whose integration the workflow role is not granted (${ungranted.join('; ')}); ` +
+            'add the permission in cdk/lib/workflows.ts together with its test',
         );
       }
       const name = stateMachineName(props.prefix, machine.name);

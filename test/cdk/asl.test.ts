@@ -5,6 +5,7 @@ import { describe, it } from 'node:test';
 import { STATE_MACHINES, WORKFLOW_FUNCTIONS, functionArnVariable, stateMachineArnVariable } from '../../src/workflow/functions.js';
 import { applySubstitutions, retriedLambdaServiceErrors, substitutionVariables, type AslMachine } from '../../cdk/lib/asl.js';
 import { PROJECT_ROOT } from '../../cdk/lib/app.js';
+import { ungrantedTaskResources } from '../../cdk/lib/workflows.js';
 import { assertNoLambdaServiceRetry, assertRetriesLambdaServiceErrors, assertTaskTokenWaitsTimeOut } from './asl-assertions.js';
 
 const read = (file: string) => readFileSync(join(PROJECT_ROOT, 'statemachines', file), 'utf8');
@@ -62,6 +63,15 @@ describe('statemachines/*.asl.json', () => {
     for (const step of ['ValidateRoute', 'Claim', 'Snapshot', 'Readback']) assertRetriesLambdaServiceErrors(guarded, step);
     const batch = JSON.parse(read('batch.asl.json')) as AslMachine;
     assertRetriesLambdaServiceErrors(batch, 'ReadList');
+  });
+
+  it('use only task integrations the workflow roles are granted', () => {
+    for (const machine of STATE_MACHINES) assert.deepEqual(ungrantedTaskResources(read(machine.file)), [], machine.file);
+    const foreign = JSON.stringify({
+      StartAt: 'Put',
+      States: { Put: { Type: 'Task', Resource: 'arn:aws:states:::dynamodb:putItem', End: true } },
+    });
+    assert.deepEqual(ungrantedTaskResources(foreign), ['Put: arn:aws:states:::dynamodb:putItem']);
   });
 
   it('bound every wait for a task token', () => {

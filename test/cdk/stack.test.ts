@@ -234,6 +234,13 @@ describe('least privilege', () => {
     }
   });
 
+  it('uses "*" as a resource only for X-Ray, which has no resource-level permissions', () => {
+    for (const name of allNames) {
+      const starred = statementsOfRole(template, roleOf(name)).filter((s) => s.Resource === '*');
+      assert.deepEqual([...new Set(starred.flatMap(actionsOf))].sort(), name === 'approval-http' ? [] : ['xray:PutTelemetryRecords', 'xray:PutTraceSegments'], name);
+    }
+  });
+
   it('claim: conditional put and updates on claims, an append to audit, and nothing else', () => {
     const actions = actionsOfRole(template, roleOf('claim'));
     assert.deepEqual(
