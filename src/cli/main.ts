@@ -1,5 +1,6 @@
 #!/usr/bin/env node
 import { ValidationError } from '../config/errors.js';
+import { PaperclipError } from '../domain/errors.js';
 import { DEMO_USAGE, runDemo } from './demo.js';
 import { AUDIT_USAGE, runAudit } from './audit.js';
 import { EVIDENCE_USAGE, runEvidence } from './evidence.js';
@@ -7,6 +8,7 @@ import { REPORT_USAGE, runReport } from './report.js';
 import { DRILL_USAGE, runDrillCommand } from './drill.js';
 import { COMPENSATE_USAGE, runCompensate } from './compensate.js';
 import { TAKEOVER_USAGE, runTakeover } from './takeover.js';
+import { PLAN_USAGE, runPlan } from './plan.js';
 
 // Locally this runs on Node 20 on purpose (Lambda runs 22); the SDK's notice about that is noise here.
 process.env['AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED'] ??= 'true';
@@ -19,6 +21,7 @@ const COMMANDS: Record<string, { usage: string; run: (argv: string[]) => Promise
   drill: { usage: DRILL_USAGE, run: runDrillCommand },
   compensate: { usage: COMPENSATE_USAGE, run: runCompensate },
   takeover: { usage: TAKEOVER_USAGE, run: runTakeover },
+  plan: { usage: PLAN_USAGE, run: runPlan },
 };
 
 function usage(): string {
@@ -44,6 +47,11 @@ async function main(argv: string[]): Promise<number> {
     if (error instanceof ValidationError) {
       process.stderr.write(`${error.message}\n`);
       return 2;
+    }
+    if (error instanceof PaperclipError) {
+      // An expected failure (vendor unreachable, session lost, ...): its message is the explanation.
+      process.stderr.write(`${error.name}: ${error.message.split('\n')[0]}\n`);
+      return 1;
     }
     throw error;
   }

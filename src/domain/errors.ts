@@ -4,7 +4,7 @@
  * workflow change.
  */
 
-abstract class PaperclipError extends Error {
+export abstract class PaperclipError extends Error {
   /** Whether the workflow may retry the step that threw this. */
   abstract readonly retryable: boolean;
   constructor(message: string, readonly details: Record<string, unknown> = {}) {
