@@ -1,4 +1,5 @@
-import { AccountRootPrincipal, Role, type IPrincipal } from 'aws-cdk-lib/aws-iam';
+import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
+import { AccountRootPrincipal, PolicyStatement, Role, type IPrincipal } from 'aws-cdk-lib/aws-iam';
 import { Construct } from 'constructs';
 
 /**
@@ -17,5 +18,20 @@ export class AuditorRole extends Construct {
       // The account delegates: only IAM principals it grants sts:AssumeRole on this role can use it.
       assumedBy: props.assumedBy ?? new AccountRootPrincipal(),
     });
+  }
+
+  /**
+   * Read-only access to the records an audit checks the evidence against:
+   * the hash-chained audit log and the claims (`paperclip audit verify`).
+   * Not the approvals table, whose items hold live task tokens.
+   */
+  grantReadRecords(tables: readonly ITable[]): void {
+    this.role.addToPrincipalPolicy(
+      new PolicyStatement({
+        sid: 'ReadAuditRecords',
+        actions: ['dynamodb:DescribeTable', 'dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:Scan'],
+        resources: tables.map((table) => table.tableArn),
+      }),
+    );
   }
 }

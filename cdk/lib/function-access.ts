@@ -13,6 +13,7 @@ export type TableId = TableDefinition['id'];
 
 export type TableAction =
   | 'dynamodb:GetItem'
+  | 'dynamodb:BatchGetItem'
   | 'dynamodb:PutItem'
   | 'dynamodb:UpdateItem'
   | 'dynamodb:Query';
@@ -79,8 +80,8 @@ const VENDOR_STEP: FunctionAccess = {
 };
 
 export const FUNCTION_ACCESS: Readonly<Record<FunctionName, FunctionAccess>> = {
-  // Reads the tenant's list through a read-only session; no claim exists yet.
-  'read-list': { ...NOTHING, readsIdentitySecrets: true, writesEvidence: true },
+  // Reads the tenant's list through a read-only session, and looks up which rows already have a claim.
+  'read-list': { ...NOTHING, tables: { claims: { actions: ['dynamodb:BatchGetItem'] } }, readsIdentitySecrets: true, writesEvidence: true },
   // Not a browser function, but it asks the vendor API who owns the bill, with the identity's API token.
   'validate-route': { ...NOTHING, tables: { audit: AUDIT_APPEND }, readsIdentitySecrets: true },
   claim: {
@@ -114,7 +115,7 @@ export const FUNCTION_ACCESS: Readonly<Record<FunctionName, FunctionAccess>> = {
   // Counts outcomes, writes the batch page and seals the batch folder.
   'summarize-batch': {
     ...NOTHING,
-    tables: { claims: { actions: ['dynamodb:Query'], indexes: ['byTask'] }, audit: AUDIT_APPEND },
+    tables: { claims: { actions: ['dynamodb:GetItem', 'dynamodb:Query'], indexes: ['byTask'] }, audit: AUDIT_APPEND },
     ...EVIDENCE_FOLDERS,
   },
   'approval-http': {

@@ -17,19 +17,11 @@ import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
 import type { IQueue } from 'aws-cdk-lib/aws-sqs';
 import type { StateMachine } from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
-import { METRICS_NAMESPACE } from './paperclip-function.js';
+import { METRIC_NAMES, METRICS_NAMESPACE, type MetricName } from '../../src/report/emf.js';
 
-/** The EMF metric names the handlers emit (Powertools, namespace Paperclip). */
-export const PAPERCLIP_METRICS = [
-  'ItemProcessed',
-  'TaskCompleted',
-  'Misoperation',
-  'HumanTakeover',
-  'RollbackAttempted',
-  'RollbackSucceeded',
-  'SessionLost',
-] as const;
-export type PaperclipMetric = (typeof PAPERCLIP_METRICS)[number];
+/** The EMF metric names the handlers emit, from the module that emits them. */
+export const PAPERCLIP_METRICS = METRIC_NAMES;
+export type PaperclipMetric = MetricName;
 
 /**
  * A Metrics Insights query summing one metric over every dimension set it is

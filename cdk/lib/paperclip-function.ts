@@ -7,9 +7,8 @@ import { Construct } from 'constructs';
 import { handlerBundling } from './bundling.js';
 import type { FunctionName } from './function-access.js';
 import { CONFIG_PATH_IN_LAMBDA } from './runtime-config.js';
+import { METRICS_NAMESPACE } from '../../src/report/emf.js';
 
-/** The CloudWatch namespace every handler's EMF metrics go to (Powertools reads it from the environment). */
-export const METRICS_NAMESPACE = 'Paperclip';
 
 /**
  * Sizes, and why:

@@ -54,6 +54,7 @@ export class PaperclipStack extends Stack {
 
     this.tables = new PaperclipTables(this, 'Tables', { prefix });
     this.auditor = new AuditorRole(this, 'Auditor', { prefix });
+    this.auditor.grantReadRecords([this.tables.byId.audit, this.tables.byId.claims]);
     this.evidence = new EvidenceStore(this, 'Evidence', {
       prefix,
       bucketName: deploy.evidence.bucketName,

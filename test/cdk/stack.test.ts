@@ -8,6 +8,7 @@ import { AwsSolutionsChecks } from 'cdk-nag';
 import { parse as parseYaml } from 'yaml';
 import { TABLES, tableName } from '../../src/adapters/dynamodb/table-definitions.js';
 import { WORKFLOW_FUNCTIONS, functionArnVariable } from '../../src/workflow/functions.js';
+import { METRIC_NAMES } from '../../src/report/emf.js';
 import { applySubstitutions, substitutionVariables, type AslMachine } from '../../cdk/lib/asl.js';
 import { createPaperclipApp, PROJECT_ROOT, SAMPLE_DEPLOY_CONFIG } from '../../cdk/lib/app.js';
 import { loadDeploymentConfig } from '../../cdk/config.js';
@@ -407,10 +408,13 @@ describe('evidence bucket', () => {
     assert.equal(rule['Status'], 'Enabled');
   });
 
-  it('lets the auditor role read and list evidence, read-only', () => {
-    const actions = actionsOfRole(template, logicalIdOf(stack.auditor.role));
+  it('lets the auditor role read and list evidence and read the audit chain and claims, read-only', () => {
+    const role = logicalIdOf(stack.auditor.role);
+    const actions = actionsOfRole(template, role);
     assert.ok(actions.includes('s3:GetObject') && actions.includes('s3:ListBucket') && actions.includes('kms:Decrypt'));
-    assert.ok(!actions.some((a) => /s3:(Put|Delete|Bypass)/.test(a)), `${actions}`);
+    assert.ok(!actions.some((a) => /s3:(Put|Delete|Bypass)|dynamodb:(Put|Update|Delete|Batch)/.test(a)), `${actions}`);
+    const tableArn = (table: object) => `GetAtt:${logicalIdOf(table as { node: { defaultChild?: unknown } })}.Arn`;
+    assert.deepEqual(resourcesGranted(template, role, 'dynamodb:Scan'), [tableArn(stack.tables.byId.audit), tableArn(stack.tables.byId.claims)].sort());
   });
 });
 
@@ -631,5 +635,6 @@ describe('observability', () => {
       assert.ok(body.includes(`SELECT SUM(${definition.denominator}) FROM Paperclip`), definition.denominator);
     }
     assert.ok(body.includes('IF(d > 0, n / d, 0)'));
+    for (const metric of METRIC_NAMES) assert.ok(body.includes(`SELECT SUM(${metric}) FROM Paperclip`), `${metric} is on the dashboard`);
   });
 });
