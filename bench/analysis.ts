@@ -191,7 +191,9 @@ export function measuredWork(runs: AnalysisInput['guardedRuns'], tracing: 'on' |
         const window = { start: inv.startedAt, end: inv.endedAt };
         entry.ms.push(inv.durationMs);
         entry.vendor.push(busyMs(within(requests, window), window));
-        entry.cpu.push(cpu.between(window.start, window.end).totalMs);
+        const used = cpu.between(window.start, window.end);
+        // Chromium CPU seen while a function without a browser runs is the teardown of the context the previous step closed: it is not that function's work.
+        entry.cpu.push(sizing.browserFunctions.includes(inv.fn) ? used.totalMs : used.nodeMs);
         byFn.set(inv.fn, entry);
       }
     }

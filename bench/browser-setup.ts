@@ -42,6 +42,10 @@ export interface BrowserSetupReport {
     listPageLoadMs: Summary;
     detailPageLoadMs: Summary;
     fullPageScreenshotMs: Summary;
+    /** The visible viewport only (1280×860), PNG. */
+    viewportScreenshotMs: Summary;
+    /** Full page as JPEG (quality 80). */
+    fullPageJpegScreenshotMs: Summary;
   };
   memory: {
     /** The browser alone (no context): what one more browser costs at least. */
@@ -143,6 +147,8 @@ export async function measureBrowserSetup(options: {
   const listLoads: number[] = [];
   const detailLoads: number[] = [];
   const screenshots: number[] = [];
+  const viewportShots: number[] = [];
+  const jpegShots: number[] = [];
   try {
     for (let n = 1; n <= options.contexts; n++) {
       const session = await sessions.open(options.identityId, options.secret, 'read', { trace: false });
@@ -156,6 +162,8 @@ export async function measureBrowserSetup(options: {
       for (let i = 0; i < options.setupSamples; i++) {
         listLoads.push((await time(() => page.goto(listUrl)))[1]);
         screenshots.push((await time(() => page.screenshot({ fullPage: true })))[1]);
+        viewportShots.push((await time(() => page.screenshot()))[1]);
+        jpegShots.push((await time(() => page.screenshot({ fullPage: true, type: 'jpeg', quality: 80 })))[1]);
         detailLoads.push((await time(() => page.goto(new URL(`/diff/${options.sampleBill}`, options.baseUrl).toString())))[1]);
       }
     }
@@ -175,7 +183,7 @@ export async function measureBrowserSetup(options: {
       totalMs: summarize(launches.map((l, i) => l + firstPages[i]!)),
     },
     warmReuse: { newContextAndPageMs: summarize(reuse) },
-    pageOps: { listPageLoadMs: summarize(listLoads), detailPageLoadMs: summarize(detailLoads), fullPageScreenshotMs: summarize(screenshots) },
+    pageOps: { listPageLoadMs: summarize(listLoads), detailPageLoadMs: summarize(detailLoads), fullPageScreenshotMs: summarize(screenshots), viewportScreenshotMs: summarize(viewportShots), fullPageJpegScreenshotMs: summarize(jpegShots) },
     warmTaskSetup: {
       firstOpenWithLoginMs: Math.round(firstOpenWithLoginMs),
       openTracedMs: summarize(openTraced),

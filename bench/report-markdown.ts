@@ -28,7 +28,11 @@ function proposals(r: BenchReport, head: 'on' | 'off'): string {
   const readbackSaving = ctx + detail;
   const off = r.vendorSplit.guarded.off;
   const traceSaving = head === 'on' && off ? Math.max(0, step('BrowserWrite').meanMs - off.steps.find((st) => st.step === 'BrowserWrite')!.meanMs) : 0;
-  const projected = g.itemMs.mean - snapshotSaving - readbackSaving;
+  const shots = Object.entries(r.cost.evidencePerItem).filter(([name]) => name.endsWith('.png')).reduce((n, [, e]) => n + e.perItem, 0);
+  const cheapestShot = Math.min(r.browser.pageOps.viewportScreenshotMs.median, r.browser.pageOps.fullPageJpegScreenshotMs.median);
+  // Snapshot's before.png goes away with proposal 1; the others get cheaper.
+  const shotSaving = Math.max(0, (shots - 1) * (shot - cheapestShot));
+  const projected = g.itemMs.mean - snapshotSaving - readbackSaving - shotSaving;
   const projectedNoTrace = projected - traceSaving;
   const rawMean = r.vendorSplit.raw.itemMs.mean;
   const lines = [
@@ -57,11 +61,15 @@ priced with this run's unit costs:
     `4. **Check the stored session once per warm environment, not once per context.** Every \`IdentitySessions.open\` sends a
    request for the list page to learn whether the cookie still works (${f(r.browser.warmTaskSetup.vendorProbeMs.median, 1)} ms at this simulator, a full page
    render at a real vendor), three times per item. Session loss is still caught loudly by the step itself.`,
-    `5. **Renderer start-up.** Chromium runs with \`--no-zygote\` (from @sparticuz/chromium's defaults), so every new context
+    `5. **Cheaper screenshots.** The item stores ${f(shots, 0)} full-page PNG screenshots at about ${f(shot)} ms each here (a viewport PNG
+   takes ${f(r.browser.pageOps.viewportScreenshotMs.median)} ms, a full-page JPEG ${f(r.browser.pageOps.fullPageJpegScreenshotMs.median)} ms). What the auditor needs — the row and the dialog acted
+   on — is on screen when the shot is taken; capturing the viewport scrolled to it (or a JPEG) saves about ${f(shotSaving)} ms per item (the screenshots
+   left after proposal 1). The CJK legibility check on the stored images must be repeated after such a change.`,
+    `6. **Renderer start-up.** Chromium runs with \`--no-zygote\` (from @sparticuz/chromium's defaults), so every new context
    starts a renderer process from scratch; that is most of the ${f(ctx)} ms per context above. Whether the zygote works
    in Lambda without \`--single-process\` is worth a test by the owner of \`src/browser/chromium.ts\`.`,
     `
-Projected mean item with 1 and 2: ~${f(projected)} ms (${f(projected / rawMean, 1)}x the raw script's ${f(rawMean)} ms); with 3 as well (trace off as the bound):
+Projected mean item with 1, 2 and 5: ~${f(projected)} ms (${f(projected / rawMean, 1)}x the raw script's ${f(rawMean)} ms); with 3 as well (trace off as the bound):
 ~${f(projectedNoTrace)} ms (${f(projectedNoTrace / rawMean, 1)}x). These are projections from unit costs, not measurements.${
       projectedNoTrace / rawMean > 1.5
         ? ` Even then the target stays out of reach: a guarded item still opens a write context and an independent readback and
@@ -194,6 +202,9 @@ Steps are windows from the execution histories (\`GetExecutionHistory\`, TaskSta
     );
   }
   out.push(`
+Chromium CPU that shows up in Complete (which uses no browser) is the teardown of the contexts Readback closed just before;
+the cost model counts only Node CPU for functions without a browser.
+
 Whole runs (all concurrency levels; at concurrency > 1 requests overlap, so the sum exceeds the busy time):
 `);
   out.push(
@@ -265,7 +276,9 @@ Every run, with the journal check (exactly one vendor mutation per bill, read fr
 | first open of an identity (logs in) | ${b.warmTaskSetup.firstOpenWithLoginMs} | | 1 |
 | warm page: load the list page | ${f(b.pageOps.listPageLoadMs.median)} | ${f(b.pageOps.listPageLoadMs.p95)} | ${b.pageOps.listPageLoadMs.n} |
 | warm page: load a detail page | ${f(b.pageOps.detailPageLoadMs.median)} | ${f(b.pageOps.detailPageLoadMs.p95)} | ${b.pageOps.detailPageLoadMs.n} |
-| warm page: full-page screenshot of the list | ${f(b.pageOps.fullPageScreenshotMs.median)} | ${f(b.pageOps.fullPageScreenshotMs.p95)} | ${b.pageOps.fullPageScreenshotMs.n} |
+| warm page: full-page screenshot of the list (PNG, as the guarded path takes them) | ${f(b.pageOps.fullPageScreenshotMs.median)} | ${f(b.pageOps.fullPageScreenshotMs.p95)} | ${b.pageOps.fullPageScreenshotMs.n} |
+| warm page: viewport screenshot (PNG) | ${f(b.pageOps.viewportScreenshotMs.median)} | ${f(b.pageOps.viewportScreenshotMs.p95)} | ${b.pageOps.viewportScreenshotMs.n} |
+| warm page: full-page screenshot as JPEG (quality 80) | ${f(b.pageOps.fullPageJpegScreenshotMs.median)} | ${f(b.pageOps.fullPageJpegScreenshotMs.p95)} | ${b.pageOps.fullPageJpegScreenshotMs.n} |
 
 Published figures for comparison: < 50 ms per new context on stock Chromium; 3.6–10 s Lambda cold start for this
 Chromium build (INIT capped at 10 s). A local launch has no Lambda INIT, no image download and no /tmp inflation.
@@ -299,7 +312,10 @@ Peak during runs:
     ),
   );
   out.push(
-    `\nPer extra concurrent task from the run peaks: ${Object.entries(r.memory.perExtraConcurrentTaskRssMiB).map(([k, v]) => `${k} ${f(v, 1)} MiB`).join('; ')}.`,
+    `\nPer extra concurrent task from the run peaks (RSS, (peak at the highest level − peak at 1) ÷ extra tasks): ${Object.entries(r.memory.perExtraConcurrentTaskRssMiB)
+      .filter(([, v]) => Number.isFinite(v))
+      .map(([k, v]) => `${k} ${f(v, 1)} MiB`)
+      .join('; ') || 'only one level was run'}.`,
   );
 
   const c = r.claimConflict;

@@ -159,7 +159,15 @@ export const BenchReportSchema = z
       .object({
         coldLaunch: z.object({ executablePathMs: num, launchMs: SummarySchema, firstPageMs: SummarySchema, totalMs: SummarySchema }).strict(),
         warmReuse: z.object({ newContextAndPageMs: SummarySchema }).strict(),
-        pageOps: z.object({ listPageLoadMs: SummarySchema, detailPageLoadMs: SummarySchema, fullPageScreenshotMs: SummarySchema }).strict(),
+        pageOps: z
+          .object({
+            listPageLoadMs: SummarySchema,
+            detailPageLoadMs: SummarySchema,
+            fullPageScreenshotMs: SummarySchema,
+            viewportScreenshotMs: SummarySchema,
+            fullPageJpegScreenshotMs: SummarySchema,
+          })
+          .strict(),
         warmTaskSetup: z
           .object({
             firstOpenWithLoginMs: num,
