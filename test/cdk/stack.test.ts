@@ -31,22 +31,13 @@ import {
 } from './template-queries.js';
 
 /**
- * The whole stack, synthesized once for this file with real esbuild bundling
- * and cdk-nag, then asserted on. Handler files that do not exist yet in
- * lambdas/ are replaced by a fixture so the wiring can be proven meanwhile.
+ * The whole stack, synthesized once for this file from the real handlers in
+ * lambdas/ and the real ASL files, with esbuild bundling and cdk-nag, then
+ * asserted on.
  */
 
-const FIXTURE_HANDLER = join(PROJECT_ROOT, 'test', 'cdk', 'fixtures', 'handler.ts');
 const deploy = loadDeploymentConfig(SAMPLE_DEPLOY_CONFIG);
 const prefix = deploy.prefix;
-const fixtureEntries: string[] = [];
-
-function entryFor(name: FunctionName): string {
-  const real = join(PROJECT_ROOT, 'lambdas', `${name}.ts`);
-  if (existsSync(real)) return real;
-  fixtureEntries.push(name);
-  return FIXTURE_HANDLER;
-}
 
 let outdir: string;
 let stack: PaperclipStack;
@@ -55,7 +46,7 @@ let nagViolations: Array<{ ruleName: string; constructs: string[] }>;
 
 before(() => {
   outdir = mkdtempSync(join(tmpdir(), 'paperclip-cdk-test-'));
-  const created = createPaperclipApp({ deployConfigPath: SAMPLE_DEPLOY_CONFIG, outdir, entryFor });
+  const created = createPaperclipApp({ deployConfigPath: SAMPLE_DEPLOY_CONFIG, outdir });
   stack = created.stack;
   // Listed before synth: synth itself fails on any unacknowledged finding, and this keeps the list readable.
   const report = new AwsSolutionsChecks(created.app).validateScope(created.app);
@@ -66,9 +57,6 @@ before(() => {
   if (nagViolations.length > 0) return;
   created.app.synth();
   template = Template.fromStack(stack);
-  if (fixtureEntries.length > 0) {
-    process.stderr.write(`note: fixture handler used for missing lambdas/${fixtureEntries.join('.ts, lambdas/')}.ts\n`);
-  }
 });
 
 after(() => {
