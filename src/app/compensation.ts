@@ -47,7 +47,8 @@ export async function runGuardedWrite(
   const name = idempotencyKey(task);
   const started = await s.sfn.send(new StartExecutionCommand({ stateMachineArn, name, input: JSON.stringify({ task }) }));
   const executionArn = started.executionArn!;
-  const deadline = Date.now() + (options.timeoutMs ?? 10 * 60_000);
+  // Inside the compensate Lambda's 5-minute timeout, so the wait ends with an answer, not a kill.
+  const deadline = Date.now() + (options.timeoutMs ?? 4 * 60_000);
   for (;;) {
     const described = await s.sfn.send(new DescribeExecutionCommand({ executionArn }));
     if (described.status === 'SUCCEEDED') return { executionArn, output: JSON.parse(described.output ?? '{}') };

@@ -21,7 +21,12 @@ export type WriteTask = z.infer<typeof WriteTask>;
 /** A batch: read one tenant's list, then one guarded write per pending item. */
 export const BatchRequest = z
   .object({
-    taskId: z.string().regex(/^T-[A-Za-z0-9-]{1,60}$/, 'task ids look like T-20261202-acme (letters, digits, -)'),
+    // A scheduler fills in an ISO 8601 time (T-acme-2026-12-02T01:00:00Z); colons are not allowed in
+    // execution names, so they are dropped: the same delivery always yields the same task id.
+    taskId: z.preprocess(
+      (value) => (typeof value === 'string' ? value.replace(/:/g, '') : value),
+      z.string().regex(/^T-[A-Za-z0-9-]{1,60}$/, 'task ids look like T-20261202-acme (letters, digits, -)'),
+    ),
     tenant: z.string().regex(/^[a-z][a-z0-9-]{1,40}$/, 'tenant ids are lower-kebab-case'),
     requestedBy: z.string().min(1).max(200).default('schedule'),
   })
