@@ -2,11 +2,12 @@ import { mkdirSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { z } from 'zod';
 import { startSimulator, type RunningSimulator } from '../simulator/server.js';
-import { startEmbeddedPaperclip, type BatchProgress, type EmbeddedPaperclip } from '../embedded/paperclip-stack.js';
+import { startEmbeddedPaperclip, type EmbeddedPaperclip } from '../embedded/paperclip-stack.js';
 import type { BatchSummary } from '../app/batch.js';
 import { loadConfig } from '../config/load.js';
 import { approvalsStore } from '../app/approvals/request-approval.js';
 import { parseFlags } from './args.js';
+import { createProgressRenderer } from './progress.js';
 import { startEmbeddedSession } from './embedded-session.js';
 
 const Flags = z.object({
@@ -30,13 +31,6 @@ leaves everything running, so approving in the browser executes the item
 
 function log(line: string): void {
   process.stderr.write(`${line}\n`);
-}
-
-function progressLine(p: BatchProgress): string {
-  const parts = Object.entries(p.byStatus)
-    .sort()
-    .map(([status, n]) => `${status.toLowerCase()} ${n}`);
-  return `  … ${p.claimed} claimed${parts.length ? ` (${parts.join(', ')})` : ''}`;
 }
 
 /** The flat summary line: task, read, then one count per outcome. */
@@ -178,13 +172,12 @@ export async function runDemo(argv: string[]): Promise<number> {
   const stamp = new Date().toISOString().replace(/[-:T]/g, '').slice(0, 14);
   const taskId = `T-${stamp}-${flags.tenant}`;
   log(`batch ${taskId}: reading the ${flags.tenant} discrepancy list, then one guarded write per pending item`);
-  let last = '';
-  const run = await paperclip.runBatch({ taskId, tenant: flags.tenant, requestedBy: 'demo' }, (p) => {
-    const line = progressLine(p);
-    if (line !== last) log(line);
-    last = line;
-  });
+  const progress = createProgressRenderer();
+  const run = await paperclip.runBatch({ taskId, tenant: flags.tenant, requestedBy: 'demo' }, (p) => progress.update(p));
+  progress.finish();
   log(`batch ${run.status.toLowerCase()} in ${((Date.now() - began) / 1000).toFixed(1)} s; evidence under s3://${paperclip.services.config.evidence.bucket}/evidence/${flags.tenant}/${taskId}/`);
+  log(`evidence pages     npm run paperclip -- evidence --data-dir ${flags['data-dir']}  then open /evidence/${flags.tenant}/${taskId}/index.html`);
+  log(`verify and report  npm run paperclip -- audit verify --batch ${flags.tenant}/${taskId}  ·  npm run paperclip -- report --since 24h`);
   const awaiting = run.summary?.counts.awaiting_approval ?? 0;
   if (awaiting > 0) {
     log(`${awaiting} irreversible item(s) await approval: the emails are in ${endpoints.sesInbox}`);

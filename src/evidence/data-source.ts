@@ -1,19 +1,19 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { z } from 'zod';
 import { createServices, type Services } from '../app/services.js';
 import { loadConfig } from '../config/load.js';
 import { awsClientConfig } from '../local/aws-config.js';
 import { createTables, startLocalDynamoDb } from '../local/dynamodb.js';
 import { startLocalS3 } from '../local/s3.js';
+import { runningStack } from '../cli/embedded-session.js';
 
 /**
  * Where the read-only commands (audit verify, report, evidence) read from:
  *   1. PAPERCLIP_DYNAMODB_ENDPOINT / PAPERCLIP_S3_ENDPOINT, or --aws: those
  *      endpoints, or AWS itself with the usual credential chain;
  *   2. a local data folder held by a running stack (npm start -- --keep):
- *      that stack's endpoints, from <dataDir>/stack.json;
+ *      that stack's endpoints, from <dataDir>/stack.json (see embedded-session);
  *   3. a local data folder nobody holds: DynamoDB and S3 started here on it,
  *      read-only use, stopped on close.
  * dynalite locks its LevelDB folder, so case 2 must not open the folder itself.
@@ -29,34 +29,6 @@ export interface DataSource {
   bucketDir?: string;
   describe: string;
   close(): Promise<void>;
-}
-
-/** The fields of <dataDir>/stack.json this module needs (the embedded session writes it while a stack runs). */
-const StackRecord = z.object({
-  pid: z.number().int().positive(),
-  configPath: z.string().min(1),
-  region: z.string().min(1),
-  endpoints: z.object({ dynamodb: z.string().url(), s3: z.string().url() }),
-});
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
-function runningStackOf(dataDir: string): z.infer<typeof StackRecord> | undefined {
-  const path = join(dataDir, 'stack.json');
-  if (!existsSync(path)) return undefined;
-  try {
-    const parsed = StackRecord.safeParse(JSON.parse(readFileSync(path, 'utf8')));
-    return parsed.success && alive(parsed.data.pid) ? parsed.data : undefined;
-  } catch {
-    return undefined;
-  }
 }
 
 function destroyClients(services: Services): void {
@@ -83,7 +55,7 @@ export async function openDataSource(options: DataSourceOptions): Promise<DataSo
   if (!existsSync(dataDir)) {
     throw new DataSourceError(`there is no data folder at ${dataDir}; run npm start first, pass --data-dir, or set PAPERCLIP_DYNAMODB_ENDPOINT and PAPERCLIP_S3_ENDPOINT`);
   }
-  const owner = runningStackOf(dataDir);
+  const owner = runningStack(dataDir);
   if (owner) {
     const services = createServices({
       PAPERCLIP_CONFIG: resolve(owner.configPath),

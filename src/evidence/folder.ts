@@ -1,9 +1,10 @@
 import { createHash } from 'node:crypto';
+import { GetObjectAttributesCommand, type S3Client } from '@aws-sdk/client-s3';
 import type { Services } from '../app/services.js';
 import { batchKey } from '../adapters/s3/evidence-store.js';
 
 /** What the evidence views need from the services bundle: the stores, not the browser. */
-export type EvidenceContext = Pick<Services, 'claims' | 'audit' | 'evidence' | 'db' | 'table' | 'config'>;
+export type EvidenceContext = Pick<Services, 'claims' | 'audit' | 'evidence' | 'db' | 'table' | 'config' | 's3'>;
 
 export interface BatchRef {
   tenant: string;
@@ -18,6 +19,37 @@ export interface HashedObject {
 }
 
 export const sha256Hex = (bytes: Buffer | string) => createHash('sha256').update(bytes).digest('hex');
+
+/** S3 endpoints that answered GetObjectAttributes with something unusable (s3rver answers with the object). */
+const noAttributes = new WeakSet<S3Client>();
+
+/**
+ * The sha256 and size of an object as it is now. On AWS the SHA-256 checksum S3
+ * computed at upload is used when there is one (GetObjectAttributes: no bytes
+ * moved, and the sealing roles may not read traces); otherwise the bytes are
+ * read and hashed. Never taken from user metadata, which anyone writing the
+ * object could set.
+ */
+export async function hashObject(ctx: Pick<EvidenceContext, 'evidence' | 's3'>, key: string): Promise<{ sha256: string; bytes: number } | undefined> {
+  if (!noAttributes.has(ctx.s3)) {
+    try {
+      const attributes = await ctx.s3.send(
+        new GetObjectAttributesCommand({ Bucket: ctx.evidence.bucket, Key: key, ObjectAttributes: ['Checksum', 'ObjectSize'] }),
+      );
+      const checksum = attributes.Checksum?.ChecksumSHA256;
+      // A composite (multipart) checksum ends in -<parts> and is not the object's sha256.
+      if (checksum && !checksum.includes('-') && attributes.ObjectSize !== undefined) {
+        return { sha256: Buffer.from(checksum, 'base64').toString('hex'), bytes: attributes.ObjectSize };
+      }
+    } catch (error) {
+      const name = (error as { name?: string }).name ?? '';
+      if (name === 'NoSuchKey' || name === 'NotFound') return undefined;
+      if (name !== 'AccessDenied') noAttributes.add(ctx.s3);
+    }
+  }
+  const body = await ctx.evidence.get(key);
+  return body ? { sha256: sha256Hex(body), bytes: body.length } : undefined;
+}
 
 export const PAGE_NAME = 'index.html';
 export const SEAL_NAME = 'seal.json';
@@ -55,9 +87,9 @@ export async function snapshotBatchFolder(ctx: EvidenceContext, batch: BatchRef)
       snapshot.nested.push(relative);
       continue;
     }
-    const body = await ctx.evidence.get(key);
-    if (!body) continue; // removed between list and get
-    const hashed = { name: parts.at(-1)!, sha256: sha256Hex(body), bytes: body.length };
+    const now = await hashObject(ctx, key);
+    if (!now) continue; // removed between list and get
+    const hashed = { name: parts.at(-1)!, ...now };
     if (parts.length === 1) snapshot.top.set(hashed.name, hashed);
     else {
       const folder = snapshot.items.get(parts[0]!) ?? new Map<string, HashedObject>();
@@ -75,8 +107,8 @@ export async function snapshotItemFolder(ctx: EvidenceContext, batch: BatchRef, 
   for (const objectKey of (await ctx.evidence.list(prefix)).sort()) {
     const name = objectKey.slice(prefix.length);
     if (name.includes('/')) continue;
-    const body = await ctx.evidence.get(objectKey);
-    if (body) found.set(name, { name, sha256: sha256Hex(body), bytes: body.length });
+    const now = await hashObject(ctx, objectKey);
+    if (now) found.set(name, { name, ...now });
   }
   return found;
 }

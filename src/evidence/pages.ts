@@ -1,7 +1,7 @@
 import type { AuditEvent } from '../domain/audit-chain.js';
 import type { Claim } from '../domain/claim.js';
 import { batchKey, evidenceKey } from '../adapters/s3/evidence-store.js';
-import { batchFolder, PAGE_NAME, sha256Hex, type BatchRef, type EvidenceContext, type HashedObject } from './folder.js';
+import { batchFolder, hashObject, PAGE_NAME, type BatchRef, type EvidenceContext, type HashedObject } from './folder.js';
 import { parseRecord, renderItemPage, type OutcomeRecord } from './item-page.js';
 import { parseBatchFile, renderBatchPage, type BatchPageItem } from './batch-page.js';
 
@@ -81,8 +81,8 @@ export async function storeBatchPage(
 export async function hashTopObjects(ctx: EvidenceContext, batch: BatchRef, names: Iterable<string>): Promise<Map<string, HashedObject>> {
   const top = new Map<string, HashedObject>();
   for (const name of names) {
-    const body = await ctx.evidence.get(batchKey(batch, name));
-    if (body) top.set(name, { name, sha256: sha256Hex(body), bytes: body.length });
+    const now = await hashObject(ctx, batchKey(batch, name));
+    if (now) top.set(name, { name, ...now });
   }
   return top;
 }

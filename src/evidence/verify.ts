@@ -2,7 +2,7 @@ import { ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { GENESIS_HASH, hashEvent, type AuditEvent } from '../domain/audit-chain.js';
 import { batchKey, evidenceKey } from '../adapters/s3/evidence-store.js';
-import { batchChain, batchFolder, SEAL_NAME, sha256Hex, type BatchRef, type EvidenceContext } from './folder.js';
+import { batchChain, batchFolder, hashObject, SEAL_NAME, type BatchRef, type EvidenceContext } from './folder.js';
 import { computeSealHash, loadSealState, SEALED_EVENT } from './seal.js';
 import { parseRecord } from './item-page.js';
 
@@ -67,8 +67,7 @@ export function checkChain(chain: string, events: readonly AuditEvent[]): Findin
 }
 
 async function currentHash(ctx: EvidenceContext, key: string): Promise<string | undefined> {
-  const body = await ctx.evidence.get(key);
-  return body ? sha256Hex(body) : undefined;
+  return (await hashObject(ctx, key))?.sha256;
 }
 
 /** The sha256 each object had when a step stored it, as the (chained) events and record.json name it; the latest mention wins. */
@@ -220,7 +219,7 @@ export async function verifyKey(ctx: EvidenceContext, key: string): Promise<Veri
 }
 
 /** Every batch: folders in the bucket and batch chains in the audit table (so a batch whose folder is gone is found too). */
-export async function listBatches(ctx: EvidenceContext & { s3: import('@aws-sdk/client-s3').S3Client }, tenant?: string): Promise<BatchRef[]> {
+export async function listBatches(ctx: EvidenceContext, tenant?: string): Promise<BatchRef[]> {
   const found = new Map<string, BatchRef>();
   const folders = async (prefix: string) => {
     const prefixes: string[] = [];
@@ -260,7 +259,7 @@ export async function listBatches(ctx: EvidenceContext & { s3: import('@aws-sdk/
   return [...found.values()].sort((a, b) => `${a.tenant}/${a.taskId}`.localeCompare(`${b.tenant}/${b.taskId}`));
 }
 
-export async function verifyAll(ctx: EvidenceContext & { s3: import('@aws-sdk/client-s3').S3Client }, tenant?: string): Promise<VerifyResult> {
+export async function verifyAll(ctx: EvidenceContext, tenant?: string): Promise<VerifyResult> {
   const total = emptyResult(tenant ? `every batch of ${tenant}` : 'every batch');
   for (const batch of await listBatches(ctx, tenant)) {
     const one = await verifyBatch(ctx, batch);

@@ -1,4 +1,3 @@
-import type { S3Client } from '@aws-sdk/client-s3';
 import { ScanCommand } from '@aws-sdk/lib-dynamodb';
 import type { Claim } from '../domain/claim.js';
 import { batchKey } from '../adapters/s3/evidence-store.js';
@@ -57,7 +56,7 @@ export async function classifyClaims(ctx: EvidenceContext, claims: readonly Clai
   return facts;
 }
 
-export async function batchesInWindow(ctx: EvidenceContext & { s3: S3Client }, query: ReportQuery): Promise<BatchRow[]> {
+export async function batchesInWindow(ctx: EvidenceContext, query: ReportQuery): Promise<BatchRow[]> {
   const rows: BatchRow[] = [];
   for (const batch of await listBatches(ctx, query.tenant)) {
     const file = parseBatchFile(await ctx.evidence.get(batchKey(batch, 'batch.json')));
@@ -76,7 +75,7 @@ export async function batchesInWindow(ctx: EvidenceContext & { s3: S3Client }, q
   return rows;
 }
 
-export async function buildReport(ctx: EvidenceContext & { s3: S3Client }, query: ReportQuery): Promise<ReportData> {
+export async function buildReport(ctx: EvidenceContext, query: ReportQuery): Promise<ReportData> {
   const facts = await classifyClaims(ctx, await claimsInWindow(ctx, query));
   const batches = await batchesInWindow(ctx, query);
   return computeReport(facts, batches, query);
