@@ -9,7 +9,7 @@ import { idempotencyKey } from '../../src/domain/task.js';
 import { ValidationError } from '../../src/config/errors.js';
 import { takeoverStore } from '../../src/app/takeover/queue.js';
 import { TakeoverRefusedError } from '../../src/app/takeover/resolve.js';
-import { executeTakeover, parseTakeoverArgs, type Io } from '../../src/cli/takeover.js';
+import { executeTakeover, parseTakeoverArgs, runTakeover, type Io } from '../../src/cli/takeover.js';
 import { startHarness, type Harness } from '../support/embedded.js';
 
 /**
@@ -223,23 +223,25 @@ describe('human takeover queue', () => {
       assert.match(show.out, /takeover +svc-recon-acme/);
     });
 
-    test('the paperclip CLI works on the data folder when no stack runs, and refuses bad input with exit code 2', async () => {
+    test('paperclip takeover on the data folder when no stack runs: starts its own, resolves; bad input exits 2 before opening anything', async () => {
       await h.paperclip.stop();
-      const run = (args: string[]) =>
-        spawnSync(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'takeover', ...args, '--data-dir', h.dataDir, '--config', join(configDir, 'paperclip.yaml')], {
-          encoding: 'utf8',
-          env: { ...process.env, AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' },
-          timeout: 120_000,
-        });
-      const bad = run(['resolve', keyOf(5), '--as', 'maybe', '--note', 'x', '--operator', operator]);
+      const bad = spawnSync(
+        process.execPath,
+        ['--import', 'tsx', 'src/cli/main.ts', 'takeover', 'resolve', keyOf(5), '--as', 'maybe', '--note', 'x', '--operator', operator, '--data-dir', h.dataDir],
+        { encoding: 'utf8', env: { ...process.env, AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' }, timeout: 120_000 },
+      );
       assert.equal(bad.status, 2, bad.stderr);
       assert.match(bad.stderr, /--as must be one of done, retry, abandon/);
-      const abandoned = run(resolveArgs(keyOf(5), 'abandon', 'closed by the vendor'));
-      assert.equal(abandoned.status, 0, abandoned.stderr);
-      assert.match(abandoned.stdout, /resolved .* as abandon/);
-      const listed = run(['list', '--status', 'resolved', '--json']);
-      assert.equal(listed.status, 0, listed.stderr);
-      const entries = listed.stdout.trim().split('\n').map((l) => JSON.parse(l) as { key: string; resolution: { as: string; operator: string } });
+
+      const lines: string[] = [];
+      const io = { out: (l: string) => lines.push(l), err: (l: string) => lines.push(`ERR ${l}`) };
+      const common = ['--data-dir', h.dataDir, '--config', join(configDir, 'paperclip.yaml')];
+      assert.equal(await runTakeover([...resolveArgs(keyOf(5), 'abandon', 'closed by the vendor'), ...common], io), 0, lines.join('\n'));
+      assert.ok(lines.some((l) => /resolved .* as abandon/.test(l)), lines.join('\n'));
+      lines.length = 0;
+      assert.equal(await runTakeover(['list', '--status', 'resolved', '--json', ...common], io), 0);
+      const entries = lines.filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as { key: string; resolution: { as: string; operator: string } });
+      assert.equal(entries.find((e) => e.key === keyOf(5))?.resolution.as, 'abandon');
       assert.equal(entries.find((e) => e.key === keyOf(5))?.resolution.operator, operator);
     });
   });
