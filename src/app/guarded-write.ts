@@ -307,6 +307,8 @@ function writeTraceEnabled(): boolean {
  * followed by another attempt.
  */
 async function throwOnWriteFeedback(s: Services, page: Page): Promise<void> {
+  // The answer shows up as a live region (status or alert) once the vendor replies; give a slow page a moment.
+  await page.getByRole('alert').or(page.getByRole('status')).first().waitFor({ state: 'visible', timeout: 3000 }).catch(() => undefined);
   for (const text of s.pack.writeFeedback.rejected) {
     if (await page.getByText(text).first().isVisible().catch(() => false)) {
       throw new WriteNotCommittedError(`the vendor answered "${(await page.getByText(text).first().textContent())?.trim()}"`);
