@@ -25,6 +25,9 @@ export class EvidenceStore {
         Body: bytes,
         ContentType: contentType,
         Metadata: { sha256 },
+        // S3 verifies and keeps this checksum, so a seal can read it (GetObjectAttributes) without
+        // reading objects whose bytes it may not see, such as traces.
+        ChecksumSHA256: Buffer.from(sha256, 'hex').toString('base64'),
       }),
     );
     return { key, sha256, bytes: bytes.length, contentType };
