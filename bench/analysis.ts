@@ -301,7 +301,14 @@ export function analyse(input: AnalysisInput): BenchReport {
     const c1 = groups.get(`${first.path}|${first.tracing ?? ''}|1`);
     const itemsPerMin = median(rs.map((r) => r.throughputPerMin));
     const base = c1 ? median(c1.map((r) => r.throughputPerMin)) : Number.NaN;
-    return { path: first.path, tracing: first.tracing, concurrency: first.concurrency, itemsPerMin: round(itemsPerMin, 2), speedupVsC1: round(itemsPerMin / base, 2) };
+    return {
+      path: first.path,
+      tracing: first.tracing,
+      concurrency: first.concurrency,
+      itemsPerMin: round(itemsPerMin, 2),
+      speedupVsC1: round(itemsPerMin / base, 2),
+      loadAtStart: round(median(rs.map((r) => r.loadAtStart)), 2),
+    };
   });
   throughput.sort((a, b) => a.path.localeCompare(b.path) || String(a.tracing).localeCompare(String(b.tracing)) || a.concurrency - b.concurrency);
 
@@ -390,7 +397,15 @@ export function analyse(input: AnalysisInput): BenchReport {
       target: 'guarded throughput at concurrency 2 >= 1.7x concurrency 1',
       measured: g1 && g2 ? `${fmt(g2.speedupVsC1, 2)}x (${fmt(g1.itemsPerMin, 1)} -> ${fmt(g2.itemsPerMin, 1)} items/min)` : 'concurrency 2 not run',
       met: g2 ? g2.speedupVsC1 >= 1.7 : null,
-      note: r2 ? `the raw script on the same machine scales ${fmt(r2.speedupVsC1, 2)}x` : 'raw concurrency 2 not run',
+      note: `${r2 ? `the raw script on the same machine scales ${fmt(r2.speedupVsC1, 2)}x; ` : ''}${
+        g1 && g2
+          ? `load average at the start of the two guarded runs ${fmt(g1.loadAtStart, 1)} and ${fmt(g2.loadAtStart, 1)}${
+              Math.abs(g1.loadAtStart - g2.loadAtStart) > 0.25 * Math.max(g1.loadAtStart, g2.loadAtStart)
+                ? ': the load changed by more than a quarter between them, so this ratio measures the machine as much as Paperclip — rerun with --repeat on a quiet machine before relying on it'
+                : ''
+            }`
+          : ''
+      }`,
     },
     {
       target: `memory per extra concurrent task well below a new browser (~${QUOTED_BROWSER_MIB} MB quoted)`,
@@ -426,6 +441,12 @@ export function analyse(input: AnalysisInput): BenchReport {
 
   const findings: string[] = [];
   if (input.machine.loadWarning) findings.push(input.machine.loadWarning);
+  const loads = input.records.map((r) => r.loadAtStart);
+  findings.push(
+    `The 1-minute load average at the start of the runs ranged from ${fmt(Math.min(...loads), 1)} to ${fmt(Math.max(...loads), 1)}${
+      input.options.repeat === 1 ? ' and every level ran once (--repeat 1)' : ''
+    }: comparisons between runs (concurrency scaling, tracing on/off) carry that noise; the per-item ratios within one run's level, the counts (requests, contexts, transitions, units, bytes) and the CPU figures are the steadier results.`,
+  );
   const top = slowest[0]!;
   findings.push(
     `The guarded item spends most of its time in ${top.step} (${fmt(top.sharePercent)}% of the item, ${fmt(top.meanMs)} ms, of which the vendor ${fmt(top.vendorMs)} ms). Per item the guarded path opens ${fmt(headSplit.contextsPerItem, 1)} browser contexts and makes ${fmt(headSplit.vendorRequestsPerItem, 1)} vendor requests, against ${fmt(rawVendor.contextsPerItem, 2)} contexts and ${fmt(rawVendor.vendorRequestsPerItem, 1)} requests for the raw script; the vendor itself answers in ${fmt(headSplit.vendorMs)} ms of the ${fmt(guardedLatency[headline]!.mean)} ms.`,

@@ -231,8 +231,8 @@ guarded concurrency N = the batch Map's MaxConcurrency. Median over repeats.
 `);
   out.push(
     table(
-      ['path', 'concurrency', 'items/min', 'speed-up vs concurrency 1'],
-      r.throughput.map((t) => [`${t.path}${t.tracing ? `, tracing ${t.tracing}` : ''}`, t.concurrency, f(t.itemsPerMin, 1), `${f(t.speedupVsC1, 2)}x`]),
+      ['path', 'concurrency', 'items/min', 'speed-up vs concurrency 1', 'load average at start'],
+      r.throughput.map((t) => [`${t.path}${t.tracing ? `, tracing ${t.tracing}` : ''}`, t.concurrency, f(t.itemsPerMin, 1), `${f(t.speedupVsC1, 2)}x`, f(t.loadAtStart, 1)]),
     ),
   );
   out.push(`
@@ -240,11 +240,12 @@ Every run, with the journal check (exactly one vendor mutation per bill, read fr
 `);
   out.push(
     table(
-      ['path', 'concurrency', 'repeat', 'status', 'items', 'outcomes', 'mutations', 'one per item', 'wall ms', 'item median ms', 'item p95 ms'],
+      ['path', 'concurrency', 'repeat', 'load at start', 'status', 'items', 'outcomes', 'mutations', 'one per item', 'wall ms', 'item median ms', 'item p95 ms'],
       r.runs.map((x) => [
         `${x.path}${x.tracing ? `, tracing ${x.tracing}` : ''}`,
         x.concurrency,
         x.repeat,
+        f(x.loadAtStart, 1),
         x.status,
         x.items,
         Object.entries(x.outcomes).map(([k, v]) => `${k} ${v}`).join(', '),

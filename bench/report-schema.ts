@@ -17,6 +17,8 @@ export const RunRecordSchema = z
     concurrency: num,
     tracing: z.enum(['on', 'off']).nullable(),
     repeat: num,
+    /** 1-minute load average when the run started: runs at different loads are not comparable. */
+    loadAtStart: num,
     items: num,
     status: z.string(),
     wallMs: num,
@@ -142,7 +144,7 @@ export const BenchReportSchema = z
       })
       .strict(),
     throughput: z
-      .array(z.object({ path: z.enum(['raw', 'raw-evidence', 'guarded']), tracing: z.enum(['on', 'off']).nullable(), concurrency: num, itemsPerMin: num, speedupVsC1: num }).strict())
+      .array(z.object({ path: z.enum(['raw', 'raw-evidence', 'guarded']), tracing: z.enum(['on', 'off']).nullable(), concurrency: num, itemsPerMin: num, speedupVsC1: num, loadAtStart: num }).strict())
       .min(2),
     memory: z
       .object({
