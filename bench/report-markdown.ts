@@ -66,7 +66,7 @@ priced with this run's unit costs:
    on — is on screen when the shot is taken; capturing the viewport scrolled to it (or a JPEG) saves about ${f(shotSaving)} ms per item (the screenshots
    left after proposal 1). The CJK legibility check on the stored images must be repeated after such a change.`,
     `6. **Renderer start-up.** Chromium runs with \`--no-zygote\` (from @sparticuz/chromium's defaults), so every new context
-   starts a renderer process from scratch; that is most of the ${f(ctx)} ms per context above. Whether the zygote works
+   starts a renderer process from scratch — the likely bulk of the ${f(ctx)} ms per context above (not measured apart). Whether the zygote works
    in Lambda without \`--single-process\` is worth a test by the owner of \`src/browser/chromium.ts\`.`,
     `
 Projected mean item with 1, 2 and 5: ~${f(projected)} ms (${f(projected / rawMean, 1)}x the raw script's ${f(rawMean)} ms); with 3 as well (trace off as the bound):
@@ -80,6 +80,14 @@ the CPU ratio and the "V1 with evidence" column.`
 `,
   ];
   return lines.join('\n');
+}
+
+/** CPU (Node + Chromium) over wall time for the runs of one (path, tracing, concurrency): how many cores the run kept busy. */
+function coresBusy(r: BenchReport, path: string, tracing: 'on' | 'off' | null, concurrency: number): number {
+  const runs = r.runs.filter((x) => x.path === path && x.tracing === tracing && x.concurrency === concurrency);
+  const cpu = runs.reduce((t, x) => t + x.cpu.nodeMs + x.cpu.chromiumMs, 0);
+  const wall = runs.reduce((t, x) => t + x.wallMs, 0);
+  return wall ? cpu / wall : Number.NaN;
 }
 
 export function renderMarkdown(r: BenchReport): string {
@@ -202,8 +210,9 @@ Steps are windows from the execution histories (\`GetExecutionHistory\`, TaskSta
     );
   }
   out.push(`
-Chromium CPU that shows up in Complete (which uses no browser) is the teardown of the contexts Readback closed just before;
-the cost model counts only Node CPU for functions without a browser.
+A closed context's renderer shuts down after the step that closed it has returned, so part of each browser step's
+Chromium CPU shows up in the next step (Readback carries BrowserWrite's, Complete — which uses no browser — carries
+Readback's). The cost model counts only Node CPU for functions without a browser.
 
 Whole runs (all concurrency levels; at concurrency > 1 requests overlap, so the sum exceeds the busy time):
 `);
@@ -231,10 +240,27 @@ guarded concurrency N = the batch Map's MaxConcurrency. Median over repeats.
 `);
   out.push(
     table(
-      ['path', 'concurrency', 'items/min', 'speed-up vs concurrency 1', 'load average at start'],
-      r.throughput.map((t) => [`${t.path}${t.tracing ? `, tracing ${t.tracing}` : ''}`, t.concurrency, f(t.itemsPerMin, 1), `${f(t.speedupVsC1, 2)}x`, f(t.loadAtStart, 1)]),
+      ['path', 'concurrency', 'items/min', 'speed-up vs concurrency 1', 'cores busy (CPU ÷ wall)', 'load average at start'],
+      r.throughput.map((t) => [
+        `${t.path}${t.tracing ? `, tracing ${t.tracing}` : ''}`,
+        t.concurrency,
+        f(t.itemsPerMin, 1),
+        `${f(t.speedupVsC1, 2)}x`,
+        f(coresBusy(r, t.path, t.tracing, t.concurrency), 2),
+        f(t.loadAtStart, 1),
+      ]),
     ),
   );
+  const g1Cores = coresBusy(r, 'guarded', head, 1);
+  out.push(`
+Cores busy is the benchmark's own CPU (Node and Chromium) over the run's wall time, on a ${r.machine.cores}-core machine. ${
+    g1Cores > r.machine.cores * 0.6
+      ? `The guarded path already keeps ${f(g1Cores, 2)} of ${r.machine.cores} cores busy at concurrency 1, so a second item in flight has little idle CPU to
+use: on this machine concurrency buys throughput only where items wait on the vendor, and here the vendor answers in
+milliseconds. On Lambda each concurrent item runs in its own environment with its own vCPU share, so this ceiling is
+the machine's, not the design's.`
+      : `At concurrency 1 the guarded path keeps ${f(g1Cores, 2)} of ${r.machine.cores} cores busy.`
+  }`);
   out.push(`
 Every run, with the journal check (exactly one vendor mutation per bill, read from the simulator's journal):
 `);
