@@ -1,7 +1,8 @@
-import { createServer, type IncomingMessage } from 'node:http';
+import { createServer } from 'node:http';
 import type { Services } from '../app/services.js';
 import { closeServer, listen, LOCAL_HOST } from '../local/http-server.js';
 import { handleApprovalHttp, MAX_BODY_BYTES, type ApprovalHttpRequest } from './handle-request.js';
+import { BodyTooLargeError, readBody } from '../http/read-body.js';
 
 /**
  * The approval endpoint as a plain HTTP server, for the embedded local stack.
@@ -12,26 +13,6 @@ export interface ApprovalServer {
   url: string;
   port: number;
   stop(): Promise<void>;
-}
-
-class BodyTooLarge extends Error {}
-
-function readBody(req: IncomingMessage): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    req.on('data', (chunk: Buffer) => {
-      size += chunk.length;
-      if (size > MAX_BODY_BYTES) {
-        reject(new BodyTooLarge());
-        req.destroy();
-        return;
-      }
-      chunks.push(chunk);
-    });
-    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
-    req.on('error', reject);
-  });
 }
 
 /**
@@ -46,10 +27,10 @@ export async function startApprovalServer(options: { port?: number; services: ()
       let body = '';
       if (req.method === 'POST') {
         try {
-          body = await readBody(req);
+          body = await readBody(req, MAX_BODY_BYTES);
         } catch (error) {
-          res.writeHead(error instanceof BodyTooLarge ? 413 : 400, { 'content-type': 'text/plain; charset=utf-8', connection: 'close' });
-          res.end(error instanceof BodyTooLarge ? 'request too large\n' : 'bad request\n');
+          res.writeHead(error instanceof BodyTooLargeError ? 413 : 400, { 'content-type': 'text/plain; charset=utf-8', connection: 'close' });
+          res.end(error instanceof BodyTooLargeError ? 'request too large\n' : 'bad request\n');
           return;
         }
       }

@@ -6,8 +6,9 @@ import type { ApprovalRequest } from '../adapters/dynamodb/approvals-store.js';
  * served by this server.
  */
 
-export const escapeHtml = (text: string) =>
-  text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c] as string);
+import { escapeHtml } from '../http/escape-html.js';
+
+export { escapeHtml };
 
 const STYLE = `
 *{box-sizing:border-box}

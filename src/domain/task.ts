@@ -38,6 +38,7 @@ export type BatchRequest = z.infer<typeof BatchRequest>;
  * the item's guarded-write execution, so Step Functions dedupes it too.
  */
 export function idempotencyKey(task: Pick<WriteTask, 'taskId' | 'tenant' | 'billNo' | 'action'>): string {
-  const digest = createHash('sha256').update([task.taskId, task.tenant, task.billNo, task.action].join('|')).digest('hex');
+  // A JSON array keeps field boundaries, so no value can borrow text from its neighbour.
+  const digest = createHash('sha256').update(JSON.stringify([task.taskId, task.tenant, task.billNo, task.action])).digest('hex');
   return `k-${digest.slice(0, 40)}`;
 }

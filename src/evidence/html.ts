@@ -1,3 +1,4 @@
+import { escapeHtml } from '../http/escape-html.js';
 /**
  * Building blocks of the evidence pages. The pages are opened by auditors from
  * a synced folder on machines that may have no network, so everything is in
@@ -5,12 +6,7 @@
  * names, statuses and reasons are Chinese), no scripts.
  */
 
-export function escapeHtml(text: unknown): string {
-  return String(text ?? '').replace(
-    /[&<>"']/g,
-    (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c] as string,
-  );
-}
+export { escapeHtml };
 
 /** An href/src for an object name relative to the page: each path segment URL-encoded. */
 export function relativeHref(path: string): string {

@@ -1,4 +1,5 @@
 import type { BillKind, BillStatus } from './schemas.js';
+import { escapeHtml } from '../http/escape-html.js';
 
 export const STATUS_LABELS: Record<BillStatus, string> = {
   PENDING: '待处理',
@@ -50,17 +51,7 @@ export function formatBeijingTime(iso: string): string {
   return shifted.toISOString().slice(0, 19).replace('T', ' ');
 }
 
-const HTML_ESCAPES: Record<string, string> = {
-  '&': '&amp;',
-  '<': '&lt;',
-  '>': '&gt;',
-  '"': '&quot;',
-  "'": '&#39;',
-};
-
-export function escapeHtml(value: string | number): string {
-  return String(value).replace(/[&<>"']/g, (c) => HTML_ESCAPES[c] ?? c);
-}
+export { escapeHtml };
 
 /** Tagged template that escapes every interpolation unless it is already Html. */
 export class Html {

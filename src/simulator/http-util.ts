@@ -4,20 +4,6 @@ import type { Html } from './format.js';
 /** Bodies larger than this are refused with 413 before they are read whole. */
 export const MAX_BODY_BYTES = 64 * 1024;
 
-export class BodyTooLarge extends Error {}
-
-export async function readBody(req: IncomingMessage, limit = MAX_BODY_BYTES): Promise<string> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req) {
-    const buf = chunk as Buffer;
-    size += buf.length;
-    if (size > limit) throw new BodyTooLarge(`body over ${limit} bytes`);
-    chunks.push(buf);
-  }
-  return Buffer.concat(chunks).toString('utf8');
-}
-
 export function parseCookies(header: string | undefined): Map<string, string> {
   const cookies = new Map<string, string>();
   if (!header) return cookies;

@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { BackOffice } from './back-office.js';
-import { BodyTooLarge, readBody, redirect, sendHtml, sendJson, sleep } from './http-util.js';
+import { MAX_BODY_BYTES, redirect, sendHtml, sendJson, sleep } from './http-util.js';
+import { BodyTooLargeError, readBody } from '../http/read-body.js';
 import { errorPage } from './pages/layout.js';
 import { handleApi } from './routes/api.js';
 import { handleControl } from './routes/control.js';
@@ -93,7 +94,7 @@ export function createRequestListener(office: BackOffice, options: RouterOptions
       });
     }
     try {
-      ex.body = await readBody(req);
+      ex.body = await readBody(req, MAX_BODY_BYTES);
       if (control) {
         await handleControl(ex, options.controlToken);
         return;
@@ -107,7 +108,7 @@ export function createRequestListener(office: BackOffice, options: RouterOptions
         res.destroy();
         return;
       }
-      if (error instanceof BodyTooLarge) {
+      if (error instanceof BodyTooLargeError) {
         sendJson(res, 413, { error: 'payload_too_large', message: 'body: larger than 64 KiB' });
         return;
       }

@@ -1,4 +1,5 @@
 import type { Bill, TenantSpec } from './schemas.js';
+import { seededRandom } from './seeded-random.js';
 
 /**
  * Deterministic demo bills. Numbering is fixed so tests can name bills without
@@ -14,18 +15,6 @@ export const DEFAULT_TENANT_COUNTS = { pending: 12, overcharge: 1, processed: 3 
 /** Bills of the period were last touched between Nov 1 and Nov 28, 2026 (Beijing). */
 const PERIOD_START_MS = Date.parse('2026-11-01T01:00:00+08:00');
 const PERIOD_SPAN_MS = 27 * 24 * 3600_000;
-
-/** mulberry32: tiny, fast, good enough for demo data. */
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 function hashString(text: string, seed: number): number {
   let h = (2166136261 ^ seed) >>> 0;
@@ -56,7 +45,7 @@ function drawTime(random: () => number): number {
 export function generateBills(seed: number, tenants: readonly TenantSpec[]): Bill[] {
   const bills: Bill[] = [];
   for (const spec of tenants) {
-    const random = mulberry32(hashString(spec.id, seed));
+    const random = seededRandom(hashString(spec.id, seed));
     const pending = spec.pending ?? DEFAULT_TENANT_COUNTS.pending;
     const overcharge = spec.overcharge ?? DEFAULT_TENANT_COUNTS.overcharge;
     const processed = spec.processed ?? DEFAULT_TENANT_COUNTS.processed;

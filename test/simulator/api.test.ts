@@ -1,18 +1,8 @@
-import { after, before, beforeEach, test } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { startTestSimulator, type TestSimulator } from './helpers.js';
+import { useTestSimulator } from './helpers.js';
 
-let t: TestSimulator;
-
-before(async () => {
-  t = await startTestSimulator();
-});
-beforeEach(async () => {
-  await t.ctl.reset();
-});
-after(async () => {
-  await t.sim.close();
-});
+const t = useTestSimulator();
 
 interface Answer {
   status: number;

@@ -1,21 +1,9 @@
-import { after, before, beforeEach, test } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { closeSharedBrowser } from '../../src/browser/chromium.js';
 import { plainYuan } from '../../src/simulator/format.js';
-import { confirmRowAction, login, newContext, readRows, row, startTestSimulator, waitFor, type TestSimulator } from './helpers.js';
+import { confirmRowAction, login, newContext, readRows, row, useTestSimulator, startTestSimulator, waitFor } from './helpers.js';
 
-let t: TestSimulator;
-
-before(async () => {
-  t = await startTestSimulator();
-});
-beforeEach(async () => {
-  await t.ctl.reset();
-});
-after(async () => {
-  await closeSharedBrowser();
-  await t.sim.close();
-});
+const t = useTestSimulator();
 
 async function billStatus(billNo: string, sim = t): Promise<string | undefined> {
   return (await sim.ctl.state()).bills.find((b) => b.billNo === billNo)?.status;

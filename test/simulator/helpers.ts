@@ -1,5 +1,6 @@
 import type { BrowserContext, Page } from 'playwright-core';
-import { sharedBrowser } from '../../src/browser/chromium.js';
+import { after, before, beforeEach } from 'node:test';
+import { closeSharedBrowser, sharedBrowser } from '../../src/browser/chromium.js';
 import { accountFor, OPS_ACCOUNT } from '../../src/simulator/accounts.js';
 import { SimulatorControl } from '../../src/simulator/control-client.js';
 import { startSimulator, type RunningSimulator, type SimulatorOptions } from '../../src/simulator/server.js';
@@ -16,6 +17,25 @@ export interface TestSimulator {
 export async function startTestSimulator(options: SimulatorOptions = {}): Promise<TestSimulator> {
   const sim = await startSimulator({ controlToken: CONTROL_TOKEN, asyncDelayMs: 150, ...options });
   return { sim, url: sim.url, ctl: new SimulatorControl(sim.url, CONTROL_TOKEN) };
+}
+
+/**
+ * One simulator for the whole test file, reset before each test, closed with
+ * the shared browser afterwards. The returned object is filled in by `before`.
+ */
+export function useTestSimulator(options: SimulatorOptions = {}): TestSimulator {
+  const t = {} as TestSimulator;
+  before(async () => {
+    Object.assign(t, await startTestSimulator(options));
+  });
+  beforeEach(async () => {
+    await t.ctl.reset();
+  });
+  after(async () => {
+    await closeSharedBrowser();
+    await t.sim?.close();
+  });
+  return t;
 }
 
 export async function newContext(): Promise<BrowserContext> {

@@ -1,20 +1,8 @@
-import { after, before, beforeEach, test } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { closeSharedBrowser } from '../../src/browser/chromium.js';
-import { confirmRowAction, login, newContext, readRows, row, startTestSimulator, waitFor, type TestSimulator } from './helpers.js';
+import { confirmRowAction, login, newContext, readRows, row, useTestSimulator, waitFor } from './helpers.js';
 
-let t: TestSimulator;
-
-before(async () => {
-  t = await startTestSimulator();
-});
-beforeEach(async () => {
-  await t.ctl.reset();
-});
-after(async () => {
-  await closeSharedBrowser();
-  await t.sim.close();
-});
+const t = useTestSimulator();
 
 test('login page follows the contract; bad credentials get 401 and an alert; good ones land on the list', async () => {
   const context = await newContext();

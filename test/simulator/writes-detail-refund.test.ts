@@ -1,22 +1,10 @@
-import { after, before, beforeEach, test } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
-import { closeSharedBrowser } from '../../src/browser/chromium.js';
 import { plainYuan } from '../../src/simulator/format.js';
-import { confirmRowAction, login, newContext, readRows, row, startTestSimulator, waitFor, type TestSimulator } from './helpers.js';
+import { confirmRowAction, login, newContext, readRows, row, useTestSimulator, waitFor } from './helpers.js';
 
-let t: TestSimulator;
-
-before(async () => {
-  t = await startTestSimulator();
-});
-beforeEach(async () => {
-  await t.ctl.reset();
-});
-after(async () => {
-  await closeSharedBrowser();
-  await t.sim.close();
-});
+const t = useTestSimulator();
 
 async function billStatus(billNo: string): Promise<string | undefined> {
   return (await t.ctl.state()).bills.find((b) => b.billNo === billNo)?.status;

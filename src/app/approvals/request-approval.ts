@@ -5,9 +5,8 @@ import type { ItemState } from '../guarded-write.js';
 import { ApprovalsStore, type ApprovalRequest } from '../../adapters/dynamodb/approvals-store.js';
 import { Mailer } from '../../adapters/ses/mailer.js';
 import { approvalUrl } from '../../domain/approval-link.js';
+import { escapeHtml } from '../../http/escape-html.js';
 
-const escapeHtml = (text: string) =>
-  text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c] as string);
 
 let cachedSecret: string | undefined;
 

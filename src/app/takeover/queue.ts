@@ -3,6 +3,7 @@ import type { ItemState } from '../guarded-write.js';
 import { Mailer } from '../../adapters/ses/mailer.js';
 import { evidenceKey } from '../../adapters/s3/evidence-store.js';
 import { TakeoverStore, type OpenResult, type TakeoverEntry } from '../../adapters/dynamodb/takeover-store.js';
+import { escapeHtml } from '../../http/escape-html.js';
 
 /**
  * Putting an item in the human takeover queue and telling operators. The
@@ -70,8 +71,6 @@ export async function enqueueTakeover(s: Services, input: EnqueueInput): Promise
   return opened;
 }
 
-const escapeHtml = (text: string) =>
-  text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c] as string);
 
 export function evidenceLink(entry: Pick<TakeoverEntry, 'evidenceBucket'>, key: string): string {
   return `s3://${entry.evidenceBucket}/${key}`;

@@ -3,6 +3,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { z } from 'zod';
 import { closeServer, listen, LOCAL_HOST } from '../http-server.js';
 import { SfnServiceError } from './errors.js';
+import { BodyTooLargeError, readBody } from '../../http/read-body.js';
 import type { LocalHandlers } from './handlers.js';
 import { EXECUTION_STATUSES } from './records.js';
 import { LocalStepFunctions } from './service.js';
@@ -106,24 +107,6 @@ function sendError(res: ServerResponse, err: SfnServiceError): void {
   send(res, err.httpStatus, { __type: err.type, message: err.message });
 }
 
-function readBody(req: IncomingMessage): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    req.on('data', (chunk: Buffer) => {
-      size += chunk.length;
-      if (size > MAX_BODY_BYTES) {
-        reject(new SfnServiceError('ValidationException', `request body exceeds ${MAX_BODY_BYTES} bytes`, 413));
-        req.destroy();
-        return;
-      }
-      chunks.push(chunk);
-    });
-    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
-    req.on('error', reject);
-  });
-}
-
 /**
  * The Step Functions API over HTTP (AWS JSON 1.0: `POST /` with
  * `X-Amz-Target: AWSStepFunctions.<Operation>`), so @aws-sdk/client-sfn works
@@ -141,7 +124,10 @@ export function createStepFunctionsServer(service: LocalStepFunctions): Server {
         if (!(operation in operations)) {
           throw new SfnServiceError('UnknownOperationException', `operation "${target}" is not supported by the local endpoint`);
         }
-        const text = await readBody(req);
+        const text = await readBody(req, MAX_BODY_BYTES).catch((err: unknown) => {
+          if (err instanceof BodyTooLargeError) throw new SfnServiceError('ValidationException', err.message, 413);
+          throw err;
+        });
         let body: unknown;
         try {
           body = text.length > 0 ? JSON.parse(text) : {};
