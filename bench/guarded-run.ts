@@ -35,8 +35,10 @@ export interface GuardedRun {
   items: ParsedHistory[];
   usage: AwsUsageSnapshot;
   evidence: EvidenceSizes;
-  /** Browser contexts opened through IdentitySessions.open during the run, by purpose (read, write, readback). */
+  /** Sessions taken through IdentitySessions.open during the run, by purpose (read, write, readback). */
   sessionsOpened: Record<string, number>;
+  /** Browser contexts actually created for them (a kept context serves several sessions). */
+  contextsCreated: number;
 }
 
 async function evidenceSizes(paperclip: EmbeddedPaperclip, tenant: string, taskId: string): Promise<EvidenceSizes> {
@@ -81,6 +83,7 @@ export async function runGuardedBatch(
     sessionsOpened[args[2]] = (sessionsOpened[args[2]] ?? 0) + 1;
     return realOpen(...args);
   };
+  const contextsBefore = sessions.stats.contextsCreated;
   const before = Date.now();
   let run: Awaited<ReturnType<EmbeddedPaperclip['runBatch']>>;
   try {
@@ -109,5 +112,6 @@ export async function runGuardedBatch(
     usage: used,
     evidence: await evidenceSizes(paperclip, request.tenant, request.taskId),
     sessionsOpened,
+    contextsCreated: sessions.stats.contextsCreated - contextsBefore,
   };
 }

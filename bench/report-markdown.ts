@@ -15,66 +15,58 @@ const kinds = (k: Record<string, number>) =>
 const mark = (met: boolean | null) => (met === null ? 'not measured' : met ? 'met' : '**missed**');
 
 /**
- * Candidate fixes inside the guarded path's browser and session handling, each priced with unit
- * costs measured in this run. They are proposals: nothing here changes the guarded path.
+ * What the guarded path already does to keep its browser cost down, and the levers left, each priced with unit
+ * costs measured in this run. The levers are proposals: nothing here changes the guarded path.
  */
 function proposals(r: BenchReport, head: 'on' | 'off'): string {
   const g = r.vendorSplit.guarded[head]!;
   const step = (name: string) => g.steps.find((st) => st.step === name)!;
   const ctx = r.browser.warmReuse.newContextAndPageMs.median;
-  const detail = r.browser.pageOps.detailPageLoadMs.median;
   const shot = r.browser.pageOps.fullPageScreenshotMs.median;
+  const viewport = r.browser.pageOps.viewportScreenshotMs.median;
   const snapshotSaving = Math.max(0, step('Snapshot').meanMs - step('ValidateRoute').meanMs);
-  const readbackSaving = ctx + detail;
   const off = r.vendorSplit.guarded.off;
   const traceSaving = head === 'on' && off ? Math.max(0, step('BrowserWrite').meanMs - off.steps.find((st) => st.step === 'BrowserWrite')!.meanMs) : 0;
   const shots = Object.entries(r.cost.evidencePerItem).filter(([name]) => name.endsWith('.png')).reduce((n, [, e]) => n + e.perItem, 0);
-  const cheapestShot = Math.min(r.browser.pageOps.viewportScreenshotMs.median, r.browser.pageOps.fullPageJpegScreenshotMs.median);
-  // Snapshot's before.png goes away with proposal 1; the others get cheaper.
-  const shotSaving = Math.max(0, (shots - 1) * (shot - cheapestShot));
-  const projected = g.itemMs.mean - snapshotSaving - readbackSaving - shotSaving;
+  const projected = g.itemMs.mean - snapshotSaving;
   const projectedNoTrace = projected - traceSaving;
   const rawMean = r.vendorSplit.raw.itemMs.mean;
   const lines = [
     `
-## What dominates, and what would move it (proposals, not applied)
+## What dominates, and what would move it
 
-Per guarded item (tracing ${head}) the path opens ${f(g.contextsPerItem, 1)} browser contexts — Snapshot, BrowserWrite and Readback each
-take a fresh one by design, plus the batch's ReadList — where the raw script reuses one page. On this machine a new
-context + page costs ${f(ctx)} ms (${f(r.browser.warmTaskSetup.openTracedMs.median)} ms with the stored-session check), a detail page ${f(detail)} ms and a
-full-page screenshot ${f(shot)} ms; the vendor's own answers are ${f(g.vendorMs)} ms of the ${f(g.itemMs.mean)} ms item. The gap to the raw
-script is browser work Paperclip asks for, not vendor wait. Candidate fixes, each inside the browser/session handling and
-priced with this run's unit costs:
+Already in the guarded path:
+
+- **Kept browser contexts.** A context serves one task at a time and, after a task that succeeded, is reset to a blank
+  page and kept for the next task of the same identity and purpose (read, write, readback: a readback never uses the
+  write's session, and identities never share one). A new context + page costs ${f(ctx)} ms here; per guarded item the path
+  now creates ${f(g.contextsPerItem, 2)} contexts for ${f(g.sessionsPerItem, 1)} sessions. A failed task's context is closed, a write's trace is
+  restarted per task, and kept contexts bypass the HTTP cache, so a readback always reads the vendor.
+- **Viewport evidence screenshots**, scrolled to the item's row: ${f(viewport)} ms each here against ${f(shot)} ms for a full-page capture
+  of the same list; ${f(shots, 0)} per item.
+
+Levers left, priced with this run's unit costs (not applied):
 `,
-    `1. **Snapshot without a browser when the pre-state comes from the vendor API.** With an \`api\` in the site pack the
-   pre-state is already read through the API; the browser context, the session probe, the detail page and \`before.png\`
-   only add a screenshot, and BrowserWrite takes \`before-commit.png\` of the row moments later. Saves about
-   ${f(snapshotSaving)} ms per item (Snapshot ${f(step('Snapshot').meanMs)} ms against ValidateRoute's ${f(step('ValidateRoute').meanMs)} ms for the same API read and audit append)
-   and one context per item. Trade-off: the "before" picture is the list row, not the detail page.`,
-    `2. **Readback in a kept, dedicated readback context, screenshotting the page that gave the verdict.** Independence
-   needs a session that is not the write's, not a new one per item: one readback context per identity, reused while
-   warm, never shared with writes. Taking \`readback.png\` of the list that confirmed the status instead of opening the
-   detail page saves the navigation too. About ${f(readbackSaving)} ms per item (one context + page, one detail load).`,
-    `3. **Trace the write more cheaply.** The trace costs ${f(traceSaving)} ms per item in BrowserWrite here. Playwright traces with
+    `1. **Snapshot without a browser when the pre-state comes from the vendor API.** The pre-state is already read through
+   the API; the session, the detail page and \`before.png\` add ${f(snapshotSaving)} ms per item (Snapshot ${f(step('Snapshot').meanMs)} ms against
+   ValidateRoute's ${f(step('ValidateRoute').meanMs)} ms for the same API read and audit append). Trade-off: the approval page shows \`before.png\`;
+   it would have to show \`before-commit.png\`, taken later, in the write's session.`,
+    `2. **Trace the write more cheaply.** The trace costs ${f(traceSaving)} ms per item in BrowserWrite here. Playwright traces with
    \`screenshots: false\` keep the DOM snapshots an auditor replays; or trace only from the step before the commit.
    Not measured here; the upper bound of the saving is the on/off difference.`,
-    `4. **Check the stored session once per warm environment, not once per context.** Every \`IdentitySessions.open\` sends a
-   request for the list page to learn whether the cookie still works (${f(r.browser.warmTaskSetup.vendorProbeMs.median, 1)} ms at this simulator, a full page
-   render at a real vendor), three times per item. Session loss is still caught loudly by the step itself.`,
-    `5. **Cheaper screenshots.** The item stores ${f(shots, 0)} full-page PNG screenshots at about ${f(shot)} ms each here (a viewport PNG
-   takes ${f(r.browser.pageOps.viewportScreenshotMs.median)} ms, a full-page JPEG ${f(r.browser.pageOps.fullPageJpegScreenshotMs.median)} ms). What the auditor needs — the row and the dialog acted
-   on — is on screen when the shot is taken; capturing the viewport scrolled to it (or a JPEG) saves about ${f(shotSaving)} ms per item (the screenshots
-   left after proposal 1). The CJK legibility check on the stored images must be repeated after such a change.`,
-    `6. **Renderer start-up.** Chromium runs with \`--no-zygote\` (from @sparticuz/chromium's defaults), so every new context
-   starts a renderer process from scratch — the likely bulk of the ${f(ctx)} ms per context above (not measured apart). Whether the zygote works
-   in Lambda without \`--single-process\` is worth a test by the owner of \`src/browser/chromium.ts\`.`,
+    `3. **Check the stored session less often.** Every session taken sends a request for the list page to learn whether the
+   cookie still works (${f(r.browser.warmTaskSetup.vendorProbeMs.median, 1)} ms at this simulator, a full page render at a real vendor). Session loss
+   is also caught loudly by the step itself.`,
+    `4. **Renderer start-up.** Chromium runs with \`--no-zygote\` (from @sparticuz/chromium's defaults), so every new context
+   starts a renderer process from scratch. Kept contexts make this rare; whether the zygote works in Lambda without
+   \`--single-process\` is untested.`,
     `
-Projected mean item with 1, 2 and 5: ~${f(projected)} ms (${f(projected / rawMean, 1)}x the raw script's ${f(rawMean)} ms); with 3 as well (trace off as the bound):
+Projected mean item with 1: ~${f(projected)} ms (${f(projected / rawMean, 1)}x the raw script's ${f(rawMean)} ms); with 2 as well (trace off as the bound):
 ~${f(projectedNoTrace)} ms (${f(projectedNoTrace / rawMean, 1)}x). These are projections from unit costs, not measurements.${
       projectedNoTrace / rawMean > 1.5
-        ? ` Even then the target stays out of reach: a guarded item still opens a write context and an independent readback and
-records evidence, while the raw script reuses one warm page and records nothing. The fairer yardsticks for a safety budget are
-the CPU ratio and the "V1 with evidence" column.`
+        ? ` Even then the target stays out of reach: a guarded item still acts in a write session, reads back in an independent
+one and records evidence, while the raw script reuses one warm page and records nothing. The fairer yardsticks for a
+safety budget are the CPU ratio and the "V1 with evidence" column.`
         : ''
     }
 `,
@@ -177,13 +169,13 @@ Steps are windows from the execution histories (\`GetExecutionHistory\`, TaskSta
   const rawE = r.vendorSplit.rawEvidence;
   out.push(
     table(
-      ['path', 'item ms (mean)', 'vendor ms', 'own ms', 'CPU ms (Chromium / Node)', 'browser contexts / item', 'vendor requests / item', 'requests'],
+      ['path', 'item ms (mean)', 'vendor ms', 'own ms', 'CPU ms (Chromium / Node)', 'browser contexts (sessions) / item', 'vendor requests / item', 'requests'],
       [
         ['raw', f(rawV.itemMs.mean), f(rawV.vendorMs, 1), f(rawV.ownMs), `${f(rawV.cpuMs.chromiumMs)} / ${f(rawV.cpuMs.nodeMs)}`, f(rawV.contextsPerItem, 2), f(rawV.vendorRequestsPerItem, 1), kinds(rawV.requestKinds)],
         ['raw + V1 evidence', f(rawE.itemMs.mean), f(rawE.vendorMs, 1), f(rawE.ownMs), `${f(rawE.cpuMs.chromiumMs)} / ${f(rawE.cpuMs.nodeMs)}`, f(rawE.contextsPerItem, 2), f(rawE.vendorRequestsPerItem, 1), kinds(rawE.requestKinds)],
         ...modes.map((mode) => {
           const g = r.vendorSplit.guarded[mode]!;
-          return [`guarded, tracing ${mode}`, f(g.itemMs.mean), f(g.vendorMs, 1), f(g.ownMs), `${f(g.cpuMs.chromiumMs)} / ${f(g.cpuMs.nodeMs)}`, f(g.contextsPerItem, 2), f(g.vendorRequestsPerItem, 1), kinds(g.requestKinds)];
+          return [`guarded, tracing ${mode}`, f(g.itemMs.mean), f(g.vendorMs, 1), f(g.ownMs), `${f(g.cpuMs.chromiumMs)} / ${f(g.cpuMs.nodeMs)}`, `${f(g.contextsPerItem, 2)} (${f(g.sessionsPerItem, 1)})`, f(g.vendorRequestsPerItem, 1), kinds(g.requestKinds)];
         }),
       ],
     ),
@@ -295,16 +287,16 @@ Every run, with the journal check (exactly one vendor mutation per bill, read fr
 | cold: first context + page on the new browser | ${f(b.coldLaunch.firstPageMs.median)} | ${f(b.coldLaunch.firstPageMs.p95)} | ${b.coldLaunch.firstPageMs.n} |
 | cold: launch + first page | ${f(b.coldLaunch.totalMs.median)} | ${f(b.coldLaunch.totalMs.p95)} | ${b.coldLaunch.totalMs.n} |
 | warm: new context + page | ${f(b.warmReuse.newContextAndPageMs.median)} | ${f(b.warmReuse.newContextAndPageMs.p95)} | ${b.warmReuse.newContextAndPageMs.n} |
-| warm per-task setup: \`IdentitySessions.open\` (stored session, traced) | ${f(b.warmTaskSetup.openTracedMs.median)} | ${f(b.warmTaskSetup.openTracedMs.p95)} | ${b.warmTaskSetup.openTracedMs.n} |
+| warm per-task setup: \`IdentitySessions.open\` on a kept context (session probe, trace start) | ${f(b.warmTaskSetup.openTracedMs.median)} | ${f(b.warmTaskSetup.openTracedMs.p95)} | ${b.warmTaskSetup.openTracedMs.n} |
 | warm per-task setup, untraced | ${f(b.warmTaskSetup.openUntracedMs.median)} | ${f(b.warmTaskSetup.openUntracedMs.p95)} | ${b.warmTaskSetup.openUntracedMs.n} |
 | of which the vendor answered the session probe | ${f(b.warmTaskSetup.vendorProbeMs.median, 1)} | ${f(b.warmTaskSetup.vendorProbeMs.p95, 1)} | ${b.warmTaskSetup.vendorProbeMs.n} |
-| closing a traced session (stop trace, read zip, close) | ${f(b.warmTaskSetup.closeTracedMs.median)} | ${f(b.warmTaskSetup.closeTracedMs.p95)} | ${b.warmTaskSetup.closeTracedMs.n} |
+| releasing a traced session (stop trace, read zip, reset the page to blank, keep the context) | ${f(b.warmTaskSetup.closeTracedMs.median)} | ${f(b.warmTaskSetup.closeTracedMs.p95)} | ${b.warmTaskSetup.closeTracedMs.n} |
 | closing an untraced session | ${f(b.warmTaskSetup.closeUntracedMs.median)} | ${f(b.warmTaskSetup.closeUntracedMs.p95)} | ${b.warmTaskSetup.closeUntracedMs.n} |
 | first open of an identity (logs in) | ${b.warmTaskSetup.firstOpenWithLoginMs} | | 1 |
 | warm page: load the list page | ${f(b.pageOps.listPageLoadMs.median)} | ${f(b.pageOps.listPageLoadMs.p95)} | ${b.pageOps.listPageLoadMs.n} |
 | warm page: load a detail page | ${f(b.pageOps.detailPageLoadMs.median)} | ${f(b.pageOps.detailPageLoadMs.p95)} | ${b.pageOps.detailPageLoadMs.n} |
-| warm page: full-page screenshot of the list (PNG, as the guarded path takes them) | ${f(b.pageOps.fullPageScreenshotMs.median)} | ${f(b.pageOps.fullPageScreenshotMs.p95)} | ${b.pageOps.fullPageScreenshotMs.n} |
-| warm page: viewport screenshot (PNG) | ${f(b.pageOps.viewportScreenshotMs.median)} | ${f(b.pageOps.viewportScreenshotMs.p95)} | ${b.pageOps.viewportScreenshotMs.n} |
+| warm page: full-page screenshot of the list (PNG) | ${f(b.pageOps.fullPageScreenshotMs.median)} | ${f(b.pageOps.fullPageScreenshotMs.p95)} | ${b.pageOps.fullPageScreenshotMs.n} |
+| warm page: viewport screenshot (PNG, as the guarded path takes them) | ${f(b.pageOps.viewportScreenshotMs.median)} | ${f(b.pageOps.viewportScreenshotMs.p95)} | ${b.pageOps.viewportScreenshotMs.n} |
 | warm page: full-page screenshot as JPEG (quality 80) | ${f(b.pageOps.fullPageJpegScreenshotMs.median)} | ${f(b.pageOps.fullPageJpegScreenshotMs.p95)} | ${b.pageOps.fullPageJpegScreenshotMs.n} |
 
 Published figures for comparison: < 50 ms per new context on stock Chromium; 3.6–10 s Lambda cold start for this

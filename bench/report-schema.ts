@@ -56,6 +56,8 @@ const Split = z
     ownMs: num,
     cpuMs: z.object({ totalMs: num, nodeMs: num, chromiumMs: num }).strict(),
     contextsPerItem: num,
+    /** Browser sessions used per item; more than contexts when kept contexts are reused. */
+    sessionsPerItem: num,
     vendorRequestsPerItem: num,
     requestKinds: z.record(z.string(), num),
   })

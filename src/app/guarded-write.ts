@@ -13,6 +13,7 @@ import {
 import { pollUntilSettled, type ReadbackResult } from '../domain/readback.js';
 import { evidenceKey, type StoredObject } from '../adapters/s3/evidence-store.js';
 import { dialogsSeen, runStep } from '../browser/executor.js';
+import { evidenceScreenshot } from '../browser/evidence-screenshot.js';
 import { fillTemplate } from '../sitepack/action-language.js';
 import type { OpenedSession } from '../browser/identity-sessions.js';
 import type { Page } from 'playwright-core';
@@ -149,9 +150,10 @@ export async function takeClaim(s: Services, input: { item: RoutedItem; executio
   }
 }
 
-async function screenshotTo(s: Services, item: RoutedItem, session: OpenedSession, name: string): Promise<StoredObject> {
-  const body = await session.page.screenshot({ fullPage: true });
-  return s.evidence.put(evidenceKey(item, name), body, 'image/png');
+const itemRow = (s: Services, item: RoutedItem) => ({ attribute: s.pack.list.rowKeyAttribute, key: item.billNo });
+
+async function screenshotTo(s: Services, item: RoutedItem, page: Page, name: string): Promise<StoredObject> {
+  return s.evidence.put(evidenceKey(item, name), await evidenceScreenshot(page, itemRow(s, item)), 'image/png');
 }
 
 async function openDetail(s: Services, item: RoutedItem, session: OpenedSession): Promise<void> {
@@ -172,7 +174,7 @@ export async function snapshot(s: Services, state: ItemState): Promise<SnapshotR
     const api = s.pack.api ? await s.vendorApi(item.identity) : undefined;
     const observation = await firstObservation(s, item, session, api);
     await openDetail(s, item, session);
-    const evidence = [await screenshotTo(s, item, session, 'before.png')];
+    const evidence = [await screenshotTo(s, item, session.page, 'before.png')];
     const preStatus = observation.status;
     const stale = preStatus === undefined || !action.appliesTo.includes(preStatus);
     if (stale) {
@@ -252,13 +254,13 @@ export async function browserWrite(s: Services, state: ItemState): Promise<Write
       const ctx = {
         baseUrl: s.config.vendor.base_url,
         params,
-        row: { attribute: s.pack.list.rowKeyAttribute, key: item.billNo },
+        row: itemRow(s, item),
         sessionLost: s.pack.sessionLost,
         traced: session.traced,
       };
       for (const [index, step] of steps.entries()) {
         if (index === commitAt) {
-          evidence.push(await s.evidence.put(evidenceKey(item, 'before-commit.png'), await page.screenshot({ fullPage: true }), 'image/png'));
+          evidence.push(await screenshotTo(s, item, page, 'before-commit.png'));
           await toWriting();
           await s.audit.append(item.key, { type: 'write_started', actor: item.identity, data: { tier: 'browser', step: index } });
           committed = true;
@@ -266,11 +268,12 @@ export async function browserWrite(s: Services, state: ItemState): Promise<Write
         ({ page } = await runStep(page, step, ctx));
       }
       await throwOnWriteFeedback(s, page);
-      evidence.push(await s.evidence.put(evidenceKey(item, 'after.png'), await page.screenshot({ fullPage: true }), 'image/png'));
+      evidence.push(await screenshotTo(s, item, page, 'after.png'));
       return { tier: 'browser', committed: true as const, evidence, dialogs: dialogsSeen(page) };
     } catch (error) {
+      session.discardOnClose();
       if (error instanceof ClaimFencedError) throw error;
-      const shot = await page.screenshot({ fullPage: true }).catch(() => undefined);
+      const shot = await evidenceScreenshot(page, itemRow(s, item)).catch(() => undefined);
       if (shot) evidence.push(await s.evidence.put(evidenceKey(item, 'after.png'), shot, 'image/png'));
       await s.audit.append(item.key, {
         type: 'write_failed',
@@ -371,7 +374,7 @@ export async function readback(s: Services, state: ItemState): Promise<ReadbackO
     }
     if (!result) throw new StructuredContractMissingError('no readback source could read the item; the vendor changed its layout');
     await openDetail(s, item, session).catch(() => undefined);
-    evidence.push(await screenshotTo(s, item, session, 'readback.png'));
+    evidence.push(await screenshotTo(s, item, session.page, 'readback.png'));
     const claim = await s.claims.get(item.key);
     const decided = decideNext(result, state, policy, claim?.attempts ?? 1);
     if (decided.next === 'retry' && claim) {

@@ -3,9 +3,10 @@ import type { OpenedSession, SessionPurpose } from '../browser/identity-sessions
 import { SessionLostError } from '../domain/errors.js';
 
 /**
- * Runs `work` in a fresh browser context of the identity. A lost session is
- * forgotten at once, so the next task logs in anew instead of reusing a
- * revoked cookie; the error still propagates (session loss is loud).
+ * Runs `work` in a browser context of the identity that no other task is
+ * using. If the work fails, the context is closed rather than kept; a lost
+ * session is forgotten at once, so the next task logs in anew instead of
+ * reusing a revoked cookie. The error still propagates (session loss is loud).
  */
 export async function withSession<T>(
   s: Services,
@@ -21,6 +22,7 @@ export async function withSession<T>(
   try {
     return await work(session);
   } catch (error) {
+    session.discardOnClose();
     if (error instanceof SessionLostError) s.sessions.forget(identity);
     throw error;
   } finally {

@@ -162,3 +162,11 @@ export async function runStep(page: Page, step: Step, ctx: StepContext): Promise
 export function dialogsSeen(page: Page): DialogRecord[] {
   return [...(policies.get(page)?.seen ?? [])];
 }
+
+/** Forgets the dialogs a page has seen, so a reused page reports only its current task's. */
+export function resetDialogPolicy(page: Page): void {
+  const policy = policies.get(page);
+  if (!policy) return;
+  policy.seen.length = 0;
+  policy.expected = undefined;
+}

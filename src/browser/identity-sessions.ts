@@ -5,7 +5,7 @@ import type { Browser, BrowserContext, Page } from 'playwright-core';
 import type { SitePack } from '../sitepack/schema.js';
 import { SessionLostError } from '../domain/errors.js';
 import { resolveLocator } from './locate.js';
-import { runStep } from './executor.js';
+import { resetDialogPolicy, runStep } from './executor.js';
 import { redactTrace } from './trace-redaction.js';
 
 export interface IdentitySecret {
@@ -24,55 +24,187 @@ export interface OpenedSession {
   context: BrowserContext;
   page: Page;
   traced: boolean;
-  /** Stops tracing (if on) and returns the trace zip, then closes the context. */
+  /** The task failed: close this context instead of handing it to the next task. */
+  discardOnClose(): void;
+  /** Stops tracing (if on) and returns the trace zip, then releases the context. */
   close(): Promise<Buffer | undefined>;
 }
 
+export interface PoolLimits {
+  /** Idle contexts kept per identity and purpose (one per concurrent task is enough). */
+  maxIdlePerSlot: number;
+  /** An idle context older than this is closed rather than reused. */
+  maxIdleMs: number;
+  /** Idle contexts kept in all, across identities (each costs a renderer's memory). */
+  maxIdle: number;
+  /** A context is retired after this many tasks, bounding what one renderer accumulates. */
+  maxUses: number;
+}
+
+const DEFAULT_LIMITS: PoolLimits = { maxIdlePerSlot: 4, maxIdle: 12, maxIdleMs: 5 * 60_000, maxUses: 100 };
+
+const CONTEXT_OPTIONS = { locale: 'zh-CN', viewport: { width: 1280, height: 860 }, acceptDownloads: true } as const;
+
+interface Lease {
+  context: BrowserContext;
+  page: Page;
+  uses: number;
+  idleSince: number;
+  crashed: boolean;
+}
+
+export interface SessionStats {
+  /** Browser contexts created (including the short-lived ones used to log in). */
+  contextsCreated: number;
+  /** Tasks served by a kept context instead of a new one. */
+  reused: number;
+}
+
 /**
- * Fresh browser contexts per task, each carrying its identity's stored vendor
- * session. Logging in happens here, before tracing starts, so the password
- * never enters a trace.
+ * Browser contexts per identity and purpose, each carrying the identity's
+ * vendor session. A context serves one task at a time; after a task that
+ * succeeded it is reset to a blank page and kept for the next task of the same
+ * identity and purpose, because starting a renderer for a new context costs
+ * more than everything else in setting up a task. Contexts are never shared
+ * across identities (so never across tenants) or across purposes (so a
+ * readback never uses the write's session). A failed task's context is closed.
+ *
+ * Logging in happens here, in a context of its own and before tracing starts,
+ * so the password never enters a trace. A traced task restarts tracing on its
+ * context, so its trace holds only its own requests.
  */
 export class IdentitySessions {
   private readonly stored = new Map<string, Awaited<ReturnType<BrowserContext['storageState']>>>();
+  private readonly idle = new Map<string, Lease[]>();
+  private readonly counters: SessionStats = { contextsCreated: 0, reused: 0 };
 
   constructor(
     private readonly browser: () => Promise<Browser>,
     private readonly pack: SitePack,
     private readonly baseUrl: string,
+    private readonly limits: PoolLimits = DEFAULT_LIMITS,
   ) {}
+
+  get stats(): SessionStats {
+    return { ...this.counters };
+  }
 
   async open(identityId: string, secret: IdentitySecret, purpose: SessionPurpose, options: { trace: boolean }): Promise<OpenedSession> {
     const browser = await this.browser();
     const slot = `${identityId}/${purpose}`;
-    let context = await browser.newContext({
-      storageState: this.stored.get(slot),
-      locale: 'zh-CN',
-      viewport: { width: 1280, height: 860 },
-      acceptDownloads: true,
-    });
+    let lease = await this.takeIdle(slot, browser);
     try {
-      if (!(await this.stillLoggedIn(context))) {
-        await context.close();
-        context = await browser.newContext({ locale: 'zh-CN', viewport: { width: 1280, height: 860 }, acceptDownloads: true });
+      if (!lease) lease = await this.newLease(browser, slot, secret);
+      if (options.trace) await lease.context.tracing.start({ screenshots: true, snapshots: true, sources: false });
+    } catch (error) {
+      await lease?.context.close().catch(() => undefined);
+      throw error;
+    }
+    lease.uses += 1;
+    const taken = lease;
+    let discard = false;
+    let closing: Promise<Buffer | undefined> | undefined;
+    return {
+      context: taken.context,
+      page: taken.page,
+      traced: options.trace,
+      discardOnClose: () => {
+        discard = true;
+      },
+      // Idempotent: the caller may close early to collect the trace, and a finally block closes again.
+      close: () => (closing ??= this.release(slot, taken, options.trace, discard)),
+    };
+  }
+
+  /** Forgets stored sessions and closes kept contexts, e.g. after the vendor revoked them. */
+  forget(identityId: string): void {
+    for (const key of [...this.stored.keys()]) if (key.startsWith(`${identityId}/`)) this.stored.delete(key);
+    for (const [slot, leases] of [...this.idle]) {
+      if (!slot.startsWith(`${identityId}/`)) continue;
+      this.idle.delete(slot);
+      for (const lease of leases) void lease.context.close().catch(() => undefined);
+    }
+  }
+
+  /** Closes every kept context (the browser stays up). */
+  async closeIdle(): Promise<void> {
+    const leases = [...this.idle.values()].flat();
+    this.idle.clear();
+    await Promise.all(leases.map((lease) => lease.context.close().catch(() => undefined)));
+  }
+
+  /** A kept context of this slot that still works and still holds a live vendor session. */
+  private async takeIdle(slot: string, browser: Browser): Promise<Lease | undefined> {
+    const leases = this.idle.get(slot) ?? [];
+    for (let lease = leases.pop(); lease; lease = leases.pop()) {
+      const usable =
+        !lease.crashed &&
+        !lease.page.isClosed() &&
+        lease.context.browser() === browser &&
+        browser.isConnected() &&
+        Date.now() - lease.idleSince < this.limits.maxIdleMs &&
+        (await this.stillLoggedIn(lease.context).catch(() => false));
+      if (usable) {
+        this.counters.reused += 1;
+        return lease;
+      }
+      await lease.context.close().catch(() => undefined);
+    }
+    return undefined;
+  }
+
+  private async newLease(browser: Browser, slot: string, secret: IdentitySecret): Promise<Lease> {
+    const stored = this.stored.get(slot);
+    let context = await this.newContext(browser, stored);
+    try {
+      if (!stored || !(await this.stillLoggedIn(context))) {
+        if (stored) {
+          await context.close();
+          context = await this.newContext(browser);
+        }
         await this.login(context, secret);
         this.stored.set(slot, await context.storageState());
       }
-      if (options.trace) await context.tracing.start({ screenshots: true, snapshots: true, sources: false });
       const page = await context.newPage();
-      let closing: Promise<Buffer | undefined> | undefined;
-      // Idempotent: the caller may close early to collect the trace, and a finally block closes again.
-      const close = () => (closing ??= closeSession(context, options.trace));
-      return { context, page, traced: options.trace, close };
+      // A kept context must not answer a later read from its HTTP cache: a readback reads the vendor, not a copy.
+      const cdp = await context.newCDPSession(page);
+      await cdp.send('Network.enable');
+      await cdp.send('Network.setCacheDisabled', { cacheDisabled: true });
+      const lease: Lease = { context, page, uses: 0, idleSince: Date.now(), crashed: false };
+      page.on('crash', () => {
+        lease.crashed = true;
+      });
+      return lease;
     } catch (error) {
       await context.close().catch(() => undefined);
       throw error;
     }
   }
 
-  /** Forgets stored sessions, e.g. after the vendor revoked them. */
-  forget(identityId: string): void {
-    for (const key of [...this.stored.keys()]) if (key.startsWith(`${identityId}/`)) this.stored.delete(key);
+  private async newContext(browser: Browser, storageState?: Awaited<ReturnType<BrowserContext['storageState']>>): Promise<BrowserContext> {
+    this.counters.contextsCreated += 1;
+    return browser.newContext({ ...CONTEXT_OPTIONS, storageState });
+  }
+
+  private async release(slot: string, lease: Lease, traced: boolean, discard: boolean): Promise<Buffer | undefined> {
+    let trace: Buffer | undefined;
+    let keep = !discard && !lease.crashed && lease.uses < this.limits.maxUses;
+    try {
+      if (traced) trace = await stopTracing(lease.context);
+      if (keep) keep = await resetForNextTask(lease);
+    } catch {
+      keep = false;
+    }
+    const leases = this.idle.get(slot) ?? [];
+    const idleInAll = [...this.idle.values()].reduce((n, kept) => n + kept.length, 0);
+    if (keep && leases.length < this.limits.maxIdlePerSlot && idleInAll < this.limits.maxIdle) {
+      lease.idleSince = Date.now();
+      leases.push(lease);
+      this.idle.set(slot, leases);
+    } else {
+      await lease.context.close().catch(() => undefined);
+    }
+    return trace;
   }
 
   private async stillLoggedIn(context: BrowserContext): Promise<boolean> {
@@ -105,18 +237,22 @@ export class IdentitySessions {
   }
 }
 
-async function closeSession(context: BrowserContext, traced: boolean): Promise<Buffer | undefined> {
-  let trace: Buffer | undefined;
-  if (traced) {
-    const dir = await mkdtemp(join(tmpdir(), 'paperclip-trace-'));
-    try {
-      const path = join(dir, 'trace.zip');
-      await context.tracing.stop({ path });
-      trace = redactTrace(await readFile(path));
-    } finally {
-      await rm(dir, { recursive: true, force: true });
-    }
+async function stopTracing(context: BrowserContext): Promise<Buffer> {
+  const dir = await mkdtemp(join(tmpdir(), 'paperclip-trace-'));
+  try {
+    const path = join(dir, 'trace.zip');
+    await context.tracing.stop({ path });
+    return redactTrace(await readFile(path));
+  } finally {
+    await rm(dir, { recursive: true, force: true });
   }
-  await context.close();
-  return trace;
+}
+
+/** Leaves one blank page with no dialog history: the next task starts from nothing the last one saw. */
+async function resetForNextTask(lease: Lease): Promise<boolean> {
+  for (const other of lease.context.pages()) if (other !== lease.page) await other.close();
+  if (lease.page.isClosed()) return false;
+  await lease.page.goto('about:blank');
+  resetDialogPolicy(lease.page);
+  return !lease.crashed;
 }

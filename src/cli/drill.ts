@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { Services } from '../app/services.js';
+import { withSession } from '../app/sessions.js';
 import { compensate, CompensationRefusedError, runGuardedWrite, type CompensationResult } from '../app/compensation.js';
 import { observeStatus, readList } from '../app/vendor-reads.js';
 import type { OpenedSession } from '../browser/identity-sessions.js';
@@ -63,14 +64,6 @@ function independentSource(s: Services): ReadbackSource {
   return 'detail';
 }
 
-async function withReadSession<T>(s: Services, identity: string, work: (session: OpenedSession) => Promise<T>): Promise<T> {
-  const session = await s.sessions.open(identity, await s.secret(identity), 'read', { trace: false });
-  try {
-    return await work(session);
-  } finally {
-    await session.close().catch(() => undefined);
-  }
-}
 
 export async function runDrill(s: Services, options: DrillOptions): Promise<DrillResult> {
   const began = Date.now();
@@ -88,7 +81,7 @@ export async function runDrill(s: Services, options: DrillOptions): Promise<Dril
     const api = source === 'api' ? await s.vendorApi(identity) : undefined;
     const observe = (session?: OpenedSession) =>
       observeStatus(source, { pack: s.pack, baseUrl: s.config.vendor.base_url, tenant: tenant.id, billNo, api, ...(session ? { session } : {}) });
-    const observation = source === 'api' ? await observe() : await withReadSession(s, identity, (session) => observe(session));
+    const observation = source === 'api' ? await observe() : await withSession(s, identity, 'read', { trace: false }, (session) => observe(session));
     if (observation.status === undefined) throw new DrillError(`could not read ${billNo} from ${source}: ${observation.error ?? 'not listed'}`);
     return observation.status;
   };
@@ -106,7 +99,7 @@ export async function runDrill(s: Services, options: DrillOptions): Promise<Dril
 
   const billNo =
     options.billNo ??
-    (await withReadSession(s, identity, async (session) => {
+    (await withSession(s, identity, 'read', { trace: false }, async (session) => {
       const rows = await readList(session, { pack: s.pack, baseUrl: s.config.vendor.base_url, tenant: tenant.id });
       return rows.find((r) => siteAction.appliesTo.includes(r.status) && r.kind !== undefined && tenant.actions_by_kind[r.kind] === action)?.billNo;
     }));

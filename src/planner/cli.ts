@@ -156,7 +156,14 @@ async function openIdentityPage(request: { pack: SitePack; config: PaperclipConf
     'read',
     { trace: false },
   );
-  return { page: session.page, close: async () => void (await session.close()) };
+  // This session store lives for one command: close the kept context with it.
+  return {
+    page: session.page,
+    close: async () => {
+      await session.close();
+      await sessions.closeIdle();
+    },
+  };
 }
 
 export async function runPlanCommand(rawArgs: unknown, deps: PlanCommandDeps = {}): Promise<PlanCommandResult> {

@@ -1,0 +1,116 @@
+import { describe, test, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { sharedBrowser } from '../../src/browser/chromium.js';
+import { dialogPolicy, dialogsSeen } from '../../src/browser/executor.js';
+import { IdentitySessions } from '../../src/browser/identity-sessions.js';
+import { unzip } from '../../src/browser/zip.js';
+import { loadSitePack } from '../../src/sitepack/load.js';
+import { credentialsFor, useTestSimulator } from '../simulator/helpers.js';
+
+const pack = loadSitePack('sitepacks/vendor-sim.yaml');
+const ACME = 'svc-recon-acme';
+const GLOBEX = 'svc-recon-globex';
+
+describe('identity sessions: kept contexts per identity and purpose', () => {
+  const t = useTestSimulator();
+  const store = () => new IdentitySessions(sharedBrowser, pack, t.url);
+  const listUrl = (tenant: string) => `${t.url}/diff/list?tenant=${tenant}&status=all&page_size=100`;
+
+  test('a succeeded task hands its context to the next task of the same identity and purpose, blank and without its dialogs', async () => {
+    const sessions = store();
+    const first = await sessions.open(ACME, credentialsFor('acme'), 'read', { trace: false });
+    await first.page.goto(listUrl('acme'));
+    dialogPolicy(first.page).seen.push({ type: 'confirm', message: 'left over', accepted: false, expected: false });
+    await first.close();
+
+    const second = await sessions.open(ACME, credentialsFor('acme'), 'read', { trace: false });
+    assert.equal(second.context, first.context, 'the kept context is reused');
+    assert.equal(second.page.url(), 'about:blank', 'the next task starts on a blank page');
+    assert.deepEqual(dialogsSeen(second.page), [], 'dialogs of the previous task are not reported again');
+    await second.page.goto(listUrl('acme'));
+    assert.match(second.page.url(), /\/diff\/list/, 'the kept vendor session still works');
+
+    const readback = await sessions.open(ACME, credentialsFor('acme'), 'readback', { trace: false });
+    assert.notEqual(readback.context, second.context, 'a readback never uses a read or write context');
+    const otherTenant = await sessions.open(GLOBEX, credentialsFor('globex'), 'read', { trace: false });
+    assert.notEqual(otherTenant.context, second.context, 'identities never share a context');
+    const cookie = async (s: typeof second) => (await s.context.cookies()).map((c) => c.value).join();
+    assert.notEqual(await cookie(readback), await cookie(second), 'the readback holds a vendor session of its own');
+
+    for (const s of [second, readback, otherTenant]) await s.close();
+    assert.deepEqual(sessions.stats, { contextsCreated: 3, reused: 1 }, 'three contexts (each logged in once), one of them reused');
+    await sessions.closeIdle();
+  });
+
+  test('a failed task\'s context is closed, not reused; concurrent tasks get separate contexts', async () => {
+    const sessions = store();
+    const a = await sessions.open(ACME, credentialsFor('acme'), 'write', { trace: false });
+    const b = await sessions.open(ACME, credentialsFor('acme'), 'write', { trace: false });
+    assert.notEqual(a.context, b.context, 'two tasks in flight never share a context');
+    a.discardOnClose();
+    await a.close();
+    await b.close();
+    const c = await sessions.open(ACME, credentialsFor('acme'), 'write', { trace: false });
+    assert.equal(c.context, b.context);
+    const d = await sessions.open(ACME, credentialsFor('acme'), 'write', { trace: false });
+    assert.notEqual(d.context, a.context, 'the failed task\'s context is gone');
+    assert.equal(a.context.pages().length, 0);
+    await c.close();
+    await d.close();
+    await sessions.closeIdle();
+  });
+
+  test('a revoked vendor session is noticed before reuse: the kept context is dropped and the identity logs in again', async () => {
+    const sessions = store();
+    const first = await sessions.open(ACME, credentialsFor('acme'), 'read', { trace: false });
+    await first.close();
+    await t.ctl.reset(); // drops every vendor session
+    const second = await sessions.open(ACME, credentialsFor('acme'), 'read', { trace: false });
+    assert.notEqual(second.context, first.context);
+    await second.page.goto(listUrl('acme'));
+    assert.match(second.page.url(), /\/diff\/list/, 'logged in again');
+    await second.close();
+    await sessions.closeIdle();
+  });
+
+  test('each traced task gets a trace of its own requests only, on a reused context', async () => {
+    const sessions = store();
+    const first = await sessions.open(ACME, credentialsFor('acme'), 'write', { trace: true });
+    await first.page.goto(`${t.url}/diff/list?tenant=acme&status=PENDING&page_size=100&first=1`);
+    const firstTrace = await first.close();
+    const second = await sessions.open(ACME, credentialsFor('acme'), 'write', { trace: true });
+    assert.equal(second.context, first.context);
+    await second.page.goto(`${t.url}/diff/list?tenant=acme&status=PENDING&page_size=100&second=1`);
+    const secondTrace = await second.close();
+    const network = (trace: Buffer | undefined) => unzip(trace!).get('trace.network')!.toString('utf8');
+    assert.match(network(firstTrace), /first=1/);
+    assert.match(network(secondTrace), /second=1/);
+    assert.doesNotMatch(network(secondTrace), /first=1/, 'the previous task\'s requests are not in this trace');
+    await sessions.closeIdle();
+  });
+
+  test('a kept context reads the server again, never its HTTP cache', async () => {
+    let version = 'v1';
+    const cacheable = createServer((_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/html', 'cache-control': 'max-age=3600' });
+      res.end(`<p id="v">${version}</p>`);
+    });
+    await new Promise<void>((r) => cacheable.listen(0, '127.0.0.1', r));
+    after(() => cacheable.close());
+    const url = `http://127.0.0.1:${(cacheable.address() as AddressInfo).port}/status`;
+    const sessions = store();
+    const first = await sessions.open(ACME, credentialsFor('acme'), 'readback', { trace: false });
+    await first.page.goto(url);
+    assert.equal(await first.page.textContent('#v'), 'v1');
+    await first.close();
+    version = 'v2';
+    const second = await sessions.open(ACME, credentialsFor('acme'), 'readback', { trace: false });
+    assert.equal(second.context, first.context);
+    await second.page.goto(url);
+    assert.equal(await second.page.textContent('#v'), 'v2', 'a cached v1 would be a stale readback');
+    await second.close();
+    await sessions.closeIdle();
+  });
+});
