@@ -12,8 +12,8 @@ import {
 } from '../domain/errors.js';
 import { pollUntilSettled, type ReadbackResult } from '../domain/readback.js';
 import { evidenceKey, type StoredObject } from '../adapters/s3/evidence-store.js';
-import { dialogsSeen, runStep } from '../browser/executor.js';
-import { evidenceScreenshot } from '../browser/evidence-screenshot.js';
+import { dialogsSeen, firstVisibleText, runStep } from '../browser/executor.js';
+import { evidenceScreenshot, hasRow } from '../browser/evidence-screenshot.js';
 import { fillTemplate } from '../sitepack/action-language.js';
 import type { OpenedSession } from '../browser/identity-sessions.js';
 import type { Page } from 'playwright-core';
@@ -312,16 +312,13 @@ function writeTraceEnabled(): boolean {
 async function throwOnWriteFeedback(s: Services, page: Page): Promise<void> {
   // The answer shows up as a live region (status or alert) once the vendor replies; give a slow page a moment.
   await page.getByRole('alert').or(page.getByRole('status')).first().waitFor({ state: 'visible', timeout: 3000 }).catch(() => undefined);
-  for (const text of s.pack.writeFeedback.rejected) {
-    if (await page.getByText(text).first().isVisible().catch(() => false)) {
-      throw new WriteNotCommittedError(`the vendor answered "${(await page.getByText(text).first().textContent())?.trim()}"`);
-    }
+  const { rejected, timedOut } = s.pack.writeFeedback;
+  const text = await firstVisibleText(page, [...rejected, ...timedOut]);
+  if (text === undefined) return;
+  if (rejected.includes(text)) {
+    throw new WriteNotCommittedError(`the vendor answered "${(await page.getByText(text).first().textContent())?.trim()}"`);
   }
-  for (const text of s.pack.writeFeedback.timedOut) {
-    if (await page.getByText(text).first().isVisible().catch(() => false)) {
-      throw new AmbiguousOutcomeError(`the vendor did not answer in time ("${text}"); the write may have landed`);
-    }
-  }
+  throw new AmbiguousOutcomeError(`the vendor did not answer in time ("${text}"); the write may have landed`);
 }
 
 /**
@@ -373,7 +370,9 @@ export async function readback(s: Services, state: ItemState): Promise<ReadbackO
       }
     }
     if (!result) throw new StructuredContractMissingError('no readback source could read the item; the vendor changed its layout');
-    await openDetail(s, item, session).catch(() => undefined);
+    // Picture the page the verdict was read from; only an API or file verdict needs the detail page opened.
+    const verdictOnPage = result.source === 'detail' || (result.source === 'list' && (await hasRow(session.page, itemRow(s, item))));
+    if (!verdictOnPage) await openDetail(s, item, session).catch(() => undefined);
     evidence.push(await screenshotTo(s, item, session.page, 'readback.png'));
     const claim = await s.claims.get(item.key);
     const decided = decideNext(result, state, policy, claim?.attempts ?? 1);

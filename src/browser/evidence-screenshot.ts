@@ -1,5 +1,5 @@
 import type { Page } from 'playwright-core';
-import { locateRow, type RowBinding } from './locate.js';
+import type { RowBinding } from './locate.js';
 
 /**
  * The screenshot stored as evidence of a guarded step: the visible viewport,
@@ -9,10 +9,27 @@ import { locateRow, type RowBinding } from './locate.js';
  * times as much on a long list without showing more of the item.
  */
 export async function evidenceScreenshot(page: Page, row?: RowBinding): Promise<Buffer> {
-  if (row) {
-    const target = await locateRow(page, row).catch(() => undefined);
-    // A modal dialog stays on screen whatever the scroll; only bring the row in when it is not visible already.
-    await target?.scrollIntoViewIfNeeded({ timeout: 1000 }).catch(() => undefined);
-  }
+  if (row) await showRow(page, row).catch(() => false);
   return page.screenshot();
+}
+
+/** Whether the page currently shows the item's row. */
+export async function hasRow(page: Page, row: RowBinding): Promise<boolean> {
+  return showRow(page, row).catch(() => false);
+}
+
+/**
+ * Scrolls the row into view if it is off screen, in one round trip to the page
+ * (a screenshot is taken after every guarded step, so round trips add up).
+ * The key is compared in JavaScript, never placed in a selector.
+ */
+async function showRow(page: Page, row: RowBinding): Promise<boolean> {
+  return page.evaluate(
+    ([attribute, key]) => {
+      const element = Array.from(document.querySelectorAll(`[${attribute}]`)).find((el) => el.getAttribute(attribute) === key);
+      element?.scrollIntoView({ block: 'nearest' });
+      return element !== undefined;
+    },
+    [row.attribute, row.key] as const,
+  );
 }

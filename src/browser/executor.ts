@@ -71,11 +71,23 @@ export async function assertSessionAlive(page: Page, signals: SitePack['sessionL
   if (onLoginPage) {
     throw new SessionLostError(`the vendor sent us to ${new URL(url).pathname}: the session is gone`, { url });
   }
-  for (const text of signals.texts) {
-    if (await page.getByText(text).first().isVisible().catch(() => false)) {
-      throw new SessionLostError(`the vendor says "${text}"`, { url, text });
-    }
+  const text = await firstVisibleText(page, signals.texts);
+  if (text !== undefined) throw new SessionLostError(`the vendor says "${text}"`, { url, text });
+}
+
+/**
+ * The first of `texts` visible on the page, if any. One round trip when none
+ * is (the usual case), since this runs after every navigation.
+ */
+export async function firstVisibleText(page: Page, texts: readonly string[]): Promise<string | undefined> {
+  const [first, ...rest] = texts;
+  if (first === undefined) return undefined;
+  const any = rest.reduce((either, text) => either.or(page.getByText(text)), page.getByText(first));
+  if (!(await any.first().isVisible().catch(() => false))) return undefined;
+  for (const text of texts) {
+    if (await page.getByText(text).first().isVisible().catch(() => false)) return text;
   }
+  return undefined;
 }
 
 export async function runStep(page: Page, step: Step, ctx: StepContext): Promise<StepResult> {

@@ -95,7 +95,9 @@ export class IdentitySessions {
     let lease = await this.takeIdle(slot, browser);
     try {
       if (!lease) lease = await this.newLease(browser, slot, secret);
-      if (options.trace) await lease.context.tracing.start({ screenshots: true, snapshots: true, sources: false });
+      // DOM snapshots let an auditor replay every action; the screencast filmstrip would repeat what the
+      // evidence screenshots already show, at the cost of encoding every frame.
+      if (options.trace) await lease.context.tracing.start({ screenshots: false, snapshots: true, sources: false });
     } catch (error) {
       await lease?.context.close().catch(() => undefined);
       throw error;

@@ -18,17 +18,17 @@ export interface RowBinding {
  */
 export async function locateRow(page: Page, row: RowBinding): Promise<PwLocator> {
   const rows = page.locator(`[${row.attribute}]`);
-  const count = await rows.count();
+  // One round trip for both questions: are there rows at all, and which one is ours.
+  const [count, index] = await rows.evaluateAll(
+    (elements, [attribute, key]) => [elements.length, elements.findIndex((el) => el.getAttribute(attribute as string) === key)] as const,
+    [row.attribute, row.key] as const,
+  );
   if (count === 0) {
     throw new StructuredContractMissingError(`no element carries the row attribute ${row.attribute}; the page layout changed`, {
       attribute: row.attribute,
       url: page.url(),
     });
   }
-  const index = await rows.evaluateAll(
-    (elements, [attribute, key]) => elements.findIndex((el) => el.getAttribute(attribute as string) === key),
-    [row.attribute, row.key] as const,
-  );
   if (index < 0) {
     throw new StructuredContractMissingError(`no row with ${row.attribute} equal to the item key on this page`, {
       attribute: row.attribute,
