@@ -27,7 +27,9 @@ async function showRow(page: Page, row: RowBinding): Promise<boolean> {
   return page.evaluate(
     ([attribute, key]) => {
       const element = Array.from(document.querySelectorAll(`[${attribute}]`)).find((el) => el.getAttribute(attribute) === key);
-      element?.scrollIntoView({ block: 'nearest' });
+      const box = element?.getBoundingClientRect();
+      // Centred, so the picture shows the rows around it too; a row already in view stays where it is.
+      if (element && box && (box.top < 0 || box.bottom > window.innerHeight)) element.scrollIntoView({ block: 'center' });
       return element !== undefined;
     },
     [row.attribute, row.key] as const,
