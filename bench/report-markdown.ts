@@ -51,9 +51,9 @@ Levers left, priced with this run's unit costs (not applied):
    the API; the session, the detail page and \`before.png\` add ${f(snapshotSaving)} ms per item (Snapshot ${f(step('Snapshot').meanMs)} ms against
    ValidateRoute's ${f(step('ValidateRoute').meanMs)} ms for the same API read and audit append). Trade-off: the approval page shows \`before.png\`;
    it would have to show \`before-commit.png\`, taken later, in the write's session.`,
-    `2. **Trace the write more cheaply.** The trace costs ${f(traceSaving)} ms per item in BrowserWrite here. Playwright traces with
-   \`screenshots: false\` keep the DOM snapshots an auditor replays; or trace only from the step before the commit.
-   Not measured here; the upper bound of the saving is the on/off difference.`,
+    `2. **Trace the write more cheaply.** The trace costs ${f(traceSaving)} ms per item in BrowserWrite here. The trace already
+   keeps DOM snapshots and the network log without the screencast; tracing only from the step before the commit would
+   cost less again. Not measured here; the upper bound of the saving is the on/off difference.`,
     `3. **Check the stored session less often.** Every session taken sends a request for the list page to learn whether the
    cookie still works (${f(r.browser.warmTaskSetup.vendorProbeMs.median, 1)} ms at this simulator, a full page render at a real vendor). Session loss
    is also caught loudly by the step itself.`,
