@@ -43,7 +43,8 @@ export function rate(label: string, numerator: PaperclipMetric, denominator: Pap
 }
 
 export const RATE_DEFINITIONS = [
-  { label: 'Misoperation rate', numerator: 'Misoperation', denominator: 'ItemProcessed' },
+  // Same terms as `paperclip report`: misoperated writes over write attempts (compensation runs included).
+  { label: 'Misoperation rate', numerator: 'Misoperation', denominator: 'WriteAttempted' },
   { label: 'Task completion rate', numerator: 'TaskCompleted', denominator: 'ItemProcessed' },
   { label: 'Human takeover rate', numerator: 'HumanTakeover', denominator: 'ItemProcessed' },
   { label: 'Rollback success rate', numerator: 'RollbackSucceeded', denominator: 'RollbackAttempted' },

@@ -13,6 +13,7 @@ import type { ItemFacts } from './classify.js';
  */
 export const METRIC_NAMES = [
   'ItemProcessed',
+  'WriteAttempted',
   'TaskCompleted',
   'HumanTakeover',
   'Misoperation',
@@ -44,6 +45,8 @@ export function itemMetricValues(facts: ItemFacts, close: 'done' | 'takeover' | 
   const item = rollback ? 0 : 1;
   return {
     ItemProcessed: item,
+    // The report's misoperation denominator: items and compensation runs that committed at least once.
+    WriteAttempted: facts.commits > 0 ? 1 : 0,
     TaskCompleted: item && close === 'done' ? 1 : 0,
     HumanTakeover: item && close === 'takeover' ? 1 : 0,
     Misoperation: facts.misoperation ? 1 : 0,

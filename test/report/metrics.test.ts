@@ -146,9 +146,11 @@ describe('EMF item metrics', () => {
     try {
       const takeover = classifyItem(claim('k-t', 'TAKEOVER'), chain('k-t', [routed(), pre, ['takeover', { error: 'SessionLostError' }]]));
       const values = emitItemMetrics(takeover, 'takeover');
-      assert.deepEqual(values, { ItemProcessed: 1, TaskCompleted: 0, HumanTakeover: 1, Misoperation: 0, RollbackAttempted: 0, RollbackSucceeded: 0, SessionLost: 1 });
+      assert.deepEqual(values, { ItemProcessed: 1, WriteAttempted: 0, TaskCompleted: 0, HumanTakeover: 1, Misoperation: 0, RollbackAttempted: 0, RollbackSucceeded: 0, SessionLost: 1 });
       const inverse = classifyItem(claim('k-i', 'DONE'), chain('k-i', [routed('k-o'), pre, commit, readback('confirmed', 'PENDING', 'complete'), ['completed', {}]]));
-      assert.equal(emitItemMetrics(inverse, 'done').RollbackSucceeded, 1);
+      const inverseValues = emitItemMetrics(inverse, 'done');
+      assert.equal(inverseValues.RollbackSucceeded, 1);
+      assert.equal(inverseValues.WriteAttempted, 1, 'a compensation run that committed is a write attempt, as in the report');
     } finally {
       console.log = log;
       if (saved.disabled === undefined) delete process.env['POWERTOOLS_METRICS_DISABLED'];
