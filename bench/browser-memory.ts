@@ -95,36 +95,3 @@ export function treeMemory(root = process.pid): TreeMemory {
   }
   return { processes: pids.length, rssMiB: Math.round(rss / 102.4) / 10, pssMiB: Math.round(pss / 102.4) / 10 };
 }
-
-/** Samples the tree every `intervalMs` until stopped; keeps the peak of each figure. */
-export class PeakSampler {
-  private timer: NodeJS.Timeout | undefined;
-  private peak: TreeMemory = { processes: 0, rssMiB: 0, pssMiB: 0 };
-  private samples = 0;
-
-  constructor(private readonly intervalMs = 200) {}
-
-  start(): this {
-    this.sample();
-    this.timer = setInterval(() => this.sample(), this.intervalMs);
-    this.timer.unref();
-    return this;
-  }
-
-  private sample(): void {
-    const now = treeMemory();
-    this.samples += 1;
-    this.peak = {
-      processes: Math.max(this.peak.processes, now.processes),
-      rssMiB: Math.max(this.peak.rssMiB, now.rssMiB),
-      pssMiB: Math.max(this.peak.pssMiB, now.pssMiB),
-    };
-  }
-
-  stop(): TreeMemory & { samples: number } {
-    if (this.timer) clearInterval(this.timer);
-    this.timer = undefined;
-    this.sample();
-    return { ...this.peak, samples: this.samples };
-  }
-}

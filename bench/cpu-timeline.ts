@@ -1,6 +1,6 @@
-import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
-import { chromiumPids } from './browser-memory.js';
+import { fork, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import type { TreeMemory } from './browser-memory.js';
 
 /**
  * CPU time consumed while the benchmark runs, sampled over time so it can be
@@ -10,40 +10,12 @@ import { chromiumPids } from './browser-memory.js';
  *
  * Two parts: this Node process (Paperclip's handlers and Playwright client,
  * but also the simulator, dynalite, s3rver and the Step Functions runner, so
- * an upper bound for the handler's own share) and the Chromium tree (every
- * process under this one, with the CPU of exited children their parent reaped).
+ * an upper bound for the handler's own share), sampled here with
+ * `process.cpuUsage()`, which costs nothing measurable; and the Chromium tree
+ * (every process under this one, with the CPU of exited children their
+ * parent reaped), sampled from /proc by a separate process so that the
+ * sampling neither blocks nor is billed to the path it measures.
  */
-
-let ticksPerSecond: number | undefined;
-function clockTicks(): number {
-  if (ticksPerSecond === undefined) {
-    try {
-      ticksPerSecond = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
-    } catch {
-      ticksPerSecond = 100;
-    }
-  }
-  return ticksPerSecond;
-}
-
-/** utime + stime + cutime + cstime of one process, in ms. */
-function processCpuMs(pid: number): number {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    // After the command name: state(0) ppid(1) ... utime(11) stime(12) cutime(13) cstime(14)
-    const ticks = [11, 12, 13, 14].reduce((t, i) => t + Number(fields[i] ?? 0), 0);
-    return (ticks * 1000) / clockTicks();
-  } catch {
-    return 0;
-  }
-}
-
-export interface CpuSample {
-  at: number;
-  nodeMs: number;
-  chromiumMs: number;
-}
 
 export interface CpuSplit {
   nodeMs: number;
@@ -51,58 +23,86 @@ export interface CpuSplit {
   totalMs: number;
 }
 
+interface Point {
+  at: number;
+  ms: number;
+}
+
+function valueAt(series: readonly Point[], at: number): number {
+  if (series.length === 0) return 0;
+  if (at <= series[0]!.at) return series[0]!.ms;
+  if (at >= series[series.length - 1]!.at) return series[series.length - 1]!.ms;
+  let lo = 0;
+  let hi = series.length - 1;
+  while (hi - lo > 1) {
+    const mid = (lo + hi) >> 1;
+    if (series[mid]!.at <= at) lo = mid;
+    else hi = mid;
+  }
+  const a = series[lo]!;
+  const b = series[hi]!;
+  const f = b.at === a.at ? 0 : (at - a.at) / (b.at - a.at);
+  return a.ms + (b.ms - a.ms) * f;
+}
+
 export class CpuTimeline {
-  private readonly samples: CpuSample[] = [];
-  private timer: NodeJS.Timeout | undefined;
-
-  constructor(private readonly intervalMs = 50) {}
-
-  start(): this {
-    this.sample();
-    this.timer = setInterval(() => this.sample(), this.intervalMs);
-    this.timer.unref();
-    return this;
-  }
-
-  stop(): this {
-    if (this.timer) clearInterval(this.timer);
-    this.timer = undefined;
-    this.sample();
-    return this;
-  }
-
-  private sample(): void {
-    const usage = process.cpuUsage();
-    // An exited renderer's time moves into its parent's cutime/cstime when the parent reaps it, so summing live processes stays continuous.
-    let chromium = 0;
-    for (const pid of chromiumPids()) chromium += processCpuMs(pid);
-    this.samples.push({ at: Date.now(), nodeMs: (usage.user + usage.system) / 1000, chromiumMs: chromium });
-  }
-
-  private valueAt(at: number): CpuSample {
-    const s = this.samples;
-    if (s.length === 0) return { at, nodeMs: 0, chromiumMs: 0 };
-    if (at <= s[0]!.at) return s[0]!;
-    if (at >= s[s.length - 1]!.at) return s[s.length - 1]!;
-    let lo = 0;
-    let hi = s.length - 1;
-    while (hi - lo > 1) {
-      const mid = (lo + hi) >> 1;
-      if (s[mid]!.at <= at) lo = mid;
-      else hi = mid;
-    }
-    const a = s[lo]!;
-    const b = s[hi]!;
-    const f = b.at === a.at ? 0 : (at - a.at) / (b.at - a.at);
-    return { at, nodeMs: a.nodeMs + (b.nodeMs - a.nodeMs) * f, chromiumMs: a.chromiumMs + (b.chromiumMs - a.chromiumMs) * f };
-  }
+  constructor(
+    private readonly node: readonly Point[],
+    private readonly chromium: readonly Point[],
+  ) {}
 
   /** CPU used between two wall-clock times (ms since the epoch), interpolated between samples. */
   between(start: number, end: number): CpuSplit {
-    const a = this.valueAt(start);
-    const b = this.valueAt(end);
-    const nodeMs = Math.max(0, b.nodeMs - a.nodeMs);
-    const chromiumMs = Math.max(0, b.chromiumMs - a.chromiumMs);
+    const nodeMs = Math.max(0, valueAt(this.node, end) - valueAt(this.node, start));
+    const chromiumMs = Math.max(0, valueAt(this.chromium, end) - valueAt(this.chromium, start));
     return { nodeMs, chromiumMs, totalMs: nodeMs + chromiumMs };
+  }
+}
+
+export interface SampledRun {
+  cpu: CpuTimeline;
+  /** Peak memory of the Chromium tree during the run. */
+  peak: TreeMemory & { samples: number };
+}
+
+const CHILD = fileURLToPath(new URL('./chromium-sampler-process.ts', import.meta.url));
+
+/** Samples CPU (every 50 ms) and the browser tree's peak memory (every 250 ms) from start to stop. */
+export class RunSampler {
+  private readonly node: Point[] = [];
+  private readonly timer: NodeJS.Timeout;
+
+  private constructor(private readonly child: ChildProcess) {
+    this.sampleNode();
+    this.timer = setInterval(() => this.sampleNode(), 50);
+    this.timer.unref();
+  }
+
+  static async start(): Promise<RunSampler> {
+    const child = fork(CHILD, [], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+    await new Promise<void>((resolve, reject) => {
+      child.once('error', reject);
+      child.once('exit', (code) => reject(new Error(`the CPU sampler exited with code ${code} before it started`)));
+      child.once('message', () => resolve());
+    });
+    child.removeAllListeners('exit');
+    child.send({ root: process.pid, cpuIntervalMs: 50, memoryIntervalMs: 250, rescanMs: 250 });
+    return new RunSampler(child);
+  }
+
+  private sampleNode(): void {
+    const usage = process.cpuUsage();
+    this.node.push({ at: Date.now(), ms: (usage.user + usage.system) / 1000 });
+  }
+
+  async stop(): Promise<SampledRun> {
+    clearInterval(this.timer);
+    this.sampleNode();
+    const result = await new Promise<{ cpu: Array<{ at: number; chromiumMs: number }>; peak: TreeMemory & { samples: number } }>((resolve, reject) => {
+      this.child.once('message', (message) => resolve(message as never));
+      this.child.once('exit', (code) => reject(new Error(`the CPU sampler exited with code ${code} before it reported`)));
+      this.child.send('stop');
+    });
+    return { cpu: new CpuTimeline(this.node, result.cpu.map((s) => ({ at: s.at, ms: s.chromiumMs }))), peak: result.peak };
   }
 }

@@ -9,8 +9,7 @@ import { billNoFor, startSimulator, type ResetSpec } from '../src/simulator/serv
 import { SimulatorControl } from '../src/simulator/control-client.js';
 import { AwsUsage } from './aws-usage.js';
 import { measureBrowserSetup } from './browser-setup.js';
-import { PeakSampler } from './browser-memory.js';
-import { CpuTimeline } from './cpu-timeline.js';
+import { RunSampler, type CpuTimeline } from './cpu-timeline.js';
 import { measureClaimConflict } from './claim-conflict.js';
 import { runGuardedBatch, type GuardedRun } from './guarded-run.js';
 import { describeMachine, loadNow } from './machine.js';
@@ -177,8 +176,7 @@ export async function runBenchmark(options: BenchOptions): Promise<BenchReport> 
           await control.reset(spec);
           const evidenceDir = variant === 'raw-evidence' ? mkdtempSync(join(workDir, 'raw-evidence-')) : undefined;
           const load = loadNow().one;
-          const sampler = new PeakSampler().start();
-          const cpu = new CpuTimeline().start();
+          const sampler = await RunSampler.start();
           const run = await runRawScript({
             baseUrl: sim.url,
             tenant: TENANT,
@@ -187,8 +185,7 @@ export async function runBenchmark(options: BenchOptions): Promise<BenchReport> 
             concurrency,
             ...(evidenceDir ? { evidenceDir } : {}),
           });
-          cpu.stop();
-          const peak = sampler.stop();
+          const { cpu, peak } = await sampler.stop();
           const requests = toRequests(await control.timings());
           const journal = await journalCheck(control, options.items);
           records.push(rawRecord(run, variant, concurrency, r, load, requests, peak, journal, cpu));
@@ -211,11 +208,9 @@ export async function runBenchmark(options: BenchOptions): Promise<BenchReport> 
             await control.reset(spec);
             const taskId = `T-bench-c${concurrency}-${mode}-r${r}-${Date.now().toString(36)}`;
             const load = loadNow().one;
-            const sampler = new PeakSampler().start();
-            const cpu = new CpuTimeline().start();
+            const sampler = await RunSampler.start();
             const run = await runGuardedBatch(paperclip, usage, { taskId, tenant: TENANT, prefix });
-            cpu.stop();
-            const peak = sampler.stop();
+            const { cpu, peak } = await sampler.stop();
             const requests = toRequests(await control.timings());
             const journal = await journalCheck(control, options.items);
             records.push(guardedRecord(run, concurrency, mode, r, load, requests, peak, journal, cpu));

@@ -470,8 +470,11 @@ export async function complete(
     });
   }
   const record = outcomeRecord(state, closeAs, executionArn, input.reason ? { reason: input.reason } : {});
-  await s.evidence.put(evidenceKey(item, 'record.json'), JSON.stringify(record, null, 2), 'application/json');
-  await s.audit.append(item.key, { type: closeAs === 'done' ? 'completed' : closeAs, actor: item.identity, data: { verdict: state.readback?.verdict ?? null, reason: input.reason ?? null } });
+  // Independent of each other (a retried step rewrites both); the item's page, built next, needs both.
+  await Promise.all([
+    s.evidence.put(evidenceKey(item, 'record.json'), JSON.stringify(record, null, 2), 'application/json'),
+    s.audit.append(item.key, { type: closeAs === 'done' ? 'completed' : closeAs, actor: item.identity, data: { verdict: state.readback?.verdict ?? null, reason: input.reason ?? null } }),
+  ]);
   await recordClosedItem(s, item, closeAs);
   return { outcome: closeAs, key: item.key, billNo: item.billNo, reason: input.reason };
 }

@@ -103,13 +103,17 @@ export async function snapshotBatchFolder(ctx: EvidenceContext, batch: BatchRef)
 /** The objects of one item folder, hashed. */
 export async function snapshotItemFolder(ctx: EvidenceContext, batch: BatchRef, key: string): Promise<Map<string, HashedObject>> {
   const prefix = `${batchFolder(batch)}${key}/`;
+  const names = (await ctx.evidence.list(prefix))
+    .sort()
+    .map((objectKey) => objectKey.slice(prefix.length))
+    .filter((name) => !name.includes('/'));
+  // Read and hash the objects side by side: this runs as every item closes, and each read is a round trip to S3.
+  const hashed = await Promise.all(names.map((name) => hashObject(ctx, prefix + name)));
   const found = new Map<string, HashedObject>();
-  for (const objectKey of (await ctx.evidence.list(prefix)).sort()) {
-    const name = objectKey.slice(prefix.length);
-    if (name.includes('/')) continue;
-    const now = await hashObject(ctx, objectKey);
+  names.forEach((name, i) => {
+    const now = hashed[i];
     if (now) found.set(name, { name, ...now });
-  }
+  });
   return found;
 }
 

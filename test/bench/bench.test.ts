@@ -30,6 +30,9 @@ test('a small benchmark run reports every field and one vendor mutation per item
     assert.equal(run.journal.distinctBills, 3, `${path}: one per bill`);
     assert.ok(run.journal.exactlyOnePerItem, `${path}: exactly one mutation per item`);
     assert.deepEqual(run.outcomes, { done: 3 }, `${path}: every item done`);
+    // Sampled by a separate process reading /proc: the browser tree was seen and its CPU counted.
+    assert.ok(run.peakBrowser.processes > 0 && run.peakBrowser.samples >= 2, `${path}: the sampler saw the Chromium tree`);
+    assert.ok(run.cpu.chromiumMs > 0 && run.cpu.nodeMs > 0, `${path}: CPU of Chromium and of this process attributed to the run`);
   }
 
   const lost = report.claimConflict.lostClaimRuns;

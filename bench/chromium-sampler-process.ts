@@ -1,0 +1,91 @@
+import { readFileSync } from 'node:fs';
+import { chromiumPids, treeMemory, type TreeMemory } from './browser-memory.js';
+import { execFileSync } from 'node:child_process';
+
+/**
+ * Runs in a process of its own, forked by `ChromiumSampler`: reads the
+ * Chromium tree under the benchmark process from /proc. Done in the benchmark
+ * process itself, these synchronous reads of every thread's children list and
+ * every renderer's smaps_rollup blocked its event loop (the path being
+ * measured) and were counted as Paperclip's CPU.
+ *
+ * Messages in: { root, cpuIntervalMs, memoryIntervalMs, rescanMs }, then 'stop'.
+ * Message out, on stop: { cpu: [{ at, chromiumMs }], peak: TreeMemory & { samples } }.
+ */
+
+interface StartMessage {
+  root: number;
+  cpuIntervalMs: number;
+  memoryIntervalMs: number;
+  rescanMs: number;
+}
+
+let ticksPerSecond: number | undefined;
+function clockTicks(): number {
+  if (ticksPerSecond === undefined) {
+    try {
+      ticksPerSecond = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
+    } catch {
+      ticksPerSecond = 100;
+    }
+  }
+  return ticksPerSecond;
+}
+
+/** utime + stime + cutime + cstime of one process, in ms (reaped renderers count in their parent). */
+function processCpuMs(pid: number): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    // After the command name: state(0) ppid(1) ... utime(11) stime(12) cutime(13) cstime(14)
+    const ticks = [11, 12, 13, 14].reduce((t, i) => t + Number(fields[i] ?? 0), 0);
+    return (ticks * 1000) / clockTicks();
+  } catch {
+    return 0;
+  }
+}
+
+function run(start: StartMessage): void {
+  const cpu: Array<{ at: number; chromiumMs: number }> = [];
+  let peak: TreeMemory = { processes: 0, rssMiB: 0, pssMiB: 0 };
+  let memorySamples = 0;
+  let pids = chromiumPids(start.root);
+  let scannedAt = Date.now();
+
+  const sampleCpu = () => {
+    // Walking the tree is the expensive part; a renderer found late still reports its whole cumulative CPU.
+    if (Date.now() - scannedAt >= start.rescanMs) {
+      pids = chromiumPids(start.root);
+      scannedAt = Date.now();
+    }
+    let chromiumMs = 0;
+    for (const pid of pids) chromiumMs += processCpuMs(pid);
+    cpu.push({ at: Date.now(), chromiumMs });
+  };
+  const sampleMemory = () => {
+    const now = treeMemory(start.root);
+    memorySamples += 1;
+    peak = {
+      processes: Math.max(peak.processes, now.processes),
+      rssMiB: Math.max(peak.rssMiB, now.rssMiB),
+      pssMiB: Math.max(peak.pssMiB, now.pssMiB),
+    };
+  };
+
+  sampleCpu();
+  sampleMemory();
+  const cpuTimer = setInterval(sampleCpu, start.cpuIntervalMs);
+  const memoryTimer = setInterval(sampleMemory, start.memoryIntervalMs);
+  process.on('message', (message) => {
+    if (message !== 'stop') return;
+    clearInterval(cpuTimer);
+    clearInterval(memoryTimer);
+    pids = chromiumPids(start.root);
+    sampleCpu();
+    sampleMemory();
+    process.send?.({ cpu, peak: { ...peak, samples: memorySamples } }, () => process.exit(0));
+  });
+}
+
+process.once('message', (message) => run(message as StartMessage));
+process.send?.('ready');
