@@ -16,6 +16,13 @@ const BROWSER_STATES = ['Snapshot', 'BrowserWrite', 'Readback', 'Compensate'];
 const BATCH_FIXED_STATES = ['ReadList', 'ProcessItems', 'Summarize', 'ReadFailed'];
 const QUOTED_BROWSER_MIB = 500;
 
+/** Above this share of the machine taken by other processes during a run, the report warns that times are bent. */
+const OTHER_CPU_WARNING_PERCENT = 10;
+
+function otherCpuPercent(run: { otherCpuMs: number; wallMs: number }, cores: number): number {
+  return (100 * run.otherCpuMs) / (run.wallMs * cores);
+}
+
 export interface AnalysisInput {
   command: string;
   date: string;
@@ -312,7 +319,7 @@ export function analyse(input: AnalysisInput): BenchReport {
       concurrency: first.concurrency,
       itemsPerMin: round(itemsPerMin, 2),
       speedupVsC1: round(itemsPerMin / base, 2),
-      loadAtStart: round(median(rs.map((r) => r.loadAtStart)), 2),
+      otherCpuPercent: round(median(rs.map((r) => otherCpuPercent(r, input.machine.cores))), 1),
     };
   });
   throughput.sort((a, b) => a.path.localeCompare(b.path) || String(a.tracing).localeCompare(String(b.tracing)) || a.concurrency - b.concurrency);
@@ -404,9 +411,9 @@ export function analyse(input: AnalysisInput): BenchReport {
       met: g2 ? g2.speedupVsC1 >= 1.7 : null,
       note: `${r2 ? `the raw script on the same machine scales ${fmt(r2.speedupVsC1, 2)}x; ` : ''}${
         g1 && g2
-          ? `load average at the start of the two guarded runs ${fmt(g1.loadAtStart, 1)} and ${fmt(g2.loadAtStart, 1)}${
-              Math.abs(g1.loadAtStart - g2.loadAtStart) > 0.25 * Math.max(g1.loadAtStart, g2.loadAtStart)
-                ? ': the load changed by more than a quarter between them, so this ratio measures the machine as much as Paperclip — rerun with --repeat on a quiet machine before relying on it'
+          ? `other processes used ${fmt(g1.otherCpuPercent, 1)}% and ${fmt(g2.otherCpuPercent, 1)}% of the machine's CPU during the two guarded levels${
+              Math.max(g1.otherCpuPercent, g2.otherCpuPercent) > OTHER_CPU_WARNING_PERCENT
+                ? ': enough to bend this ratio — rerun with --repeat on a quiet machine before relying on it'
                 : ''
             }`
           : ''
@@ -445,12 +452,17 @@ export function analyse(input: AnalysisInput): BenchReport {
   ];
 
   const findings: string[] = [];
-  if (input.machine.loadWarning) findings.push(input.machine.loadWarning);
-  const loads = input.records.map((r) => r.loadAtStart);
+  const others = input.records.map((r) => otherCpuPercent(r, input.machine.cores));
+  const busiest = Math.max(...others);
+  const machineWarning =
+    busiest > OTHER_CPU_WARNING_PERCENT
+      ? `other processes used up to ${fmt(busiest, 1)}% of the machine's CPU during a run (median ${fmt(median(others), 1)}%): absolute times are inflated and noisy; compare ratios, and rerun on a quiet machine before quoting absolute numbers`
+      : undefined;
+  if (machineWarning) findings.push(machineWarning);
   findings.push(
-    `The 1-minute load average at the start of the runs ranged from ${fmt(Math.min(...loads), 1)} to ${fmt(Math.max(...loads), 1)}${
-      input.options.repeat === 1 ? ' and every level ran once (--repeat 1)' : ''
-    }: comparisons between runs (concurrency scaling, tracing on/off) carry that noise; the per-item ratios within one run's level, the counts (requests, contexts, transitions, units, bytes) and the CPU figures are the steadier results.`,
+    `Other processes used ${fmt(median(others), 1)}% of the machine's CPU during the median run (at most ${fmt(busiest, 1)}%): all cores' busy time from /proc/stat minus the benchmark's own Node process, Chromium tree and sampler${
+      input.options.repeat === 1 ? '. Every level ran once (--repeat 1), so comparisons between runs (concurrency scaling, tracing on/off) carry run-to-run noise' : ''
+    }. The load average in the header counts every runnable thread, the benchmark's own Chromium and Node threads included, so it rises during the runs without meaning other work.`,
   );
   const top = slowest[0]!;
   findings.push(
@@ -468,7 +480,7 @@ export function analyse(input: AnalysisInput): BenchReport {
   }
   if (g2 && r2) {
     findings.push(
-      `Scaling from concurrency 1 to 2: guarded ${fmt(g2.speedupVsC1, 2)}x, raw ${fmt(r2.speedupVsC1, 2)}x on ${input.machine.cores} cores at load ${input.machine.loadAverage.one}. Both paths are CPU-bound in the browser; the vendor is busy for only ${fmt(headSplit.vendorMs)} ms per guarded item, so more concurrency queues on the CPU rather than overlapping vendor waits.`,
+      `Scaling from concurrency 1 to 2: guarded ${fmt(g2.speedupVsC1, 2)}x, raw ${fmt(r2.speedupVsC1, 2)}x on ${input.machine.cores} cores. Both paths are CPU-bound in the browser; the vendor is busy for only ${fmt(headSplit.vendorMs)} ms per guarded item, so more concurrency queues on the CPU rather than overlapping vendor waits.`,
     );
   }
 
@@ -478,6 +490,7 @@ export function analyse(input: AnalysisInput): BenchReport {
     durationMs: input.durationMs,
     options: input.options,
     machine: input.machine,
+    ...(machineWarning ? { machineWarning } : {}),
     loadAtEnd: input.loadAtEnd,
     runs: input.records,
     latency: {

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { chromiumPids, treeMemory, type TreeMemory } from './browser-memory.js';
-import { execFileSync } from 'node:child_process';
+import { clockTicks } from './machine.js';
 
 /**
  * Runs in a process of its own, forked by `ChromiumSampler`: reads the
@@ -10,7 +10,8 @@ import { execFileSync } from 'node:child_process';
  * measured) and were counted as Paperclip's CPU.
  *
  * Messages in: { root, cpuIntervalMs, memoryIntervalMs, rescanMs }, then 'stop'.
- * Message out, on stop: { cpu: [{ at, chromiumMs }], peak: TreeMemory & { samples } }.
+ * Message out, on stop: { cpu: [{ at, chromiumMs }], peak: TreeMemory & { samples }, ownCpuMs }, where
+ * ownCpuMs is what this sampler itself used while sampling (the benchmark subtracts it from the machine's CPU).
  */
 
 interface StartMessage {
@@ -18,18 +19,6 @@ interface StartMessage {
   cpuIntervalMs: number;
   memoryIntervalMs: number;
   rescanMs: number;
-}
-
-let ticksPerSecond: number | undefined;
-function clockTicks(): number {
-  if (ticksPerSecond === undefined) {
-    try {
-      ticksPerSecond = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
-    } catch {
-      ticksPerSecond = 100;
-    }
-  }
-  return ticksPerSecond;
 }
 
 /** utime + stime + cutime + cstime of one process, in ms (reaped renderers count in their parent). */
@@ -46,6 +35,7 @@ function processCpuMs(pid: number): number {
 }
 
 function run(start: StartMessage): void {
+  const ownAtStart = process.cpuUsage();
   const cpu: Array<{ at: number; chromiumMs: number }> = [];
   let peak: TreeMemory = { processes: 0, rssMiB: 0, pssMiB: 0 };
   let memorySamples = 0;
@@ -83,7 +73,8 @@ function run(start: StartMessage): void {
     pids = chromiumPids(start.root);
     sampleCpu();
     sampleMemory();
-    process.send?.({ cpu, peak: { ...peak, samples: memorySamples } }, () => process.exit(0));
+    const own = process.cpuUsage(ownAtStart);
+    process.send?.({ cpu, peak: { ...peak, samples: memorySamples }, ownCpuMs: (own.user + own.system) / 1000 }, () => process.exit(0));
   });
 }
 

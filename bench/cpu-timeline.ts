@@ -1,6 +1,7 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import type { TreeMemory } from './browser-memory.js';
+import { machineBusyMs } from './machine.js';
 
 /**
  * CPU time consumed while the benchmark runs, sampled over time so it can be
@@ -63,6 +64,12 @@ export interface SampledRun {
   cpu: CpuTimeline;
   /** Peak memory of the Chromium tree during the run. */
   peak: TreeMemory & { samples: number };
+  /**
+   * CPU the rest of the machine used during the run: every core's busy time
+   * minus this process, its Chromium tree and the sampler. Zero on a quiet
+   * machine; large when other work competed for the cores (NaN off Linux).
+   */
+  otherCpuMs: number;
 }
 
 const CHILD = fileURLToPath(new URL('./chromium-sampler-process.ts', import.meta.url));
@@ -71,6 +78,7 @@ const CHILD = fileURLToPath(new URL('./chromium-sampler-process.ts', import.meta
 export class RunSampler {
   private readonly node: Point[] = [];
   private readonly timer: NodeJS.Timeout;
+  private readonly machineAtStart = machineBusyMs();
 
   private constructor(private readonly child: ChildProcess) {
     this.sampleNode();
@@ -98,11 +106,17 @@ export class RunSampler {
   async stop(): Promise<SampledRun> {
     clearInterval(this.timer);
     this.sampleNode();
-    const result = await new Promise<{ cpu: Array<{ at: number; chromiumMs: number }>; peak: TreeMemory & { samples: number } }>((resolve, reject) => {
-      this.child.once('message', (message) => resolve(message as never));
-      this.child.once('exit', (code) => reject(new Error(`the CPU sampler exited with code ${code} before it reported`)));
-      this.child.send('stop');
-    });
-    return { cpu: new CpuTimeline(this.node, result.cpu.map((s) => ({ at: s.at, ms: s.chromiumMs }))), peak: result.peak };
+    const machine = machineBusyMs() - this.machineAtStart;
+    const result = await new Promise<{ cpu: Array<{ at: number; chromiumMs: number }>; peak: TreeMemory & { samples: number }; ownCpuMs: number }>(
+      (resolve, reject) => {
+        this.child.once('message', (message) => resolve(message as never));
+        this.child.once('exit', (code) => reject(new Error(`the CPU sampler exited with code ${code} before it reported`)));
+        this.child.send('stop');
+      },
+    );
+    const cpu = new CpuTimeline(this.node, result.cpu.map((s) => ({ at: s.at, ms: s.chromiumMs })));
+    const ours = cpu.between(this.node[0]!.at, this.node[this.node.length - 1]!.at).totalMs + result.ownCpuMs;
+    // /proc/stat counts in clock ticks (10 ms): a small negative remainder is rounding, not a measurement.
+    return { cpu, peak: result.peak, otherCpuMs: Math.max(0, machine - ours) };
   }
 }

@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { cpus, loadavg, totalmem } from 'node:os';
 
@@ -7,9 +8,8 @@ export interface MachineInfo {
   memoryGiB: number;
   node: string;
   platform: string;
+  /** Informative only: Linux counts every runnable thread, the benchmark's own Chromium and Node threads included. */
   loadAverage: { at: string; one: number; five: number; fifteen: number };
-  /** Load per core at start above 1 means other work competed for the CPU during the run. */
-  loadWarning?: string;
 }
 
 function cpuModelFromProc(): string {
@@ -30,22 +30,42 @@ export function loadNow(): MachineInfo['loadAverage'] {
 }
 
 export function describeMachine(): MachineInfo {
-  const cores = cpus().length;
-  const load = loadNow();
-  const perCore = load.one / cores;
   return {
     cpuModel: cpuModelFromProc(),
-    cores,
+    cores: cpus().length,
     memoryGiB: round2(totalmem() / 1024 ** 3),
     node: process.version,
     platform: `${process.platform} ${process.arch}`,
-    loadAverage: load,
-    ...(perCore > 1
-      ? {
-          loadWarning: `load average ${load.one} on ${cores} cores (${round2(perCore)} per core) at start: other processes competed for the CPU, so absolute times are inflated and noisy; compare ratios, and rerun on an idle machine before quoting absolute numbers`,
-        }
-      : {}),
+    loadAverage: loadNow(),
   };
+}
+
+let ticksPerSecond: number | undefined;
+
+/** Kernel clock ticks per second, the unit of the CPU times in /proc. */
+export function clockTicks(): number {
+  if (ticksPerSecond === undefined) {
+    try {
+      ticksPerSecond = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
+    } catch {
+      ticksPerSecond = 100;
+    }
+  }
+  return ticksPerSecond;
+}
+
+/**
+ * CPU time every core of the machine has spent busy since boot, in ms (from
+ * /proc/stat: user, nice, system, irq, softirq, steal). Off Linux: NaN.
+ */
+export function machineBusyMs(): number {
+  try {
+    const fields = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1).map(Number);
+    const [user = 0, nice = 0, system = 0, , , irq = 0, softirq = 0, steal = 0] = fields;
+    return ((user + nice + system + irq + softirq + steal) * 1000) / clockTicks();
+  } catch {
+    return Number.NaN;
+  }
 }
 
 function round2(n: number): number {

@@ -94,7 +94,7 @@ every number below; nothing in this file is written by hand except by the genera
 
 **Machine**: ${m.cpuModel}, ${m.cores} cores, ${f(m.memoryGiB, 1)} GiB, Node ${m.node}, ${m.platform}.
 Load average at start ${m.loadAverage.one} / ${m.loadAverage.five} / ${m.loadAverage.fifteen} (1/5/15 min), at end ${r.loadAtEnd.one} / ${r.loadAtEnd.five} / ${r.loadAtEnd.fifteen}.
-${m.loadWarning ? `\n> **Warning — shared, loaded machine.** ${m.loadWarning}\n` : ''}
+${r.machineWarning ? `\n> **Warning — shared, loaded machine.** ${r.machineWarning}\n` : ''}
 **Setup**: ${r.options.items} pending bills (seed 7, tenant acme, plus two already processed bills both paths must leave alone),
 concurrency ${r.options.concurrency.join(', ')}, ${r.options.repeat} repeat(s) per level, write tracing ${r.options.tracing}, vendor settle delay ${r.options.settleMs} ms
 (0: the simulator settles a mark at once, so both paths measure mechanics rather than the vendor's settle timer; \`--settle-ms\` changes it).
@@ -156,7 +156,9 @@ Raw: from the click on 标记处理 to the re-queried row. Guarded: one guarded-
   );
   out.push(`
 CPU is the time this Node process (Paperclip, Playwright's client, and also the simulator and the in-process AWS
-emulators) and the Chromium processes spent on a core during the item: the work, without the wait for a core.`);
+emulators) and the Chromium processes spent on a core during the item: the work, without the wait for a core.
+This process's CPU comes from \`process.cpuUsage()\` every 50 ms; the Chromium tree's from /proc, read every 50 ms by a
+separate sampler process (the tree re-walked every 250 ms; a renderer found late still reports its whole CPU).`);
 
   out.push(`
 ## Where the time goes: vendor wait against Paperclip
@@ -232,14 +234,14 @@ guarded concurrency N = the batch Map's MaxConcurrency. Median over repeats.
 `);
   out.push(
     table(
-      ['path', 'concurrency', 'items/min', 'speed-up vs concurrency 1', 'cores busy (CPU ÷ wall)', 'load average at start'],
+      ['path', 'concurrency', 'items/min', 'speed-up vs concurrency 1', 'cores busy (CPU ÷ wall)', 'other processes (% of machine CPU)'],
       r.throughput.map((t) => [
         `${t.path}${t.tracing ? `, tracing ${t.tracing}` : ''}`,
         t.concurrency,
         f(t.itemsPerMin, 1),
         `${f(t.speedupVsC1, 2)}x`,
         f(coresBusy(r, t.path, t.tracing, t.concurrency), 2),
-        f(t.loadAtStart, 1),
+        f(t.otherCpuPercent, 1),
       ]),
     ),
   );
@@ -258,12 +260,12 @@ Every run, with the journal check (exactly one vendor mutation per bill, read fr
 `);
   out.push(
     table(
-      ['path', 'concurrency', 'repeat', 'load at start', 'status', 'items', 'outcomes', 'mutations', 'one per item', 'wall ms', 'item median ms', 'item p95 ms'],
+      ['path', 'concurrency', 'repeat', 'other CPU ms', 'status', 'items', 'outcomes', 'mutations', 'one per item', 'wall ms', 'item median ms', 'item p95 ms'],
       r.runs.map((x) => [
         `${x.path}${x.tracing ? `, tracing ${x.tracing}` : ''}`,
         x.concurrency,
         x.repeat,
-        f(x.loadAtStart, 1),
+        f(x.otherCpuMs),
         x.status,
         x.items,
         Object.entries(x.outcomes).map(([k, v]) => `${k} ${v}`).join(', '),
@@ -305,7 +307,8 @@ Chromium build (INIT capped at 10 s). A local launch has no Lambda INIT, no imag
 ## Memory
 
 Sum over the Chromium processes under the benchmark's Node process, from /proc (\`VmRSS\`, and \`Pss\` from
-\`smaps_rollup\`, which splits shared pages between processes). Sampled every 200 ms during runs.
+\`smaps_rollup\`, which splits shared pages between processes). Sampled every 250 ms during runs by a separate
+sampler process, so reading /proc neither blocks the benchmark's event loop nor counts as its CPU.
 `);
   out.push(
     table(

@@ -17,8 +17,8 @@ export const RunRecordSchema = z
     concurrency: num,
     tracing: z.enum(['on', 'off']).nullable(),
     repeat: num,
-    /** 1-minute load average when the run started: runs at different loads are not comparable. */
-    loadAtStart: num,
+    /** CPU other processes on the machine used during the run (all cores' busy time minus the benchmark's own). */
+    otherCpuMs: num,
     items: num,
     status: z.string(),
     wallMs: num,
@@ -126,9 +126,10 @@ export const BenchReportSchema = z
         node: z.string(),
         platform: z.string(),
         loadAverage: z.object({ at: z.string(), one: num, five: num, fifteen: num }).strict(),
-        loadWarning: z.string().optional(),
       })
       .strict(),
+    /** Set when other processes took a noticeable share of the machine during some run. */
+    machineWarning: z.string().optional(),
     loadAtEnd: z.object({ at: z.string(), one: num, five: num, fifteen: num }).strict(),
     runs: z.array(RunRecordSchema).min(2),
     latency: z
@@ -146,7 +147,7 @@ export const BenchReportSchema = z
       })
       .strict(),
     throughput: z
-      .array(z.object({ path: z.enum(['raw', 'raw-evidence', 'guarded']), tracing: z.enum(['on', 'off']).nullable(), concurrency: num, itemsPerMin: num, speedupVsC1: num, loadAtStart: num }).strict())
+      .array(z.object({ path: z.enum(['raw', 'raw-evidence', 'guarded']), tracing: z.enum(['on', 'off']).nullable(), concurrency: num, itemsPerMin: num, speedupVsC1: num, otherCpuPercent: num }).strict())
       .min(2),
     memory: z
       .object({

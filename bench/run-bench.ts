@@ -74,7 +74,7 @@ function cpuOf(cpu: CpuTimeline, start: number, end: number): RunRecord['cpu'] {
   return { nodeMs: Math.round(c.nodeMs), chromiumMs: Math.round(c.chromiumMs) };
 }
 
-function rawRecord(run: RawRun, variant: 'raw' | 'raw-evidence', concurrency: number, repeat: number, loadAtStart: number, requests: ReturnType<typeof toRequests>, peak: RunRecord['peakBrowser'], journal: RunRecord['journal'], cpu: CpuTimeline): RunRecord {
+function rawRecord(run: RawRun, variant: 'raw' | 'raw-evidence', concurrency: number, repeat: number, otherCpuMs: number, requests: ReturnType<typeof toRequests>, peak: RunRecord['peakBrowser'], journal: RunRecord['journal'], cpu: CpuTimeline): RunRecord {
   const outcomes: Record<string, number> = {};
   for (const item of run.items) outcomes[item.outcome] = (outcomes[item.outcome] ?? 0) + 1;
   const inRun = requests.filter((r) => r.start >= run.startedAt && r.start <= run.endedAt);
@@ -83,7 +83,7 @@ function rawRecord(run: RawRun, variant: 'raw' | 'raw-evidence', concurrency: nu
     concurrency,
     tracing: null,
     repeat,
-    loadAtStart,
+    otherCpuMs,
     items: run.items.length,
     status: run.items.length === journal.mutations ? 'SUCCEEDED' : 'INCOMPLETE',
     wallMs: run.wallMs,
@@ -97,7 +97,7 @@ function rawRecord(run: RawRun, variant: 'raw' | 'raw-evidence', concurrency: nu
   };
 }
 
-function guardedRecord(run: GuardedRun, concurrency: number, tracing: 'on' | 'off', repeat: number, loadAtStart: number, requests: ReturnType<typeof toRequests>, peak: RunRecord['peakBrowser'], journal: RunRecord['journal'], cpu: CpuTimeline): RunRecord {
+function guardedRecord(run: GuardedRun, concurrency: number, tracing: 'on' | 'off', repeat: number, otherCpuMs: number, requests: ReturnType<typeof toRequests>, peak: RunRecord['peakBrowser'], journal: RunRecord['journal'], cpu: CpuTimeline): RunRecord {
   const inRun = requests.filter((r) => r.start >= run.startedAt && r.start <= run.stoppedAt);
   const outcomes: Record<string, number> = {};
   for (const [k, v] of Object.entries(run.summary?.counts ?? {})) if (v) outcomes[k] = v;
@@ -106,7 +106,7 @@ function guardedRecord(run: GuardedRun, concurrency: number, tracing: 'on' | 'of
     concurrency,
     tracing,
     repeat,
-    loadAtStart,
+    otherCpuMs,
     items: run.items.length,
     status: run.status,
     wallMs: run.wallMs,
@@ -124,7 +124,6 @@ export async function runBenchmark(options: BenchOptions): Promise<BenchReport> 
   const log = options.log ?? (() => undefined);
   const started = Date.now();
   const machine = describeMachine();
-  if (machine.loadWarning) log(`warning: ${machine.loadWarning}`);
   const configPath = resolve(options.configPath ?? 'config/paperclip.local.yaml');
   const modes: Array<'on' | 'off'> = options.tracing === 'both' ? ['on', 'off'] : [options.tracing];
   const spec = seedSpec(options.items, options.settleMs);
@@ -175,8 +174,7 @@ export async function runBenchmark(options: BenchOptions): Promise<BenchReport> 
         for (let r = 1; r <= options.repeat; r++) {
           await control.reset(spec);
           const evidenceDir = variant === 'raw-evidence' ? mkdtempSync(join(workDir, 'raw-evidence-')) : undefined;
-          const load = loadNow().one;
-          const sampler = await RunSampler.start();
+                    const sampler = await RunSampler.start();
           const run = await runRawScript({
             baseUrl: sim.url,
             tenant: TENANT,
@@ -185,10 +183,10 @@ export async function runBenchmark(options: BenchOptions): Promise<BenchReport> 
             concurrency,
             ...(evidenceDir ? { evidenceDir } : {}),
           });
-          const { cpu, peak } = await sampler.stop();
+          const { cpu, peak, otherCpuMs } = await sampler.stop();
           const requests = toRequests(await control.timings());
           const journal = await journalCheck(control, options.items);
-          records.push(rawRecord(run, variant, concurrency, r, load, requests, peak, journal, cpu));
+          records.push(rawRecord(run, variant, concurrency, r, Math.round(otherCpuMs), requests, peak, journal, cpu));
           rawRuns.push({ concurrency, variant, run, requests, cpu });
           log(`${variant} c=${concurrency} r=${r}: ${run.items.length} items in ${run.wallMs} ms, ${journal.mutations} mutations`);
         }
@@ -207,13 +205,12 @@ export async function runBenchmark(options: BenchOptions): Promise<BenchReport> 
           for (let r = 1; r <= options.repeat; r++) {
             await control.reset(spec);
             const taskId = `T-bench-c${concurrency}-${mode}-r${r}-${Date.now().toString(36)}`;
-            const load = loadNow().one;
-            const sampler = await RunSampler.start();
+                        const sampler = await RunSampler.start();
             const run = await runGuardedBatch(paperclip, usage, { taskId, tenant: TENANT, prefix });
-            const { cpu, peak } = await sampler.stop();
+            const { cpu, peak, otherCpuMs } = await sampler.stop();
             const requests = toRequests(await control.timings());
             const journal = await journalCheck(control, options.items);
-            records.push(guardedRecord(run, concurrency, mode, r, load, requests, peak, journal, cpu));
+            records.push(guardedRecord(run, concurrency, mode, r, Math.round(otherCpuMs), requests, peak, journal, cpu));
             guardedRuns.push({ concurrency, tracing: mode, run, requests, cpu });
             log(`guarded c=${concurrency} tracing=${mode} r=${r}: ${run.status} ${run.items.length} items in ${run.wallMs} ms, ${journal.mutations} mutations`);
             lastTasks = run.items.map((i) => ({ taskId, tenant: TENANT, billNo: String((i.output as { billNo?: string })?.billNo ?? ''), action: 'mark_processed' }));
