@@ -24,10 +24,17 @@ function parentOf(pid: number): number | undefined {
   }
 }
 
+/**
+ * By the command name in /proc/<pid>/stat, not the command line: a renderer
+ * that has exited but is not yet reaped (Chromium reaps lazily, up to seconds
+ * later) has an empty command line yet still holds its CPU time, which moves
+ * to the browser process only when it is reaped. Missing it in between made a
+ * closed context's CPU vanish for a while.
+ */
 function isChromium(pid: number): boolean {
   try {
-    const cmd = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
-    return /chrom|headless_shell/i.test(cmd.split('\0')[0] ?? '');
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return /chrom|headless_shell/i.test(stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')));
   } catch {
     return false;
   }
