@@ -447,7 +447,7 @@ export function analyse(input: AnalysisInput): BenchReport {
       target: 'modelled AWS cost <= $0.75 per 1000 guarded writes (durations from CPU time: vendor wait + CPU / vCPU share)',
       measured: `$${costCpu.total.toFixed(3)} per 1000 (tracing ${headline}, same scenario)`,
       met: costCpu.total <= 0.75,
-      note: `removes the wait for a core on this loaded machine; CPU includes the in-process emulators, so it is still an upper bound; largest line: ${[...costCpu.lines].sort((a, b) => b.cost - a.cost)[0]!.item}`,
+      note: `removes the time spent waiting for one of the ${input.machine.cores} shared cores; CPU includes the in-process emulators, so it is still an upper bound; largest line: ${[...costCpu.lines].sort((a, b) => b.cost - a.cost)[0]!.item}`,
     },
   ];
 
