@@ -13,15 +13,25 @@ export interface TreeMemory {
   pssMiB: number;
 }
 
-function parentOf(pid: number): number | undefined {
+/**
+ * /proc/<pid>/stat split into the command name and the fields after it
+ * (state is fields[0], ppid fields[1], utime fields[11] ... cstime fields[14]);
+ * undefined once the process is gone.
+ */
+export function readProcStat(pid: number): { name: string; fields: string[] } | undefined {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
     // The command name is in parentheses and may contain spaces; fields resume after the last ')'.
-    const rest = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return Number(rest[1]);
+    const close = stat.lastIndexOf(')');
+    return { name: stat.slice(stat.indexOf('(') + 1, close), fields: stat.slice(close + 2).split(' ') };
   } catch {
     return undefined;
   }
+}
+
+function parentOf(pid: number): number | undefined {
+  const stat = readProcStat(pid);
+  return stat ? Number(stat.fields[1]) : undefined;
 }
 
 /**
@@ -32,12 +42,7 @@ function parentOf(pid: number): number | undefined {
  * closed context's CPU vanish for a while.
  */
 function isChromium(pid: number): boolean {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return /chrom|headless_shell/i.test(stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')));
-  } catch {
-    return false;
-  }
+  return /chrom|headless_shell/i.test(readProcStat(pid)?.name ?? '');
 }
 
 function childrenOf(pid: number): number[] | undefined {

@@ -1,9 +1,8 @@
-import { readFileSync } from 'node:fs';
-import { chromiumPids, treeMemory, type TreeMemory } from './browser-memory.js';
+import { chromiumPids, readProcStat, treeMemory, type TreeMemory } from './browser-memory.js';
 import { clockTicks } from './machine.js';
 
 /**
- * Runs in a process of its own, forked by `ChromiumSampler`: reads the
+ * Runs in a process of its own, forked by `RunSampler` (cpu-timeline.ts): reads the
  * Chromium tree under the benchmark process from /proc. Done in the benchmark
  * process itself, these synchronous reads of every thread's children list and
  * every renderer's smaps_rollup blocked its event loop (the path being
@@ -23,15 +22,9 @@ interface StartMessage {
 
 /** utime + stime + cutime + cstime of one process, in ms (reaped renderers count in their parent). */
 function processCpuMs(pid: number): number {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    // After the command name: state(0) ppid(1) ... utime(11) stime(12) cutime(13) cstime(14)
-    const ticks = [11, 12, 13, 14].reduce((t, i) => t + Number(fields[i] ?? 0), 0);
-    return (ticks * 1000) / clockTicks();
-  } catch {
-    return 0;
-  }
+  const fields = readProcStat(pid)?.fields ?? [];
+  const ticks = [11, 12, 13, 14].reduce((t, i) => t + Number(fields[i] ?? 0), 0);
+  return (ticks * 1000) / clockTicks();
 }
 
 function run(start: StartMessage): void {
@@ -79,4 +72,6 @@ function run(start: StartMessage): void {
 }
 
 process.once('message', (message) => run(message as StartMessage));
+// The benchmark died or was stopped without asking: do not sample an orphaned tree forever.
+process.once('disconnect', () => process.exit(0));
 process.send?.('ready');

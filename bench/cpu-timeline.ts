@@ -95,6 +95,9 @@ export class RunSampler {
     });
     child.removeAllListeners('exit');
     child.send({ root: process.pid, cpuIntervalMs: 50, memoryIntervalMs: 250, rescanMs: 250 });
+    // A run that throws before stop() must not be kept alive by its sampler; the sampler exits when we do.
+    child.unref();
+    child.channel?.unref();
     return new RunSampler(child);
   }
 
@@ -107,6 +110,8 @@ export class RunSampler {
     clearInterval(this.timer);
     this.sampleNode();
     const machine = machineBusyMs() - this.machineAtStart;
+    this.child.ref();
+    this.child.channel?.ref();
     const result = await new Promise<{ cpu: Array<{ at: number; chromiumMs: number }>; peak: TreeMemory & { samples: number }; ownCpuMs: number }>(
       (resolve, reject) => {
         this.child.once('message', (message) => resolve(message as never));

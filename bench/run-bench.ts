@@ -174,7 +174,7 @@ export async function runBenchmark(options: BenchOptions): Promise<BenchReport> 
         for (let r = 1; r <= options.repeat; r++) {
           await control.reset(spec);
           const evidenceDir = variant === 'raw-evidence' ? mkdtempSync(join(workDir, 'raw-evidence-')) : undefined;
-                    const sampler = await RunSampler.start();
+          const sampler = await RunSampler.start();
           const run = await runRawScript({
             baseUrl: sim.url,
             tenant: TENANT,
@@ -205,7 +205,7 @@ export async function runBenchmark(options: BenchOptions): Promise<BenchReport> 
           for (let r = 1; r <= options.repeat; r++) {
             await control.reset(spec);
             const taskId = `T-bench-c${concurrency}-${mode}-r${r}-${Date.now().toString(36)}`;
-                        const sampler = await RunSampler.start();
+            const sampler = await RunSampler.start();
             const run = await runGuardedBatch(paperclip, usage, { taskId, tenant: TENANT, prefix });
             const { cpu, peak, otherCpuMs } = await sampler.stop();
             const requests = toRequests(await control.timings());

@@ -2,6 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
+import { existsSync, readFileSync } from 'node:fs';
 import { RunSampler } from '../../bench/cpu-timeline.js';
 
 /**
@@ -21,4 +22,29 @@ test('a process spinning beside a run shows up as other processes\' CPU, not as 
   const ours = cpu.between(0, Number.MAX_SAFE_INTEGER);
   assert.ok(ours.nodeMs < otherCpuMs, 'the spinner is not billed to this process');
   assert.equal(ours.chromiumMs, 0);
+});
+
+test('a benchmark that ends without stopping its sampler exits, and takes the sampler with it', { skip: process.platform !== 'linux', timeout: 60_000 }, async () => {
+  // Prints the sampler's pid (this process's only child) and ends without calling stop().
+  const script = [
+    "const { RunSampler } = await import('./bench/cpu-timeline.ts');",
+    "const { readdirSync, readFileSync } = await import('node:fs');",
+    'await RunSampler.start();',
+    "const tasks = readdirSync('/proc/self/task');",
+    "console.log(tasks.map((t) => readFileSync(`/proc/self/task/${t}/children`, 'utf8')).join(' ').trim());",
+  ].join('\n');
+  const run = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
+  let out = '';
+  run.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
+  const [code] = (await once(run, 'exit')) as [number | null];
+  assert.equal(code, 0, 'the started sampler did not keep the benchmark process alive');
+  const samplers = out.trim().split(/\s+/).filter(Boolean);
+  assert.ok(samplers.length > 0, 'the sampler process was found while the benchmark ran');
+  const alive = () => samplers.filter((pid) => existsSync(`/proc/${pid}`) && !readFileSync(`/proc/${pid}/stat`, 'utf8').includes(') Z '));
+  // The sampler notices its parent is gone when the IPC channel closes; give it a moment, never forever.
+  for (let i = 0; i < 50 && alive().length > 0; i++) await new Promise((resolve) => setTimeout(resolve, 100));
+  const survivors = alive();
+  // A regression must fail, not leave a sampler holding this test's output open.
+  for (const pid of survivors) process.kill(Number(pid));
+  assert.deepEqual(survivors, [], 'no sampler process outlives the benchmark');
 });
