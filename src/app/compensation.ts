@@ -4,6 +4,7 @@ import type { Claim } from '../domain/claim.js';
 import type { RoutedItem } from '../domain/routing.js';
 import type { WriteTask } from '../domain/task.js';
 import { idempotencyKey } from '../domain/task.js';
+import { refreshItemEvidence } from '../evidence/item-closed.js';
 
 /**
  * Compensation runs an item's registered inverse through the same guarded
@@ -146,6 +147,7 @@ export async function compensate(s: Services, input: CompensationRequest): Promi
       actor: input.requestedBy,
       data: { inverseKey, outcome: 'error', reason: (error as Error).message },
     });
+    await refreshItemEvidence(s, claim);
     throw error;
   }
   const done = result(run.output.outcome, run.executionArn);
@@ -154,5 +156,7 @@ export async function compensate(s: Services, input: CompensationRequest): Promi
     actor: input.requestedBy,
     data: { inverseKey, outcome: done.outcome, reason: run.output.reason ?? null, executionArn: run.executionArn, preStatus: done.preStatus, restoredStatus: done.restoredStatus },
   });
+  // The write's own page and seal entry were made when it closed; an auditor opening it must see it was undone.
+  await refreshItemEvidence(s, claim);
   return done;
 }

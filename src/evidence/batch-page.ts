@@ -56,13 +56,19 @@ function outcomeOf(item: BatchPageItem): string {
 export function renderBatchPage(input: BatchPageInput): string {
   const { batch, summary } = input;
   const items = [...input.items].sort((a, b) => (a.claim?.billNo ?? a.key).localeCompare(b.claim?.billNo ?? b.key) || a.key.localeCompare(b.key));
+  const undoneBy = new Map(items.filter((i) => i.compensates).map((i) => [i.compensates!, i.key]));
+  const keyLink = (key: string) => `<a href="${relativeHref(`${key}/${PAGE_NAME}`)}"><code>${escapeHtml(key.slice(0, 14))}…</code></a>`;
   const rows = items.map((item) => {
     const outcome = outcomeOf(item);
     const bill = item.record?.billNo ?? item.claim?.billNo ?? '—';
     const link = item.hasPage ? `<a href="${relativeHref(`${item.key}/${PAGE_NAME}`)}">${escapeHtml(bill)}</a>` : escapeHtml(bill);
     const verdict = item.record?.verdict ?? null;
     const reason = item.record?.reason ?? item.claim?.reason ?? '';
-    const compensates = item.compensates ? `<br><span class="when">补偿 undoes <a href="${relativeHref(`${item.compensates}/${PAGE_NAME}`)}"><code>${escapeHtml(item.compensates.slice(0, 14))}…</code></a></span>` : '';
+    const inverse = undoneBy.get(item.key);
+    const compensates = [
+      item.compensates ? `<br><span class="when">补偿 undoes ${keyLink(item.compensates)}</span>` : '',
+      inverse ? `<br><span class="when">已被撤销 undone by ${keyLink(inverse)}</span>` : '',
+    ].join('');
     return `<tr><td class="nowrap">${link}${compensates}</td><td>${escapeHtml(item.record?.action ?? item.claim?.action ?? '')}</td><td>${badge(outcome, outcomeTone(outcome))}</td><td>${verdict ? badge(verdict, outcomeTone(verdict)) : '—'}</td><td>${escapeHtml(item.claim?.identity ?? item.record?.identity ?? '')}</td><td><code>${escapeHtml(item.key)}</code></td><td>${escapeHtml(reason)}</td></tr>`;
   });
   const withoutFolder = (summary?.results ?? []).filter((r) => {

@@ -2,45 +2,68 @@ import type { AuditEvent } from '../domain/audit-chain.js';
 import { classifyItem } from '../report/classify.js';
 import { emitItemMetrics } from '../report/emf.js';
 import { PAGE_NAME, SEAL_NAME, snapshotItemFolder, type BatchRef, type EvidenceContext } from './folder.js';
-import { compensatesOf, hashTopObjects, indexBatchFolder, storeBatchPage, storeItemPage } from './pages.js';
+import { hashTopObjects, indexBatchFolder, storeBatchPage, storeItemPage } from './pages.js';
+import { compensatesOf, linkedItemKeys } from './item-page.js';
+import { batchKey, evidenceKey } from '../adapters/s3/evidence-store.js';
 import { loadSealState, supplementSeal } from './seal.js';
 
 export type CloseKind = 'done' | 'takeover' | 'rejected' | 'expired' | 'stale';
 
 /**
- * Called once an item's record.json and final audit event are stored: writes
- * the item's evidence page, adds the item to its batch's seal when the batch
- * was already sealed (an approval decided after the batch ended), and emits
- * the item's metrics.
+ * Called once an item's record.json and final audit event are stored: brings
+ * its evidence up to date (see refreshItemEvidence) and emits the item's
+ * metrics.
  *
  * It never throws: the item's outcome is already recorded, and a failure here
  * must not make the workflow retry a step whose claim has moved on. A missing
  * page or seal entry is what `paperclip audit verify` reports.
  */
-export async function recordClosedItem(
-  ctx: EvidenceContext,
-  item: { key: string; tenant: string; taskId: string },
-  close: CloseKind,
-): Promise<void> {
-  const batch: BatchRef = { tenant: item.tenant, taskId: item.taskId };
-  let events: AuditEvent[] = [];
-  try {
-    events = await ctx.audit.events(item.key);
-    const claim = await ctx.claims.get(item.key);
-    const index = await indexBatchFolder(ctx, batch);
-    const objects = await snapshotItemFolder(ctx, batch, item.key);
-    const siblingPages = new Set([...index.pages, item.key]);
-    await storeItemPage(ctx, batch, item.key, { objects, events, ...(claim ? { claim } : {}), siblingPages, batchPage: index.top.has('batch.json') });
-    if (index.top.has(SEAL_NAME)) await addToSeal(ctx, batch, item.key, events);
-  } catch (error) {
-    warn(`evidence page for ${item.key}`, error);
-  }
+export async function recordClosedItem(ctx: EvidenceContext, item: ItemRef, close: CloseKind): Promise<void> {
+  const events = await refreshItemEvidence(ctx, item);
   try {
     const claim = await ctx.claims.get(item.key);
     if (claim) emitItemMetrics(classifyItem(claim, events), close);
   } catch (error) {
     warn(`metrics for ${item.key}`, error);
   }
+}
+
+export interface ItemRef {
+  key: string;
+  tenant: string;
+  taskId: string;
+}
+
+/**
+ * Rewrites an item's evidence page from its chain as it is now, and adds the
+ * item to its batch's seal when the batch was already sealed (an approval
+ * decided, or a write compensated, after the batch ended). Returns the chain
+ * it rendered; never throws, for the reason recordClosedItem gives.
+ *
+ * Only the item's own folder is listed: this runs for every item, and listing
+ * the whole batch folder each time would cost a batch of n items n² keys.
+ * The few other objects the page depends on are looked up by name.
+ */
+export async function refreshItemEvidence(ctx: EvidenceContext, item: ItemRef): Promise<AuditEvent[]> {
+  const batch: BatchRef = { tenant: item.tenant, taskId: item.taskId };
+  let events: AuditEvent[] = [];
+  try {
+    events = await ctx.audit.events(item.key);
+    const linked = linkedItemKeys(events).filter((k) => k !== item.key);
+    const [claim, objects, batchPage, sealed, ...linkedPages] = await Promise.all([
+      ctx.claims.get(item.key),
+      snapshotItemFolder(ctx, batch, item.key),
+      ctx.evidence.exists(batchKey(batch, 'batch.json')),
+      ctx.evidence.exists(batchKey(batch, SEAL_NAME)),
+      ...linked.map((k) => ctx.evidence.exists(evidenceKey({ ...batch, key: k }, PAGE_NAME))),
+    ]);
+    const siblingPages = new Set([item.key, ...linked.filter((_, i) => linkedPages[i])]);
+    await storeItemPage(ctx, batch, item.key, { objects, events, ...(claim ? { claim } : {}), siblingPages, batchPage });
+    if (sealed) await addToSeal(ctx, batch, item.key, events);
+  } catch (error) {
+    warn(`evidence page for ${item.key}`, error);
+  }
+  return events;
 }
 
 async function addToSeal(ctx: EvidenceContext, batch: BatchRef, key: string, events: readonly AuditEvent[]): Promise<void> {

@@ -133,6 +133,40 @@ function eventDetails(event: AuditEvent, input: ItemPageInput): string {
   return `<dl class="details">${rows.map(([k, v]) => `<dt>${escapeHtml(k)}</dt><dd>${v}</dd>`).join('')}</dl>`;
 }
 
+/** The other items this item's page links to: the write it compensates, and the inverse that compensated it. */
+export function linkedItemKeys(events: readonly AuditEvent[]): string[] {
+  const keys = new Set<string>();
+  const compensates = compensatesOf(events);
+  if (compensates) keys.add(compensates);
+  for (const event of events) {
+    const inverseKey = event.data['inverseKey'];
+    if (typeof inverseKey === 'string') keys.add(inverseKey);
+  }
+  return [...keys];
+}
+
+/** The key this item undoes, as recorded when it was routed. */
+export function compensatesOf(events: readonly AuditEvent[]): string | undefined {
+  const item = events.find((e) => e.type === 'routed')?.data['item'] as { compensates?: unknown } | undefined;
+  return typeof item?.compensates === 'string' ? item.compensates : undefined;
+}
+
+/** How an undo of this item went, from the last compensation event on its chain. */
+function compensationRow(input: ItemPageInput): [string, string] | undefined {
+  const last = [...input.events].reverse().find((e) => e.type in COMPENSATION_STATES);
+  if (!last) return undefined;
+  const { label, tone } = COMPENSATION_STATES[last.type]!;
+  const inverseKey = last.data['inverseKey'];
+  const by = typeof inverseKey === 'string' ? ` by ${siblingLink(inverseKey, input)}` : '';
+  return ['补偿 Compensation', `${badge(label, tone)}${by} · ${escapeHtml(last.actor)} at ${escapeHtml(last.at)}`];
+}
+
+const COMPENSATION_STATES: Record<string, { label: string; tone: Parameters<typeof badge>[1] }> = {
+  compensation_started: { label: 'started', tone: 'warn' },
+  compensated: { label: 'rolled back', tone: 'warn' },
+  compensation_failed: { label: 'failed', tone: 'bad' },
+};
+
 function siblingLink(key: string, input: ItemPageInput): string {
   return input.siblingPages.has(key) ? `<a href="${relativeHref(`../${key}/${PAGE_NAME}`)}"><code>${escapeHtml(key)}</code></a>` : `<code>${escapeHtml(key)}</code>`;
 }
@@ -192,7 +226,8 @@ function recordFields(input: ItemPageInput): string {
     : input.events.some((e) => e.type === 'approval_requested')
       ? 'requested, not decided in this record'
       : 'not required';
-  const compensates = (routed?.['compensates'] as string | undefined) ?? undefined;
+  const compensates = compensatesOf(input.events);
+  const compensation = compensationRow(input);
   const rows: Array<[string, string]> = [
     ['结果 Outcome', badge(r?.outcome ?? c?.outcome ?? c?.status?.toLowerCase() ?? 'unknown', outcomeTone(r?.outcome ?? c?.outcome ?? c?.status))],
     ['身份 Identity', value(r?.identity ?? c?.identity)],
@@ -214,6 +249,7 @@ function recordFields(input: ItemPageInput): string {
     ['记录时间 Recorded at', value(r?.recordedAt)],
   ];
   if (compensates) rows.splice(5, 0, ['补偿对象 Compensates', siblingLink(compensates, input)]);
+  if (compensation) rows.splice(1, 0, compensation);
   return fieldsTable(rows);
 }
 

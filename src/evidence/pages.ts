@@ -27,12 +27,6 @@ export async function indexBatchFolder(ctx: EvidenceContext, batch: BatchRef): P
   return index;
 }
 
-/** The key this item undoes, as recorded when it was routed. */
-export function compensatesOf(events: readonly AuditEvent[]): string | undefined {
-  const item = events.find((e) => e.type === 'routed')?.data['item'] as { compensates?: unknown } | undefined;
-  return typeof item?.compensates === 'string' ? item.compensates : undefined;
-}
-
 export async function readRecord(ctx: EvidenceContext, batch: BatchRef, key: string): Promise<{ record?: OutcomeRecord; problem?: string }> {
   return parseRecord(await ctx.evidence.get(evidenceKey({ ...batch, key }, 'record.json')));
 }

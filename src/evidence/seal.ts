@@ -134,10 +134,17 @@ export function sealedItem(
   key: string,
   input: { events: readonly AuditEvent[]; objects: ReadonlyMap<string, HashedObject>; status?: string; billNo?: string; action?: string },
   previous?: SealedItem,
+  options: { pageRendered?: boolean } = {},
 ): SealedItem {
   const hashes = input.events.map((e) => e.hash);
   if (previous && isTerminal(previous.status)) {
-    return { ...previous, events: [...previous.events, ...hashes.slice(previous.events.length)] };
+    // What was sealed stays sealed, except a page the caller has just rendered from a chain that grew
+    // after the seal (the write was undone later): the page is a view of the chain, so it follows it.
+    const page = input.objects.get(PAGE_NAME);
+    const grown = hashes.length > previous.events.length;
+    const objects =
+      options.pageRendered && grown && page ? previous.objects.map((o) => (o.name === PAGE_NAME ? toSealed(page) : o)) : previous.objects;
+    return { ...previous, events: [...previous.events, ...hashes.slice(previous.events.length)], objects };
   }
   return {
     key,
@@ -202,7 +209,8 @@ export async function writeSeal(ctx: EvidenceContext, seal: Seal): Promise<Audit
 /**
  * Adds items to an existing seal (they closed after it was made), together
  * with the re-rendered batch page. Items the seal already holds as terminal
- * are left as sealed.
+ * are left as sealed unless their chain grew since (a write undone later):
+ * then the new events and the page rendered from them are added.
  */
 export async function supplementSeal(
   ctx: EvidenceContext,
@@ -213,10 +221,14 @@ export async function supplementSeal(
   options: { replaceTerminal?: boolean } = {},
 ): Promise<AuditEvent | undefined> {
   // Right after sealing, an item that closed while the folder was hashed is re-read in full;
-  // later, an item the seal holds as terminal is never re-hashed.
+  // later, an item the seal holds as terminal is never re-hashed, only extended when its chain grew
+  // (its caller has just rendered its page from that chain).
   const items = additions
-    .filter((a) => options.replaceTerminal || !isTerminal(manifest.items.get(a.key)?.status))
-    .map((a) => sealedItem(a.key, a, options.replaceTerminal ? undefined : manifest.items.get(a.key)));
+    .filter((a) => {
+      const sealed = manifest.items.get(a.key);
+      return options.replaceTerminal || !isTerminal(sealed?.status) || a.events.length > (sealed?.events.length ?? 0);
+    })
+    .map((a) => (options.replaceTerminal ? sealedItem(a.key, a) : sealedItem(a.key, a, manifest.items.get(a.key), { pageRendered: true })));
   if (items.length === 0 && !batchPage) return undefined;
   const batch = { tenant: manifest.seal.tenant, taskId: manifest.seal.taskId };
   return ctx.audit.append(batchChain(batch), {

@@ -5,6 +5,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { compensate } from '../../src/app/compensation.js';
+import { compensatesOf } from '../../src/evidence/item-page.js';
 import { batchKey } from '../../src/adapters/s3/evidence-store.js';
 import { verifyBatch } from '../../src/evidence/verify.js';
 import { buildReport } from '../../src/report/collect.js';
@@ -97,10 +98,14 @@ describe('paperclip report', () => {
     const result = await verifyBatch(s, { tenant: 'acme', taskId: TASK });
     assert.deepEqual(result.findings, []);
     const chain = await s.audit.events(`batch:acme:${TASK}`);
-    assert.deepEqual(chain.map((e) => e.type), ['sealed', 'item_sealed']);
+    // One addition for the inverse when it closed, one for the undone write's page and its new events.
+    assert.deepEqual(chain.map((e) => e.type), ['sealed', 'item_sealed', 'item_sealed']);
     const claims = await s.claims.byTask(TASK);
     const inverse = claims.find((c) => c.action === 'unmark_processed')!;
     assert.equal(inverse.status, 'DONE');
+    const sealedKeys = chain.slice(1).map((e) => (e.data['items'] as Array<{ key: string }>).map((i) => i.key));
+    const undone = compensatesOf(await s.audit.events(inverse.key));
+    assert.deepEqual(sealedKeys, [[inverse.key], [undone]]);
     const page = (await s.evidence.get(batchKey({ tenant: 'acme', taskId: TASK }, 'index.html')))!.toString();
     assert.ok(page.includes(`${inverse.key}/index.html`), 'the batch page links the compensation run');
     assert.match(page, /补偿 undoes/);

@@ -43,6 +43,17 @@ export class EvidenceStore {
     }
   }
 
+  /**
+   * Whether an object is stored under this key, without reading it. A listing
+   * narrowed to the key rather than a HEAD: the functions may list only under
+   * evidence/ (a prefix condition), and without a list grant that applies, S3
+   * answers a HEAD of a missing key with 403 instead of 404.
+   */
+  async exists(key: string): Promise<boolean> {
+    const page = await this.s3.send(new ListObjectsV2Command({ Bucket: this.bucket, Prefix: key, MaxKeys: 1 }));
+    return page.Contents?.[0]?.Key === key;
+  }
+
   async list(prefix: string): Promise<string[]> {
     const keys: string[] = [];
     let token: string | undefined;
