@@ -74,14 +74,6 @@ safety budget are the CPU ratio and the "V1 with evidence" column.`
   return lines.join('\n');
 }
 
-/** CPU (Node + Chromium) over wall time for the runs of one (path, tracing, concurrency): how many cores the run kept busy. */
-function coresBusy(r: BenchReport, path: string, tracing: 'on' | 'off' | null, concurrency: number): number {
-  const runs = r.runs.filter((x) => x.path === path && x.tracing === tracing && x.concurrency === concurrency);
-  const cpu = runs.reduce((t, x) => t + x.cpu.nodeMs + x.cpu.chromiumMs, 0);
-  const wall = runs.reduce((t, x) => t + x.wallMs, 0);
-  return wall ? cpu / wall : Number.NaN;
-}
-
 export function renderMarkdown(r: BenchReport): string {
   const modes = Object.keys(r.latency.guarded) as Array<'on' | 'off'>;
   const head: 'on' | 'off' = modes.includes('on') ? 'on' : 'off';
@@ -240,12 +232,12 @@ guarded concurrency N = the batch Map's MaxConcurrency. Median over repeats.
         t.concurrency,
         f(t.itemsPerMin, 1),
         `${f(t.speedupVsC1, 2)}x`,
-        f(coresBusy(r, t.path, t.tracing, t.concurrency), 2),
+        f(t.coresBusy, 2),
         f(t.otherCpuPercent, 1),
       ]),
     ),
   );
-  const g1Cores = coresBusy(r, 'guarded', head, 1);
+  const g1Cores = r.throughput.find((t) => t.path === 'guarded' && t.tracing === head && t.concurrency === 1)?.coresBusy ?? Number.NaN;
   out.push(`
 Cores busy is the benchmark's own CPU (Node and Chromium) over the run's wall time, on a ${r.machine.cores}-core machine. ${
     g1Cores > r.machine.cores * 0.6

@@ -147,7 +147,7 @@ export const BenchReportSchema = z
       })
       .strict(),
     throughput: z
-      .array(z.object({ path: z.enum(['raw', 'raw-evidence', 'guarded']), tracing: z.enum(['on', 'off']).nullable(), concurrency: num, itemsPerMin: num, speedupVsC1: num, otherCpuPercent: num }).strict())
+      .array(z.object({ path: z.enum(['raw', 'raw-evidence', 'guarded']), tracing: z.enum(['on', 'off']).nullable(), concurrency: num, itemsPerMin: num, speedupVsC1: num, coresBusy: num, otherCpuPercent: num }).strict())
       .min(2),
     memory: z
       .object({
