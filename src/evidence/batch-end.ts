@@ -1,7 +1,8 @@
 import type { AuditEvent } from '../domain/audit-chain.js';
 import type { Claim } from '../domain/claim.js';
 import { TERMINAL_STATUSES } from '../domain/claim.js';
-import { PAGE_NAME, resultKey, snapshotBatchFolder, snapshotItemFolder, type BatchRef, type EvidenceContext, type HashedObject } from './folder.js';
+import { mapBounded } from '../lib/map-bounded.js';
+import { PAGE_NAME, resultKey, S3_FAN_OUT, snapshotBatchFolder, snapshotItemFolder, type BatchRef, type EvidenceContext, type HashedObject } from './folder.js';
 import { indexBatchFolder, storeBatchPage, storeItemPage } from './pages.js';
 import { compensatesOf } from './item-page.js';
 import { classifyItem } from '../report/classify.js';
@@ -40,25 +41,23 @@ export async function finishBatchEvidence(ctx: EvidenceContext, batch: BatchRef,
     return status !== undefined && TERMINAL_STATUSES.includes(status as Claim['status']);
   };
 
-  const events = new Map<string, AuditEvent[]>();
+  const chains = await mapBounded(keys, S3_FAN_OUT, (key) => ctx.audit.events(key));
+  const events = new Map<string, AuditEvent[]>(keys.map((key, i) => [key, chains[i]!]));
   const compensates = new Map<string, string>();
-  for (const key of keys) {
-    const chain = await ctx.audit.events(key);
-    events.set(key, chain);
+  for (const [key, chain] of events) {
     const undone = compensatesOf(chain);
     if (undone) compensates.set(key, undone);
   }
   const siblingPages = new Set(keys.filter((k) => !fixed(k) || snapshot.items.get(k)?.has(PAGE_NAME)));
-  let pages = 0;
-  for (const key of keys) {
-    if (fixed(key)) continue;
+  const rendered = keys.filter((key) => !fixed(key));
+  await mapBounded(rendered, S3_FAN_OUT, async (key) => {
     const objects = snapshot.items.get(key) ?? new Map<string, HashedObject>();
     const claim = byKey.get(key);
     const page = await storeItemPage(ctx, batch, key, { objects, events: events.get(key) ?? [], ...(claim ? { claim } : {}), siblingPages, batchPage: true });
     objects.set(PAGE_NAME, page);
     snapshot.items.set(key, objects);
-    pages += 1;
-  }
+  });
+  const pages = rendered.length;
   const index = await indexBatchFolder(ctx, batch);
   snapshot.top.set(PAGE_NAME, await storeBatchPage(ctx, batch, { claims, index, top: snapshot.top, compensates, sealed: true }));
 

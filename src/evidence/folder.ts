@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { GetObjectAttributesCommand, type S3Client } from '@aws-sdk/client-s3';
 import type { Services } from '../app/services.js';
 import { batchKey } from '../adapters/s3/evidence-store.js';
+import { mapBounded } from '../lib/map-bounded.js';
 
 /** What the evidence views need from the services bundle: the stores, not the browser. */
 export type EvidenceContext = Pick<Services, 'claims' | 'audit' | 'evidence' | 'db' | 'table' | 'config' | 's3'>;
@@ -51,6 +52,9 @@ export async function hashObject(ctx: Pick<EvidenceContext, 'evidence' | 's3'>, 
   return body ? { sha256: sha256Hex(body), bytes: body.length } : undefined;
 }
 
+/** Requests in flight when a step fans out over a whole batch folder or its chains. */
+export const S3_FAN_OUT = 16;
+
 export const PAGE_NAME = 'index.html';
 export const SEAL_NAME = 'seal.json';
 
@@ -78,25 +82,25 @@ export interface BatchFolderSnapshot {
 
 export async function snapshotBatchFolder(ctx: EvidenceContext, batch: BatchRef): Promise<BatchFolderSnapshot> {
   const prefix = batchFolder(batch);
-  const keys = await ctx.evidence.list(prefix);
+  const keys = (await ctx.evidence.list(prefix)).sort();
   const snapshot: BatchFolderSnapshot = { batch, top: new Map(), items: new Map(), nested: [] };
-  for (const key of keys.sort()) {
-    const relative = key.slice(prefix.length);
-    const parts = relative.split('/');
-    if (parts.length > 2) {
-      snapshot.nested.push(relative);
-      continue;
-    }
-    const now = await hashObject(ctx, key);
-    if (!now) continue; // removed between list and get
-    const hashed = { name: parts.at(-1)!, ...now };
-    if (parts.length === 1) snapshot.top.set(hashed.name, hashed);
+  const relatives = keys.map((key) => key.slice(prefix.length));
+  snapshot.nested.push(...relatives.filter((r) => r.split('/').length > 2));
+  const flat = keys.filter((_, i) => relatives[i]!.split('/').length <= 2);
+  // A batch folder holds several objects per item, each a round trip to S3: hash them side by side.
+  const hashed = await mapBounded(flat, S3_FAN_OUT, (key) => hashObject(ctx, key));
+  flat.forEach((key, i) => {
+    const now = hashed[i];
+    if (!now) return; // removed between list and get
+    const parts = key.slice(prefix.length).split('/');
+    const object = { name: parts.at(-1)!, ...now };
+    if (parts.length === 1) snapshot.top.set(object.name, object);
     else {
       const folder = snapshot.items.get(parts[0]!) ?? new Map<string, HashedObject>();
-      folder.set(hashed.name, hashed);
+      folder.set(object.name, object);
       snapshot.items.set(parts[0]!, folder);
     }
-  }
+  });
   return snapshot;
 }
 

@@ -1,6 +1,7 @@
 import { ScanCommand } from '@aws-sdk/lib-dynamodb';
 import type { Services } from '../services.js';
 import type { Claim } from '../../domain/claim.js';
+import { mapBounded } from '../../lib/map-bounded.js';
 import { derivedExecutionName, executionArnFor, executionStatus, originalTask, startNamedExecution, waitForExecution, type ExecutionResult } from './executions.js';
 
 /**
@@ -76,13 +77,7 @@ export async function recoverOrphanedClaims(
 ): Promise<RecoveryResult[]> {
   const log = options.log ?? (() => undefined);
   const orphans = await findOrphanedClaims(s, options.taskIds ? { taskIds: options.taskIds } : {});
-  const results: RecoveryResult[] = [];
-  const queue = [...orphans];
-  const worker = async () => {
-    for (let next = queue.shift(); next; next = queue.shift()) results.push(await resumeOne(s, next, options, log));
-  };
-  await Promise.all(Array.from({ length: Math.max(1, options.concurrency ?? s.config.limits.max_concurrency) }, worker));
-  return results;
+  return mapBounded(orphans, options.concurrency ?? s.config.limits.max_concurrency, (orphan) => resumeOne(s, orphan, options, log));
 }
 
 async function resumeOne(
