@@ -1,6 +1,6 @@
 import { DescribeExecutionCommand, StartExecutionCommand } from '@aws-sdk/client-sfn';
 import type { Services } from './services.js';
-import type { Claim } from '../domain/claim.js';
+import { TERMINAL_STATUSES, type Claim } from '../domain/claim.js';
 import type { RoutedItem } from '../domain/routing.js';
 import type { WriteTask } from '../domain/task.js';
 import { idempotencyKey } from '../domain/task.js';
@@ -147,7 +147,7 @@ export async function compensate(s: Services, input: CompensationRequest): Promi
       actor: input.requestedBy,
       data: { inverseKey, outcome: 'error', reason: (error as Error).message },
     });
-    await refreshItemEvidence(s, claim);
+    await refreshIfClosed(s, claim);
     throw error;
   }
   const done = result(run.output.outcome, run.executionArn);
@@ -156,7 +156,15 @@ export async function compensate(s: Services, input: CompensationRequest): Promi
     actor: input.requestedBy,
     data: { inverseKey, outcome: done.outcome, reason: run.output.reason ?? null, executionArn: run.executionArn, preStatus: done.preStatus, restoredStatus: done.restoredStatus },
   });
-  // The write's own page and seal entry were made when it closed; an auditor opening it must see it was undone.
-  await refreshItemEvidence(s, claim);
+  await refreshIfClosed(s, claim);
   return done;
+}
+
+/**
+ * A write that had already closed has its page (and, in a sealed batch, its
+ * seal entry) from then; an auditor opening it must see it was undone. One the
+ * workflow compensates itself is still open and renders its page when it closes.
+ */
+async function refreshIfClosed(s: Services, claim: Claim): Promise<void> {
+  if (TERMINAL_STATUSES.includes(claim.status)) await refreshItemEvidence(s, claim);
 }

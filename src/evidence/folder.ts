@@ -82,17 +82,15 @@ export interface BatchFolderSnapshot {
 
 export async function snapshotBatchFolder(ctx: EvidenceContext, batch: BatchRef): Promise<BatchFolderSnapshot> {
   const prefix = batchFolder(batch);
-  const keys = (await ctx.evidence.list(prefix)).sort();
+  const entries = (await ctx.evidence.list(prefix)).sort().map((key) => ({ key, parts: key.slice(prefix.length).split('/') }));
   const snapshot: BatchFolderSnapshot = { batch, top: new Map(), items: new Map(), nested: [] };
-  const relatives = keys.map((key) => key.slice(prefix.length));
-  snapshot.nested.push(...relatives.filter((r) => r.split('/').length > 2));
-  const flat = keys.filter((_, i) => relatives[i]!.split('/').length <= 2);
+  snapshot.nested.push(...entries.filter((e) => e.parts.length > 2).map((e) => e.parts.join('/')));
+  const flat = entries.filter((e) => e.parts.length <= 2);
   // A batch folder holds several objects per item, each a round trip to S3: hash them side by side.
-  const hashed = await mapBounded(flat, S3_FAN_OUT, (key) => hashObject(ctx, key));
-  flat.forEach((key, i) => {
+  const hashed = await mapBounded(flat, S3_FAN_OUT, (e) => hashObject(ctx, e.key));
+  flat.forEach(({ parts }, i) => {
     const now = hashed[i];
     if (!now) return; // removed between list and get
-    const parts = key.slice(prefix.length).split('/');
     const object = { name: parts.at(-1)!, ...now };
     if (parts.length === 1) snapshot.top.set(object.name, object);
     else {

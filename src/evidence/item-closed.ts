@@ -1,4 +1,5 @@
 import type { AuditEvent } from '../domain/audit-chain.js';
+import type { Claim } from '../domain/claim.js';
 import { classifyItem } from '../report/classify.js';
 import { emitItemMetrics } from '../report/emf.js';
 import { PAGE_NAME, SEAL_NAME, snapshotItemFolder, type BatchRef, type EvidenceContext } from './folder.js';
@@ -19,9 +20,8 @@ export type CloseKind = 'done' | 'takeover' | 'rejected' | 'expired' | 'stale';
  * page or seal entry is what `paperclip audit verify` reports.
  */
 export async function recordClosedItem(ctx: EvidenceContext, item: ItemRef, close: CloseKind): Promise<void> {
-  const events = await refreshItemEvidence(ctx, item);
+  const { events, claim } = await refreshItemEvidence(ctx, item);
   try {
-    const claim = await ctx.claims.get(item.key);
     if (claim) emitItemMetrics(classifyItem(claim, events), close);
   } catch (error) {
     warn(`metrics for ${item.key}`, error);
@@ -38,20 +38,20 @@ export interface ItemRef {
  * Rewrites an item's evidence page from its chain as it is now, and adds the
  * item to its batch's seal when the batch was already sealed (an approval
  * decided, or a write compensated, after the batch ended). Returns the chain
- * it rendered; never throws, for the reason recordClosedItem gives.
+ * and claim it rendered from; never throws, for the reason recordClosedItem gives.
  *
  * Only the item's own folder is listed: this runs for every item, and listing
  * the whole batch folder each time would cost a batch of n items n² keys.
  * The few other objects the page depends on are looked up by name.
  */
-export async function refreshItemEvidence(ctx: EvidenceContext, item: ItemRef): Promise<AuditEvent[]> {
+export async function refreshItemEvidence(ctx: EvidenceContext, item: ItemRef): Promise<{ events: AuditEvent[]; claim?: Claim }> {
   const batch: BatchRef = { tenant: item.tenant, taskId: item.taskId };
   let events: AuditEvent[] = [];
+  let claim: Claim | undefined;
   try {
-    events = await ctx.audit.events(item.key);
+    [events, claim] = await Promise.all([ctx.audit.events(item.key), ctx.claims.get(item.key)]);
     const linked = linkedItemKeys(events).filter((k) => k !== item.key);
-    const [claim, objects, batchPage, sealed, ...linkedPages] = await Promise.all([
-      ctx.claims.get(item.key),
+    const [objects, batchPage, sealed, ...linkedPages] = await Promise.all([
       snapshotItemFolder(ctx, batch, item.key),
       ctx.evidence.exists(batchKey(batch, 'batch.json')),
       ctx.evidence.exists(batchKey(batch, SEAL_NAME)),
@@ -63,7 +63,7 @@ export async function refreshItemEvidence(ctx: EvidenceContext, item: ItemRef): 
   } catch (error) {
     warn(`evidence page for ${item.key}`, error);
   }
-  return events;
+  return { events, ...(claim ? { claim } : {}) };
 }
 
 async function addToSeal(ctx: EvidenceContext, batch: BatchRef, key: string, events: readonly AuditEvent[]): Promise<void> {

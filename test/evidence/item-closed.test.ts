@@ -57,7 +57,11 @@ describe('evidence when an item closes', () => {
       keys.every((key) => prefixes.includes(`${folder}${key}/`)),
       `each close lists its own item folder (saw ${prefixes.join(', ')})`,
     );
-    assert.ok(!prefixes.includes(folder), 'no close lists the whole batch folder');
+    // Besides its own folder, a close may only look up single objects by their full key.
+    const single = /^(batch\.json|seal\.json|k-[0-9a-f]{40}\/index\.html)$/;
+    for (const prefix of prefixes.filter((p) => p.startsWith(folder) && !keys.some((key) => p === `${folder}${key}/`))) {
+      assert.match(prefix.slice(folder.length), single, `a close listed ${prefix}, more than its own folder or one object`);
+    }
     for (const key of keys) {
       const page = (await h.paperclip.services.evidence.get(evidenceKey({ tenant: 'acme', taskId, key }, 'index.html')))?.toString() ?? '';
       assert.match(page, /独立回读 Readback/, `${key} has its page`);
