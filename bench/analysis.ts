@@ -1,7 +1,16 @@
 import type { BrowserSetupReport } from './browser-setup.js';
 import type { ClaimConflictReport } from './claim-conflict.js';
 import type { CpuTimeline } from './cpu-timeline.js';
-import { computeCost, levers, loadPrices, loadSizing, type FunctionWork, type MeasuredWork, type Scenario, type Sizing } from './cost-model.js';
+import {
+  computeCost,
+  levers,
+  loadPrices,
+  loadSizing,
+  type FunctionWork,
+  type MeasuredWork,
+  type Scenario,
+  type Sizing,
+} from './cost-model.js';
 import type { GuardedRun } from './guarded-run.js';
 import type { MachineInfo } from './machine.js';
 import type { RawRun } from './raw-script.js';
@@ -98,7 +107,13 @@ function guardedSplit(runs: AnalysisInput['guardedRuns']) {
   const vendor: number[] = [];
   const kinds: Record<string, number> = {};
   let requests = 0;
-  type Acc = { ms: number[]; vendor: number[]; cpu: Array<{ nodeMs: number; chromiumMs: number }>; requests: number; kinds: Record<string, number> };
+  type Acc = {
+    ms: number[];
+    vendor: number[];
+    cpu: Array<{ nodeMs: number; chromiumMs: number }>;
+    requests: number;
+    kinds: Record<string, number>;
+  };
   const perStep = new Map<string, Acc>();
   const other: Acc = { ms: [], vendor: [], cpu: [], requests: 0, kinds: {} };
   const cpu: Array<{ nodeMs: number; chromiumMs: number }> = [];
@@ -127,7 +142,9 @@ function guardedSplit(runs: AnalysisInput['guardedRuns']) {
         const ms = windows.reduce((t, w) => t + (w.end - w.start), 0);
         const stepRequests = windows.flatMap((w) => within(all, w));
         const v = windows.reduce((t, w) => t + busyMs(within(all, w), w), 0);
-        const c = windows.map((w) => timeline.between(w.start, w.end)).reduce((a, b) => ({ nodeMs: a.nodeMs + b.nodeMs, chromiumMs: a.chromiumMs + b.chromiumMs }), { nodeMs: 0, chromiumMs: 0 });
+        const c = windows
+          .map((w) => timeline.between(w.start, w.end))
+          .reduce((a, b) => ({ nodeMs: a.nodeMs + b.nodeMs, chromiumMs: a.chromiumMs + b.chromiumMs }), { nodeMs: 0, chromiumMs: 0 });
         const entry = perStep.get(step) ?? { ms: [], vendor: [], cpu: [], requests: 0, kinds: {} };
         entry.ms.push(ms);
         entry.vendor.push(v);
@@ -268,7 +285,9 @@ function evidenceByName(runs: AnalysisInput['guardedRuns']): Record<string, { pe
       t.bytes += e.bytes;
     }
   }
-  return Object.fromEntries(Object.entries(totals).map(([name, t]) => [name, { perItem: round(t.count / items, 2), meanBytes: Math.round(t.bytes / t.count) }]));
+  return Object.fromEntries(
+    Object.entries(totals).map(([name, t]) => [name, { perItem: round(t.count / items, 2), meanBytes: Math.round(t.bytes / t.count) }]),
+  );
 }
 
 export function baselineScenario(sizing: Sizing): Scenario {
@@ -297,7 +316,9 @@ export function analyse(input: AnalysisInput): BenchReport {
 
   const rawLatency = summarize(raw1.flatMap((r) => r.run.items.map((i) => i.latencyMs)));
   const rawEvidenceLatency = summarize(rawEvidence1.flatMap((r) => r.run.items.map((i) => i.latencyMs)));
-  const guardedLatency = Object.fromEntries(modes.map((m) => [m, summarize(guarded1(m).flatMap((g) => g.run.items.map((i) => i.durationMs)))]));
+  const guardedLatency = Object.fromEntries(
+    modes.map((m) => [m, summarize(guarded1(m).flatMap((g) => g.run.items.map((i) => i.durationMs)))]),
+  );
   const ratioMedian = Object.fromEntries(modes.map((m) => [m, round(guardedLatency[m]!.median / rawLatency.median, 2)]));
   const ratioP95 = Object.fromEntries(modes.map((m) => [m, round(guardedLatency[m]!.p95 / rawLatency.p95, 2)]));
   const ratioVsEvidence = Object.fromEntries(modes.map((m) => [m, round(guardedLatency[m]!.median / rawEvidenceLatency.median, 2)]));
@@ -324,7 +345,9 @@ export function analyse(input: AnalysisInput): BenchReport {
       otherCpuPercent: round(median(rs.map((r) => otherCpuPercent(r, input.machine.cores))), 1),
     };
   });
-  throughput.sort((a, b) => a.path.localeCompare(b.path) || String(a.tracing).localeCompare(String(b.tracing)) || a.concurrency - b.concurrency);
+  throughput.sort(
+    (a, b) => a.path.localeCompare(b.path) || String(a.tracing).localeCompare(String(b.tracing)) || a.concurrency - b.concurrency,
+  );
 
   const peakByRun = [...groups.values()].map((rs) => ({
     path: rs[0]!.path,
@@ -334,7 +357,9 @@ export function analyse(input: AnalysisInput): BenchReport {
     pssMiB: Math.max(...rs.map((r) => r.peakBrowser.pssMiB)),
     processes: Math.max(...rs.map((r) => r.peakBrowser.processes)),
   }));
-  peakByRun.sort((a, b) => a.path.localeCompare(b.path) || String(a.tracing).localeCompare(String(b.tracing)) || a.concurrency - b.concurrency);
+  peakByRun.sort(
+    (a, b) => a.path.localeCompare(b.path) || String(a.tracing).localeCompare(String(b.tracing)) || a.concurrency - b.concurrency,
+  );
   const perExtraTask: Record<string, number> = {};
   for (const label of new Set(peakByRun.map((p) => `${p.path}${p.tracing ? `, tracing ${p.tracing}` : ''}`))) {
     const rows = peakByRun.filter((p) => `${p.path}${p.tracing ? `, tracing ${p.tracing}` : ''}` === label);
@@ -360,7 +385,10 @@ export function analyse(input: AnalysisInput): BenchReport {
 
   const sizing = input.sizing ?? loadSizing();
   const prices = loadPrices();
-  const work = Object.fromEntries(modes.map((m) => [m, measuredWork(guarded1(m), m, input.prefix, sizing)])) as Record<'on' | 'off', MeasuredWork>;
+  const work = Object.fromEntries(modes.map((m) => [m, measuredWork(guarded1(m), m, input.prefix, sizing)])) as Record<
+    'on' | 'off',
+    MeasuredWork
+  >;
   const scenario = baselineScenario(sizing);
   const cpuScenario: Scenario = { ...scenario, durationBasis: 'cpu' };
   const baseline = Object.fromEntries(modes.map((m) => [m, computeCost(work[m], prices, sizing, scenario)]));
@@ -417,11 +445,19 @@ export function analyse(input: AnalysisInput): BenchReport {
       target: 'guarded/raw per-item latency at concurrency 1 <= 1.5x (aim 1.25x)',
       measured: `${fmt(ratio, 2)}x median (${fmt(guardedLatency[headline]!.median)} ms vs ${fmt(rawLatency.median)} ms), ${fmt(ratioP95[headline]!, 2)}x p95; ${fmt(ratioVsEvidence[headline]!, 2)}x against V1 with its screenshots and trace (${fmt(rawEvidenceLatency.median)} ms); CPU per item ${fmt(cpuRatio, 1)}x (${fmt(headSplit.cpuMs.totalMs)} vs ${fmt(rawVendor.cpuMs.totalMs)} ms)`,
       met: Number.isFinite(ratio) ? ratio <= 1.5 : null,
-      note: `the evidence alone needs ${screenshotCount} screenshots per item at ${fmt(captureMs)} ms each (${fmt(evidenceFloorMs)} ms) where 1.5x leaves ${fmt(allowanceMs)} ms over raw; slowest steps: ${slowest.slice(0, 3).map((st) => `${st.step} ${fmt(st.meanMs)} ms (vendor ${fmt(st.vendorMs)} ms)`).join(', ')}; ${fmt(headSplit.contextsPerItem, 1)} browser contexts per guarded item against ${fmt(rawVendor.contextsPerItem, 2)} for raw`,
+      note: `the evidence alone needs ${screenshotCount} screenshots per item at ${fmt(captureMs)} ms each (${fmt(evidenceFloorMs)} ms) where 1.5x leaves ${fmt(allowanceMs)} ms over raw; slowest steps: ${slowest
+        .slice(0, 3)
+        .map((st) => `${st.step} ${fmt(st.meanMs)} ms (vendor ${fmt(st.vendorMs)} ms)`)
+        .join(
+          ', ',
+        )}; ${fmt(headSplit.contextsPerItem, 1)} browser contexts per guarded item against ${fmt(rawVendor.contextsPerItem, 2)} for raw`,
     },
     {
       target: 'guarded throughput at concurrency 2 >= 1.7x concurrency 1',
-      measured: g1 && g2 ? `${fmt(g2.speedupVsC1, 2)}x (${fmt(g1.itemsPerMin, 1)} -> ${fmt(g2.itemsPerMin, 1)} items/min)` : 'concurrency 2 not run',
+      measured:
+        g1 && g2
+          ? `${fmt(g2.speedupVsC1, 2)}x (${fmt(g1.itemsPerMin, 1)} -> ${fmt(g2.itemsPerMin, 1)} items/min)`
+          : 'concurrency 2 not run',
       met: g2 ? g2.speedupVsC1 >= 1.7 : null,
       note: `at concurrency 1 the guarded path already keeps ${g1 ? fmt(g1.coresBusy, 2) : '?'} of ${input.machine.cores} cores busy, so ${fmt(scalingCeiling, 2)}x is the most concurrency can give on this machine; ${r2 ? `the raw script on the same machine scales ${fmt(r2.speedupVsC1, 2)}x; ` : ''}${
         g1 && g2
@@ -475,7 +511,9 @@ export function analyse(input: AnalysisInput): BenchReport {
   if (machineWarning) findings.push(machineWarning);
   findings.push(
     `Other processes used ${fmt(median(others), 1)}% of the machine's CPU during the median run (at most ${fmt(busiest, 1)}%): all cores' busy time from /proc/stat minus the benchmark's own Node process, Chromium tree and sampler${
-      input.options.repeat === 1 ? '. Every level ran once (--repeat 1), so comparisons between runs (concurrency scaling, tracing on/off) carry run-to-run noise' : ''
+      input.options.repeat === 1
+        ? '. Every level ran once (--repeat 1), so comparisons between runs (concurrency scaling, tracing on/off) carry run-to-run noise'
+        : ''
     }. The load average in the header counts every runnable thread, the benchmark's own Chromium and Node threads included, so it rises during the runs without meaning other work.`,
   );
   const top = slowest[0]!;

@@ -50,6 +50,7 @@ export function parseBenchArgs(argv: string[]): BenchFlags {
     BenchFlags,
     'bench',
   );
-  if (positionals.length > 0) throw new Error(`bench takes no positional arguments (got ${positionals.join(' ')}); see BENCHMARKS.md for the flags`);
+  if (positionals.length > 0)
+    throw new Error(`bench takes no positional arguments (got ${positionals.join(' ')}); see BENCHMARKS.md for the flags`);
   return flags;
 }

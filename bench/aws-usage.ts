@@ -31,14 +31,23 @@ export interface TableUsage {
 }
 
 export interface AwsUsageSnapshot {
-  dynamodb: { requests: number; readUnits: number; writeUnits: number; byTable: Record<string, TableUsage>; byOperation: Record<string, number> };
+  dynamodb: {
+    requests: number;
+    readUnits: number;
+    writeUnits: number;
+    byTable: Record<string, TableUsage>;
+    byOperation: Record<string, number>;
+  };
   s3: { puts: number; putBytes: number; gets: number; lists: number; other: number };
   ses: { emails: number };
 }
 
 type Middleware = (next: (args: any) => Promise<any>, context: any) => (args: any) => Promise<any>;
 interface HasStack {
-  middlewareStack: { add(mw: Middleware, options: { step: 'initialize'; name: string; priority?: 'high' | 'low' | 'normal' }): void; remove(name: string): boolean };
+  middlewareStack: {
+    add(mw: Middleware, options: { step: 'initialize'; name: string; priority?: 'high' | 'low' | 'normal' }): void;
+    remove(name: string): boolean;
+  };
 }
 
 function empty(): AwsUsageSnapshot {
@@ -67,7 +76,11 @@ export class AwsUsage {
 
   constructor(clients: { db: DynamoDBDocumentClient; s3: S3Client; ses: SESv2Client }) {
     const db = clients.db as unknown as HasStack;
-    db.middlewareStack.add((next, context) => async (args) => this.dynamo(next, context, args), { step: 'initialize', name: 'benchDynamoUsage', priority: 'high' });
+    db.middlewareStack.add((next, context) => async (args) => this.dynamo(next, context, args), {
+      step: 'initialize',
+      name: 'benchDynamoUsage',
+      priority: 'high',
+    });
     this.names.push([db, 'benchDynamoUsage']);
     const s3 = clients.s3 as unknown as HasStack;
     s3.middlewareStack.add(
@@ -89,7 +102,8 @@ export class AwsUsage {
       (next, context) => async (args) => {
         if (String(context.commandName ?? '').startsWith('SendEmail')) {
           const d = args.input?.Destination ?? {};
-          this.usage.ses.emails += [d.ToAddresses, d.CcAddresses, d.BccAddresses].reduce((n: number, l: unknown[] | undefined) => n + (l?.length ?? 0), 0) || 1;
+          this.usage.ses.emails +=
+            [d.ToAddresses, d.CcAddresses, d.BccAddresses].reduce((n: number, l: unknown[] | undefined) => n + (l?.length ?? 0), 0) || 1;
         }
         return next(args);
       },

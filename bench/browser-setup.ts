@@ -183,7 +183,13 @@ export async function measureBrowserSetup(options: {
       totalMs: summarize(launches.map((l, i) => l + firstPages[i]!)),
     },
     warmReuse: { newContextAndPageMs: summarize(reuse) },
-    pageOps: { listPageLoadMs: summarize(listLoads), detailPageLoadMs: summarize(detailLoads), fullPageScreenshotMs: summarize(screenshots), viewportScreenshotMs: summarize(viewportShots), fullPageJpegScreenshotMs: summarize(jpegShots) },
+    pageOps: {
+      listPageLoadMs: summarize(listLoads),
+      detailPageLoadMs: summarize(detailLoads),
+      fullPageScreenshotMs: summarize(screenshots),
+      viewportScreenshotMs: summarize(viewportShots),
+      fullPageJpegScreenshotMs: summarize(jpegShots),
+    },
     warmTaskSetup: {
       firstOpenWithLoginMs: Math.round(firstOpenWithLoginMs),
       openTracedMs: summarize(openTraced),

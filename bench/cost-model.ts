@@ -23,10 +23,24 @@ export const Prices = z
     currency: z.literal('USD'),
     stepFunctions: z.object({ standardPerStateTransition: Price, note: z.string() }).strict(),
     lambda: z
-      .object({ x86PerGbSecond: Price, arm64PerGbSecond: Price, perRequest: Price, ephemeralPerGbSecondAbove512Mb: Price, note: z.string() })
+      .object({
+        x86PerGbSecond: Price,
+        arm64PerGbSecond: Price,
+        perRequest: Price,
+        ephemeralPerGbSecondAbove512Mb: Price,
+        note: z.string(),
+      })
       .strict(),
     dynamodb: z.object({ onDemandPerWriteRequestUnit: Price, onDemandPerReadRequestUnit: Price, note: z.string() }).strict(),
-    s3: z.object({ standardPerPut: Price, standardPerGet: Price, standardPerGbMonth: Price, glacierInstantPerGbMonth: Price, note: z.string() }).strict(),
+    s3: z
+      .object({
+        standardPerPut: Price,
+        standardPerGet: Price,
+        standardPerGbMonth: Price,
+        glacierInstantPerGbMonth: Price,
+        note: z.string(),
+      })
+      .strict(),
     ses: z.object({ perEmail: Price, note: z.string() }).strict(),
     xray: z.object({ perTraceRecorded: Price, note: z.string() }).strict(),
   })
@@ -203,7 +217,7 @@ export function computeCost(work: MeasuredWork, prices: Prices, sizing: Sizing, 
     const coldGbS = colds * (f.browser ? scenario.coldInitSecondsBrowser : scenario.coldInitSecondsOther) * (memoryMb / 1024);
     if (f.browser) {
       browserGbS += gbS;
-      browserEphemeralGbS += seconds * Math.max(0, sizing.browserEphemeralMb - 512) / 1024;
+      browserEphemeralGbS += (seconds * Math.max(0, sizing.browserEphemeralMb - 512)) / 1024;
       browserColdGbS += coldGbS;
       browserInvocations += invocations;
       browserColds += colds;
@@ -212,9 +226,24 @@ export function computeCost(work: MeasuredWork, prices: Prices, sizing: Sizing, 
       otherColdGbS += coldGbS;
     }
   }
-  add(`Lambda compute, browser functions (x86_64, ${scenario.browserMemoryMb} MB)`, browserGbS, 'GB-s', browserGbS * prices.lambda.x86PerGbSecond);
-  add(`Lambda compute, other functions (arm64, ${scenario.defaultMemoryMb} MB)`, otherGbS, 'GB-s', otherGbS * prices.lambda.arm64PerGbSecond);
-  add('Lambda /tmp above 512 MB (browser functions)', browserEphemeralGbS, 'GB-s', browserEphemeralGbS * prices.lambda.ephemeralPerGbSecondAbove512Mb);
+  add(
+    `Lambda compute, browser functions (x86_64, ${scenario.browserMemoryMb} MB)`,
+    browserGbS,
+    'GB-s',
+    browserGbS * prices.lambda.x86PerGbSecond,
+  );
+  add(
+    `Lambda compute, other functions (arm64, ${scenario.defaultMemoryMb} MB)`,
+    otherGbS,
+    'GB-s',
+    otherGbS * prices.lambda.arm64PerGbSecond,
+  );
+  add(
+    'Lambda /tmp above 512 MB (browser functions)',
+    browserEphemeralGbS,
+    'GB-s',
+    browserEphemeralGbS * prices.lambda.ephemeralPerGbSecondAbove512Mb,
+  );
   add('Lambda requests', requests, 'requests', requests * prices.lambda.perRequest);
   add(
     `Cold starts, browser (${scenario.coldInitSecondsBrowser} s INIT + launch each)`,
@@ -226,7 +255,12 @@ export function computeCost(work: MeasuredWork, prices: Prices, sizing: Sizing, 
 
   const wru = writes * billedWriteUnitsPerItem(work);
   const rru = writes * work.dynamoReadUnitsPerItem;
-  add('DynamoDB writes (claim, transitions, audit, takeover; GSIs included)', wru, 'WRU', wru * prices.dynamodb.onDemandPerWriteRequestUnit);
+  add(
+    'DynamoDB writes (claim, transitions, audit, takeover; GSIs included)',
+    wru,
+    'WRU',
+    wru * prices.dynamodb.onDemandPerWriteRequestUnit,
+  );
   add('DynamoDB reads (claim checks, audit chain heads, evidence pages)', rru, 'RRU', rru * prices.dynamodb.onDemandPerReadRequestUnit);
   const puts = writes * (work.s3PutsPerItem + work.s3ListsPerItem);
   add('S3 PUT + LIST (evidence objects, pages, seal)', puts, 'requests', puts * prices.s3.standardPerPut);
@@ -259,32 +293,45 @@ export interface Lever {
 }
 
 /** The levers that move the cost, each computed by the same model with one thing changed. */
-export function levers(base: { work: MeasuredWork; scenario: Scenario }, tracingOff: MeasuredWork | undefined, prices: Prices, sizing: Sizing): Lever[] {
+export function levers(
+  base: { work: MeasuredWork; scenario: Scenario },
+  tracingOff: MeasuredWork | undefined,
+  prices: Prices,
+  sizing: Sizing,
+): Lever[] {
   const baseline = computeCost(base.work, prices, sizing, base.scenario).total;
   const out: Lever[] = [];
   const push = (lever: string, setting: string, total: number) =>
     out.push({ lever, setting, total, delta: total - baseline, deltaPercent: baseline ? ((total - baseline) / baseline) * 100 : 0 });
   const run = (changes: Partial<Scenario>, work = base.work) => computeCost(work, prices, sizing, { ...base.scenario, ...changes }).total;
 
-  for (const mb of [2560, 3008]) push('browser memory', `${mb} MB (vendor wait unchanged, the rest scales with CPU share)`, run({ browserMemoryMb: mb }));
+  for (const mb of [2560, 3008])
+    push('browser memory', `${mb} MB (vendor wait unchanged, the rest scales with CPU share)`, run({ browserMemoryMb: mb }));
   // The pessimistic case: more memory buys nothing (the work is waiting, not computing), so the same seconds cost more.
   const stretch = 3008 / base.scenario.browserMemoryMb;
-  push('browser memory', '3008 MB if nothing got faster (no CPU benefit)', computeCost(
-    {
-      ...base.work,
-      functions: base.work.functions.map((f) =>
-        f.browser ? { ...f, meanMs: f.vendorMs + (f.meanMs - f.vendorMs) * (3008 / sizing.browserMemoryMb), cpuMs: f.cpuMs * stretch } : f,
-      ),
-    },
-    prices,
-    sizing,
-    { ...base.scenario, browserMemoryMb: 3008 },
-  ).total);
+  push(
+    'browser memory',
+    '3008 MB if nothing got faster (no CPU benefit)',
+    computeCost(
+      {
+        ...base.work,
+        functions: base.work.functions.map((f) =>
+          f.browser
+            ? { ...f, meanMs: f.vendorMs + (f.meanMs - f.vendorMs) * (3008 / sizing.browserMemoryMb), cpuMs: f.cpuMs * stretch }
+            : f,
+        ),
+      },
+      prices,
+      sizing,
+      { ...base.scenario, browserMemoryMb: 3008 },
+    ).total,
+  );
   push('warm reuse', 'every invocation cold (no reuse)', run({ cold: 1 }));
   push('warm reuse', 'never cold (provisioned or always busy)', run({ cold: 0 }));
   for (const size of [12, 1000]) push('warm reuse', `batches of ${size} (every batch starts cold)`, run({ batchSize: size }));
   push('warm reuse', `cold start ${3.6} s instead of ${base.scenario.coldInitSecondsBrowser} s`, run({ coldInitSecondsBrowser: 3.6 }));
-  for (const k of [5, 10]) push('several items per invocation', `${k} items per browser-function invocation`, run({ itemsPerInvocation: k }));
+  for (const k of [5, 10])
+    push('several items per invocation', `${k} items per browser-function invocation`, run({ itemsPerInvocation: k }));
   if (tracingOff) push('tracing', 'Playwright trace off for the write (measured run)', run({}, tracingOff));
   return out;
 }

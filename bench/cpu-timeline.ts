@@ -112,14 +112,19 @@ export class RunSampler {
     const machine = machineBusyMs() - this.machineAtStart;
     this.child.ref();
     this.child.channel?.ref();
-    const result = await new Promise<{ cpu: Array<{ at: number; chromiumMs: number }>; peak: TreeMemory & { samples: number }; ownCpuMs: number }>(
-      (resolve, reject) => {
-        this.child.once('message', (message) => resolve(message as never));
-        this.child.once('exit', (code) => reject(new Error(`the CPU sampler exited with code ${code} before it reported`)));
-        this.child.send('stop');
-      },
+    const result = await new Promise<{
+      cpu: Array<{ at: number; chromiumMs: number }>;
+      peak: TreeMemory & { samples: number };
+      ownCpuMs: number;
+    }>((resolve, reject) => {
+      this.child.once('message', (message) => resolve(message as never));
+      this.child.once('exit', (code) => reject(new Error(`the CPU sampler exited with code ${code} before it reported`)));
+      this.child.send('stop');
+    });
+    const cpu = new CpuTimeline(
+      this.node,
+      result.cpu.map((s) => ({ at: s.at, ms: s.chromiumMs })),
     );
-    const cpu = new CpuTimeline(this.node, result.cpu.map((s) => ({ at: s.at, ms: s.chromiumMs })));
     const ours = cpu.between(this.node[0]!.at, this.node[this.node.length - 1]!.at).totalMs + result.ownCpuMs;
     // /proc/stat counts in clock ticks (10 ms): a small negative remainder is rounding, not a measurement.
     return { cpu, peak: result.peak, otherCpuMs: Math.max(0, machine - ours) };

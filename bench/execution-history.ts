@@ -65,7 +65,12 @@ function functionFromResource(resource: string | undefined, prefix: string): str
   return name.startsWith(`${prefix}-`) ? name.slice(prefix.length + 1) : name;
 }
 
-export function parseHistory(executionArn: string, events: HistoryEvent[], prefix: string, describe: { startedAt: number; stoppedAt: number; status: string; output: unknown }): ParsedHistory {
+export function parseHistory(
+  executionArn: string,
+  events: HistoryEvent[],
+  prefix: string,
+  describe: { startedAt: number; stoppedAt: number; status: string; output: unknown },
+): ParsedHistory {
   let stateTransitions = 0;
   let retries = 0;
   let mapIterations = 0;
@@ -99,14 +104,19 @@ export function parseHistory(executionArn: string, events: HistoryEvent[], prefi
         if (entry.attempts > 1) retries += 1;
       }
       if (type === 'LambdaFunctionScheduled') {
-        openLambdas.push({ fn: functionFromResource(event.lambdaFunctionScheduledEventDetails?.resource, prefix), state: currentTaskState, startedAt: at });
+        openLambdas.push({
+          fn: functionFromResource(event.lambdaFunctionScheduledEventDetails?.resource, prefix),
+          state: currentTaskState,
+          startedAt: at,
+        });
       }
     } else if (type === 'LambdaFunctionStarted') {
       const last = openLambdas[openLambdas.length - 1];
       if (last) last.startedAt = at;
     } else if (type === 'LambdaFunctionSucceeded' || type === 'LambdaFunctionFailed' || type === 'LambdaFunctionTimedOut') {
       const started = openLambdas.shift();
-      if (started) invocations.push({ ...started, endedAt: at, durationMs: at - started.startedAt, failed: type !== 'LambdaFunctionSucceeded' });
+      if (started)
+        invocations.push({ ...started, endedAt: at, durationMs: at - started.startedAt, failed: type !== 'LambdaFunctionSucceeded' });
     } else if (type === 'MapIterationStarted') {
       mapIterations += 1;
     }

@@ -12,7 +12,9 @@ async function main(): Promise<number> {
     flags = parseBenchArgs(process.argv.slice(2));
   } catch (error) {
     console.error((error as Error).message);
-    console.error('usage: npm run bench -- [--items N] [--concurrency 1,2,4] [--repeat R] [--tracing on|off|both] [--settle-ms MS] [--out BENCHMARKS.md] [--json FILE]');
+    console.error(
+      'usage: npm run bench -- [--items N] [--concurrency 1,2,4] [--repeat R] [--tracing on|off|both] [--settle-ms MS] [--out BENCHMARKS.md] [--json FILE]',
+    );
     return error instanceof ValidationError || error instanceof Error ? 2 : 1;
   }
   const command = ['npm run bench --', ...process.argv.slice(2)].join(' ');
@@ -28,7 +30,14 @@ async function main(): Promise<number> {
   writeFileSync(flags.out, renderMarkdown(report));
   if (flags.json) writeFileSync(flags.json, JSON.stringify(report, null, 2));
   const missed = report.targets.filter((t) => t.met === false).map((t) => t.target);
-  console.log(JSON.stringify({ out: flags.out, ratio: report.latency.ratioMedian, targetsMissed: missed.length, costPer1000: Object.fromEntries(Object.entries(report.cost.baseline).map(([k, v]) => [k, Number(v!.total.toFixed(4))])) }));
+  console.log(
+    JSON.stringify({
+      out: flags.out,
+      ratio: report.latency.ratioMedian,
+      targetsMissed: missed.length,
+      costPer1000: Object.fromEntries(Object.entries(report.cost.baseline).map(([k, v]) => [k, Number(v!.total.toFixed(4))])),
+    }),
+  );
   return 0;
 }
 

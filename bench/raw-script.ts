@@ -78,7 +78,8 @@ async function markOne(page: Page, billNo: string, evidenceDir?: string): Promis
   // Bill numbers come from the vendor's page; only well-formed ones reach a selector.
   if (!BILL_NO_PATTERN.test(billNo)) throw new Error(`unexpected bill number on the list page: ${JSON.stringify(billNo)}`);
   const row = page.locator(`tr[data-bill="${billNo}"]`);
-  if ((await row.getAttribute('data-status')) !== 'PENDING') return { outcome: 'stale', observedStatus: await row.getAttribute('data-status') };
+  if ((await row.getAttribute('data-status')) !== 'PENDING')
+    return { outcome: 'stale', observedStatus: await row.getAttribute('data-status') };
   if (evidenceDir) await page.screenshot({ path: join(evidenceDir, `${billNo}-before.png`), fullPage: true });
   await row.getByRole('button', { name: '标记处理' }).click();
   const dialog = page.getByRole('dialog');

@@ -5,8 +5,7 @@ import type { BenchReport } from './report-schema.js';
 const f = (n: number | undefined, digits = 0) => (n === undefined || !Number.isFinite(n) ? 'n/a' : n.toFixed(digits));
 const usd = (n: number) => (n >= 0.01 ? `$${n.toFixed(3)}` : `$${n.toFixed(5)}`);
 const row = (cells: Array<string | number>) => `| ${cells.join(' | ')} |`;
-const table = (head: string[], rows: Array<Array<string | number>>) =>
-  [row(head), row(head.map(() => '---')), ...rows.map(row)].join('\n');
+const table = (head: string[], rows: Array<Array<string | number>>) => [row(head), row(head.map(() => '---')), ...rows.map(row)].join('\n');
 const kinds = (k: Record<string, number>) =>
   Object.entries(k)
     .sort((a, b) => b[1] - a[1])
@@ -26,8 +25,11 @@ function proposals(r: BenchReport, head: 'on' | 'off'): string {
   const viewport = r.browser.pageOps.viewportScreenshotMs.median;
   const snapshotSaving = Math.max(0, step('Snapshot').meanMs - step('ValidateRoute').meanMs);
   const off = r.vendorSplit.guarded.off;
-  const traceSaving = head === 'on' && off ? Math.max(0, step('BrowserWrite').meanMs - off.steps.find((st) => st.step === 'BrowserWrite')!.meanMs) : 0;
-  const shots = Object.entries(r.cost.evidencePerItem).filter(([name]) => name.endsWith('.png')).reduce((n, [, e]) => n + e.perItem, 0);
+  const traceSaving =
+    head === 'on' && off ? Math.max(0, step('BrowserWrite').meanMs - off.steps.find((st) => st.step === 'BrowserWrite')!.meanMs) : 0;
+  const shots = Object.entries(r.cost.evidencePerItem)
+    .filter(([name]) => name.endsWith('.png'))
+    .reduce((n, [, e]) => n + e.perItem, 0);
   const projected = g.itemMs.mean - snapshotSaving;
   const projectedNoTrace = projected - traceSaving;
   const rawMean = r.vendorSplit.raw.itemMs.mean;
@@ -101,7 +103,12 @@ launching it is measured separately.
 
 ## Targets
 `);
-  out.push(table(['target', 'measured', 'verdict', 'note'], r.targets.map((t) => [t.target, t.measured, mark(t.met), t.note])));
+  out.push(
+    table(
+      ['target', 'measured', 'verdict', 'note'],
+      r.targets.map((t) => [t.target, t.measured, mark(t.met), t.note]),
+    ),
+  );
 
   out.push(`
 ## Findings
@@ -116,9 +123,31 @@ Raw: from the click on 标记处理 to the re-queried row. Guarded: one guarded-
 `);
   out.push(
     table(
-      ['path', 'items', 'median ms', 'p95 ms', 'mean ms', 'CPU ms / item', '/raw (median)', '/raw (p95)', '/raw (CPU)', '/V1 with evidence (median)'],
       [
-        ['raw', r.latency.raw.n, f(r.latency.raw.median), f(r.latency.raw.p95), f(r.latency.raw.mean), f(r.vendorSplit.raw.cpuMs.totalMs), '1.00', '1.00', '1.00', ''],
+        'path',
+        'items',
+        'median ms',
+        'p95 ms',
+        'mean ms',
+        'CPU ms / item',
+        '/raw (median)',
+        '/raw (p95)',
+        '/raw (CPU)',
+        '/V1 with evidence (median)',
+      ],
+      [
+        [
+          'raw',
+          r.latency.raw.n,
+          f(r.latency.raw.median),
+          f(r.latency.raw.p95),
+          f(r.latency.raw.mean),
+          f(r.vendorSplit.raw.cpuMs.totalMs),
+          '1.00',
+          '1.00',
+          '1.00',
+          '',
+        ],
         [
           'raw + V1 evidence (screenshots, trace)',
           r.latency.rawEvidence.n,
@@ -163,13 +192,49 @@ Steps are windows from the execution histories (\`GetExecutionHistory\`, TaskSta
   const rawE = r.vendorSplit.rawEvidence;
   out.push(
     table(
-      ['path', 'item ms (mean)', 'vendor ms', 'own ms', 'CPU ms (Chromium / Node)', 'browser contexts (sessions) / item', 'vendor requests / item', 'requests'],
       [
-        ['raw', f(rawV.itemMs.mean), f(rawV.vendorMs, 1), f(rawV.ownMs), `${f(rawV.cpuMs.chromiumMs)} / ${f(rawV.cpuMs.nodeMs)}`, f(rawV.contextsPerItem, 2), f(rawV.vendorRequestsPerItem, 1), kinds(rawV.requestKinds)],
-        ['raw + V1 evidence', f(rawE.itemMs.mean), f(rawE.vendorMs, 1), f(rawE.ownMs), `${f(rawE.cpuMs.chromiumMs)} / ${f(rawE.cpuMs.nodeMs)}`, f(rawE.contextsPerItem, 2), f(rawE.vendorRequestsPerItem, 1), kinds(rawE.requestKinds)],
+        'path',
+        'item ms (mean)',
+        'vendor ms',
+        'own ms',
+        'CPU ms (Chromium / Node)',
+        'browser contexts (sessions) / item',
+        'vendor requests / item',
+        'requests',
+      ],
+      [
+        [
+          'raw',
+          f(rawV.itemMs.mean),
+          f(rawV.vendorMs, 1),
+          f(rawV.ownMs),
+          `${f(rawV.cpuMs.chromiumMs)} / ${f(rawV.cpuMs.nodeMs)}`,
+          f(rawV.contextsPerItem, 2),
+          f(rawV.vendorRequestsPerItem, 1),
+          kinds(rawV.requestKinds),
+        ],
+        [
+          'raw + V1 evidence',
+          f(rawE.itemMs.mean),
+          f(rawE.vendorMs, 1),
+          f(rawE.ownMs),
+          `${f(rawE.cpuMs.chromiumMs)} / ${f(rawE.cpuMs.nodeMs)}`,
+          f(rawE.contextsPerItem, 2),
+          f(rawE.vendorRequestsPerItem, 1),
+          kinds(rawE.requestKinds),
+        ],
         ...modes.map((mode) => {
           const g = r.vendorSplit.guarded[mode]!;
-          return [`guarded, tracing ${mode}`, f(g.itemMs.mean), f(g.vendorMs, 1), f(g.ownMs), `${f(g.cpuMs.chromiumMs)} / ${f(g.cpuMs.nodeMs)}`, `${f(g.contextsPerItem, 2)} (${f(g.sessionsPerItem, 1)})`, f(g.vendorRequestsPerItem, 1), kinds(g.requestKinds)];
+          return [
+            `guarded, tracing ${mode}`,
+            f(g.itemMs.mean),
+            f(g.vendorMs, 1),
+            f(g.ownMs),
+            `${f(g.cpuMs.chromiumMs)} / ${f(g.cpuMs.nodeMs)}`,
+            `${f(g.contextsPerItem, 2)} (${f(g.sessionsPerItem, 1)})`,
+            f(g.vendorRequestsPerItem, 1),
+            kinds(g.requestKinds),
+          ];
         }),
       ],
     ),
@@ -181,7 +246,16 @@ Steps are windows from the execution histories (\`GetExecutionHistory\`, TaskSta
 `);
     out.push(
       table(
-        ['step', 'median ms', 'mean ms', 'vendor ms', 'Paperclip ms', 'CPU ms (Chromium / Node)', 'share of item', 'vendor requests / item'],
+        [
+          'step',
+          'median ms',
+          'mean ms',
+          'vendor ms',
+          'Paperclip ms',
+          'CPU ms (Chromium / Node)',
+          'share of item',
+          'vendor requests / item',
+        ],
         g.steps.map((st) => [
           st.step,
           f(st.medianMs),
@@ -252,7 +326,20 @@ Every run, with the journal check (exactly one vendor mutation per bill, read fr
 `);
   out.push(
     table(
-      ['path', 'concurrency', 'repeat', 'other CPU ms', 'status', 'items', 'outcomes', 'mutations', 'one per item', 'wall ms', 'item median ms', 'item p95 ms'],
+      [
+        'path',
+        'concurrency',
+        'repeat',
+        'other CPU ms',
+        'status',
+        'items',
+        'outcomes',
+        'mutations',
+        'one per item',
+        'wall ms',
+        'item median ms',
+        'item p95 ms',
+      ],
       r.runs.map((x) => [
         `${x.path}${x.tracing ? `, tracing ${x.tracing}` : ''}`,
         x.concurrency,
@@ -260,7 +347,9 @@ Every run, with the journal check (exactly one vendor mutation per bill, read fr
         f(x.otherCpuMs),
         x.status,
         x.items,
-        Object.entries(x.outcomes).map(([k, v]) => `${k} ${v}`).join(', '),
+        Object.entries(x.outcomes)
+          .map(([k, v]) => `${k} ${v}`)
+          .join(', '),
         x.journal.mutations,
         x.journal.exactlyOnePerItem ? 'yes' : '**no**',
         f(x.wallMs),
@@ -307,7 +396,12 @@ sampler process, so reading /proc neither blocks the benchmark's event loop nor 
       ['state', 'processes', 'RSS MiB', 'PSS MiB'],
       [
         ['browser alone (no context)', b.memory.browserOnly.processes, f(b.memory.browserOnly.rssMiB), f(b.memory.browserOnly.pssMiB)],
-        ...b.memory.withContexts.map((c) => [`${c.contexts} logged-in context(s), list page loaded`, c.processes, f(c.rssMiB), f(c.pssMiB)]),
+        ...b.memory.withContexts.map((c) => [
+          `${c.contexts} logged-in context(s), list page loaded`,
+          c.processes,
+          f(c.rssMiB),
+          f(c.pssMiB),
+        ]),
       ],
     ),
   );
@@ -322,14 +416,22 @@ Peak during runs:
   out.push(
     table(
       ['path', 'concurrency', 'peak RSS MiB', 'peak PSS MiB', 'processes'],
-      r.memory.peakByRun.map((p) => [`${p.path}${p.tracing ? `, tracing ${p.tracing}` : ''}`, p.concurrency, f(p.rssMiB), f(p.pssMiB), p.processes]),
+      r.memory.peakByRun.map((p) => [
+        `${p.path}${p.tracing ? `, tracing ${p.tracing}` : ''}`,
+        p.concurrency,
+        f(p.rssMiB),
+        f(p.pssMiB),
+        p.processes,
+      ]),
     ),
   );
   out.push(
-    `\nPer extra concurrent task from the run peaks (RSS, (peak at the highest level − peak at 1) ÷ extra tasks): ${Object.entries(r.memory.perExtraConcurrentTaskRssMiB)
-      .filter(([, v]) => Number.isFinite(v))
-      .map(([k, v]) => `${k} ${f(v, 1)} MiB`)
-      .join('; ') || 'only one level was run'}.`,
+    `\nPer extra concurrent task from the run peaks (RSS, (peak at the highest level − peak at 1) ÷ extra tasks): ${
+      Object.entries(r.memory.perExtraConcurrentTaskRssMiB)
+        .filter(([, v]) => Number.isFinite(v))
+        .map(([k, v]) => `${k} ${f(v, 1)} MiB`)
+        .join('; ') || 'only one level was run'
+    }.`,
   );
 
   const c = r.claimConflict;
@@ -338,7 +440,9 @@ Peak during runs:
 
 - Bare conditional put on an existing key (\`ClaimsStore.tryCreate\`, dynalite): median ${f(c.conditionalPutConflictMs.median, 1)} ms, p95 ${f(c.conditionalPutConflictMs.p95, 1)} ms (n=${c.conditionalPutConflictMs.n}).
 - ${c.lostClaimRuns.executions} guarded-write executions started as a second runner for keys the last guarded run had completed,
-  with the shared browser closed first: outcomes ${Object.entries(c.lostClaimRuns.outcomes).map(([k, v]) => `${k} ${v}`).join(', ')};
+  with the shared browser closed first: outcomes ${Object.entries(c.lostClaimRuns.outcomes)
+    .map(([k, v]) => `${k} ${v}`)
+    .join(', ')};
   Claim step median ${f(c.lostClaimRuns.claimStepMs.median)} ms (p95 ${f(c.lostClaimRuns.claimStepMs.p95)}), whole execution median ${f(c.lostClaimRuns.executionMs.median)} ms.
 - States visited: ${c.lostClaimRuns.statesVisited.join(', ')}. Browser states entered: ${c.lostClaimRuns.browserStepsEntered};
   sessions opened: ${c.lostClaimRuns.sessionsOpened}; Chromium processes before ${c.lostClaimRuns.chromiumProcessesBefore}, peak ${c.lostClaimRuns.chromiumProcessesPeak} (sampled every 50 ms);
@@ -363,12 +467,28 @@ Measured per write (concurrency 1, from real execution histories and the service
     table(
       ['', ...modes.map((mm) => `tracing ${mm}`)],
       [
-        ['state transitions per item (child + Map iteration, retries included)', ...modes.map((mm) => f(cost.work[mm]!.transitionsPerItem, 2))],
+        [
+          'state transitions per item (child + Map iteration, retries included)',
+          ...modes.map((mm) => f(cost.work[mm]!.transitionsPerItem, 2)),
+        ],
         ['state transitions per batch (ReadList, Map, Summarize)', ...modes.map((mm) => f(cost.work[mm]!.transitionsPerBatch, 2))],
-        ['DynamoDB write units per item, base tables (by table)', ...modes.map((mm) => Object.entries(cost.work[mm]!.dynamoWriteUnitsByTable).map(([k, v]) => `${k} ${v}`).join(', '))],
+        [
+          'DynamoDB write units per item, base tables (by table)',
+          ...modes.map((mm) =>
+            Object.entries(cost.work[mm]!.dynamoWriteUnitsByTable)
+              .map(([k, v]) => `${k} ${v}`)
+              .join(', '),
+          ),
+        ],
         ['DynamoDB read units per item', ...modes.map((mm) => f(cost.work[mm]!.dynamoReadUnitsPerItem, 2))],
-        ['S3 PUT / GET / LIST per item', ...modes.map((mm) => `${cost.work[mm]!.s3PutsPerItem} / ${cost.work[mm]!.s3GetsPerItem} / ${cost.work[mm]!.s3ListsPerItem}`)],
-        ['evidence bytes per write (bucket, batch share included)', ...modes.map((mm) => `${f(cost.work[mm]!.evidenceBytesPerItem / 1024, 1)} KiB`)],
+        [
+          'S3 PUT / GET / LIST per item',
+          ...modes.map((mm) => `${cost.work[mm]!.s3PutsPerItem} / ${cost.work[mm]!.s3GetsPerItem} / ${cost.work[mm]!.s3ListsPerItem}`),
+        ],
+        [
+          'evidence bytes per write (bucket, batch share included)',
+          ...modes.map((mm) => `${f(cost.work[mm]!.evidenceBytesPerItem / 1024, 1)} KiB`),
+        ],
         ['SES emails per item', ...modes.map((mm) => f(cost.work[mm]!.emailsPerItem, 2))],
         ...cost.work[head]!.functions.map((fn) => [
           `Lambda ${fn.fn} (${fn.per === 'item' ? 'per item' : 'per batch'}${fn.browser ? ', browser' : ''}): invocations × mean ms (vendor ms, CPU ms)`,
@@ -377,7 +497,14 @@ Measured per write (concurrency 1, from real execution histories and the service
             return w ? `${w.invocations} × ${f(w.meanMs)} ms (vendor ${f(w.vendorMs)}, CPU ${f(w.cpuMs)})` : '—';
           }),
         ]),
-        ['evidence objects per item (count × mean size)', ...modes.map(() => Object.entries(cost.evidencePerItem).map(([name, e]) => `${e.perItem}× ${name} ${f(e.meanBytes / 1024, 0)} KiB`).join(', '))],
+        [
+          'evidence objects per item (count × mean size)',
+          ...modes.map(() =>
+            Object.entries(cost.evidencePerItem)
+              .map(([name, e]) => `${e.perItem}× ${name} ${f(e.meanBytes / 1024, 0)} KiB`)
+              .join(', '),
+          ),
+        ],
       ],
     ),
   );
@@ -398,13 +525,23 @@ other functions. Transitions, requests, units and bytes are counts; Lambda secon
       const measured = cost.baseline[mm]!.lines[i]!;
       const cpu = cost.baselineCpu[mm]!.lines[i]!;
       const qty = (q: number) => `${f(q, line.unit === 'GB-s' ? 1 : 0)} ${line.unit}`;
-      return [measured.quantity === cpu.quantity ? qty(measured.quantity) : `${qty(measured.quantity)} / ${qty(cpu.quantity)}`, usd(measured.cost), usd(cpu.cost)];
+      return [
+        measured.quantity === cpu.quantity ? qty(measured.quantity) : `${qty(measured.quantity)} / ${qty(cpu.quantity)}`,
+        usd(measured.cost),
+        usd(cpu.cost),
+      ];
     }),
   ]);
   out.push(
     table(
       ['line', ...modes.flatMap((mm) => [`quantity, tracing ${mm} (measured / CPU)`, `as measured, ${mm}`, `CPU basis, ${mm}`])],
-      [...lineRows, ['**total per 1000 guarded writes**', ...modes.flatMap((mm) => ['', `**${usd(cost.baseline[mm]!.total)}**`, `**${usd(cost.baselineCpu[mm]!.total)}**`])]],
+      [
+        ...lineRows,
+        [
+          '**total per 1000 guarded writes**',
+          ...modes.flatMap((mm) => ['', `**${usd(cost.baseline[mm]!.total)}**`, `**${usd(cost.baselineCpu[mm]!.total)}**`]),
+        ],
+      ],
     ),
   );
   out.push(`
@@ -414,7 +551,12 @@ Not modelled: CloudWatch Logs ingestion and metrics, X-Ray traces (active tracin
 
 Sensitivity (tracing ${head}):
 `);
-  out.push(table(['scenario', 'as measured', 'CPU basis'], cost.sensitivity.map((x) => [x.label, usd(x.total), usd(x.totalCpu)])));
+  out.push(
+    table(
+      ['scenario', 'as measured', 'CPU basis'],
+      cost.sensitivity.map((x) => [x.label, usd(x.total), usd(x.totalCpu)]),
+    ),
+  );
   out.push(`
 Levers, each the same model with one thing changed (baseline ${usd(base.total)} as measured, ${usd(cost.baselineCpu[head]!.total)} on the CPU basis):
 `);
@@ -422,7 +564,14 @@ Levers, each the same model with one thing changed (baseline ${usd(base.total)} 
   out.push(
     table(
       ['lever', 'setting', 'as measured', 'change', 'CPU basis', 'change'],
-      cost.levers.map((l) => [l.lever, l.setting, usd(l.total), change(l.delta, l.deltaPercent), usd(l.totalCpu), change(l.deltaCpu, l.deltaPercentCpu)]),
+      cost.levers.map((l) => [
+        l.lever,
+        l.setting,
+        usd(l.total),
+        change(l.delta, l.deltaPercent),
+        usd(l.totalCpu),
+        change(l.deltaCpu, l.deltaPercentCpu),
+      ]),
     ),
   );
   out.push(proposals(r, head));

@@ -64,7 +64,16 @@ const Split = z
   .strict();
 
 const FunctionWork = z
-  .object({ fn: z.string(), browser: z.boolean(), per: z.enum(['item', 'batch']), invocations: num, meanMs: num, vendorMs: num, cpuMs: num, growsWithBatch: z.boolean() })
+  .object({
+    fn: z.string(),
+    browser: z.boolean(),
+    per: z.enum(['item', 'batch']),
+    invocations: num,
+    meanMs: num,
+    vendorMs: num,
+    cpuMs: num,
+    growsWithBatch: z.boolean(),
+  })
   .strict();
 const MeasuredWork = z
   .object({
@@ -109,7 +118,16 @@ const CostResult = z
   })
   .strict();
 const Lever = z
-  .object({ lever: z.string(), setting: z.string(), total: num, delta: num, deltaPercent: num, totalCpu: num, deltaCpu: num, deltaPercentCpu: num })
+  .object({
+    lever: z.string(),
+    setting: z.string(),
+    total: num,
+    delta: num,
+    deltaPercent: num,
+    totalCpu: num,
+    deltaCpu: num,
+    deltaPercentCpu: num,
+  })
   .strict();
 
 export const BenchReportSchema = z
@@ -117,7 +135,9 @@ export const BenchReportSchema = z
     command: z.string(),
     date: z.string(),
     durationMs: num,
-    options: z.object({ items: num, concurrency: z.array(num), repeat: num, tracing: z.enum(['on', 'off', 'both']), settleMs: num }).strict(),
+    options: z
+      .object({ items: num, concurrency: z.array(num), repeat: num, tracing: z.enum(['on', 'off', 'both']), settleMs: num })
+      .strict(),
     machine: z
       .object({
         cpuModel: z.string(),
@@ -147,11 +167,34 @@ export const BenchReportSchema = z
       })
       .strict(),
     throughput: z
-      .array(z.object({ path: z.enum(['raw', 'raw-evidence', 'guarded']), tracing: z.enum(['on', 'off']).nullable(), concurrency: num, itemsPerMin: num, speedupVsC1: num, coresBusy: num, otherCpuPercent: num }).strict())
+      .array(
+        z
+          .object({
+            path: z.enum(['raw', 'raw-evidence', 'guarded']),
+            tracing: z.enum(['on', 'off']).nullable(),
+            concurrency: num,
+            itemsPerMin: num,
+            speedupVsC1: num,
+            coresBusy: num,
+            otherCpuPercent: num,
+          })
+          .strict(),
+      )
       .min(2),
     memory: z
       .object({
-        peakByRun: z.array(z.object({ path: z.enum(['raw', 'raw-evidence', 'guarded']), tracing: z.enum(['on', 'off']).nullable(), concurrency: num, rssMiB: num, pssMiB: num, processes: num }).strict()),
+        peakByRun: z.array(
+          z
+            .object({
+              path: z.enum(['raw', 'raw-evidence', 'guarded']),
+              tracing: z.enum(['on', 'off']).nullable(),
+              concurrency: num,
+              rssMiB: num,
+              pssMiB: num,
+              processes: num,
+            })
+            .strict(),
+        ),
         perExtraConcurrentTaskRssMiB: z.record(z.string(), num),
         perExtraContextRssMiB: num,
         perExtraContextPssMiB: num,
@@ -162,7 +205,9 @@ export const BenchReportSchema = z
       .strict(),
     browser: z
       .object({
-        coldLaunch: z.object({ executablePathMs: num, launchMs: SummarySchema, firstPageMs: SummarySchema, totalMs: SummarySchema }).strict(),
+        coldLaunch: z
+          .object({ executablePathMs: num, launchMs: SummarySchema, firstPageMs: SummarySchema, totalMs: SummarySchema })
+          .strict(),
         warmReuse: z.object({ newContextAndPageMs: SummarySchema }).strict(),
         pageOps: z
           .object({
@@ -200,7 +245,19 @@ export const BenchReportSchema = z
         rawEvidence: Split,
         guarded: z.partialRecord(z.enum(['on', 'off']), Split.extend({ steps: z.array(StepRow).min(6) })),
         addedByPaperclipMs: z.partialRecord(z.enum(['on', 'off']), num),
-        runVendorShare: z.array(z.object({ path: z.enum(['raw', 'raw-evidence', 'guarded']), tracing: z.enum(['on', 'off']).nullable(), concurrency: num, wallMs: num, vendorSumMs: num, vendorBusyMs: num, ownMs: num }).strict()),
+        runVendorShare: z.array(
+          z
+            .object({
+              path: z.enum(['raw', 'raw-evidence', 'guarded']),
+              tracing: z.enum(['on', 'off']).nullable(),
+              concurrency: num,
+              wallMs: num,
+              vendorSumMs: num,
+              vendorBusyMs: num,
+              ownMs: num,
+            })
+            .strict(),
+        ),
       })
       .strict(),
     claimConflict: z
@@ -251,9 +308,7 @@ export const BenchReportSchema = z
         evidencePerItem: z.record(z.string(), z.object({ perItem: num, meanBytes: num }).strict()),
       })
       .strict(),
-    targets: z
-      .array(z.object({ target: z.string(), measured: z.string(), met: z.boolean().nullable(), note: z.string() }).strict())
-      .min(7),
+    targets: z.array(z.object({ target: z.string(), measured: z.string(), met: z.boolean().nullable(), note: z.string() }).strict()).min(7),
     findings: z.array(z.string()),
   })
   .strict();

@@ -51,7 +51,11 @@ export function seedSpec(items: number, settleMs: number): ResetSpec {
 /** The local config with limits.max_concurrency overridden: the batch's Map concurrency. */
 function configWithConcurrency(sourcePath: string, concurrency: number, dir: string): string {
   const raw = parseYaml(readFileSync(sourcePath, 'utf8')) as Record<string, any>;
-  raw['limits'] = { ...(raw['limits'] ?? {}), max_concurrency: concurrency, max_batch_items: Math.max(500, raw['limits']?.max_batch_items ?? 0) };
+  raw['limits'] = {
+    ...(raw['limits'] ?? {}),
+    max_concurrency: concurrency,
+    max_batch_items: Math.max(500, raw['limits']?.max_batch_items ?? 0),
+  };
   raw['vendor'] = { ...raw['vendor'], site_pack: resolve(String(raw['vendor']?.site_pack ?? 'sitepacks/vendor-sim.yaml')) };
   const path = join(dir, `paperclip.bench.c${concurrency}.yaml`);
   writeFileSync(path, stringifyYaml(raw));
@@ -74,7 +78,17 @@ function cpuOf(cpu: CpuTimeline, start: number, end: number): RunRecord['cpu'] {
   return { nodeMs: Math.round(c.nodeMs), chromiumMs: Math.round(c.chromiumMs) };
 }
 
-function rawRecord(run: RawRun, variant: 'raw' | 'raw-evidence', concurrency: number, repeat: number, otherCpuMs: number, requests: ReturnType<typeof toRequests>, peak: RunRecord['peakBrowser'], journal: RunRecord['journal'], cpu: CpuTimeline): RunRecord {
+function rawRecord(
+  run: RawRun,
+  variant: 'raw' | 'raw-evidence',
+  concurrency: number,
+  repeat: number,
+  otherCpuMs: number,
+  requests: ReturnType<typeof toRequests>,
+  peak: RunRecord['peakBrowser'],
+  journal: RunRecord['journal'],
+  cpu: CpuTimeline,
+): RunRecord {
   const outcomes: Record<string, number> = {};
   for (const item of run.items) outcomes[item.outcome] = (outcomes[item.outcome] ?? 0) + 1;
   const inRun = requests.filter((r) => r.start >= run.startedAt && r.start <= run.endedAt);
@@ -97,7 +111,17 @@ function rawRecord(run: RawRun, variant: 'raw' | 'raw-evidence', concurrency: nu
   };
 }
 
-function guardedRecord(run: GuardedRun, concurrency: number, tracing: 'on' | 'off', repeat: number, otherCpuMs: number, requests: ReturnType<typeof toRequests>, peak: RunRecord['peakBrowser'], journal: RunRecord['journal'], cpu: CpuTimeline): RunRecord {
+function guardedRecord(
+  run: GuardedRun,
+  concurrency: number,
+  tracing: 'on' | 'off',
+  repeat: number,
+  otherCpuMs: number,
+  requests: ReturnType<typeof toRequests>,
+  peak: RunRecord['peakBrowser'],
+  journal: RunRecord['journal'],
+  cpu: CpuTimeline,
+): RunRecord {
   const inRun = requests.filter((r) => r.start >= run.startedAt && r.start <= run.stoppedAt);
   const outcomes: Record<string, number> = {};
   for (const [k, v] of Object.entries(run.summary?.counts ?? {})) if (v) outcomes[k] = v;
@@ -132,8 +156,20 @@ export async function runBenchmark(options: BenchOptions): Promise<BenchReport> 
   const workDir = mkdtempSync(join(tmpdir(), 'paperclip-bench-'));
   const previousSwitch = process.env[TRACE_SWITCH];
   const records: RunRecord[] = [];
-  const rawRuns: Array<{ concurrency: number; variant: 'raw' | 'raw-evidence'; run: RawRun; requests: ReturnType<typeof toRequests>; cpu: CpuTimeline }> = [];
-  const guardedRuns: Array<{ concurrency: number; tracing: 'on' | 'off'; run: GuardedRun; requests: ReturnType<typeof toRequests>; cpu: CpuTimeline }> = [];
+  const rawRuns: Array<{
+    concurrency: number;
+    variant: 'raw' | 'raw-evidence';
+    run: RawRun;
+    requests: ReturnType<typeof toRequests>;
+    cpu: CpuTimeline;
+  }> = [];
+  const guardedRuns: Array<{
+    concurrency: number;
+    tracing: 'on' | 'off';
+    run: GuardedRun;
+    requests: ReturnType<typeof toRequests>;
+    cpu: CpuTimeline;
+  }> = [];
   let claimConflict: BenchReport['claimConflict'] | undefined;
   let prefix = 'paperclip-local';
   let approvers = 0;
@@ -147,7 +183,11 @@ export async function runBenchmark(options: BenchOptions): Promise<BenchReport> 
       throw new Error(`${configPath} must configure tenant ${TENANT} with an identity that has inline credentials (the local simulator's)`);
     }
     approvers = tenant.approvers.length;
-    const secret = { username: identity.credentials.username, password: identity.credentials.password, ...(identity.credentials.api_token ? { apiToken: identity.credentials.api_token } : {}) };
+    const secret = {
+      username: identity.credentials.username,
+      password: identity.credentials.password,
+      ...(identity.credentials.api_token ? { apiToken: identity.credentials.api_token } : {}),
+    };
 
     log('browser: cold launch, warm reuse, warm per-task setup, memory per context');
     const { sitePack } = loadRuntime(configPath, { vendorBaseUrl: sim.url });
@@ -212,8 +252,15 @@ export async function runBenchmark(options: BenchOptions): Promise<BenchReport> 
             const journal = await journalCheck(control, options.items);
             records.push(guardedRecord(run, concurrency, mode, r, Math.round(otherCpuMs), requests, peak, journal, cpu));
             guardedRuns.push({ concurrency, tracing: mode, run, requests, cpu });
-            log(`guarded c=${concurrency} tracing=${mode} r=${r}: ${run.status} ${run.items.length} items in ${run.wallMs} ms, ${journal.mutations} mutations`);
-            lastTasks = run.items.map((i) => ({ taskId, tenant: TENANT, billNo: String((i.output as { billNo?: string })?.billNo ?? ''), action: 'mark_processed' }));
+            log(
+              `guarded c=${concurrency} tracing=${mode} r=${r}: ${run.status} ${run.items.length} items in ${run.wallMs} ms, ${journal.mutations} mutations`,
+            );
+            lastTasks = run.items.map((i) => ({
+              taskId,
+              tenant: TENANT,
+              billNo: String((i.output as { billNo?: string })?.billNo ?? ''),
+              action: 'mark_processed',
+            }));
           }
         }
         if (levelIndex === levels.length - 1) {

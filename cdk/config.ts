@@ -13,9 +13,7 @@ const LOG_RETENTION_DAYS = [
 ] as const;
 
 const id = (what: string) =>
-  z
-    .string()
-    .regex(/^[a-z0-9][a-z0-9-]{0,39}$/, `${what} must be 1-40 characters of a-z, 0-9 and '-' (it becomes part of resource names)`);
+  z.string().regex(/^[a-z0-9][a-z0-9-]{0,39}$/, `${what} must be 1-40 characters of a-z, 0-9 and '-' (it becomes part of resource names)`);
 
 /** EventBridge Scheduler accepts cron(), rate() and at() expressions. */
 const scheduleExpression = z
@@ -51,12 +49,16 @@ const tenantSchema = z.object({
 export const deploymentConfigSchema = z
   .object({
     /** Prefix of every physical name (tables, functions, state machines, secrets). */
-    prefix: z
-      .string()
-      .regex(/^[a-z][a-z0-9-]{1,19}$/, "must start with a letter and be 2-20 characters of a-z, 0-9 and '-'"),
+    prefix: z.string().regex(/^[a-z][a-z0-9-]{1,19}$/, "must start with a letter and be 2-20 characters of a-z, 0-9 and '-'"),
     /** Optional pinning of the target environment; otherwise the CLI's profile decides. */
-    account: z.string().regex(/^\d{12}$/, 'must be a 12-digit AWS account id').optional(),
-    region: z.string().regex(/^[a-z]{2}(-[a-z]+)+-\d$/, "must be an AWS region such as 'ap-east-1'").optional(),
+    account: z
+      .string()
+      .regex(/^\d{12}$/, 'must be a 12-digit AWS account id')
+      .optional(),
+    region: z
+      .string()
+      .regex(/^[a-z]{2}(-[a-z]+)+-\d$/, "must be an AWS region such as 'ap-east-1'")
+      .optional(),
     /**
      * The Paperclip config YAML (identities and their tenant scope, approvers,
      * actions, write policy, site pack), relative to the repository root. Its
@@ -70,37 +72,43 @@ export const deploymentConfigSchema = z
      */
     approvalBaseUrl: z.url({ protocol: /^https$/, message: 'must be an https:// URL' }).optional(),
     vendorBaseUrl: z.url({ protocol: /^https$/, message: 'must be the https:// base URL of the vendor back office' }),
-    email: z.object({
-      /** From: address of approval and takeover mails. */
-      senderAddress: z.email({ message: 'must be an email address SES may send from' }),
-      /**
-       * When set, SES verifies the whole domain (DKIM records to publish);
-       * otherwise only senderAddress is verified (a click in a mail).
-       */
-      senderDomain: z
-        .string()
-        .regex(/^([a-z0-9-]+\.)+[a-z]{2,}$/, "must be a DNS domain such as 'ops.example.com'")
-        .optional(),
-      /** Receives alarm notifications (an SNS email subscription to confirm). */
-      alarmAddress: z.email({ message: 'must be an email address for alarm notifications' }),
-    }, { error: 'required: an object with senderAddress and alarmAddress (see cdk/deploy-config.sample.json)' }),
-    evidence: z.object({
-      /** Globally unique; the handlers' config names it, so it is not left to CloudFormation. */
-      bucketName: z
-        .string()
-        .regex(/^[a-z0-9][a-z0-9-]{1,61}[a-z0-9]$/, "must be an S3 bucket name (3-63 of a-z, 0-9, '-'), e.g. 'acme-paperclip-evidence'"),
-      /** Object Lock default retention: evidence cannot be deleted or overwritten for this long. */
-      retentionDays: z.number().int().min(1).max(36500),
-      /**
-       * COMPLIANCE: nobody, root included, can shorten retention or delete a locked version.
-       * GOVERNANCE: principals with s3:BypassGovernanceRetention can (useful while trialling).
-       */
-      objectLockMode: z.enum(['COMPLIANCE', 'GOVERNANCE']).default('COMPLIANCE'),
-      /** Move evidence to Glacier Instant Retrieval after this many days (still readable in ms). */
-      glacierAfterDays: z.number().int().min(30).default(90),
-      /** Server access logs are kept this long. */
-      accessLogRetentionDays: z.number().int().min(1).default(365),
-    }, { error: 'required: an object with at least retentionDays (see cdk/deploy-config.sample.json)' }),
+    email: z.object(
+      {
+        /** From: address of approval and takeover mails. */
+        senderAddress: z.email({ message: 'must be an email address SES may send from' }),
+        /**
+         * When set, SES verifies the whole domain (DKIM records to publish);
+         * otherwise only senderAddress is verified (a click in a mail).
+         */
+        senderDomain: z
+          .string()
+          .regex(/^([a-z0-9-]+\.)+[a-z]{2,}$/, "must be a DNS domain such as 'ops.example.com'")
+          .optional(),
+        /** Receives alarm notifications (an SNS email subscription to confirm). */
+        alarmAddress: z.email({ message: 'must be an email address for alarm notifications' }),
+      },
+      { error: 'required: an object with senderAddress and alarmAddress (see cdk/deploy-config.sample.json)' },
+    ),
+    evidence: z.object(
+      {
+        /** Globally unique; the handlers' config names it, so it is not left to CloudFormation. */
+        bucketName: z
+          .string()
+          .regex(/^[a-z0-9][a-z0-9-]{1,61}[a-z0-9]$/, "must be an S3 bucket name (3-63 of a-z, 0-9, '-'), e.g. 'acme-paperclip-evidence'"),
+        /** Object Lock default retention: evidence cannot be deleted or overwritten for this long. */
+        retentionDays: z.number().int().min(1).max(36500),
+        /**
+         * COMPLIANCE: nobody, root included, can shorten retention or delete a locked version.
+         * GOVERNANCE: principals with s3:BypassGovernanceRetention can (useful while trialling).
+         */
+        objectLockMode: z.enum(['COMPLIANCE', 'GOVERNANCE']).default('COMPLIANCE'),
+        /** Move evidence to Glacier Instant Retrieval after this many days (still readable in ms). */
+        glacierAfterDays: z.number().int().min(30).default(90),
+        /** Server access logs are kept this long. */
+        accessLogRetentionDays: z.number().int().min(1).default(365),
+      },
+      { error: 'required: an object with at least retentionDays (see cdk/deploy-config.sample.json)' },
+    ),
     /** Scheduled batches, one entry per tenant that runs on a schedule. */
     tenants: z
       .array(tenantSchema, { error: 'required: a list of tenants, each { id, schedule: { expression, timezone } }' })
@@ -127,7 +135,11 @@ export const deploymentConfigSchema = z
       .default(90),
   })
   .superRefine((config, ctx) => {
-    reportDuplicates(config.tenants.map((t) => t.id), ['tenants'], ctx);
+    reportDuplicates(
+      config.tenants.map((t) => t.id),
+      ['tenants'],
+      ctx,
+    );
     if (config.email.senderDomain && !config.email.senderAddress.endsWith(`@${config.email.senderDomain}`)) {
       ctx.addIssue({
         code: 'custom',

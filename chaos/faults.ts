@@ -20,7 +20,20 @@ export interface PlannedFault {
 }
 
 /** Tenant ids the simulator accepts (lowercase letters) that the config also accepts. */
-const TENANT_NAMES = ['acme', 'globex', 'initech', 'umbrella', 'hooli', 'wonka', 'stark', 'wayne', 'tyrell', 'soylent', 'oscorp', 'cyberdyne'];
+const TENANT_NAMES = [
+  'acme',
+  'globex',
+  'initech',
+  'umbrella',
+  'hooli',
+  'wonka',
+  'stark',
+  'wayne',
+  'tyrell',
+  'soylent',
+  'oscorp',
+  'cyberdyne',
+];
 export const MAX_ITEMS_PER_TENANT = 50;
 
 export function soakTenants(items: number): SoakTenant[] {
@@ -38,7 +51,12 @@ export function pendingBills(tenants: readonly SoakTenant[]): Array<{ tenant: st
  * One fault per chosen bill. `times` keeps most of them transient, as in
  * production: the point is what the first attempt does with them.
  */
-export function planFaults(bills: ReadonlyArray<{ billNo: string }>, faultRate: number, seed: number, readbackDeadlineMs: number): PlannedFault[] {
+export function planFaults(
+  bills: ReadonlyArray<{ billNo: string }>,
+  faultRate: number,
+  seed: number,
+  readbackDeadlineMs: number,
+): PlannedFault[] {
   const random = seededRandom(seed);
   const chosen = shuffled(random, bills).slice(0, Math.round(bills.length * faultRate));
   const makers: Array<(bill: string) => FaultSpec> = [
@@ -53,7 +71,5 @@ export function planFaults(bills: ReadonlyArray<{ billNo: string }>, faultRate: 
     // Bill-scoped, a redesign only changes that bill's detail page renders.
     (bill) => ({ kind: 'redesign', bill, times: 2 }),
   ];
-  return [...chosen]
-    .sort((a, b) => a.billNo.localeCompare(b.billNo))
-    .map(({ billNo }) => ({ billNo, spec: pick(random, makers)(billNo) }));
+  return [...chosen].sort((a, b) => a.billNo.localeCompare(b.billNo)).map(({ billNo }) => ({ billNo, spec: pick(random, makers)(billNo) }));
 }

@@ -22,44 +22,74 @@ const Flags = z
     items: z.coerce.number().int().min(1).max(600).default(200),
     runners: z.coerce.number().int().min(1).max(8).default(3),
     'fault-rate': z.coerce.number().min(0).max(1).default(0.2),
-    seed: z.coerce.number().int().min(0).max(2 ** 32 - 1).default(7),
+    seed: z.coerce
+      .number()
+      .int()
+      .min(0)
+      .max(2 ** 32 - 1)
+      .default(7),
     'kill-after': z.coerce.number().min(0).max(1).default(0.35),
     'lease-seconds': z.coerce.number().int().min(10).max(3600).default(20),
     'readback-deadline-ms': z.coerce.number().int().min(1000).max(120_000).default(6000),
     concurrency: z.coerce.number().int().min(1).max(8).default(2),
     'redesign-renders': z.coerce.number().int().min(0).max(100).default(2),
     'no-operator-retry': z.boolean().default(false),
-    'time-limit-min': z.coerce.number().min(1).max(24 * 60).default(90),
+    'time-limit-min': z.coerce
+      .number()
+      .min(1)
+      .max(24 * 60)
+      .default(90),
     'data-dir': z.string().min(1).optional(),
     config: z.string().min(1).default('config/paperclip.local.yaml'),
     json: z.boolean().default(false),
     'report-file': z.string().min(1).optional(),
   })
   .strict()
-  .refine((f) => Math.round(f.items * f['fault-rate']) <= 100, { message: 'at most 100 bill faults (items × fault-rate)', path: ['fault-rate'] });
+  .refine((f) => Math.round(f.items * f['fault-rate']) <= 100, {
+    message: 'at most 100 bill faults (items × fault-rate)',
+    path: ['fault-rate'],
+  });
 
 const pct = (x: number | null) => (x === null ? 'n/a (nothing to roll back)' : `${(x * 100).toFixed(1)}%`);
 
 export function printReport(report: SoakReport, out: (line: string) => void): void {
   const v = report.verdict;
   out('');
-  out(`soak ${report.ok ? 'PASSED' : 'FAILED'} in ${(report.durationMs / 1000).toFixed(0)} s: ${v.counts.items} items, ${v.counts.vendorMutations} vendor mutations`);
+  out(
+    `soak ${report.ok ? 'PASSED' : 'FAILED'} in ${(report.durationMs / 1000).toFixed(0)} s: ${v.counts.items} items, ${v.counts.vendorMutations} vendor mutations`,
+  );
   for (const p of report.phases) {
-    out(`  ${p.label}: ${p.killed ? 'killed (SIGKILL)' : `exit ${p.exitCode}`} after ${(p.durationMs / 1000).toFixed(0)} s, ${p.batches} batch run(s), ${p.mutationsAtEnd} mutations by then${p.recovered ? `, ${p.recovered.length} orphaned claim(s) resumed` : ''}${p.error ? `; ERROR ${p.error}` : ''}`);
+    out(
+      `  ${p.label}: ${p.killed ? 'killed (SIGKILL)' : `exit ${p.exitCode}`} after ${(p.durationMs / 1000).toFixed(0)} s, ${p.batches} batch run(s), ${p.mutationsAtEnd} mutations by then${p.recovered ? `, ${p.recovered.length} orphaned claim(s) resumed` : ''}${p.error ? `; ERROR ${p.error}` : ''}`,
+    );
   }
   if (report.operator) out(`  operator retries: ${report.operator.retried} ${JSON.stringify(report.operator.outcomes)}`);
   out(`  faults planned ${JSON.stringify(report.faults.planned)}, fired ${JSON.stringify(report.faults.fired)}`);
-  out(`  claims ${JSON.stringify(v.counts.claimStatus)}; executions ${JSON.stringify(report.executions.byStatus)}${report.executions.failed.length ? `; ${report.executions.failed.length} failed for other reasons than the kill` : ''}`);
+  out(
+    `  claims ${JSON.stringify(v.counts.claimStatus)}; executions ${JSON.stringify(report.executions.byStatus)}${report.executions.failed.length ? `; ${report.executions.failed.length} failed for other reasons than the kill` : ''}`,
+  );
   out('invariants');
-  out(`  mutations per key (max)      ${v.invariants.maxMutationsPerKey}   must be <= 1   ${v.invariants.keysWithMoreThanOneMutation.length ? JSON.stringify(v.invariants.keysWithMoreThanOneMutation) : 'ok'}`);
-  out(`  false successes              ${v.invariants.falseSuccesses.length}   must be 0   ${v.invariants.falseSuccesses.length ? JSON.stringify(v.invariants.falseSuccesses) : 'ok'}`);
-  out(`  lost items                   ${v.invariants.lostItems.length}   must be 0   ${v.invariants.lostItems.length ? JSON.stringify(v.invariants.lostItems) : 'ok'}`);
+  out(
+    `  mutations per key (max)      ${v.invariants.maxMutationsPerKey}   must be <= 1   ${v.invariants.keysWithMoreThanOneMutation.length ? JSON.stringify(v.invariants.keysWithMoreThanOneMutation) : 'ok'}`,
+  );
+  out(
+    `  false successes              ${v.invariants.falseSuccesses.length}   must be 0   ${v.invariants.falseSuccesses.length ? JSON.stringify(v.invariants.falseSuccesses) : 'ok'}`,
+  );
+  out(
+    `  lost items                   ${v.invariants.lostItems.length}   must be 0   ${v.invariants.lostItems.length ? JSON.stringify(v.invariants.lostItems) : 'ok'}`,
+  );
   out(`  unattributed mutations       ${v.invariants.unattributedMutations.length}   must be 0`);
   out('metrics');
   out(`  misoperation rate            ${pct(v.metrics.misoperationRate)}  (${v.counts.misoperations}/${v.counts.items})`);
-  out(`  task completion rate         ${pct(v.metrics.completionRate)}  (${v.counts.done}/${v.counts.items} done; ${v.counts.doneWithoutOperator} without a person)`);
-  out(`  human takeover rate          ${pct(v.metrics.takeoverRate)}  (${v.counts.wentToTakeover}/${v.counts.items} went to the queue; ${v.counts.openInTakeover} still open)`);
-  out(`  rollback success rate        ${pct(v.metrics.rollbackSuccessRate)}  (${v.counts.rollbackSucceeded}/${v.counts.rollbackAttempted})`);
+  out(
+    `  task completion rate         ${pct(v.metrics.completionRate)}  (${v.counts.done}/${v.counts.items} done; ${v.counts.doneWithoutOperator} without a person)`,
+  );
+  out(
+    `  human takeover rate          ${pct(v.metrics.takeoverRate)}  (${v.counts.wentToTakeover}/${v.counts.items} went to the queue; ${v.counts.openInTakeover} still open)`,
+  );
+  out(
+    `  rollback success rate        ${pct(v.metrics.rollbackSuccessRate)}  (${v.counts.rollbackSucceeded}/${v.counts.rollbackAttempted})`,
+  );
   if (report.unsettledBills.length) out(`  note: ${report.unsettledBills.length} bill(s) still settling at the end`);
   for (const f of report.executions.failed.slice(0, 10)) out(`  failed execution ${f.name}: ${f.error}`);
 }
@@ -75,9 +105,21 @@ async function main(argv: string[]): Promise<number> {
       argv,
       {
         ...Object.fromEntries(
-          ['items', 'runners', 'fault-rate', 'seed', 'kill-after', 'lease-seconds', 'readback-deadline-ms', 'concurrency', 'redesign-renders', 'time-limit-min', 'data-dir', 'config', 'report-file'].map(
-            (k) => [k, { type: 'string' as const }],
-          ),
+          [
+            'items',
+            'runners',
+            'fault-rate',
+            'seed',
+            'kill-after',
+            'lease-seconds',
+            'readback-deadline-ms',
+            'concurrency',
+            'redesign-renders',
+            'time-limit-min',
+            'data-dir',
+            'config',
+            'report-file',
+          ].map((k) => [k, { type: 'string' as const }]),
         ),
         'no-operator-retry': { type: 'boolean' },
         json: { type: 'boolean' },
@@ -111,7 +153,9 @@ async function main(argv: string[]): Promise<number> {
   });
   printReport(report, (line) => process.stdout.write(`${line}\n`));
   if (flags['report-file']) writeFileSync(flags['report-file'], `${JSON.stringify(report, null, 2)}\n`);
-  process.stdout.write(`${JSON.stringify(flags.json ? report : { ok: report.ok, ...report.verdict.metrics, maxMutationsPerKey: report.verdict.invariants.maxMutationsPerKey, falseSuccesses: report.verdict.invariants.falseSuccesses.length, lostItems: report.verdict.invariants.lostItems.length })}\n`);
+  process.stdout.write(
+    `${JSON.stringify(flags.json ? report : { ok: report.ok, ...report.verdict.metrics, maxMutationsPerKey: report.verdict.invariants.maxMutationsPerKey, falseSuccesses: report.verdict.invariants.falseSuccesses.length, lostItems: report.verdict.invariants.lostItems.length })}\n`,
+  );
   return report.ok ? 0 : 1;
 }
 

@@ -15,4 +15,3 @@ export const RunnerSpec = z
   })
   .strict();
 export type RunnerSpec = z.infer<typeof RunnerSpec>;
-

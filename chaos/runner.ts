@@ -33,7 +33,17 @@ async function main(): Promise<void> {
         requestedBy: `soak-${spec.label}`,
         log: (line) => emit({ event: 'log', line }),
       });
-      emit({ event: 'recovered', results: recovered.map((r) => ({ key: r.key, billNo: r.billNo, from: r.from, status: r.status, outcome: r.execution?.outcome ?? null, reason: r.execution?.reason ?? null })) });
+      emit({
+        event: 'recovered',
+        results: recovered.map((r) => ({
+          key: r.key,
+          billNo: r.billNo,
+          from: r.from,
+          status: r.status,
+          outcome: r.execution?.outcome ?? null,
+          reason: r.execution?.reason ?? null,
+        })),
+      });
     }
     // Runner r starts at task r: the runners race on the same keys from different ends of the list.
     await Promise.all(
@@ -41,8 +51,20 @@ async function main(): Promise<void> {
         for (let i = 0; i < spec.tasks.length; i++) {
           const task = spec.tasks[(r + i) % spec.tasks.length]!;
           for (let attempt = 1; attempt <= spec.readAttempts; attempt++) {
-            const run = await session.paperclip.runBatch({ taskId: task.taskId, tenant: task.tenant, requestedBy: `soak-${spec.label}-runner-${r}` });
-            emit({ event: 'batch', runner: r, tenant: task.tenant, attempt, status: run.status, summary: run.summary ?? null, error: run.error ?? null });
+            const run = await session.paperclip.runBatch({
+              taskId: task.taskId,
+              tenant: task.tenant,
+              requestedBy: `soak-${spec.label}-runner-${r}`,
+            });
+            emit({
+              event: 'batch',
+              runner: r,
+              tenant: task.tenant,
+              attempt,
+              status: run.status,
+              summary: run.summary ?? null,
+              error: run.error ?? null,
+            });
             if (run.status === 'SUCCEEDED' && !run.summary?.error) break;
           }
         }

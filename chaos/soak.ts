@@ -101,7 +101,15 @@ async function runPhase(
     env: { ...process.env, AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' },
   });
   const pid = child.pid!;
-  const report: PhaseReport = { label: spec.label, killed: false, exitCode: null, durationMs: 0, mutationsAtEnd: 0, batches: 0, batchErrors: [] };
+  const report: PhaseReport = {
+    label: spec.label,
+    killed: false,
+    exitCode: null,
+    durationMs: 0,
+    mutationsAtEnd: 0,
+    batches: 0,
+    batchErrors: [],
+  };
   const stderrTail: string[] = [];
   createInterface({ input: child.stderr! }).on('line', (line) => {
     stderrTail.push(line);
@@ -117,12 +125,20 @@ async function runPhase(
     if (event['event'] === 'batch') {
       report.batches += 1;
       const counts = event['summary']?.counts ?? {};
-      const nonZero = Object.entries(counts).filter(([, n]) => (n as number) > 0).map(([k, n]) => `${k} ${n}`).join(', ');
-      options.log(`  [${spec.label}] runner ${event['runner']} ${event['tenant']}: ${event['status'].toLowerCase()}${nonZero ? ` (${nonZero})` : ''}${event['error'] || event['summary']?.error ? ` error: ${String(event['error'] ?? event['summary']?.error).slice(0, 160)}` : ''}`);
-      if (event['status'] !== 'SUCCEEDED' || event['summary']?.error) report.batchErrors.push(`${event['tenant']}: ${event['error'] ?? event['summary']?.error}`);
+      const nonZero = Object.entries(counts)
+        .filter(([, n]) => (n as number) > 0)
+        .map(([k, n]) => `${k} ${n}`)
+        .join(', ');
+      options.log(
+        `  [${spec.label}] runner ${event['runner']} ${event['tenant']}: ${event['status'].toLowerCase()}${nonZero ? ` (${nonZero})` : ''}${event['error'] || event['summary']?.error ? ` error: ${String(event['error'] ?? event['summary']?.error).slice(0, 160)}` : ''}`,
+      );
+      if (event['status'] !== 'SUCCEEDED' || event['summary']?.error)
+        report.batchErrors.push(`${event['tenant']}: ${event['error'] ?? event['summary']?.error}`);
     } else if (event['event'] === 'recovered') {
       report.recovered = event['results'];
-      options.log(`  [${spec.label}] resumed ${event['results'].length} orphaned claim(s): ${JSON.stringify(countBy(event['results'], (r: { outcome: string | null; status: string }) => r.outcome ?? r.status))}`);
+      options.log(
+        `  [${spec.label}] resumed ${event['results'].length} orphaned claim(s): ${JSON.stringify(countBy(event['results'], (r: { outcome: string | null; status: string }) => r.outcome ?? r.status))}`,
+      );
     } else if (event['event'] === 'log') {
       options.log(`  [${spec.label}]${event['line']}`);
     } else if (event['event'] === 'error') {
@@ -160,7 +176,8 @@ async function runPhase(
   }
   report.durationMs = Date.now() - began;
   report.mutationsAtEnd = await options.mutations();
-  if (report.exitCode !== 0 && !report.killed && !report.error) report.error = `runner exited with ${report.exitCode}: ${stderrTail.slice(-5).join(' | ')}`;
+  if (report.exitCode !== 0 && !report.killed && !report.error)
+    report.error = `runner exited with ${report.exitCode}: ${stderrTail.slice(-5).join(' | ')}`;
   return report;
 }
 
@@ -190,15 +207,25 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
   const sim = await startSimulator({ port: 0, controlToken: token, seed: options.seed, asyncDelayMs: options.settleMs });
   const control = new SimulatorControl(sim.url, token);
   try {
-    await control.reset({ seed: options.seed, asyncDelayMs: options.settleMs, tenants: tenants.map((t) => ({ id: t.id, pending: t.pending, overcharge: 0, processed: 0 })) });
+    await control.reset({
+      seed: options.seed,
+      asyncDelayMs: options.settleMs,
+      tenants: tenants.map((t) => ({ id: t.id, pending: t.pending, overcharge: 0, processed: 0 })),
+    });
     await control.setFaults(plan.map((f) => f.spec));
     const configPath = writeSoakConfig(
       options.baseConfigPath,
       tenants,
-      { claimLeaseSeconds: options.claimLeaseSeconds, readbackDeadlineMs: options.readbackDeadlineMs, maxConcurrency: options.maxConcurrency },
+      {
+        claimLeaseSeconds: options.claimLeaseSeconds,
+        readbackDeadlineMs: options.readbackDeadlineMs,
+        maxConcurrency: options.maxConcurrency,
+      },
       join(dataDir, 'soak-config.yaml'),
     );
-    log(`soak: ${options.items} items over ${tenants.length} tenant(s), ${options.runners} concurrent runner(s), ${plan.length} bill fault(s) (seed ${options.seed})`);
+    log(
+      `soak: ${options.items} items over ${tenants.length} tenant(s), ${options.runners} concurrent runner(s), ${plan.length} bill fault(s) (seed ${options.seed})`,
+    );
     log(`  simulator ${sim.url}, data folder ${dataDir}`);
     log(`  faults: ${JSON.stringify(countBy(plan, (f) => f.spec.kind))}`);
     const mutations = async () => (await control.journal()).length;
@@ -270,7 +297,11 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
       const claims = (await Promise.all(tasks.map((t) => s.claims.byTask(t.taskId)))).flat();
       const queue = [...(await store.list('OPEN')), ...(await store.list('RESOLVED'))];
       const auditTypes = new Map<string, string[]>();
-      for (const claim of claims) auditTypes.set(claim.key, (await s.audit.events(claim.key)).map((e) => e.type));
+      for (const claim of claims)
+        auditTypes.set(
+          claim.key,
+          (await s.audit.events(claim.key)).map((e) => e.type),
+        );
       const verdict = verifySoak({
         items: bills.map((b) => ({ ...b, taskId: taskOf.get(b.tenant)! })),
         journal,
@@ -283,7 +314,8 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
       const failed: SoakReport['executions']['failed'] = [];
       for (const e of executions.filter((x) => x.status === 'FAILED')) {
         const described = await s.sfn.send(new DescribeExecutionCommand({ executionArn: e.executionArn }));
-        if (described.error !== RUNNER_RESTARTED_ERROR) failed.push({ name: e.name ?? '', error: `${described.error}: ${(described.cause ?? '').slice(0, 200)}` });
+        if (described.error !== RUNNER_RESTARTED_ERROR)
+          failed.push({ name: e.name ?? '', error: `${described.error}: ${(described.cause ?? '').slice(0, 200)}` });
       }
       const firedFaults = state.faults.filter((f) => f.fired > 0);
       const report: SoakReport = {

@@ -11,7 +11,12 @@ import { idempotencyKey } from '../src/domain/task.js';
  */
 
 /** Journal action -> site-pack action, to rebuild each mutation's idempotency key. */
-const SITE_ACTION: Record<JournalEntry['action'], string> = { mark: 'mark_processed', unmark: 'unmark_processed', refund: 'refund', note: 'add_note' };
+const SITE_ACTION: Record<JournalEntry['action'], string> = {
+  mark: 'mark_processed',
+  unmark: 'unmark_processed',
+  refund: 'refund',
+  note: 'add_note',
+};
 const TARGET_STATUS: Record<string, string> = { mark_processed: 'PROCESSED', unmark_processed: 'PENDING', refund: 'REFUNDED' };
 
 export interface VerifyInput {
@@ -89,7 +94,8 @@ export function verifySoak(input: VerifyInput): SoakVerdict {
   }
   for (const claim of doneByBill.values()) {
     const vendorStatus = input.finalStatus.get(claim.billNo) ?? 'MISSING';
-    if (TARGET_STATUS[claim.action] !== vendorStatus) falseSuccesses.push({ key: claim.key, billNo: claim.billNo, action: claim.action, vendorStatus });
+    if (TARGET_STATUS[claim.action] !== vendorStatus)
+      falseSuccesses.push({ key: claim.key, billNo: claim.billNo, action: claim.action, vendorStatus });
   }
 
   // Lost: neither settled by a terminal claim nor waiting for a person in the queue.

@@ -5,6 +5,11 @@ import { complete, type ItemState } from '../src/app/guarded-write.js';
 /** Complete: done after a confirmed readback, or rejected / expired before anything ran. */
 export const handler = defineHandler(
   'complete',
-  z.object({ state: ItemStateEvent, executionArn: ExecutionArn, closeAs: z.enum(['done', 'rejected', 'expired']), reason: z.string().optional() }),
+  z.object({
+    state: ItemStateEvent,
+    executionArn: ExecutionArn,
+    closeAs: z.enum(['done', 'rejected', 'expired']),
+    reason: z.string().optional(),
+  }),
   (s, event) => complete(s, { ...event, state: event.state as unknown as ItemState }),
 );

@@ -11,6 +11,5 @@ export const handler = defineHandler(
     readError: z.object({ Error: z.string(), Cause: z.string().optional() }).optional(),
     executionArn: ExecutionArn,
   }),
-  (s, event) =>
-    summarizeBatch(s, { ...event, batch: { ...event.batch, list: event.batch.list as BatchList | undefined } }),
+  (s, event) => summarizeBatch(s, { ...event, batch: { ...event.batch, list: event.batch.list as BatchList | undefined } }),
 );

@@ -23,9 +23,8 @@ if (files.length === 0) {
 }
 // One file at a time: each browser test file launches one Chromium, and the
 // machine has two cores.
-const result = spawnSync(
-  process.execPath,
-  ['--import', 'tsx', '--test', '--test-concurrency=1', '--test-reporter=spec', ...files],
-  { stdio: 'inherit', env: { ...process.env, NODE_ENV: 'test' } },
-);
+const result = spawnSync(process.execPath, ['--import', 'tsx', '--test', '--test-concurrency=1', '--test-reporter=spec', ...files], {
+  stdio: 'inherit',
+  env: { ...process.env, NODE_ENV: 'test' },
+});
 process.exit(result.status ?? 1);

@@ -79,7 +79,5 @@ export function retriedLambdaServiceErrors(state: AslState): string[] {
 
 /** Task states whose integration pattern is .waitForTaskToken. */
 export function taskTokenStates(machine: AslMachine): Array<[string, AslState]> {
-  return [...allStates(machine)].filter(
-    ([, state]) => state.Type === 'Task' && (state.Resource ?? '').endsWith('.waitForTaskToken'),
-  );
+  return [...allStates(machine)].filter(([, state]) => state.Type === 'Task' && (state.Resource ?? '').endsWith('.waitForTaskToken'));
 }

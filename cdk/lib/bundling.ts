@@ -26,8 +26,7 @@ export const CJK_FONT_TARGET = 'fonts/NotoSansSC-Regular.ttf';
  * them one. Aliased names so the shim cannot clash with the bundle's own imports.
  */
 const ESM_REQUIRE_SHIM =
-  "import { createRequire as __paperclipCreateRequire } from 'node:module';" +
-  'const require = __paperclipCreateRequire(import.meta.url);';
+  "import { createRequire as __paperclipCreateRequire } from 'node:module';" + 'const require = __paperclipCreateRequire(import.meta.url);';
 
 /**
  * nodeModules are installed with `npm ci` from the project lock file; these

@@ -1,14 +1,7 @@
 import { Duration, RemovalPolicy, Stack } from 'aws-cdk-lib';
 import { AnyPrincipal, Effect, PolicyStatement, type IGrantable, type IRole } from 'aws-cdk-lib/aws-iam';
 import { Key } from 'aws-cdk-lib/aws-kms';
-import {
-  BlockPublicAccess,
-  Bucket,
-  BucketEncryption,
-  ObjectLockRetention,
-  ObjectOwnership,
-  StorageClass,
-} from 'aws-cdk-lib/aws-s3';
+import { BlockPublicAccess, Bucket, BucketEncryption, ObjectLockRetention, ObjectOwnership, StorageClass } from 'aws-cdk-lib/aws-s3';
 import { Construct } from 'constructs';
 
 /** Evidence keys are `evidence/<tenant>/<taskId>/<idempotencyKey>/<file>`. */
@@ -107,9 +100,7 @@ export class EvidenceStore extends Construct {
         {
           id: 'evidence-to-glacier-ir',
           // Instant Retrieval: an auditor opening an old screenshot still gets it in milliseconds.
-          transitions: [
-            { storageClass: StorageClass.GLACIER_INSTANT_RETRIEVAL, transitionAfter: Duration.days(props.glacierAfterDays) },
-          ],
+          transitions: [{ storageClass: StorageClass.GLACIER_INSTANT_RETRIEVAL, transitionAfter: Duration.days(props.glacierAfterDays) }],
           // Evidence is written once per key; a noncurrent version only exists if something overwrote
           // a key, and Object Lock keeps that original until its own retention ends.
           noncurrentVersionExpiration: Duration.days(props.retentionDays),
@@ -214,13 +205,7 @@ export class EvidenceStore extends Construct {
     auditor.addToPrincipalPolicy(
       new PolicyStatement({
         sid: 'ReadEvidence',
-        actions: [
-          's3:GetObject',
-          's3:GetObjectVersion',
-          's3:GetObjectAttributes',
-          's3:GetObjectRetention',
-          's3:GetObjectLegalHold',
-        ],
+        actions: ['s3:GetObject', 's3:GetObjectVersion', 's3:GetObjectAttributes', 's3:GetObjectRetention', 's3:GetObjectLegalHold'],
         resources: [this.bucket.arnForObjects('*')],
       }),
     );

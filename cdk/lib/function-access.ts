@@ -11,12 +11,7 @@ import type { WorkflowFunctionName } from '../../src/workflow/functions.js';
 
 export type TableId = TableDefinition['id'];
 
-export type TableAction =
-  | 'dynamodb:GetItem'
-  | 'dynamodb:BatchGetItem'
-  | 'dynamodb:PutItem'
-  | 'dynamodb:UpdateItem'
-  | 'dynamodb:Query';
+export type TableAction = 'dynamodb:GetItem' | 'dynamodb:BatchGetItem' | 'dynamodb:PutItem' | 'dynamodb:UpdateItem' | 'dynamodb:Query';
 
 export interface TableAccess {
   actions: readonly TableAction[];

@@ -48,7 +48,7 @@ export function applyNagSuppressions(stack: PaperclipStack): void {
         `AwsSolutions-IAM5[Resource::${bucketArn}/evidence/*]`,
         access.readsEvidence === 'folders'
           ? 'Evidence keys are evidence/<tenant>/<taskId>/<idempotencyKey>/<file>, created per item at run time, so the prefix is the ' +
-              'narrowest fixed resource. This function writes an item\'s record and evidence page and hashes the folder into the batch ' +
+              "narrowest fixed resource. This function writes an item's record and evidence page and hashes the folder into the batch " +
               'seal, so it reads what it lists there; traces stay denied by the bucket policy, and Object Lock keeps every version.'
           : 'Evidence keys are evidence/<tenant>/<taskId>/<idempotencyKey>/<file>, created per item at run time, so the prefix is the ' +
               'narrowest fixed resource. The grant is s3:PutObject only (no read, delete or retention change) and Object Lock keeps every version.',
@@ -97,7 +97,7 @@ export function applyNagSuppressions(stack: PaperclipStack): void {
     acknowledge(
       secret,
       'AwsSolutions-SMG4',
-      'A service identity\'s vendor back-office password can only be changed in the vendor\'s own UI, which has no API a rotation ' +
+      "A service identity's vendor back-office password can only be changed in the vendor's own UI, which has no API a rotation " +
         'Lambda could call. Rotation is the manual procedure in docs/deploy.md (change at the vendor, then put-secret-value).',
     );
   }

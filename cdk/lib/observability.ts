@@ -160,7 +160,7 @@ export class Observability extends Construct {
     this.dashboard.addWidgets(
       new TextWidget({
         markdown:
-          '## Paperclip\nRates per hour from the handlers\' EMF metrics (namespace `Paperclip`), summed over tenants. ' +
+          "## Paperclip\nRates per hour from the handlers' EMF metrics (namespace `Paperclip`), summed over tenants. " +
           'Targets come from measurement: compare against the counts below before changing an alarm threshold.',
         width: 24,
         height: 2,

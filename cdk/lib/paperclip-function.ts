@@ -9,7 +9,6 @@ import type { FunctionName } from './function-access.js';
 import { CONFIG_PATH_IN_LAMBDA } from './runtime-config.js';
 import { METRICS_NAMESPACE } from '../../src/report/emf.js';
 
-
 /**
  * Sizes, and why:
  * - browser: @sparticuz/chromium asks for >= 1600 MB; memory also buys CPU, which

@@ -23,11 +23,7 @@ export class BatchSchedules extends Construct {
   readonly role: Role;
   readonly deadLetters: Queue;
 
-  constructor(
-    scope: Construct,
-    id: string,
-    props: { prefix: string; tenants: DeploymentConfig['tenants']; batch: IStateMachine },
-  ) {
+  constructor(scope: Construct, id: string, props: { prefix: string; tenants: DeploymentConfig['tenants']; batch: IStateMachine }) {
     super(scope, id);
     this.role = new Role(this, 'Role', {
       assumedBy: new ServicePrincipal('scheduler.amazonaws.com', {

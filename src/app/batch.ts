@@ -38,11 +38,21 @@ export async function readBatchList(s: Services, input: { batch: unknown }): Pro
   const evidence: StoredObject[] = [];
   const listed: ListedItem[] = await withSession(s, tenant.identity, 'read', { trace: false }, async (session) => {
     const rows = await readList(session, { pack: s.pack, baseUrl: s.config.vendor.base_url, tenant: tenant.id });
-    evidence.push(await s.evidence.put(batchKey({ tenant: tenant.id, taskId: batch.taskId }, 'list.png'), await session.page.screenshot({ fullPage: true }), 'image/png'));
+    evidence.push(
+      await s.evidence.put(
+        batchKey({ tenant: tenant.id, taskId: batch.taskId }, 'list.png'),
+        await session.page.screenshot({ fullPage: true }),
+        'image/png',
+      ),
+    );
     return rows;
   });
   evidence.push(
-    await s.evidence.put(batchKey({ tenant: tenant.id, taskId: batch.taskId }, 'list.json'), JSON.stringify(listed, null, 2), 'application/json'),
+    await s.evidence.put(
+      batchKey({ tenant: tenant.id, taskId: batch.taskId }, 'list.json'),
+      JSON.stringify(listed, null, 2),
+      'application/json',
+    ),
   );
   // Pending items are the work. Items this task already claimed are passed on too, so a
   // re-run reports them as skipped (decided by the claim, without a browser) instead of
@@ -62,10 +72,25 @@ export async function readBatchList(s: Services, input: { batch: unknown }): Pro
   }
   const claimed = new Set((await s.claims.existing(alreadyMoved.map((i) => i.key))).map((c) => c.key));
   const items = [...candidates, ...alreadyMoved.filter((i) => claimed.has(i.key))];
-  return { items: items.slice(0, s.config.limits.max_batch_items), read: listed.length, maxConcurrency: s.config.limits.max_concurrency, evidence };
+  return {
+    items: items.slice(0, s.config.limits.max_batch_items),
+    read: listed.length,
+    maxConcurrency: s.config.limits.max_concurrency,
+    evidence,
+  };
 }
 
-export const OUTCOMES = ['done', 'skipped', 'stale', 'awaiting_approval', 'takeover', 'rejected', 'expired', 'compensated', 'error'] as const;
+export const OUTCOMES = [
+  'done',
+  'skipped',
+  'stale',
+  'awaiting_approval',
+  'takeover',
+  'rejected',
+  'expired',
+  'compensated',
+  'error',
+] as const;
 export type Outcome = (typeof OUTCOMES)[number];
 
 export interface BatchSummary {
@@ -106,6 +131,10 @@ export async function summarizeBatch(
     'application/json',
   );
   // Item pages, the batch page and the seal over the whole folder; see docs/evidence.md.
-  await sealBatchEvidence(s, { tenant: input.batch.tenant, taskId: input.batch.taskId }, { sealedBy: input.executionArn ?? 'summarize-batch', results: input.results });
+  await sealBatchEvidence(
+    s,
+    { tenant: input.batch.tenant, taskId: input.batch.taskId },
+    { sealedBy: input.executionArn ?? 'summarize-batch', results: input.results },
+  );
   return summary;
 }

@@ -26,7 +26,11 @@ export interface CompensationResult {
   alreadyCompensated?: boolean;
 }
 
-export function inverseTask(item: Pick<RoutedItem, 'taskId' | 'tenant' | 'billNo' | 'key'>, inverseAction: string, requestedBy: string): WriteTask {
+export function inverseTask(
+  item: Pick<RoutedItem, 'taskId' | 'tenant' | 'billNo' | 'key'>,
+  inverseAction: string,
+  requestedBy: string,
+): WriteTask {
   return {
     taskId: item.taskId,
     tenant: item.tenant,
@@ -54,7 +58,10 @@ export async function runGuardedWrite(
     const described = await s.sfn.send(new DescribeExecutionCommand({ executionArn }));
     if (described.status === 'SUCCEEDED') return { executionArn, output: JSON.parse(described.output ?? '{}') };
     if (described.status !== 'RUNNING') {
-      return { executionArn, output: { outcome: 'error', reason: `${described.status}: ${described.error ?? ''} ${described.cause ?? ''}`.trim() } };
+      return {
+        executionArn,
+        output: { outcome: 'error', reason: `${described.status}: ${described.error ?? ''} ${described.cause ?? ''}`.trim() },
+      };
     }
     if (Date.now() > deadline) return { executionArn, output: { outcome: 'error', reason: 'timed out waiting for the execution' } };
     await new Promise((r) => setTimeout(r, options.pollMs ?? 250));
@@ -85,7 +92,8 @@ function refusal(s: Services, claim: Claim | undefined, input: CompensationReque
     return `${claim.action} on ${claim.billNo} is irreversible: it has no inverse and cannot be compensated (irreversible actions are guarded by approval before they run; a mistake needs a person and the vendor)`;
   }
   if (!MAY_HAVE_WRITTEN.includes(claim.status)) return `${input.key} is ${claim.status}: nothing was written, so there is nothing to undo`;
-  if (!claim.inverse) return `${input.key} registered no pre-state and inverse before its write, so there is no verified way back; hand it to a person`;
+  if (!claim.inverse)
+    return `${input.key} registered no pre-state and inverse before its write, so there is no verified way back; hand it to a person`;
   const ownWrite = input.executionArn !== undefined && input.executionArn === claim.owner;
   if (claim.status === 'WRITING' && !ownWrite && Date.parse(claim.leaseUntil) > Date.now()) {
     return `${input.key} is still being written by ${claim.owner}; wait until it finishes`;
@@ -136,7 +144,13 @@ export async function compensate(s: Services, input: CompensationRequest): Promi
   await s.audit.append(claim.key, {
     type: 'compensation_started',
     actor: input.requestedBy,
-    data: { inverse: inverse.action, reason: input.reason, inverseKey, preStatus: claim.preState?.status ?? null, requestedBy: input.requestedBy },
+    data: {
+      inverse: inverse.action,
+      reason: input.reason,
+      inverseKey,
+      preStatus: claim.preState?.status ?? null,
+      requestedBy: input.requestedBy,
+    },
   });
   let run: Awaited<ReturnType<typeof runGuardedWrite>>;
   try {
@@ -154,7 +168,14 @@ export async function compensate(s: Services, input: CompensationRequest): Promi
   await s.audit.append(claim.key, {
     type: done.rolledBack ? 'compensated' : 'compensation_failed',
     actor: input.requestedBy,
-    data: { inverseKey, outcome: done.outcome, reason: run.output.reason ?? null, executionArn: run.executionArn, preStatus: done.preStatus, restoredStatus: done.restoredStatus },
+    data: {
+      inverseKey,
+      outcome: done.outcome,
+      reason: run.output.reason ?? null,
+      executionArn: run.executionArn,
+      preStatus: done.preStatus,
+      restoredStatus: done.restoredStatus,
+    },
   });
   await refreshIfClosed(s, claim);
   return done;

@@ -86,7 +86,12 @@ function claimRef(state: ItemState): ClaimRef {
   return claim.claim;
 }
 
-const actor = (item: RoutedItem, executionArn?: string) => ({ identity: item.identity, tenant: item.tenant, taskId: item.taskId, executionArn });
+const actor = (item: RoutedItem, executionArn?: string) => ({
+  identity: item.identity,
+  tenant: item.tenant,
+  taskId: item.taskId,
+  executionArn,
+});
 
 /** Validate & route: schema, tenant scope, action policy, and the bill's owner read from the vendor. */
 export async function validateAndRoute(s: Services, input: { task: unknown; executionArn: string }): Promise<RoutedItem> {
@@ -178,7 +183,10 @@ export async function snapshot(s: Services, state: ItemState): Promise<SnapshotR
     const preStatus = observation.status;
     const stale = preStatus === undefined || !action.appliesTo.includes(preStatus);
     if (stale) {
-      await s.claims.transition(item.key, { ...ref, from: ['CLAIMED'] }, 'STALE', { outcome: 'stale', reason: `vendor shows ${preStatus}` });
+      await s.claims.transition(item.key, { ...ref, from: ['CLAIMED'] }, 'STALE', {
+        outcome: 'stale',
+        reason: `vendor shows ${preStatus}`,
+      });
       await s.audit.append(item.key, { type: 'stale', actor: item.identity, data: { preStatus, expected: action.appliesTo } });
       return { stale: true, preStatus, source: observation.source, evidence };
     }
@@ -200,7 +208,12 @@ export async function snapshot(s: Services, state: ItemState): Promise<SnapshotR
  * The pre-state, from the vendor API when the site has one (no page needed),
  * else from the first configured readback source that can read the item.
  */
-async function firstObservation(s: Services, item: RoutedItem, session: OpenedSession, api: Awaited<ReturnType<Services['vendorApi']>> | undefined) {
+async function firstObservation(
+  s: Services,
+  item: RoutedItem,
+  session: OpenedSession,
+  api: Awaited<ReturnType<Services['vendorApi']>> | undefined,
+) {
   const sources: ReadbackSource[] = api ? ['api', ...s.config.write_policy.readback_sources] : s.config.write_policy.readback_sources;
   let lastError: unknown;
   for (const source of sources) {
@@ -311,7 +324,12 @@ function writeTraceEnabled(): boolean {
  */
 async function throwOnWriteFeedback(s: Services, page: Page): Promise<void> {
   // The answer shows up as a live region (status or alert) once the vendor replies; give a slow page a moment.
-  await page.getByRole('alert').or(page.getByRole('status')).first().waitFor({ state: 'visible', timeout: 3000 }).catch(() => undefined);
+  await page
+    .getByRole('alert')
+    .or(page.getByRole('status'))
+    .first()
+    .waitFor({ state: 'visible', timeout: 3000 })
+    .catch(() => undefined);
   const { rejected, timedOut } = s.pack.writeFeedback;
   const text = await firstVisibleText(page, [...rejected, ...timedOut]);
   if (text === undefined) return;
@@ -346,7 +364,11 @@ export async function readback(s: Services, state: ItemState): Promise<ReadbackO
           const at = new Date().toISOString();
           const bill = await api.readItem(item.billNo);
           if (!bill) return { source: 'api', at, error: 'bill not visible' };
-          return { source: 'api', at, status: JSON.stringify(bill[apiField] ?? null).includes(JSON.stringify(wanted).slice(1, -1)) ? 'PRESENT' : 'ABSENT' };
+          return {
+            source: 'api',
+            at,
+            status: JSON.stringify(bill[apiField] ?? null).includes(JSON.stringify(wanted).slice(1, -1)) ? 'PRESENT' : 'ABSENT',
+          };
         },
         poll,
       );
@@ -384,7 +406,15 @@ export async function readback(s: Services, state: ItemState): Promise<ReadbackO
     await s.audit.append(item.key, {
       type: 'readback',
       actor: item.identity,
-      data: { verdict: result.verdict, observed: result.observedStatus, source: result.source, next: decided.next, why: decided.why, degraded, evidence },
+      data: {
+        verdict: result.verdict,
+        observed: result.observedStatus,
+        source: result.source,
+        next: decided.next,
+        why: decided.why,
+        degraded,
+        evidence,
+      },
     });
     return { ...result, ...decided, degraded, evidence };
   });
@@ -464,16 +494,25 @@ export async function complete(
     if (state.readback?.verdict !== 'confirmed') throw new Error('an item is done only after a confirmed readback');
     await s.claims.transition(item.key, { owner: claim.owner, version: claim.version, from: ['WRITING'] }, 'DONE', { outcome: 'done' });
   } else {
-    await s.claims.transition(item.key, { owner: claim.owner, version: claim.version, from: ['CLAIMED'] }, closeAs === 'rejected' ? 'REJECTED' : 'EXPIRED', {
-      outcome: closeAs,
-      reason: input.reason,
-    });
+    await s.claims.transition(
+      item.key,
+      { owner: claim.owner, version: claim.version, from: ['CLAIMED'] },
+      closeAs === 'rejected' ? 'REJECTED' : 'EXPIRED',
+      {
+        outcome: closeAs,
+        reason: input.reason,
+      },
+    );
   }
   const record = outcomeRecord(state, closeAs, executionArn, input.reason ? { reason: input.reason } : {});
   // Independent of each other (a retried step rewrites both); the item's page, built next, needs both.
   await Promise.all([
     s.evidence.put(evidenceKey(item, 'record.json'), JSON.stringify(record, null, 2), 'application/json'),
-    s.audit.append(item.key, { type: closeAs === 'done' ? 'completed' : closeAs, actor: item.identity, data: { verdict: state.readback?.verdict ?? null, reason: input.reason ?? null } }),
+    s.audit.append(item.key, {
+      type: closeAs === 'done' ? 'completed' : closeAs,
+      actor: item.identity,
+      data: { verdict: state.readback?.verdict ?? null, reason: input.reason ?? null },
+    }),
   ]);
   await recordClosedItem(s, item, closeAs);
   return { outcome: closeAs, key: item.key, billNo: item.billNo, reason: input.reason };
@@ -493,10 +532,15 @@ export async function takeover(s: Services, input: { state: ItemState; execution
   let claim = await s.claims.get(item.key);
   if (ours(claim) && (claim.status === 'CLAIMED' || claim.status === 'WRITING')) {
     try {
-      claim = await s.claims.transition(item.key, { owner: claim.owner, version: claim.version, from: ['CLAIMED', 'WRITING'] }, 'TAKEOVER', {
-        outcome: 'takeover',
-        reason,
-      });
+      claim = await s.claims.transition(
+        item.key,
+        { owner: claim.owner, version: claim.version, from: ['CLAIMED', 'WRITING'] },
+        'TAKEOVER',
+        {
+          outcome: 'takeover',
+          reason,
+        },
+      );
     } catch (error) {
       if (!(error instanceof ClaimFencedError)) throw error;
       claim = await s.claims.get(item.key);
@@ -508,7 +552,12 @@ export async function takeover(s: Services, input: { state: ItemState; execution
       actor: item.identity,
       data: { reason, error: errorName ?? null, claimStatus: claim?.status ?? null, claimOwner: claim?.owner ?? null, executionArn },
     });
-    return { outcome: 'skipped', key: item.key, billNo: item.billNo, reason: `not handed over: the claim is ${claim?.status ?? 'missing'} under another run (${reason})` };
+    return {
+      outcome: 'skipped',
+      key: item.key,
+      billNo: item.billNo,
+      reason: `not handed over: the claim is ${claim?.status ?? 'missing'} under another run (${reason})`,
+    };
   }
   const record = outcomeRecord(state, 'takeover', executionArn, { reason, error: errorName ?? null });
   await s.evidence.put(evidenceKey(item, 'record.json'), JSON.stringify(record, null, 2), 'application/json');

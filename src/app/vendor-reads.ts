@@ -22,15 +22,23 @@ async function readRows(page: Page, pack: SitePack): Promise<ListedItem[]> {
   const names = [fields.key, fields.status, fields.kind ?? '', fields.amount ?? ''];
   // No helper functions inside the page callback: the TypeScript loader would wrap
   // them in a naming shim that does not exist in the page.
-  const cells = await page.locator(`[${rowKeyAttribute}]`).evaluateAll(
-    (rows, [attribute, wanted]) =>
-      rows.map((row) => [
-        row.getAttribute(attribute as string) ?? '',
-        ...(wanted as string[]).map((name) => (name ? (row.querySelector(`[data-field="${name}"]`)?.textContent ?? '').trim() : '')),
-      ]),
-    [rowKeyAttribute, names] as const,
-  );
-  const raw = cells.map(([key = '', keyCell, status, kind, amount]) => ({ key, keyCell, status, kind: kind || undefined, amount: amount || undefined }));
+  const cells = await page
+    .locator(`[${rowKeyAttribute}]`)
+    .evaluateAll(
+      (rows, [attribute, wanted]) =>
+        rows.map((row) => [
+          row.getAttribute(attribute as string) ?? '',
+          ...(wanted as string[]).map((name) => (name ? (row.querySelector(`[data-field="${name}"]`)?.textContent ?? '').trim() : '')),
+        ]),
+      [rowKeyAttribute, names] as const,
+    );
+  const raw = cells.map(([key = '', keyCell, status, kind, amount]) => ({
+    key,
+    keyCell,
+    status,
+    kind: kind || undefined,
+    amount: amount || undefined,
+  }));
   if (raw.length === 0) {
     const looksLikeData = (await page.getByRole('row').count()) > 1;
     if (looksLikeData) {

@@ -38,7 +38,8 @@ export const MAX_BODY_BYTES = 16 * 1024;
 
 const SECURITY_HEADERS = {
   'cache-control': 'no-store',
-  'content-security-policy': "default-src 'none'; style-src 'unsafe-inline'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+  'content-security-policy':
+    "default-src 'none'; style-src 'unsafe-inline'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
   'x-frame-options': 'DENY',
   'x-content-type-options': 'nosniff',
   // Same-origin requests (the screenshot, the form) may carry the page URL; nothing else gets it.
@@ -50,7 +51,10 @@ const ROUTE = /^\/approvals\/([^/]+)(\/before\.png)?$/;
 
 const LinkParams = z.object({
   approver: z.string().max(254, 'approver is at most 254 characters').toLowerCase().pipe(z.email('approver must be an email address')),
-  exp: z.string().regex(/^\d{1,12}$/, 'exp must be the expiry in epoch seconds').transform(Number),
+  exp: z
+    .string()
+    .regex(/^\d{1,12}$/, 'exp must be the expiry in epoch seconds')
+    .transform(Number),
   sig: z.string().regex(/^[A-Za-z0-9_-]{43}$/, 'sig must be the 43-character signature from the email link'),
 });
 type LinkParams = z.output<typeof LinkParams>;
@@ -103,7 +107,12 @@ function parseWith<S extends z.ZodType>(schema: S, input: Record<string, string>
 async function verifyLink(s: Services, approvalId: string, link: LinkParams): Promise<void> {
   const secret = await approvalSigningSecret(s);
   if (!verifyApprovalLink({ approvalId, approver: link.approver, expiresAt: link.exp }, link.sig, secret)) {
-    throw new HttpRefusal(403, '链接签名无效', 'Invalid link signature', '链接被改动过，或并非由 Paperclip 签发。请直接打开邮件中的链接。 The link was altered or not issued by Paperclip. Open the link from your email as it is.');
+    throw new HttpRefusal(
+      403,
+      '链接签名无效',
+      'Invalid link signature',
+      '链接被改动过，或并非由 Paperclip 签发。请直接打开邮件中的链接。 The link was altered or not issued by Paperclip. Open the link from your email as it is.',
+    );
   }
 }
 
@@ -148,7 +157,12 @@ async function showApproval(s: Services, req: ApprovalHttpRequest, approvalId: s
     secure: req.selfOrigin.startsWith('https:'),
     maxAgeSeconds: request.expiresAt - Date.now() / 1000,
   });
-  const hidden = { approver: link.approver, exp: String(link.exp), sig: link.sig, csrf: csrfToken(secret, { approvalId, approver: link.approver, nonce }) };
+  const hidden = {
+    approver: link.approver,
+    exp: String(link.exp),
+    sig: link.sig,
+    csrf: csrfToken(secret, { approvalId, approver: link.approver, nonce }),
+  };
   return html(200, approvalPage(view, { action: `/approvals/${approvalId}`, hidden }), [cookie]);
 }
 
@@ -157,10 +171,16 @@ async function serveScreenshot(s: Services, req: ApprovalHttpRequest, approvalId
   await verifyLink(s, approvalId, link);
   const request = await openApproval(s, { approvalId, approver: link.approver, linkExpiresAt: link.exp });
   const image = request.beforeScreenshotKey ? await s.evidence.get(request.beforeScreenshotKey) : undefined;
-  if (!image) throw new HttpRefusal(404, '没有操作前截图', 'No before-screenshot', '该申请没有保存截图。 No screenshot was stored for this request.');
+  if (!image)
+    throw new HttpRefusal(404, '没有操作前截图', 'No before-screenshot', '该申请没有保存截图。 No screenshot was stored for this request.');
   return {
     status: 200,
-    headers: { 'content-type': 'image/png', 'content-length': String(image.length), ...SECURITY_HEADERS, 'cache-control': 'private, no-store' },
+    headers: {
+      'content-type': 'image/png',
+      'content-length': String(image.length),
+      ...SECURITY_HEADERS,
+      'cache-control': 'private, no-store',
+    },
     cookies: [],
     body: image,
   };
@@ -168,21 +188,40 @@ async function serveScreenshot(s: Services, req: ApprovalHttpRequest, approvalId
 
 async function recordDecision(s: Services, req: ApprovalHttpRequest, approvalId: string): Promise<ApprovalHttpResponse> {
   if (!(req.headers['content-type'] ?? '').toLowerCase().startsWith('application/x-www-form-urlencoded')) {
-    throw new HttpRefusal(415, '请求格式不支持', 'Unsupported request format', '请使用审批页面上的表单提交决定。 Decisions are submitted with the form on the approval page.');
+    throw new HttpRefusal(
+      415,
+      '请求格式不支持',
+      'Unsupported request format',
+      '请使用审批页面上的表单提交决定。 Decisions are submitted with the form on the approval page.',
+    );
   }
   if (Buffer.byteLength(req.body) > MAX_BODY_BYTES) throw new HttpRefusal(413, '请求过大', 'Request too large');
-  const form = parseWith(DecisionForm, params(new URLSearchParams(req.body), ['approver', 'exp', 'sig', 'csrf', 'decision', 'note']), 'form');
+  const form = parseWith(
+    DecisionForm,
+    params(new URLSearchParams(req.body), ['approver', 'exp', 'sig', 'csrf', 'decision', 'note']),
+    'form',
+  );
   await verifyLink(s, approvalId, form);
   // Cross-site form posts carry the other site's Origin (or none): refuse them before looking at anything else.
   const origin = originOf(req.headers['origin']) ?? originOf(req.headers['referer']);
   const allowed = new Set([req.selfOrigin, originOf(s.config.approvals.base_url)]);
   if (!origin || !allowed.has(origin)) {
-    throw new HttpRefusal(403, '请求来源不被接受', 'Cross-site request refused', '请在审批页面上做决定。 Decide from the approval page itself.');
+    throw new HttpRefusal(
+      403,
+      '请求来源不被接受',
+      'Cross-site request refused',
+      '请在审批页面上做决定。 Decide from the approval page itself.',
+    );
   }
   const nonce = parseCookies(req.headers['cookie'])[CSRF_COOKIE];
   const secret = await approvalSigningSecret(s);
   if (!nonce || !verifyCsrfToken(secret, { approvalId, approver: form.approver, nonce }, form.csrf)) {
-    throw new HttpRefusal(403, '表单已失效', 'The form is stale or forged', '请重新打开邮件中的链接，并在该页面上做决定。 Open the link from your email again and decide on that page.');
+    throw new HttpRefusal(
+      403,
+      '表单已失效',
+      'The form is stale or forged',
+      '请重新打开邮件中的链接，并在该页面上做决定。 Open the link from your email again and decide on that page.',
+    );
   }
   const result = await decideApproval(s, {
     approvalId,
@@ -205,11 +244,17 @@ const REFUSAL_TEXT: Record<ApprovalRefusedError['code'], [string, string]> = {
 
 export async function handleApprovalHttp(s: Services, req: ApprovalHttpRequest): Promise<ApprovalHttpResponse> {
   try {
-    if (req.path === '/healthz') return { status: 200, headers: { 'content-type': 'text/plain', ...SECURITY_HEADERS }, cookies: [], body: 'ok' };
+    if (req.path === '/healthz')
+      return { status: 200, headers: { 'content-type': 'text/plain', ...SECURITY_HEADERS }, cookies: [], body: 'ok' };
     const route = ROUTE.exec(req.path);
     const approvalId = route?.[1];
     if (!route || !approvalId || !APPROVAL_ID.test(approvalId)) {
-      throw new HttpRefusal(404, '页面不存在', 'Not found', '审批链接形如 /approvals/<id>?approver=…&exp=…&sig=… Approval links look like that.');
+      throw new HttpRefusal(
+        404,
+        '页面不存在',
+        'Not found',
+        '审批链接形如 /approvals/<id>?approver=…&exp=…&sig=… Approval links look like that.',
+      );
     }
     const method = req.method === 'HEAD' ? 'GET' : req.method;
     if (route[2]) {
@@ -230,6 +275,14 @@ export async function handleApprovalHttp(s: Services, req: ApprovalHttpRequest):
       return html(error.status, refusalPage(error.status, zh, en, error.message));
     }
     console.error(`approval endpoint: ${req.method} ${req.path}: ${(error as Error).stack ?? String(error)}`);
-    return html(500, refusalPage(500, '服务器错误', 'Server error', '请求未完成，不会因此执行任何操作；请稍后重试或联系运维。 The request did not complete, and nothing will be executed because of it. Try again later or tell the operators.'));
+    return html(
+      500,
+      refusalPage(
+        500,
+        '服务器错误',
+        'Server error',
+        '请求未完成，不会因此执行任何操作；请稍后重试或联系运维。 The request did not complete, and nothing will be executed because of it. Try again later or tell the operators.',
+      ),
+    );
   }
 }

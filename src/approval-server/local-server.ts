@@ -29,7 +29,10 @@ export async function startApprovalServer(options: { port?: number; services: ()
         try {
           body = await readBody(req, MAX_BODY_BYTES);
         } catch (error) {
-          res.writeHead(error instanceof BodyTooLargeError ? 413 : 400, { 'content-type': 'text/plain; charset=utf-8', connection: 'close' });
+          res.writeHead(error instanceof BodyTooLargeError ? 413 : 400, {
+            'content-type': 'text/plain; charset=utf-8',
+            connection: 'close',
+          });
           res.end(error instanceof BodyTooLargeError ? 'request too large\n' : 'bad request\n');
           return;
         }

@@ -102,7 +102,9 @@ export interface ApprovalView {
 function facts(view: ApprovalView): string {
   const { request } = view;
   const row = (zh: string, en: string, value: string) => `<div><dt>${zh}<span class="en">${en}</span></dt><dd>${value}</dd></div>`;
-  const tenant = view.tenantName ? `${escapeHtml(view.tenantName)} <code>${escapeHtml(request.tenant)}</code>` : `<code>${escapeHtml(request.tenant)}</code>`;
+  const tenant = view.tenantName
+    ? `${escapeHtml(view.tenantName)} <code>${escapeHtml(request.tenant)}</code>`
+    : `<code>${escapeHtml(request.tenant)}</code>`;
   const action = `<code>${escapeHtml(request.action)}</code>${view.actionDescription ? ` ${escapeHtml(view.actionDescription)}` : ''}`;
   return `<dl class="facts">
 ${row('租户', 'Tenant', tenant)}
@@ -165,7 +167,10 @@ export function decidedPage(view: ApprovalView, result: { decision: 'approve' | 
     : approved
       ? '<p class="warn ok" role="status">Paperclip 现在执行该操作；是否成功以独立回读为准，结果记录在审计链中。<span class="en">Paperclip now executes the action; success is decided by an independent readback and recorded in the audit trail.</span></p>'
       : '<p class="warn ok" role="status">该操作不会执行。<span class="en">The action will not be executed.</span></p>';
-  return layout(`${approved ? '已批准' : '已拒绝'} ${view.request.billNo}`, `<h1>${heading}</h1>\n${next}\n<section class="card">${facts(view)}</section>`);
+  return layout(
+    `${approved ? '已批准' : '已拒绝'} ${view.request.billNo}`,
+    `<h1>${heading}</h1>\n${next}\n<section class="card">${facts(view)}</section>`,
+  );
 }
 
 /** Every refusal: what happened, and that nothing changed. */

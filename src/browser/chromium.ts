@@ -39,13 +39,7 @@ const DROPPED_FLAGS = new Set([
 const DISABLED_FEATURES = '--disable-features=AudioServiceOutOfProcess';
 
 /** Software rendering, and no background fetches: the closed network makes them fail noisily. */
-const EXTRA_FLAGS = [
-  '--disable-gpu',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-  '--no-first-run',
-];
+const EXTRA_FLAGS = ['--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'];
 
 export function chromiumArgs(): string[] {
   return [

@@ -83,9 +83,22 @@ export async function firstVisibleText(page: Page, texts: readonly string[]): Pr
   const [first, ...rest] = texts;
   if (first === undefined) return undefined;
   const any = rest.reduce((either, text) => either.or(page.getByText(text)), page.getByText(first));
-  if (!(await any.first().isVisible().catch(() => false))) return undefined;
+  if (
+    !(await any
+      .first()
+      .isVisible()
+      .catch(() => false))
+  )
+    return undefined;
   for (const text of texts) {
-    if (await page.getByText(text).first().isVisible().catch(() => false)) return text;
+    if (
+      await page
+        .getByText(text)
+        .first()
+        .isVisible()
+        .catch(() => false)
+    )
+      return text;
   }
   return undefined;
 }
@@ -154,10 +167,13 @@ export async function runStep(page: Page, step: Step, ctx: StepContext): Promise
       if (step.mode === 'table') {
         // Native tables first; grids built from ARIA roles (a redesigned list) the same way.
         const native = await target.locator('tr').count();
-        const rows = await target.locator(native > 0 ? 'tr' : '[role=row]').evaluateAll((trs, cellSelector) =>
-          trs.map((tr) => Array.from(tr.querySelectorAll(cellSelector)).map((cell) => (cell.textContent ?? '').trim())),
-          native > 0 ? 'th,td' : '[role=cell],[role=columnheader],[role=gridcell],[role=rowheader]',
-        );
+        const rows = await target
+          .locator(native > 0 ? 'tr' : '[role=row]')
+          .evaluateAll(
+            (trs, cellSelector) =>
+              trs.map((tr) => Array.from(tr.querySelectorAll(cellSelector)).map((cell) => (cell.textContent ?? '').trim())),
+            native > 0 ? 'th,td' : '[role=cell],[role=columnheader],[role=gridcell],[role=rowheader]',
+          );
         return { page, extracted: { as: step.as, value: rows } };
       }
       return { page, extracted: { as: step.as, value: ((await target.textContent({ timeout })) ?? '').trim() } };

@@ -222,7 +222,12 @@ export class IdentitySessions {
   private async login(context: BrowserContext, secret: IdentitySecret): Promise<void> {
     const page = await context.newPage();
     const params = { username: secret.username, password: secret.password };
-    const ctx = { baseUrl: this.baseUrl, params, sessionLost: { urlContains: ['/__never__'], texts: this.pack.sessionLost.texts }, traced: false };
+    const ctx = {
+      baseUrl: this.baseUrl,
+      params,
+      sessionLost: { urlContains: ['/__never__'], texts: this.pack.sessionLost.texts },
+      traced: false,
+    };
     await runStep(page, { action: 'open', url: this.pack.login.url }, ctx);
     for (const step of this.pack.login.steps) await runStep(page, step, ctx);
     const loggedIn = await resolveLocator(page, this.pack.login.loggedIn, {})

@@ -52,7 +52,10 @@ export async function scopeRoot(page: Page, scope: Scope | undefined, row: RowBi
 
 async function locateFrameByTitle(page: Page, title: string): Promise<FrameLocator> {
   const frames = page.locator('iframe');
-  await frames.first().waitFor({ state: 'attached' }).catch(() => undefined);
+  await frames
+    .first()
+    .waitFor({ state: 'attached' })
+    .catch(() => undefined);
   const index = await frames.evaluateAll((elements, wanted) => elements.findIndex((el) => el.getAttribute('title') === wanted), title);
   if (index < 0) {
     throw new StructuredContractMissingError(`no iframe titled "${title}" on this page`, { frameTitle: title, url: page.url() });

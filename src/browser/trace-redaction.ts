@@ -18,7 +18,9 @@ function redactValue(value: unknown): unknown {
       out[key] = inner.map((c) => (c && typeof c === 'object' ? { ...(c as object), value: REDACTED } : c));
     } else if (key === 'headers' && Array.isArray(inner)) {
       out[key] = inner.map((h) =>
-        h && typeof h === 'object' && SECRET_HEADERS.has(String((h as { name?: unknown }).name).toLowerCase()) ? { ...(h as object), value: REDACTED } : h,
+        h && typeof h === 'object' && SECRET_HEADERS.has(String((h as { name?: unknown }).name).toLowerCase())
+          ? { ...(h as object), value: REDACTED }
+          : h,
       );
     } else {
       out[key] = redactValue(inner);

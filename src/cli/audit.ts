@@ -23,8 +23,14 @@ const Flags = z
       .string()
       .regex(/^[a-z][a-z0-9-]{1,40}\/T-[A-Za-z0-9-]{1,60}$/, 'write the batch as <tenant>/<taskId>, e.g. acme/T-20261202-acme')
       .optional(),
-    key: z.string().regex(/^k-[0-9a-f]{40}$/, 'an idempotency key looks like k- followed by 40 hex digits').optional(),
-    tenant: z.string().regex(/^[a-z][a-z0-9-]{1,40}$/, 'tenant ids are lower-kebab-case').optional(),
+    key: z
+      .string()
+      .regex(/^k-[0-9a-f]{40}$/, 'an idempotency key looks like k- followed by 40 hex digits')
+      .optional(),
+    tenant: z
+      .string()
+      .regex(/^[a-z][a-z0-9-]{1,40}$/, 'tenant ids are lower-kebab-case')
+      .optional(),
     json: z.boolean().default(false),
     'data-dir': z.string().min(1).default('.paperclip'),
     config: z.string().min(1).default('config/paperclip.local.yaml'),
@@ -48,7 +54,9 @@ export function formatVerifyResult(result: VerifyResult): string {
 export async function runAudit(argv: string[]): Promise<number> {
   const [sub, ...rest] = argv;
   if (sub !== 'verify') {
-    throw new ValidationError('paperclip audit', [{ path: '', message: `${sub ? `unknown subcommand "${sub}"` : 'missing subcommand'}; use: paperclip audit verify (see --help)` }]);
+    throw new ValidationError('paperclip audit', [
+      { path: '', message: `${sub ? `unknown subcommand "${sub}"` : 'missing subcommand'}; use: paperclip audit verify (see --help)` },
+    ]);
   }
   const { flags } = parseFlags(
     rest,

@@ -19,12 +19,18 @@ Prints one JSON line. Exit code 0: rolled back; 1: the inverse ran but the
 pre-state was not confirmed; 2: refused or bad arguments (nothing ran).`;
 
 const Flags = z.object({
-  reason: z.string({ error: 'give --reason: why this write is undone (it goes into the audit trail)' }).trim().min(3, 'give a reason of a few words').max(500),
+  reason: z
+    .string({ error: 'give --reason: why this write is undone (it goes into the audit trail)' })
+    .trim()
+    .min(3, 'give a reason of a few words')
+    .max(500),
   'requested-by': z.string().trim().min(1).max(200).optional(),
   config: z.string().min(1).optional(),
 });
 
-const Key = z.string().regex(/^k-[0-9a-f]{40}$/, 'the key looks like k- followed by 40 hex digits (from the audit trail or the evidence folder)');
+const Key = z
+  .string()
+  .regex(/^k-[0-9a-f]{40}$/, 'the key looks like k- followed by 40 hex digits (from the audit trail or the evidence folder)');
 
 /** The operator command itself, with the services it should use. */
 export async function compensateCommand(
@@ -43,7 +49,8 @@ export async function compensateCommand(
     return 2;
   }
   out(JSON.stringify(result));
-  if (!result.rolledBack) err(`paperclip compensate: the inverse ended ${result.outcome}; the pre-state was not confirmed. See the audit trail of ${input.key}.`);
+  if (!result.rolledBack)
+    err(`paperclip compensate: the inverse ended ${result.outcome}; the pre-state was not confirmed. See the audit trail of ${input.key}.`);
   return result.rolledBack ? 0 : 1;
 }
 

@@ -11,7 +11,10 @@ import { createProgressRenderer } from './progress.js';
 import { startEmbeddedSession } from './embedded-session.js';
 
 const Flags = z.object({
-  tenant: z.string().regex(/^[a-z][a-z0-9-]{1,40}$/, 'tenant ids are lower-kebab-case').default('acme'),
+  tenant: z
+    .string()
+    .regex(/^[a-z][a-z0-9-]{1,40}$/, 'tenant ids are lower-kebab-case')
+    .default('acme'),
   'data-dir': z.string().min(1).default('.paperclip'),
   keep: z.boolean().default(false),
   'sim-port': z.coerce.number().int().min(0).max(65535).default(4100),
@@ -35,7 +38,13 @@ function log(line: string): void {
 
 /** The flat summary line: task, read, then one count per outcome. */
 export function summaryLine(summary: BatchSummary): string {
-  return JSON.stringify({ task: summary.task, tenant: summary.tenant, read: summary.read, ...summary.counts, ...(summary.error ? { error: summary.error } : {}) });
+  return JSON.stringify({
+    task: summary.task,
+    tenant: summary.tenant,
+    read: summary.read,
+    ...summary.counts,
+    ...(summary.error ? { error: summary.error } : {}),
+  });
 }
 
 export interface LocalEnvironment {
@@ -67,7 +76,10 @@ export async function startLocalEnvironment(options: {
   const start = (port: number): Promise<{ paperclip: EmbeddedPaperclip; close(): Promise<void> }> =>
     options.dataDir
       ? startEmbeddedSession({ vendorBaseUrl: sim.url, configPath: options.config, approvalPort: port, dataDir: options.dataDir })
-      : startEmbeddedPaperclip({ vendorBaseUrl: sim.url, configPath: options.config, approvalPort: port }).then((paperclip) => ({ paperclip, close: () => paperclip.stop() }));
+      : startEmbeddedPaperclip({ vendorBaseUrl: sim.url, configPath: options.config, approvalPort: port }).then((paperclip) => ({
+          paperclip,
+          close: () => paperclip.stop(),
+        }));
   let session: { paperclip: EmbeddedPaperclip; close(): Promise<void> };
   try {
     session = await start(approvalPort).catch((error: NodeJS.ErrnoException) => {
@@ -99,7 +111,12 @@ export async function startLocalEnvironment(options: {
  * local SES inbox. Those items run on in the background, so this waits a
  * bounded time for their mail to be sent.
  */
-async function approvalLinks(paperclip: EmbeddedPaperclip, taskId: string, expected: number, timeoutMs: number): Promise<Array<{ billNo: string; to: string; link: string }>> {
+async function approvalLinks(
+  paperclip: EmbeddedPaperclip,
+  taskId: string,
+  expected: number,
+  timeoutMs: number,
+): Promise<Array<{ billNo: string; to: string; link: string }>> {
   const s = paperclip.services;
   const deadline = Date.now() + timeoutMs;
   for (;;) {
@@ -175,14 +192,22 @@ export async function runDemo(argv: string[]): Promise<number> {
   const progress = createProgressRenderer();
   const run = await paperclip.runBatch({ taskId, tenant: flags.tenant, requestedBy: 'demo' }, (p) => progress.update(p));
   progress.finish();
-  log(`batch ${run.status.toLowerCase()} in ${((Date.now() - began) / 1000).toFixed(1)} s; evidence under s3://${paperclip.services.config.evidence.bucket}/evidence/${flags.tenant}/${taskId}/`);
-  log(`evidence pages     npm run paperclip -- evidence --data-dir ${flags['data-dir']}  then open /evidence/${flags.tenant}/${taskId}/index.html`);
+  log(
+    `batch ${run.status.toLowerCase()} in ${((Date.now() - began) / 1000).toFixed(1)} s; evidence under s3://${paperclip.services.config.evidence.bucket}/evidence/${flags.tenant}/${taskId}/`,
+  );
+  log(
+    `evidence pages     npm run paperclip -- evidence --data-dir ${flags['data-dir']}  then open /evidence/${flags.tenant}/${taskId}/index.html`,
+  );
   log(`verify and report  npm run paperclip -- audit verify --batch ${flags.tenant}/${taskId}  ·  npm run paperclip -- report --since 24h`);
   const awaiting = run.summary?.counts.awaiting_approval ?? 0;
   if (awaiting > 0) {
     log(`${awaiting} irreversible item(s) await approval: the emails are in ${endpoints.sesInbox}`);
     for (const { billNo, to, link } of await approvalLinks(paperclip, taskId, awaiting, 90_000)) log(`  ${billNo} → ${to}: ${link}`);
-    log(flags.keep ? '  approve in a browser and the item runs here, in the background' : '  (rerun with --keep to approve them: the approval pages live as long as this process)');
+    log(
+      flags.keep
+        ? '  approve in a browser and the item runs here, in the background'
+        : '  (rerun with --keep to approve them: the approval pages live as long as this process)',
+    );
   }
   if (run.summary) process.stdout.write(`${summaryLine(run.summary)}\n`);
   else process.stdout.write(`${JSON.stringify({ task: taskId, error: run.error ?? run.status })}\n`);

@@ -64,11 +64,13 @@ function independentSource(s: Services): ReadbackSource {
   return 'detail';
 }
 
-
 export async function runDrill(s: Services, options: DrillOptions): Promise<DrillResult> {
   const began = Date.now();
   const tenant = s.config.tenants.find((t) => t.id === options.tenant);
-  if (!tenant) throw new DrillError(`tenant "${options.tenant}" is not configured; configured tenants: ${s.config.tenants.map((t) => t.id).join(', ')}`);
+  if (!tenant)
+    throw new DrillError(
+      `tenant "${options.tenant}" is not configured; configured tenants: ${s.config.tenants.map((t) => t.id).join(', ')}`,
+    );
   const action = options.action ?? 'mark_processed';
   const siteAction = s.pack.actions[action];
   if (!siteAction || !s.config.actions[action]) throw new DrillError(`action "${action}" is not enabled for ${s.pack.site}`);
@@ -80,9 +82,18 @@ export async function runDrill(s: Services, options: DrillOptions): Promise<Dril
   const read = async (billNo: string): Promise<string | null> => {
     const api = source === 'api' ? await s.vendorApi(identity) : undefined;
     const observe = (session?: OpenedSession) =>
-      observeStatus(source, { pack: s.pack, baseUrl: s.config.vendor.base_url, tenant: tenant.id, billNo, api, ...(session ? { session } : {}) });
-    const observation = source === 'api' ? await observe() : await withSession(s, identity, 'read', { trace: false }, (session) => observe(session));
-    if (observation.status === undefined) throw new DrillError(`could not read ${billNo} from ${source}: ${observation.error ?? 'not listed'}`);
+      observeStatus(source, {
+        pack: s.pack,
+        baseUrl: s.config.vendor.base_url,
+        tenant: tenant.id,
+        billNo,
+        api,
+        ...(session ? { session } : {}),
+      });
+    const observation =
+      source === 'api' ? await observe() : await withSession(s, identity, 'read', { trace: false }, (session) => observe(session));
+    if (observation.status === undefined)
+      throw new DrillError(`could not read ${billNo} from ${source}: ${observation.error ?? 'not listed'}`);
     return observation.status;
   };
   // A late settle can still be moving when the inverse's readback confirmed; wait it out before the final read.
@@ -101,9 +112,11 @@ export async function runDrill(s: Services, options: DrillOptions): Promise<Dril
     options.billNo ??
     (await withSession(s, identity, 'read', { trace: false }, async (session) => {
       const rows = await readList(session, { pack: s.pack, baseUrl: s.config.vendor.base_url, tenant: tenant.id });
-      return rows.find((r) => siteAction.appliesTo.includes(r.status) && r.kind !== undefined && tenant.actions_by_kind[r.kind] === action)?.billNo;
+      return rows.find((r) => siteAction.appliesTo.includes(r.status) && r.kind !== undefined && tenant.actions_by_kind[r.kind] === action)
+        ?.billNo;
     }));
-  if (!billNo) throw new DrillError(`tenant ${tenant.id} has no bill that ${action} applies to (${siteAction.appliesTo.join(', ')}); pass --bill`);
+  if (!billNo)
+    throw new DrillError(`tenant ${tenant.id} has no bill that ${action} applies to (${siteAction.appliesTo.join(', ')}); pass --bill`);
 
   const taskId = options.taskId ?? `T-drill-${Date.now().toString(36)}`;
   const requestedBy = options.requestedBy ?? 'drill';
@@ -150,13 +163,23 @@ export async function runDrill(s: Services, options: DrillOptions): Promise<Dril
     result.drill = 'passed';
     return finish();
   }
-  return finish(result.restored ? 'the state returned but the compensation was not confirmed by its readback' : `${billNo} is ${result.after}, not ${result.before}`);
+  return finish(
+    result.restored
+      ? 'the state returned but the compensation was not confirmed by its readback'
+      : `${billNo} is ${result.after}, not ${result.before}`,
+  );
 }
 
 const Flags = z.object({
-  tenant: z.string().regex(/^[a-z][a-z0-9-]{1,40}$/, 'tenant ids are lower-kebab-case').default('acme'),
+  tenant: z
+    .string()
+    .regex(/^[a-z][a-z0-9-]{1,40}$/, 'tenant ids are lower-kebab-case')
+    .default('acme'),
   bill: z.string().min(1).max(64).optional(),
-  action: z.string().regex(/^[a-z][a-z0-9_]{0,40}$/, 'action names are lower_snake_case').optional(),
+  action: z
+    .string()
+    .regex(/^[a-z][a-z0-9_]{0,40}$/, 'action names are lower_snake_case')
+    .optional(),
   'sim-port': z.coerce.number().int().min(0).max(65535).default(0),
   seed: z.coerce.number().int().min(0).default(1),
   config: z.string().min(1).default('config/paperclip.local.yaml'),

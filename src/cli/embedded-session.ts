@@ -24,7 +24,13 @@ const StackRecord = z.object({
   configPath: z.string().min(1),
   vendorBaseUrl: z.string().url(),
   region: z.string().min(1),
-  endpoints: z.object({ dynamodb: z.string().url(), s3: z.string().url(), ses: z.string().url(), sesInbox: z.string().url(), stepfunctions: z.string().url() }),
+  endpoints: z.object({
+    dynamodb: z.string().url(),
+    s3: z.string().url(),
+    ses: z.string().url(),
+    sesInbox: z.string().url(),
+    stepfunctions: z.string().url(),
+  }),
   arns: z.object({ batch: z.string().startsWith('arn:'), guardedWrite: z.string().startsWith('arn:') }),
 });
 type StackRecord = z.infer<typeof StackRecord>;

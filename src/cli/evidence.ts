@@ -50,7 +50,9 @@ export async function runEvidence(argv: string[]): Promise<number> {
   } else {
     const bucketDir = join(resolve(flags['data-dir']), 's3', config.evidence.bucket);
     if (!existsSync(bucketDir)) {
-      process.stderr.write(`paperclip evidence: there is no evidence bucket at ${bucketDir}; run npm start first, or pass --data-dir / --s3-endpoint\n`);
+      process.stderr.write(
+        `paperclip evidence: there is no evidence bucket at ${bucketDir}; run npm start first, or pass --data-dir / --s3-endpoint\n`,
+      );
       return 2;
     }
     reader = new S3rverFolderBucket(bucketDir);

@@ -19,7 +19,10 @@ nothing loaded from the network). Definitions: docs/report.md.`;
 
 const Flags = z.object({
   since: z.string().min(1).default('7d'),
-  tenant: z.string().regex(/^[a-z][a-z0-9-]{1,40}$/, 'tenant ids are lower-kebab-case').optional(),
+  tenant: z
+    .string()
+    .regex(/^[a-z][a-z0-9-]{1,40}$/, 'tenant ids are lower-kebab-case')
+    .optional(),
   html: z.string().min(1).optional(),
   json: z.boolean().default(false),
   'data-dir': z.string().min(1).default('.paperclip'),

@@ -43,7 +43,10 @@ const ListFlags = z
   .object({
     ...Common,
     status: z.enum(['open', 'resolved', 'all'], { error: '--status must be open, resolved or all' }).default('open'),
-    tenant: z.string().regex(/^[a-z][a-z0-9-]{1,40}$/, 'tenant ids are lower-kebab-case').optional(),
+    tenant: z
+      .string()
+      .regex(/^[a-z][a-z0-9-]{1,40}$/, 'tenant ids are lower-kebab-case')
+      .optional(),
     json: z.boolean().default(false),
   })
   .strict();
@@ -60,7 +63,10 @@ const ResolveFlags = z
 const RecoverFlags = z
   .object({
     ...Common,
-    task: z.string().regex(/^T-[A-Za-z0-9-]{1,60}$/, 'task ids look like T-20261202-acme').optional(),
+    task: z
+      .string()
+      .regex(/^T-[A-Za-z0-9-]{1,60}$/, 'task ids look like T-20261202-acme')
+      .optional(),
     'wait-for-leases': z.boolean().default(false),
   })
   .strict();
@@ -73,17 +79,27 @@ export type TakeoverCommand =
 
 function oneKey(positionals: string[], sub: string): string {
   if (positionals.length !== 1) {
-    throw new ValidationError(`paperclip takeover ${sub}`, [{ path: '<key>', message: `expected exactly one key, got ${positionals.length}` }]);
+    throw new ValidationError(`paperclip takeover ${sub}`, [
+      { path: '<key>', message: `expected exactly one key, got ${positionals.length}` },
+    ]);
   }
   const key = positionals[0]!;
   if (!KEY_PATTERN.test(key)) {
-    throw new ValidationError(`paperclip takeover ${sub}`, [{ path: '<key>', message: `${JSON.stringify(key.slice(0, 60))} is not a key; keys look like k- and 40 hex digits (see paperclip takeover list)` }]);
+    throw new ValidationError(`paperclip takeover ${sub}`, [
+      {
+        path: '<key>',
+        message: `${JSON.stringify(key.slice(0, 60))} is not a key; keys look like k- and 40 hex digits (see paperclip takeover list)`,
+      },
+    ]);
   }
   return key;
 }
 
 function noPositionals(positionals: string[], sub: string): void {
-  if (positionals.length > 0) throw new ValidationError(`paperclip takeover ${sub}`, [{ path: '', message: `unexpected argument ${JSON.stringify(positionals[0])}` }]);
+  if (positionals.length > 0)
+    throw new ValidationError(`paperclip takeover ${sub}`, [
+      { path: '', message: `unexpected argument ${JSON.stringify(positionals[0])}` },
+    ]);
 }
 
 /** Parses and validates the whole command line before anything is opened or changed. */
@@ -91,7 +107,12 @@ export function parseTakeoverArgs(argv: string[]): TakeoverCommand {
   const [sub, ...rest] = argv;
   switch (sub) {
     case 'list': {
-      const { flags, positionals } = parseFlags(rest, { ...commonOptions, status: { type: 'string' }, tenant: { type: 'string' }, json: { type: 'boolean' } }, ListFlags, 'takeover list');
+      const { flags, positionals } = parseFlags(
+        rest,
+        { ...commonOptions, status: { type: 'string' }, tenant: { type: 'string' }, json: { type: 'boolean' } },
+        ListFlags,
+        'takeover list',
+      );
       noPositionals(positionals, 'list');
       return { sub, flags };
     }
@@ -109,7 +130,12 @@ export function parseTakeoverArgs(argv: string[]): TakeoverCommand {
       return { sub, key: oneKey(positionals, 'resolve'), flags };
     }
     case 'recover': {
-      const { flags, positionals } = parseFlags(rest, { ...commonOptions, task: { type: 'string' }, 'wait-for-leases': { type: 'boolean' } }, RecoverFlags, 'takeover recover');
+      const { flags, positionals } = parseFlags(
+        rest,
+        { ...commonOptions, task: { type: 'string' }, 'wait-for-leases': { type: 'boolean' } },
+        RecoverFlags,
+        'takeover recover',
+      );
       noPositionals(positionals, 'recover');
       return { sub, flags };
     }
@@ -133,7 +159,15 @@ const processIo: Io = {
 const short = (text: string, n: number) => (text.length > n ? `${text.slice(0, n - 1)}…` : text);
 
 function entryLine(e: TakeoverEntry): string {
-  return [e.key, e.status.padEnd(8), e.tenant.padEnd(8), e.billNo.padEnd(18), e.action.padEnd(16), e.createdAt.slice(0, 19), short(e.reason, 90)].join('  ');
+  return [
+    e.key,
+    e.status.padEnd(8),
+    e.tenant.padEnd(8),
+    e.billNo.padEnd(18),
+    e.action.padEnd(16),
+    e.createdAt.slice(0, 19),
+    short(e.reason, 90),
+  ].join('  ');
 }
 
 /** Runs a parsed command against open services; returns the exit code. */
@@ -141,7 +175,10 @@ export async function executeTakeover(s: Services, command: TakeoverCommand, io:
   const store = takeoverStore(s);
   switch (command.sub) {
     case 'list': {
-      const statuses = command.flags.status === 'all' ? (['OPEN', 'RESOLVED'] as const) : ([command.flags.status.toUpperCase() as 'OPEN' | 'RESOLVED'] as const);
+      const statuses =
+        command.flags.status === 'all'
+          ? (['OPEN', 'RESOLVED'] as const)
+          : ([command.flags.status.toUpperCase() as 'OPEN' | 'RESOLVED'] as const);
       const entries = (await Promise.all(statuses.map((st) => store.list(st, command.flags.tenant)))).flat();
       entries.sort((a, b) => a.createdAt.localeCompare(b.createdAt));
       if (command.flags.json) {
@@ -149,7 +186,9 @@ export async function executeTakeover(s: Services, command: TakeoverCommand, io:
         return 0;
       }
       if (entries.length === 0) {
-        io.out(`no ${command.flags.status === 'all' ? '' : `${command.flags.status} `}takeover items${command.flags.tenant ? ` for ${command.flags.tenant}` : ''}`);
+        io.out(
+          `no ${command.flags.status === 'all' ? '' : `${command.flags.status} `}takeover items${command.flags.tenant ? ` for ${command.flags.tenant}` : ''}`,
+        );
         return 0;
       }
       for (const e of entries) io.out(entryLine(e));
@@ -162,7 +201,13 @@ export async function executeTakeover(s: Services, command: TakeoverCommand, io:
       const claim = await s.claims.get(command.key);
       const audit = await s.audit.events(command.key);
       if (command.flags.json) {
-        io.out(JSON.stringify({ entry, claim: claim ?? null, audit: audit.map((e) => ({ seq: e.seq, at: e.at, type: e.type, actor: e.actor })) }));
+        io.out(
+          JSON.stringify({
+            entry,
+            claim: claim ?? null,
+            audit: audit.map((e) => ({ seq: e.seq, at: e.at, type: e.type, actor: e.actor })),
+          }),
+        );
         return 0;
       }
       const r = entry.resolution;
@@ -177,7 +222,11 @@ export async function executeTakeover(s: Services, command: TakeoverCommand, io:
           `claim      ${claim ? `${claim.status} v${claim.version} (${claim.outcome ?? ''})` : 'missing'}`,
           `execution  ${entry.executionArn}`,
           `notified   ${entry.notified.join(', ') || '—'}${entry.notifyError ? ` (mail failed: ${entry.notifyError})` : ''}`,
-          ...(r ? [`resolution ${r.as} by ${r.operator} at ${r.at}: ${r.note}${r.retryExecutionArn ? `\n           retry ${r.retryExecutionArn} -> ${r.retryOutcome ?? 'running'}` : ''}`] : []),
+          ...(r
+            ? [
+                `resolution ${r.as} by ${r.operator} at ${r.at}: ${r.note}${r.retryExecutionArn ? `\n           retry ${r.retryExecutionArn} -> ${r.retryOutcome ?? 'running'}` : ''}`,
+              ]
+            : []),
           'evidence',
           ...entry.evidence.map((k) => `  ${evidenceLink(entry, k)}`),
           'audit',
@@ -188,11 +237,19 @@ export async function executeTakeover(s: Services, command: TakeoverCommand, io:
     }
     case 'resolve': {
       const { flags } = command;
-      const result = await resolveTakeover(s, { key: command.key, as: flags.as, note: flags.note, operator: flags.operator }, { wait: !flags.detach });
+      const result = await resolveTakeover(
+        s,
+        { key: command.key, as: flags.as, note: flags.note, operator: flags.operator },
+        { wait: !flags.detach },
+      );
       io.out(`resolved ${result.key} as ${result.as} by ${flags.operator.toLowerCase()}: claim ${result.claimStatus}`);
       if (result.as === 'retry') {
         const arn = result.entry.resolution?.retryExecutionArn ?? result.retry?.executionArn;
-        io.out(result.retry ? `retry ${arn}: ${result.retry.outcome}${result.retry.reason ? ` (${result.retry.reason})` : ''}` : `retry ${arn} started (readback first)`);
+        io.out(
+          result.retry
+            ? `retry ${arn}: ${result.retry.outcome}${result.retry.reason ? ` (${result.retry.reason})` : ''}`
+            : `retry ${arn} started (readback first)`,
+        );
       }
       return 0;
     }
@@ -204,8 +261,15 @@ export async function executeTakeover(s: Services, command: TakeoverCommand, io:
         return 0;
       }
       io.out(`${orphans.length} claim(s) held by a dead execution`);
-      const results = await recoverOrphanedClaims(s, { ...(taskIds ? { taskIds } : {}), waitForLeases: command.flags['wait-for-leases'], log: io.err });
-      for (const r of results) io.out(`${r.key} ${r.billNo} ${r.from}: ${r.execution ? `${r.execution.outcome}${r.execution.reason ? ` (${r.execution.reason})` : ''}` : r.status}`);
+      const results = await recoverOrphanedClaims(s, {
+        ...(taskIds ? { taskIds } : {}),
+        waitForLeases: command.flags['wait-for-leases'],
+        log: io.err,
+      });
+      for (const r of results)
+        io.out(
+          `${r.key} ${r.billNo} ${r.from}: ${r.execution ? `${r.execution.outcome}${r.execution.reason ? ` (${r.execution.reason})` : ''}` : r.status}`,
+        );
       return 0;
     }
   }

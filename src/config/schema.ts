@@ -73,7 +73,12 @@ export const WritePolicy = z
     approval_required: z.array(ActionName).default([]),
     /** Irreversible actions deliberately run without approval, each with the reason. */
     irreversible_without_approval: z.record(ActionName, z.string().min(10, 'give a reason of at least a sentence')).default({}),
-    approval_timeout_seconds: z.number().int().min(1).max(7 * 24 * 3600).default(3600),
+    approval_timeout_seconds: z
+      .number()
+      .int()
+      .min(1)
+      .max(7 * 24 * 3600)
+      .default(3600),
     readback_deadline_ms: z.number().int().min(500).max(600_000).default(20_000),
     readback_poll_ms: z.number().int().min(50).max(60_000).default(400),
     /** How long a claim lease lasts before another runner may inspect (never re-click) it. */

@@ -12,7 +12,9 @@ export interface ApprovalLinkClaims {
 }
 
 export function signApprovalLink(claims: ApprovalLinkClaims, secret: string): string {
-  return createHmac('sha256', secret).update(`${claims.approvalId}\n${claims.approver.toLowerCase()}\n${claims.expiresAt}`).digest('base64url');
+  return createHmac('sha256', secret)
+    .update(`${claims.approvalId}\n${claims.approver.toLowerCase()}\n${claims.expiresAt}`)
+    .digest('base64url');
 }
 
 export function verifyApprovalLink(claims: ApprovalLinkClaims, signature: string, secret: string): boolean {

@@ -46,7 +46,8 @@ export function sealEvent(chain: string, seq: number, prevHash: string, input: A
 export function verifyChain(events: readonly AuditEvent[]): { seq: number; problem: string } | undefined {
   let prev = GENESIS_HASH;
   for (const [index, event] of events.entries()) {
-    if (event.seq !== index + 1) return { seq: event.seq, problem: `expected event ${index + 1}, found ${event.seq} (an event was removed or inserted)` };
+    if (event.seq !== index + 1)
+      return { seq: event.seq, problem: `expected event ${index + 1}, found ${event.seq} (an event was removed or inserted)` };
     if (event.prevHash !== prev) return { seq: event.seq, problem: 'prevHash does not match the previous event' };
     const { hash, ...body } = event;
     if (hashEvent(body) !== hash) return { seq: event.seq, problem: 'content does not match its hash (the event was altered)' };

@@ -7,7 +7,10 @@
 export abstract class PaperclipError extends Error {
   /** Whether the workflow may retry the step that threw this. */
   abstract readonly retryable: boolean;
-  constructor(message: string, readonly details: Record<string, unknown> = {}) {
+  constructor(
+    message: string,
+    readonly details: Record<string, unknown> = {},
+  ) {
     super(message);
   }
 }

@@ -37,7 +37,13 @@ export function judge(expectation: Expectation, observations: readonly Observati
   const source = last?.source ?? 'none';
   if (!last) return undefined;
   if (last.status === expectation.targetStatus) {
-    return { verdict: 'confirmed', observedStatus: last.status, source, observations: [...observations], reason: `${source} shows ${last.status}` };
+    return {
+      verdict: 'confirmed',
+      observedStatus: last.status,
+      source,
+      observations: [...observations],
+      reason: `${source} shows ${last.status}`,
+    };
   }
   if (last.status === undefined || expectation.settlingStatuses.includes(last.status)) return undefined;
   const previous = observations.at(-2);

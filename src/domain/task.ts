@@ -8,9 +8,7 @@ export const WriteTask = z
     tenant: z.string().regex(/^[a-z][a-z0-9-]{1,40}$/, 'tenant ids are lower-kebab-case'),
     billNo: z.string().min(1, 'billNo is required').max(64, 'billNo is at most 64 characters'),
     action: z.string().regex(/^[a-z][a-z0-9_]{0,40}$/, 'action names are lower_snake_case'),
-    params: z
-      .record(z.string().regex(/^[a-z][a-z0-9_]{0,40}$/, 'parameter names are lower_snake_case'), z.string().max(500))
-      .default({}),
+    params: z.record(z.string().regex(/^[a-z][a-z0-9_]{0,40}$/, 'parameter names are lower_snake_case'), z.string().max(500)).default({}),
     requestedBy: z.string().min(1).max(200).default('schedule'),
     /** Set when this write undoes another one (compensation). */
     compensates: z.string().optional(),
@@ -39,6 +37,8 @@ export type BatchRequest = z.infer<typeof BatchRequest>;
  */
 export function idempotencyKey(task: Pick<WriteTask, 'taskId' | 'tenant' | 'billNo' | 'action'>): string {
   // A JSON array keeps field boundaries, so no value can borrow text from its neighbour.
-  const digest = createHash('sha256').update(JSON.stringify([task.taskId, task.tenant, task.billNo, task.action])).digest('hex');
+  const digest = createHash('sha256')
+    .update(JSON.stringify([task.taskId, task.tenant, task.billNo, task.action]))
+    .digest('hex');
   return `k-${digest.slice(0, 40)}`;
 }

@@ -65,8 +65,10 @@ async function batchStage(sfn: Services['sfn'], executionArn: string): Promise<P
           // no item count; the bar shows claims only
         }
       }
-      if (event.type === 'MapIterationSucceeded' || event.type === 'MapIterationFailed' || event.type === 'MapIterationAborted') finished += 1;
-      if (event.type === 'MapStateExited' || (event.type === 'TaskStateEntered' && event.stateEnteredEventDetails?.name === 'ReadFailed')) phase = 'sealing';
+      if (event.type === 'MapIterationSucceeded' || event.type === 'MapIterationFailed' || event.type === 'MapIterationAborted')
+        finished += 1;
+      if (event.type === 'MapStateExited' || (event.type === 'TaskStateEntered' && event.stateEnteredEventDetails?.name === 'ReadFailed'))
+        phase = 'sealing';
     }
     nextToken = page.nextToken;
   } while (nextToken);
@@ -130,7 +132,10 @@ export async function startEmbeddedPaperclip(options: EmbeddedOptions): Promise<
   useServices(services);
   approvalServices = services;
 
-  async function runBatch(request: { taskId: string; tenant: string; requestedBy?: string }, onProgress?: (p: BatchProgress) => void): Promise<BatchRun> {
+  async function runBatch(
+    request: { taskId: string; tenant: string; requestedBy?: string },
+    onProgress?: (p: BatchProgress) => void,
+  ): Promise<BatchRun> {
     // A unique name per run: running the same task again must be possible (and finds every key already claimed).
     const name = `${request.taskId}-${Date.now().toString(36)}${Math.floor(Math.random() * 1e6).toString(36)}`.slice(0, 80);
     const started = await services.sfn.send(

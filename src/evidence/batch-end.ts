@@ -2,7 +2,16 @@ import type { AuditEvent } from '../domain/audit-chain.js';
 import type { Claim } from '../domain/claim.js';
 import { TERMINAL_STATUSES } from '../domain/claim.js';
 import { mapBounded } from '../lib/map-bounded.js';
-import { PAGE_NAME, resultKey, S3_FAN_OUT, snapshotBatchFolder, snapshotItemFolder, type BatchRef, type EvidenceContext, type HashedObject } from './folder.js';
+import {
+  PAGE_NAME,
+  resultKey,
+  S3_FAN_OUT,
+  snapshotBatchFolder,
+  snapshotItemFolder,
+  type BatchRef,
+  type EvidenceContext,
+  type HashedObject,
+} from './folder.js';
 import { indexBatchFolder, storeBatchPage, storeItemPage } from './pages.js';
 import { compensatesOf } from './item-page.js';
 import { classifyItem } from '../report/classify.js';
@@ -53,7 +62,13 @@ export async function finishBatchEvidence(ctx: EvidenceContext, batch: BatchRef,
   await mapBounded(rendered, S3_FAN_OUT, async (key) => {
     const objects = snapshot.items.get(key) ?? new Map<string, HashedObject>();
     const claim = byKey.get(key);
-    const page = await storeItemPage(ctx, batch, key, { objects, events: events.get(key) ?? [], ...(claim ? { claim } : {}), siblingPages, batchPage: true });
+    const page = await storeItemPage(ctx, batch, key, {
+      objects,
+      events: events.get(key) ?? [],
+      ...(claim ? { claim } : {}),
+      siblingPages,
+      batchPage: true,
+    });
     objects.set(PAGE_NAME, page);
     snapshot.items.set(key, objects);
   });
@@ -69,14 +84,28 @@ export async function finishBatchEvidence(ctx: EvidenceContext, batch: BatchRef,
   const seal = buildSeal(batch, snapshot, items, sealedBy, previous);
   const sealEvent = await writeSeal(ctx, seal);
 
-  const supplemented = await recheckRecentItems(ctx, batch, { seal, sealedAtSeq: sealEvent.seq, before: byKey, since: started - RECHECK_WINDOW_MS, sealedBy, fixed });
+  const supplemented = await recheckRecentItems(ctx, batch, {
+    seal,
+    sealedAtSeq: sealEvent.seq,
+    before: byKey,
+    since: started - RECHECK_WINDOW_MS,
+    sealedBy,
+    fixed,
+  });
   return { seal, items: keys.length, pages, supplemented };
 }
 
 async function recheckRecentItems(
   ctx: EvidenceContext,
   batch: BatchRef,
-  input: { seal: Seal; sealedAtSeq: number; before: ReadonlyMap<string, Claim>; since: number; sealedBy: string; fixed: (key: string) => boolean },
+  input: {
+    seal: Seal;
+    sealedAtSeq: number;
+    before: ReadonlyMap<string, Claim>;
+    since: number;
+    sealedBy: string;
+    fixed: (key: string) => boolean;
+  },
 ): Promise<string[]> {
   const now = (await ctx.claims.byTask(batch.taskId)).filter((c) => c.tenant === batch.tenant);
   const manifest = manifestOf(input.seal, input.sealedAtSeq, []);
@@ -127,4 +156,3 @@ export async function sealBatchEvidence(
     return undefined;
   }
 }
-

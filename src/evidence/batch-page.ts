@@ -14,7 +14,17 @@ export const BatchFile = z
     counts: z.record(z.string(), z.number()).default({}),
     error: z.string().optional(),
     results: z
-      .array(z.object({ outcome: z.string().optional(), key: z.string().optional(), billNo: z.string().optional(), reason: z.string().optional(), executionArn: z.string().optional() }).passthrough())
+      .array(
+        z
+          .object({
+            outcome: z.string().optional(),
+            key: z.string().optional(),
+            billNo: z.string().optional(),
+            reason: z.string().optional(),
+            executionArn: z.string().optional(),
+          })
+          .passthrough(),
+      )
       .default([]),
     finishedAt: z.string().optional(),
   })
@@ -55,7 +65,9 @@ function outcomeOf(item: BatchPageItem): string {
 
 export function renderBatchPage(input: BatchPageInput): string {
   const { batch, summary } = input;
-  const items = [...input.items].sort((a, b) => (a.claim?.billNo ?? a.key).localeCompare(b.claim?.billNo ?? b.key) || a.key.localeCompare(b.key));
+  const items = [...input.items].sort(
+    (a, b) => (a.claim?.billNo ?? a.key).localeCompare(b.claim?.billNo ?? b.key) || a.key.localeCompare(b.key),
+  );
   const undoneBy = new Map(items.filter((i) => i.compensates).map((i) => [i.compensates!, i.key]));
   const keyLink = (key: string) => `<a href="${relativeHref(`${key}/${PAGE_NAME}`)}"><code>${escapeHtml(key.slice(0, 14))}…</code></a>`;
   const rows = items.map((item) => {
@@ -92,8 +104,12 @@ export function renderBatchPage(input: BatchPageInput): string {
   if (summary?.error) fields.push(['错误 Error', badge(summary.error, 'bad')]);
   const objects = [...input.top.values()]
     .filter((o) => o.name !== PAGE_NAME)
-    .map((o) => `<tr><td><a href="${relativeHref(o.name)}">${escapeHtml(o.name)}</a></td><td>${formatBytes(o.bytes)}</td><td><code>${o.sha256}</code></td></tr>`);
-  if (input.sealed && !input.top.has(SEAL_NAME)) objects.push(`<tr><td><a href="${SEAL_NAME}">${SEAL_NAME}</a></td><td colspan="2">written with this page</td></tr>`);
+    .map(
+      (o) =>
+        `<tr><td><a href="${relativeHref(o.name)}">${escapeHtml(o.name)}</a></td><td>${formatBytes(o.bytes)}</td><td><code>${o.sha256}</code></td></tr>`,
+    );
+  if (input.sealed && !input.top.has(SEAL_NAME))
+    objects.push(`<tr><td><a href="${SEAL_NAME}">${SEAL_NAME}</a></td><td colspan="2">written with this page</td></tr>`);
   const list = input.top.has('list.png')
     ? `<h2>读取的清单 The list as read</h2><figure><a href="list.png"><img src="list.png" alt="差异清单 discrepancy list"></a><figcaption>读取时的差异清单 The discrepancy list when the batch read it — <a href="list.json">list.json</a></figcaption></figure>`
     : '';

@@ -37,7 +37,8 @@ export class S3rverFolderBucket implements BucketReader {
     try {
       entries = await readdir(dir, { withFileTypes: true });
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'ENOENT' || (error as NodeJS.ErrnoException).code === 'ENOTDIR') return { folders: [], objects: [] };
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT' || (error as NodeJS.ErrnoException).code === 'ENOTDIR')
+        return { folders: [], objects: [] };
       throw error;
     }
     const listing: BucketListing = { folders: [], objects: [] };
@@ -88,7 +89,9 @@ export class S3ApiBucket implements BucketReader {
     const listing: BucketListing = { folders: [], objects: [] };
     let token: string | undefined;
     do {
-      const page = await this.s3.send(new ListObjectsV2Command({ Bucket: this.bucket, Prefix: prefix, Delimiter: '/', ContinuationToken: token }));
+      const page = await this.s3.send(
+        new ListObjectsV2Command({ Bucket: this.bucket, Prefix: prefix, Delimiter: '/', ContinuationToken: token }),
+      );
       listing.folders.push(...(page.CommonPrefixes ?? []).map((p) => p.Prefix!).filter(Boolean));
       listing.objects.push(
         ...(page.Contents ?? []).map((o) => ({ key: o.Key!, bytes: o.Size ?? 0, ...(o.LastModified ? { modified: o.LastModified } : {}) })),

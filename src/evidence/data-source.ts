@@ -48,12 +48,16 @@ export async function openDataSource(options: DataSourceOptions): Promise<DataSo
   const configPath = resolve(options.configPath);
   if (options.aws || env['PAPERCLIP_DYNAMODB_ENDPOINT'] || env['PAPERCLIP_S3_ENDPOINT']) {
     const services = createServices({ ...env, PAPERCLIP_CONFIG: configPath });
-    const where = env['PAPERCLIP_DYNAMODB_ENDPOINT'] ? `endpoints ${env['PAPERCLIP_DYNAMODB_ENDPOINT']} / ${env['PAPERCLIP_S3_ENDPOINT'] ?? 'AWS S3'}` : `AWS (${services.config.region})`;
+    const where = env['PAPERCLIP_DYNAMODB_ENDPOINT']
+      ? `endpoints ${env['PAPERCLIP_DYNAMODB_ENDPOINT']} / ${env['PAPERCLIP_S3_ENDPOINT'] ?? 'AWS S3'}`
+      : `AWS (${services.config.region})`;
     return { services, describe: where, close: async () => destroyClients(services) };
   }
   const dataDir = resolve(options.dataDir);
   if (!existsSync(dataDir)) {
-    throw new DataSourceError(`there is no data folder at ${dataDir}; run npm start first, pass --data-dir, or set PAPERCLIP_DYNAMODB_ENDPOINT and PAPERCLIP_S3_ENDPOINT`);
+    throw new DataSourceError(
+      `there is no data folder at ${dataDir}; run npm start first, pass --data-dir, or set PAPERCLIP_DYNAMODB_ENDPOINT and PAPERCLIP_S3_ENDPOINT`,
+    );
   }
   const owner = runningStack(dataDir);
   if (owner) {

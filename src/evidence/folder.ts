@@ -31,7 +31,10 @@ const noAttributes = new WeakSet<S3Client>();
  * read and hashed. Never taken from user metadata, which anyone writing the
  * object could set.
  */
-export async function hashObject(ctx: Pick<EvidenceContext, 'evidence' | 's3'>, key: string): Promise<{ sha256: string; bytes: number } | undefined> {
+export async function hashObject(
+  ctx: Pick<EvidenceContext, 'evidence' | 's3'>,
+  key: string,
+): Promise<{ sha256: string; bytes: number } | undefined> {
   if (!noAttributes.has(ctx.s3)) {
     try {
       const attributes = await ctx.s3.send(

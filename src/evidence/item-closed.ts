@@ -76,7 +76,11 @@ async function addToSeal(ctx: EvidenceContext, batch: BatchRef, key: string, eve
     const undone = compensatesOf(k === key ? events : await ctx.audit.events(k));
     if (undone) compensates.set(k, undone);
   }
-  const top = await hashTopObjects(ctx, batch, [...index.top].filter((n) => n !== PAGE_NAME));
+  const top = await hashTopObjects(
+    ctx,
+    batch,
+    [...index.top].filter((n) => n !== PAGE_NAME),
+  );
   const batchPage = await storeBatchPage(ctx, batch, { claims, index, top, compensates, sealed: true });
   const claim = claims.find((c) => c.key === key);
   const objects = await snapshotItemFolder(ctx, batch, key);

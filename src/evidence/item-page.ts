@@ -23,7 +23,10 @@ export const OutcomeRecord = z
     action: z.string(),
     tier: z.string().nullish(),
     executionArn: z.string().nullish(),
-    approval: z.object({ approvalId: z.string().optional(), approver: z.string().optional(), decidedAt: z.string().optional() }).passthrough().nullish(),
+    approval: z
+      .object({ approvalId: z.string().optional(), approver: z.string().optional(), decidedAt: z.string().optional() })
+      .passthrough()
+      .nullish(),
     preState: z.string().nullish(),
     verdict: z.string().nullish(),
     observedStatus: z.string().nullish(),
@@ -119,8 +122,15 @@ function eventDetails(event: AuditEvent, input: ItemPageInput): string {
     }
     if (field === 'evidence' && Array.isArray(value)) {
       // Steps record StoredObjects ({ key, sha256 }); the takeover queue records plain keys.
-      const names = value.map((e) => String(typeof e === 'string' ? e : ((e as { key?: string }).key ?? '')).split('/').at(-1));
-      rows.push(['evidence', names.map((n) => (input.objects.has(n!) ? `<a href="${relativeHref(n!)}">${escapeHtml(n)}</a>` : escapeHtml(n))).join(', ')]);
+      const names = value.map((e) =>
+        String(typeof e === 'string' ? e : ((e as { key?: string }).key ?? ''))
+          .split('/')
+          .at(-1),
+      );
+      rows.push([
+        'evidence',
+        names.map((n) => (input.objects.has(n!) ? `<a href="${relativeHref(n!)}">${escapeHtml(n)}</a>` : escapeHtml(n))).join(', '),
+      ]);
       continue;
     }
     if (field === 'inverseKey' && typeof value === 'string') {
@@ -168,7 +178,9 @@ const COMPENSATION_STATES: Record<string, { label: string; tone: Parameters<type
 };
 
 function siblingLink(key: string, input: ItemPageInput): string {
-  return input.siblingPages.has(key) ? `<a href="${relativeHref(`../${key}/${PAGE_NAME}`)}"><code>${escapeHtml(key)}</code></a>` : `<code>${escapeHtml(key)}</code>`;
+  return input.siblingPages.has(key)
+    ? `<a href="${relativeHref(`../${key}/${PAGE_NAME}`)}"><code>${escapeHtml(key)}</code></a>`
+    : `<code>${escapeHtml(key)}</code>`;
 }
 
 function verdictOf(events: readonly AuditEvent[]): string | undefined {
@@ -195,23 +207,27 @@ function timeline(input: ItemPageInput): string {
   const rows: string[] = [];
   events.forEach((event, index) => {
     const known = PHASES[event.type] ?? { phase: 'other' as Phase, label: event.type };
-    const title = event.type === 'readback' ? `${known.label}: ${badge(String(event.data['verdict'] ?? '?'), outcomeTone(String(event.data['verdict'] ?? '')))}` : escapeHtml(known.label);
+    const title =
+      event.type === 'readback'
+        ? `${known.label}: ${badge(String(event.data['verdict'] ?? '?'), outcomeTone(String(event.data['verdict'] ?? '')))}`
+        : escapeHtml(known.label);
     const extras: string[] = [...(shotsAt.get(index) ?? [])];
     if (event.type === 'write_started' && objects.has('api-exchange.json')) {
       extras.push(`<p>API exchange: <a href="api-exchange.json">api-exchange.json</a></p>`);
     }
-    if (index === afterAt && event.type === 'write_failed' && objects.has('after.png')) extras.push(figure('after.png', '失败时的页面 Page when the write failed'));
+    if (index === afterAt && event.type === 'write_failed' && objects.has('after.png'))
+      extras.push(figure('after.png', '失败时的页面 Page when the write failed'));
     rows.push(
       `<li class="phase-${known.phase}" id="seq-${event.seq}"><div class="when">#${event.seq} · ${escapeHtml(event.at)} · ${escapeHtml(event.actor)} · hash <code>${escapeHtml(event.hash.slice(0, 16))}…</code></div><div><strong>${title}</strong> <code>${escapeHtml(event.type)}</code></div>${eventDetails(event, input)}${extras.join('')}</li>`,
     );
     if (index === afterAt && event.type === 'write_started' && objects.has('after.png')) {
-      rows.push(`<li class="phase-after"><div><strong>操作后 After: the page at the end of the write steps</strong> (UI feedback: evidence, never the verdict)</div>${figure('after.png', '操作后 After')}</li>`);
+      rows.push(
+        `<li class="phase-after"><div><strong>操作后 After: the page at the end of the write steps</strong> (UI feedback: evidence, never the verdict)</div>${figure('after.png', '操作后 After')}</li>`,
+      );
     }
   });
   const loose = [...objects.keys()].filter((n) => n.endsWith('.png') && !placed.has(n));
-  const unplaced = loose.length
-    ? `<h2>其他截图 Other screenshots</h2>${loose.map((n) => figure(n, n)).join('')}`
-    : '';
+  const unplaced = loose.length ? `<h2>其他截图 Other screenshots</h2>${loose.map((n) => figure(n, n)).join('')}` : '';
   if (rows.length === 0) return `<p class="note">没有审计事件 No audit events were found for this key.</p>${unplaced}`;
   return `<ol class="timeline">${rows.join('')}</ol>${unplaced}`;
 }
@@ -229,7 +245,10 @@ function recordFields(input: ItemPageInput): string {
   const compensates = compensatesOf(input.events);
   const compensation = compensationRow(input);
   const rows: Array<[string, string]> = [
-    ['结果 Outcome', badge(r?.outcome ?? c?.outcome ?? c?.status?.toLowerCase() ?? 'unknown', outcomeTone(r?.outcome ?? c?.outcome ?? c?.status))],
+    [
+      '结果 Outcome',
+      badge(r?.outcome ?? c?.outcome ?? c?.status?.toLowerCase() ?? 'unknown', outcomeTone(r?.outcome ?? c?.outcome ?? c?.status)),
+    ],
     ['身份 Identity', value(r?.identity ?? c?.identity)],
     ['租户 Tenant', value(r?.tenant ?? c?.tenant)],
     ['单号 Bill', value(r?.billNo ?? c?.billNo)],
@@ -240,12 +259,20 @@ function recordFields(input: ItemPageInput): string {
     ['层级 Tier', value(r?.tier ?? routed?.['tier'])],
     ['审批 Approval', approval],
     ['操作前状态 Pre-state', value(r?.preState ?? c?.preState?.status)],
-    ['回读结论 Readback verdict', r?.verdict || verdictOf(input.events) ? badge(String(r?.verdict ?? verdictOf(input.events)), outcomeTone(String(r?.verdict ?? verdictOf(input.events)))) : '—'],
+    [
+      '回读结论 Readback verdict',
+      r?.verdict || verdictOf(input.events)
+        ? badge(String(r?.verdict ?? verdictOf(input.events)), outcomeTone(String(r?.verdict ?? verdictOf(input.events))))
+        : '—',
+    ],
     ['回读状态 Observed status', value(r?.observedStatus)],
     ['回读来源 Readback source', value(r?.readbackSource)],
     ['降级 Degraded', value(r?.degraded ?? false)],
     ['原因 Reason', value(r?.reason ?? c?.reason)],
-    ['占位状态 Claim status', c ? `${escapeHtml(c.status)} (version ${c.version}, attempts ${c.attempts}, updated ${escapeHtml(c.updatedAt)})` : '—'],
+    [
+      '占位状态 Claim status',
+      c ? `${escapeHtml(c.status)} (version ${c.version}, attempts ${c.attempts}, updated ${escapeHtml(c.updatedAt)})` : '—',
+    ],
     ['记录时间 Recorded at', value(r?.recordedAt)],
   ];
   if (compensates) rows.splice(5, 0, ['补偿对象 Compensates', siblingLink(compensates, input)]);
@@ -259,7 +286,8 @@ function recordedHashes(input: ItemPageInput): Map<string, string> {
   const note = (entries: unknown) => {
     if (!Array.isArray(entries)) return;
     for (const entry of entries as Array<{ key?: unknown; sha256?: unknown } | string>) {
-      if (typeof entry === 'object' && entry !== null && typeof entry.key === 'string' && typeof entry.sha256 === 'string') recorded.set(entry.key.split('/').at(-1)!, entry.sha256);
+      if (typeof entry === 'object' && entry !== null && typeof entry.key === 'string' && typeof entry.sha256 === 'string')
+        recorded.set(entry.key.split('/').at(-1)!, entry.sha256);
     }
   };
   for (const event of input.events) note(event.data['evidence']);
@@ -271,7 +299,8 @@ function evidenceTable(input: ItemPageInput): string {
   const recorded = recordedHashes(input);
   const rows = [...input.objects.values()].map((o) => {
     const atStore = recorded.get(o.name);
-    const check = atStore === undefined ? '—' : atStore === o.sha256 ? badge('matches', 'ok') : badge(`differs: ${atStore.slice(0, 12)}…`, 'bad');
+    const check =
+      atStore === undefined ? '—' : atStore === o.sha256 ? badge('matches', 'ok') : badge(`differs: ${atStore.slice(0, 12)}…`, 'bad');
     return `<tr><td><a href="${relativeHref(o.name)}">${escapeHtml(o.name)}</a></td><td>${formatBytes(o.bytes)}</td><td><code>${o.sha256}</code></td><td>${check}</td></tr>`;
   });
   return `<table><tr><th>对象 Object</th><th>大小 Size</th><th>sha256 (now)</th><th>sha256 when stored</th></tr>${rows.join('')}</table>`;

@@ -27,7 +27,11 @@ export async function indexBatchFolder(ctx: EvidenceContext, batch: BatchRef): P
   return index;
 }
 
-export async function readRecord(ctx: EvidenceContext, batch: BatchRef, key: string): Promise<{ record?: OutcomeRecord; problem?: string }> {
+export async function readRecord(
+  ctx: EvidenceContext,
+  batch: BatchRef,
+  key: string,
+): Promise<{ record?: OutcomeRecord; problem?: string }> {
   return parseRecord(await ctx.evidence.get(evidenceKey({ ...batch, key }, 'record.json')));
 }
 
@@ -55,7 +59,13 @@ export async function storeItemPage(
 export async function storeBatchPage(
   ctx: EvidenceContext,
   batch: BatchRef,
-  input: { claims: readonly Claim[]; index: FolderIndex; top: ReadonlyMap<string, HashedObject>; compensates: ReadonlyMap<string, string>; sealed: boolean },
+  input: {
+    claims: readonly Claim[];
+    index: FolderIndex;
+    top: ReadonlyMap<string, HashedObject>;
+    compensates: ReadonlyMap<string, string>;
+    sealed: boolean;
+  },
 ): Promise<HashedObject> {
   const summary = parseBatchFile(await ctx.evidence.get(batchKey(batch, 'batch.json')));
   const byKey = new Map(input.claims.map((c) => [c.key, c]));
@@ -64,7 +74,13 @@ export async function storeBatchPage(
     const record = input.index.records.has(key) ? (await readRecord(ctx, batch, key)).record : undefined;
     const claim = byKey.get(key);
     const compensates = input.compensates.get(key);
-    items.push({ key, hasPage: input.index.pages.has(key), ...(claim ? { claim } : {}), ...(record ? { record } : {}), ...(compensates ? { compensates } : {}) });
+    items.push({
+      key,
+      hasPage: input.index.pages.has(key),
+      ...(claim ? { claim } : {}),
+      ...(record ? { record } : {}),
+      ...(compensates ? { compensates } : {}),
+    });
   }
   const html = renderBatchPage({ batch, ...(summary ? { summary } : {}), items, top: input.top, sealed: input.sealed });
   const stored = await ctx.evidence.put(batchKey(batch, PAGE_NAME), html, 'text/html; charset=utf-8');

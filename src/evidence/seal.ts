@@ -2,7 +2,16 @@ import { z } from 'zod';
 import { canonicalJson, type AuditEvent } from '../domain/audit-chain.js';
 import { TERMINAL_STATUSES, type ClaimStatus } from '../domain/claim.js';
 import { batchKey } from '../adapters/s3/evidence-store.js';
-import { batchChain, PAGE_NAME, SEAL_NAME, sha256Hex, type BatchFolderSnapshot, type BatchRef, type EvidenceContext, type HashedObject } from './folder.js';
+import {
+  batchChain,
+  PAGE_NAME,
+  SEAL_NAME,
+  sha256Hex,
+  type BatchFolderSnapshot,
+  type BatchRef,
+  type EvidenceContext,
+  type HashedObject,
+} from './folder.js';
 
 /**
  * The batch seal: at the end of a batch, one document records every item's

@@ -57,7 +57,9 @@ function send(res: ServerResponse, status: number, contentType: string, body: Bu
 function listingPage(prefix: string, listing: Awaited<ReturnType<BucketReader['list']>>, source: string): string {
   const name = (full: string) => full.slice(prefix.length);
   const up = prefix ? `<tr><td><a href="../">../</a></td><td></td><td></td></tr>` : '';
-  const folders = listing.folders.map((f) => `<tr><td><a href="${relativeHref(name(f).replace(/\/$/, ''))}/">${escapeHtml(name(f))}</a></td><td>folder</td><td></td></tr>`);
+  const folders = listing.folders.map(
+    (f) => `<tr><td><a href="${relativeHref(name(f).replace(/\/$/, ''))}/">${escapeHtml(name(f))}</a></td><td>folder</td><td></td></tr>`,
+  );
   const objects = listing.objects.map(
     (o) =>
       `<tr><td><a href="${relativeHref(name(o.key))}">${escapeHtml(name(o.key))}</a></td><td>${formatBytes(o.bytes)}</td><td>${escapeHtml(o.modified?.toISOString() ?? '')}</td></tr>`,

@@ -51,7 +51,12 @@ export function checkChain(chain: string, events: readonly AuditEvent[]): Findin
     const { hash, ...body } = event;
     const contentChanged = hashEvent(body) !== hash;
     if (contentChanged) {
-      findings.push({ kind: 'altered', chain, seq: event.seq, detail: `event seq ${event.seq} (${String(event.type)}) of chain ${chain} altered: its content no longer matches its hash` });
+      findings.push({
+        kind: 'altered',
+        chain,
+        seq: event.seq,
+        detail: `event seq ${event.seq} (${String(event.type)}) of chain ${chain} altered: its content no longer matches its hash`,
+      });
     } else if (event.prevHash !== prevHash && event.seq === expectedSeq) {
       findings.push({
         kind: 'altered',
@@ -71,12 +76,20 @@ async function currentHash(ctx: EvidenceContext, key: string): Promise<string | 
 }
 
 /** The sha256 each object had when a step stored it, as the (chained) events and record.json name it; the latest mention wins. */
-function hashesAtStore(events: readonly AuditEvent[], record: { evidence?: Array<{ key: string; sha256: string }> } | undefined): Map<string, string> {
+function hashesAtStore(
+  events: readonly AuditEvent[],
+  record: { evidence?: Array<{ key: string; sha256: string }> } | undefined,
+): Map<string, string> {
   const found = new Map<string, string>();
   const note = (entries: unknown) => {
     if (!Array.isArray(entries)) return;
     for (const e of entries) {
-      if (e && typeof e === 'object' && typeof (e as { key?: unknown }).key === 'string' && typeof (e as { sha256?: unknown }).sha256 === 'string') {
+      if (
+        e &&
+        typeof e === 'object' &&
+        typeof (e as { key?: unknown }).key === 'string' &&
+        typeof (e as { sha256?: unknown }).sha256 === 'string'
+      ) {
         found.set((e as { key: string }).key, (e as { sha256: string }).sha256);
       }
     }
@@ -101,17 +114,33 @@ export async function verifyBatch(ctx: EvidenceContext, batch: BatchRef, options
   const sealedEvents = state.chain.filter((e) => e.type === SEALED_EVENT);
   if (!state.seal) {
     if (state.sealProblem === 'seal.json is missing') {
-      if (sealedEvents.length > 0) add({ kind: 'removed', object: sealObject, detail: `${sealObject} removed (the batch chain recorded ${sealedEvents.length} seal(s))` });
-      else add({ kind: 'unsealed', object: sealObject, detail: `batch ${label} was never sealed: nothing protects its objects from being changed unnoticed` });
+      if (sealedEvents.length > 0)
+        add({
+          kind: 'removed',
+          object: sealObject,
+          detail: `${sealObject} removed (the batch chain recorded ${sealedEvents.length} seal(s))`,
+        });
+      else
+        add({
+          kind: 'unsealed',
+          object: sealObject,
+          detail: `batch ${label} was never sealed: nothing protects its objects from being changed unnoticed`,
+        });
     } else {
       add({ kind: 'altered', object: sealObject, detail: `${sealObject} altered: ${state.sealProblem}` });
     }
   } else if (computeSealHash(state.seal) !== state.seal.sealHash) {
     add({ kind: 'altered', object: sealObject, detail: `${sealObject} altered: its content no longer matches its own sealHash` });
   } else if (!state.sealEvent) {
-    add({ kind: 'altered', object: sealObject, detail: `${sealObject} altered or replaced: its sealHash ${state.seal.sealHash.slice(0, 16)}… is not recorded in chain ${batchChain(batch)}` });
+    add({
+      kind: 'altered',
+      object: sealObject,
+      detail: `${sealObject} altered or replaced: its sealHash ${state.seal.sealHash.slice(0, 16)}… is not recorded in chain ${batchChain(batch)}`,
+    });
   } else if (state.latestSealEvent && state.sealEvent.seq !== state.latestSealEvent.seq) {
-    result.notes.push(`${sealObject} is the seal of event seq ${state.sealEvent.seq}; the chain's latest seal is seq ${state.latestSealEvent.seq} (two runs of this task sealed at once); verified against seq ${state.sealEvent.seq}`);
+    result.notes.push(
+      `${sealObject} is the seal of event seq ${state.sealEvent.seq}; the chain's latest seal is seq ${state.latestSealEvent.seq} (two runs of this task sealed at once); verified against seq ${state.sealEvent.seq}`,
+    );
   }
   const manifest = state.manifest;
 
@@ -132,7 +161,8 @@ export async function verifyBatch(ctx: EvidenceContext, batch: BatchRef, options
     chainFindings.forEach(add);
     const sealed = manifest?.items.get(key);
     if (!sealed) {
-      if (manifest) add({ kind: 'unsealed', chain: key, detail: `item ${key} is not in the seal of batch ${label}: its evidence is unprotected` });
+      if (manifest)
+        add({ kind: 'unsealed', chain: key, detail: `item ${key} is not in the seal of batch ${label}: its evidence is unprotected` });
     } else {
       const reported = new Set(chainFindings.map((f) => f.seq));
       sealed.events.forEach((sealedHash, i) => {
@@ -143,18 +173,40 @@ export async function verifyBatch(ctx: EvidenceContext, batch: BatchRef, options
             add({ kind: 'removed', chain: key, seq, detail: `event seq ${seq} of chain ${key} removed (it was sealed)` });
           }
         } else if (event.hash !== sealedHash && !reported.has(seq)) {
-          add({ kind: 'altered', chain: key, seq, detail: `event seq ${seq} (${event.type}) of chain ${key} altered: its hash differs from the sealed one` });
+          add({
+            kind: 'altered',
+            chain: key,
+            seq,
+            detail: `event seq ${seq} (${event.type}) of chain ${key} altered: its hash differs from the sealed one`,
+          });
         }
       });
       if (events.length > sealed.events.length) {
-        result.notes.push(`chain ${key} has ${events.length - sealed.events.length} event(s) appended after the seal (${events.slice(sealed.events.length).map((e) => e.type).join(', ')})`);
+        result.notes.push(
+          `chain ${key} has ${events.length - sealed.events.length} event(s) appended after the seal (${events
+            .slice(sealed.events.length)
+            .map((e) => e.type)
+            .join(', ')})`,
+        );
       }
       for (const object of sealed.objects) {
         const objectKey = evidenceKey({ ...batch, key }, object.name);
         result.checked.objects += 1;
         const now = await currentHash(ctx, objectKey);
-        if (now === undefined) add({ kind: 'removed', chain: key, object: objectKey, detail: `${objectKey} removed (sealed with sha256 ${object.sha256.slice(0, 16)}…)` });
-        else if (now !== object.sha256) add({ kind: 'altered', chain: key, object: objectKey, detail: `${objectKey} altered: sha256 is ${now.slice(0, 16)}…, sealed ${object.sha256.slice(0, 16)}…` });
+        if (now === undefined)
+          add({
+            kind: 'removed',
+            chain: key,
+            object: objectKey,
+            detail: `${objectKey} removed (sealed with sha256 ${object.sha256.slice(0, 16)}…)`,
+          });
+        else if (now !== object.sha256)
+          add({
+            kind: 'altered',
+            chain: key,
+            object: objectKey,
+            detail: `${objectKey} altered: sha256 is ${now.slice(0, 16)}…, sealed ${object.sha256.slice(0, 16)}…`,
+          });
       }
     }
     // Objects the steps named with their hash at the time they were stored (covers the time before the seal).
@@ -163,11 +215,25 @@ export async function verifyBatch(ctx: EvidenceContext, batch: BatchRef, options
     for (const [objectKey, atStore] of hashesAtStore(events, record)) {
       if (reportedObjects.has(objectKey) || !objectKey.startsWith(`${batchFolder(batch)}${key}/`)) continue;
       const now = await currentHash(ctx, objectKey);
-      if (now === undefined) add({ kind: 'removed', chain: key, object: objectKey, detail: `${objectKey} removed (recorded when stored with sha256 ${atStore.slice(0, 16)}…)` });
-      else if (now !== atStore) add({ kind: 'altered', chain: key, object: objectKey, detail: `${objectKey} altered since it was stored: sha256 ${now.slice(0, 16)}…, recorded ${atStore.slice(0, 16)}…` });
+      if (now === undefined)
+        add({
+          kind: 'removed',
+          chain: key,
+          object: objectKey,
+          detail: `${objectKey} removed (recorded when stored with sha256 ${atStore.slice(0, 16)}…)`,
+        });
+      else if (now !== atStore)
+        add({
+          kind: 'altered',
+          chain: key,
+          object: objectKey,
+          detail: `${objectKey} altered since it was stored: sha256 ${now.slice(0, 16)}…, recorded ${atStore.slice(0, 16)}…`,
+        });
     }
     if (!claims.some((c) => c.key === key) && events.length > 0 && sealed?.status) {
-      result.notes.push(`item ${key} has no claim any more (claims of finished items may expire by TTL); its chain and objects were checked`);
+      result.notes.push(
+        `item ${key} has no claim any more (claims of finished items may expire by TTL); its chain and objects were checked`,
+      );
     }
   }
 
@@ -178,8 +244,14 @@ export async function verifyBatch(ctx: EvidenceContext, batch: BatchRef, options
         const objectKey = batchKey(batch, object.name);
         result.checked.objects += 1;
         const now = await currentHash(ctx, objectKey);
-        if (now === undefined) add({ kind: 'removed', object: objectKey, detail: `${objectKey} removed (sealed with sha256 ${object.sha256.slice(0, 16)}…)` });
-        else if (now !== object.sha256) add({ kind: 'altered', object: objectKey, detail: `${objectKey} altered: sha256 is ${now.slice(0, 16)}…, sealed ${object.sha256.slice(0, 16)}…` });
+        if (now === undefined)
+          add({ kind: 'removed', object: objectKey, detail: `${objectKey} removed (sealed with sha256 ${object.sha256.slice(0, 16)}…)` });
+        else if (now !== object.sha256)
+          add({
+            kind: 'altered',
+            object: objectKey,
+            detail: `${objectKey} altered: sha256 is ${now.slice(0, 16)}…, sealed ${object.sha256.slice(0, 16)}…`,
+          });
       }
     }
     for (const objectKey of listed) {
@@ -191,7 +263,12 @@ export async function verifyBatch(ctx: EvidenceContext, batch: BatchRef, options
         (parts.length === 2 && manifest.items.get(parts[0]!)?.objects.some((o) => o.name === parts[1]));
       if (!known) {
         const chain = parts.length === 2 ? parts[0]! : undefined;
-        add({ kind: 'added', ...(chain ? { chain } : {}), object: objectKey, detail: `${objectKey} added: the seal does not account for it (a stray object)` });
+        add({
+          kind: 'added',
+          ...(chain ? { chain } : {}),
+          object: objectKey,
+          detail: `${objectKey} added: the seal does not account for it (a stray object)`,
+        });
       }
     }
   }
@@ -208,7 +285,11 @@ export async function verifyKey(ctx: EvidenceContext, key: string): Promise<Veri
   if (tenant && taskId) return verifyBatch(ctx, { tenant, taskId }, { onlyKey: key });
   const result = emptyResult(`key ${key}`);
   if (events.length === 0) {
-    result.findings.push({ kind: 'removed', chain: key, detail: `no claim and no audit events for ${key}: unknown key, or its whole chain was removed` });
+    result.findings.push({
+      kind: 'removed',
+      chain: key,
+      detail: `no claim and no audit events for ${key}: unknown key, or its whole chain was removed`,
+    });
     return result;
   }
   result.checked.chains = 1;
@@ -225,7 +306,9 @@ export async function listBatches(ctx: EvidenceContext, tenant?: string): Promis
     const prefixes: string[] = [];
     let token: string | undefined;
     do {
-      const page = await ctx.s3.send(new ListObjectsV2Command({ Bucket: ctx.evidence.bucket, Prefix: prefix, Delimiter: '/', ContinuationToken: token }));
+      const page = await ctx.s3.send(
+        new ListObjectsV2Command({ Bucket: ctx.evidence.bucket, Prefix: prefix, Delimiter: '/', ContinuationToken: token }),
+      );
       prefixes.push(...(page.CommonPrefixes ?? []).map((p) => p.Prefix!).filter(Boolean));
       token = page.IsTruncated ? page.NextContinuationToken : undefined;
     } while (token);

@@ -87,10 +87,7 @@ export function createTableInput(name: string, table: TableDefinition) {
       }
       attributes.set(key.name, key.type);
     }
-    return [
-      { AttributeName: pk.name, KeyType: 'HASH' },
-      ...(sk ? [{ AttributeName: sk.name, KeyType: 'RANGE' as const }] : []),
-    ];
+    return [{ AttributeName: pk.name, KeyType: 'HASH' }, ...(sk ? [{ AttributeName: sk.name, KeyType: 'RANGE' as const }] : [])];
   };
   const tableKeys = keySchema(table.partitionKey, table.sortKey);
   const indexes = table.indexes.map((index) => ({
@@ -144,4 +141,3 @@ async function enableTtl(client: DynamoDBClient, name: string, attribute: string
     throw err;
   }
 }
-

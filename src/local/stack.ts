@@ -141,7 +141,10 @@ async function stopAll(services: Array<{ stop(): Promise<void> }>): Promise<void
   const results = await Promise.allSettled(services.map((s) => s.stop()));
   const failures = results.filter((r): r is PromiseRejectedResult => r.status === 'rejected');
   if (failures.length > 0) {
-    throw new AggregateError(failures.map((f) => f.reason), 'some local services failed to stop');
+    throw new AggregateError(
+      failures.map((f) => f.reason),
+      'some local services failed to stop',
+    );
   }
 }
 
@@ -149,10 +152,7 @@ async function stopAll(services: Array<{ stop(): Promise<void> }>): Promise<void
  * Keys handlers by their local physical function name (`<prefix>-<name>`),
  * which is what the substituted ASL ARNs contain.
  */
-export function localFunctionHandlers(
-  prefix: string,
-  byName: Partial<Record<WorkflowFunctionName, LocalHandler>>,
-): LocalHandlers {
+export function localFunctionHandlers(prefix: string, byName: Partial<Record<WorkflowFunctionName, LocalHandler>>): LocalHandlers {
   const result: Record<string, LocalHandler> = {};
   for (const [name, handler] of Object.entries(byName) as Array<[WorkflowFunctionName, LocalHandler | undefined]>) {
     if (handler) result[functionPhysicalName(prefix, name)] = handler;

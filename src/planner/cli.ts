@@ -38,7 +38,10 @@ export const PlanCommandArgs = z
     instruction: z.string().min(1, 'give the instruction in plain words, e.g. "把今天待处理的差异导出成CSV"').max(2000),
     /** A site id (sitepacks/<site>.yaml) or a path to a site-pack file. */
     site: z.string().min(1, 'name the site pack with --site, e.g. --site vendor-sim'),
-    tenant: z.string().regex(/^[a-z][a-z0-9-]{0,40}$/, '--tenant is a tenant id from the config, e.g. acme').optional(),
+    tenant: z
+      .string()
+      .regex(/^[a-z][a-z0-9-]{0,40}$/, '--tenant is a tenant id from the config, e.g. acme')
+      .optional(),
     run: z.boolean().default(false),
     /** Resume (or run) this task id instead of creating a new one; only with --run. */
     task: TaskId.optional(),
@@ -82,9 +85,7 @@ export function parsePlanArgv(argv: readonly string[]): PlanCommandArgs {
       if (value === undefined) throw new ValidationError('plan command', [{ path: arg, message: `${arg} needs a value` }]);
       flags[names[arg]!] = value;
     } else if (arg.startsWith('--')) {
-      throw new ValidationError('plan command', [
-        { path: arg, message: `unknown option; known: --run, ${Object.keys(names).join(', ')}` },
-      ]);
+      throw new ValidationError('plan command', [{ path: arg, message: `unknown option; known: --run, ${Object.keys(names).join(', ')}` }]);
     } else positional.push(arg);
   }
   return { instruction: positional.join(' '), ...flags } as PlanCommandArgs;
@@ -141,7 +142,12 @@ function chooseTenant(config: PaperclipConfig, tenant: string | undefined): Pape
 }
 
 /** The default page opener: the tenant's own service identity, logged in before anything is planned. */
-async function openIdentityPage(request: { pack: SitePack; config: PaperclipConfig; tenant: string; baseUrl: string }): Promise<OpenedPage> {
+async function openIdentityPage(request: {
+  pack: SitePack;
+  config: PaperclipConfig;
+  tenant: string;
+  baseUrl: string;
+}): Promise<OpenedPage> {
   const tenant = chooseTenant(request.config, request.tenant);
   const identity = request.config.identities.find((i) => i.id === tenant.identity)!;
   if (identity.credentials.source !== 'inline') {
@@ -181,13 +187,17 @@ export async function runPlanCommand(rawArgs: unknown, deps: PlanCommandDeps = {
   const opened = await (deps.openPage ?? openIdentityPage)({ pack, config, tenant: tenant.id, baseUrl });
   try {
     if (!args.run) {
-      await runStep(opened.page, { action: 'open', url: startUrl }, {
-        baseUrl,
-        params: {},
-        sessionLost: pack.sessionLost,
-        traced: false,
-        timeoutMs: plannerConfig.step_timeout_ms,
-      });
+      await runStep(
+        opened.page,
+        { action: 'open', url: startUrl },
+        {
+          baseUrl,
+          params: {},
+          sessionLost: pack.sessionLost,
+          traced: false,
+          timeoutMs: plannerConfig.step_timeout_ms,
+        },
+      );
       const page = await describePage(opened.page, {
         budgetChars: plannerConfig.page_budget_chars,
         tableRowsShown: plannerConfig.table_rows_shown,
@@ -216,7 +226,8 @@ export async function runPlanCommand(rawArgs: unknown, deps: PlanCommandDeps = {
       });
       const draftPath = await writeDraft(args.draftsDir ?? plannerConfig.drafts_dir, draft);
       out(`Draft written: ${draftPath} (${draft.planKind}, ${draft.steps.length} steps, ${outcome.attempts.length} model call(s))`);
-      if (draft.sitePackAction) out(`The goal needs the site-pack action "${draft.sitePackAction}": it runs only through the guarded write path.`);
+      if (draft.sitePackAction)
+        out(`The goal needs the site-pack action "${draft.sitePackAction}": it runs only through the guarded write path.`);
       return { exitCode: 0, draftPath, draft };
     }
 

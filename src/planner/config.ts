@@ -47,7 +47,10 @@ export const PlannerConfig = z
     endpoint: z.string().url('endpoint must be a URL such as http://127.0.0.1:8000').optional(),
     region: z.string().min(1).default('us-east-1'),
     /** Name of the environment variable holding the bearer key of an OpenAI-compatible endpoint; keys never live in files. */
-    api_key_env: z.string().regex(/^[A-Z_][A-Z0-9_]*$/, 'api_key_env is an environment variable name such as PLANNER_API_KEY').optional(),
+    api_key_env: z
+      .string()
+      .regex(/^[A-Z_][A-Z0-9_]*$/, 'api_key_env is an environment variable name such as PLANNER_API_KEY')
+      .optional(),
     timeout_ms: z.number().int().min(100).max(300_000).default(30_000),
     /** Model calls per plan before giving up: a rejected answer or a failed call each use one. */
     max_attempts: z.number().int().min(1).max(5).default(3),

@@ -109,11 +109,7 @@ export async function loadDraft(path: string): Promise<PlanDraftFile> {
  * not promoted from drafts: their steps, target state and inverse need a
  * person to write them with the guarded path in mind.
  */
-export function draftToSiteAction(
-  draft: PlanDraftFile,
-  pack: SitePack,
-  options: { description: string; appliesTo: string[] },
-): SiteAction {
+export function draftToSiteAction(draft: PlanDraftFile, pack: SitePack, options: { description: string; appliesTo: string[] }): SiteAction {
   if (draft.planKind === 'handoff') throw new Error('a hand-off draft refers to an existing action; there is nothing to promote');
   if (draft.site !== pack.site) throw new Error(`the draft was made for site "${draft.site}", not "${pack.site}"`);
   return parseOrThrow(

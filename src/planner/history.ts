@@ -77,7 +77,13 @@ function countsOf(entries: readonly HistoryEntry[]): z.infer<typeof Counts> {
 function merge(a: z.infer<typeof Counts>, b: z.infer<typeof Counts>): z.infer<typeof Counts> {
   const actions = { ...a.actions };
   for (const [k, v] of Object.entries(b.actions)) actions[k] = (actions[k] ?? 0) + v;
-  return { fromSeq: Math.min(a.fromSeq, b.fromSeq), toSeq: Math.max(a.toSeq, b.toSeq), steps: a.steps + b.steps, failed: a.failed + b.failed, actions };
+  return {
+    fromSeq: Math.min(a.fromSeq, b.fromSeq),
+    toSeq: Math.max(a.toSeq, b.toSeq),
+    steps: a.steps + b.steps,
+    failed: a.failed + b.failed,
+    actions,
+  };
 }
 
 export function appendHistory(history: CompressedHistory, entry: HistoryEntry, settings: HistorySettings): CompressedHistory {

@@ -74,7 +74,10 @@ function head(node: Node): string {
 function urlOf(node: Node): string | undefined {
   const prop = node.children.find((c) => c.line.startsWith('/url:'));
   if (!prop) return undefined;
-  return prop.line.slice('/url:'.length).trim().replace(/^"(.*)"$/, '$1');
+  return prop.line
+    .slice('/url:'.length)
+    .trim()
+    .replace(/^"(.*)"$/, '$1');
 }
 
 function interactiveDescendants(node: Node, out: Node[] = []): Node[] {
@@ -113,7 +116,7 @@ function renderNode(node: Node, depth: number, options: RenderOptions, out: stri
     out.push(`${pad}- ${cut(head(node))}:`);
     const rows: Node[] = [];
     const collectRows = (n: Node) => {
-      for (const c of n.children) (roleOf(c) === 'row' ? rows.push(c) : collectRows(c));
+      for (const c of n.children) roleOf(c) === 'row' ? rows.push(c) : collectRows(c);
     };
     collectRows(node);
     const headers = rows.filter(isHeaderRow);
@@ -147,7 +150,12 @@ function renderNode(node: Node, depth: number, options: RenderOptions, out: stri
   if (role === 'link') {
     const url = urlOf(node);
     out.push(`${pad}- ${cut(head(node))}${url ? ` -> ${cut(url, 100)}` : ''}`);
-    renderNodes(node.children.filter((c) => !c.line.startsWith('/url:')), depth + 1, options, out);
+    renderNodes(
+      node.children.filter((c) => !c.line.startsWith('/url:')),
+      depth + 1,
+      options,
+      out,
+    );
     return;
   }
   out.push(`${pad}- ${cut(head(node))}${node.children.length > 0 ? ':' : ''}`);
@@ -210,11 +218,17 @@ function relativeUrl(url: string): string {
 export async function describePage(page: Page, options: DescribeOptions): Promise<PageDescription> {
   const url = relativeUrl(page.url());
   const title = await page.title().catch(() => '');
-  const snapshot = await page.locator('body').ariaSnapshot({ timeout: 5000 }).catch(() => '');
+  const snapshot = await page
+    .locator('body')
+    .ariaSnapshot({ timeout: 5000 })
+    .catch(() => '');
   const frames: Array<{ title: string; snapshot: string }> = [];
   for (const frame of page.mainFrame().childFrames()) {
     const titleOfFrame = (await frameTitle(frame)) ?? '(untitled)';
-    const frameSnapshot = await frame.locator('body').ariaSnapshot({ timeout: 2000 }).catch(() => '');
+    const frameSnapshot = await frame
+      .locator('body')
+      .ariaSnapshot({ timeout: 2000 })
+      .catch(() => '');
     frames.push({ title: titleOfFrame, snapshot: frameSnapshot });
   }
   const contract = await structuredContract(page, options.rowKeyAttribute);

@@ -222,7 +222,11 @@ function describeStep(step: Step): string {
   if (step.action === 'open') return `open ${step.url}`;
   if (step.action === 'screenshot') return `screenshot ${step.as}`;
   const t = step.target;
-  const where = t.role ? `${t.role} "${t.name ?? ''}"` : Object.entries(t).map(([k, v]) => `${k} "${String(v)}"`).join(' ');
+  const where = t.role
+    ? `${t.role} "${t.name ?? ''}"`
+    : Object.entries(t)
+        .map(([k, v]) => `${k} "${String(v)}"`)
+        .join(' ');
   return `${step.action} ${where}`;
 }
 
@@ -286,7 +290,10 @@ export function validateAnswer(value: unknown, ctx: ValidationContext): Verdict 
   } else if (value && typeof value === 'object' && 'sitePackAction' in value) {
     const parsed = HandoffAnswer.safeParse(value);
     if (!parsed.success) {
-      return { ok: false, reason: `the hand-off object is invalid: ${parsed.error.issues[0]!.path.join('.')} ${parsed.error.issues[0]!.message}` };
+      return {
+        ok: false,
+        reason: `the hand-off object is invalid: ${parsed.error.issues[0]!.path.join('.')} ${parsed.error.issues[0]!.message}`,
+      };
     }
     rawSteps = parsed.data.steps;
     sitePackAction = parsed.data.sitePackAction;
@@ -294,7 +301,8 @@ export function validateAnswer(value: unknown, ctx: ValidationContext): Verdict 
   } else {
     return {
       ok: false,
-      reason: 'the answer must be a JSON array of step objects (or {"sitePackAction": "...", "steps": [...]} to hand a site-pack write over)',
+      reason:
+        'the answer must be a JSON array of step objects (or {"sitePackAction": "...", "steps": [...]} to hand a site-pack write over)',
     };
   }
 
@@ -306,7 +314,10 @@ export function validateAnswer(value: unknown, ctx: ValidationContext): Verdict 
     return { ok: false, reason: 'the plan is empty; give at least one step towards the goal' };
   }
   if (rawSteps.length > MAX_PLAN_STEPS) {
-    return { ok: false, reason: `the plan has ${rawSteps.length} steps; at most ${MAX_PLAN_STEPS} are allowed. Plan the first ${MAX_PLAN_STEPS} and stop` };
+    return {
+      ok: false,
+      reason: `the plan has ${rawSteps.length} steps; at most ${MAX_PLAN_STEPS} are allowed. Plan the first ${MAX_PLAN_STEPS} and stop`,
+    };
   }
   for (const [index, raw] of rawSteps.entries()) {
     const problem = preflightStep(raw, index);
@@ -333,7 +344,11 @@ export function validateAnswer(value: unknown, ctx: ValidationContext): Verdict 
     const print = fingerprint(steps);
     const times = ctx.executedPlans.filter((p) => p === print).length;
     if (times >= 1 && ctx.executedPlans.at(-1) === print) {
-      return { ok: false, reason: 'this is the same plan that was just executed; the task would loop. Plan what is still missing, or answer [] if the goal is reached' };
+      return {
+        ok: false,
+        reason:
+          'this is the same plan that was just executed; the task would loop. Plan what is still missing, or answer [] if the goal is reached',
+      };
     }
     if (times >= 2) return { ok: false, reason: 'this plan has already been executed twice in this task; the task is looping' };
   }
@@ -345,8 +360,14 @@ export function validateAnswer(value: unknown, ctx: ValidationContext): Verdict 
         return { ok: false, reason: `step ${index + 1} opens ${step.url}, a login/logout page; sessions are managed outside the plan` };
       }
     }
-    if ((step.action === 'click' || step.action === 'download') && SESSION_WORDS.some((w) => norm(accessibleText(step.target) ?? '').includes(w))) {
-      return { ok: false, reason: `step ${index + 1} would end the vendor session (${describeStep(step)}); sessions are managed outside the plan` };
+    if (
+      (step.action === 'click' || step.action === 'download') &&
+      SESSION_WORDS.some((w) => norm(accessibleText(step.target) ?? '').includes(w))
+    ) {
+      return {
+        ok: false,
+        reason: `step ${index + 1} would end the vendor session (${describeStep(step)}); sessions are managed outside the plan`,
+      };
     }
   }
 

@@ -71,7 +71,10 @@ export async function draftPlan(model: PlannerModel, request: DraftRequest, sett
       text = reply.text;
       attempts.push({ attempt, ok: false, inputTokens: reply.inputTokens, outputTokens: reply.outputTokens, latencyMs: reply.latencyMs });
     } catch (error) {
-      const reason = error instanceof ModelCallError ? `model call failed (${error.kind}): ${error.message}` : `model call failed: ${(error as Error).message}`;
+      const reason =
+        error instanceof ModelCallError
+          ? `model call failed (${error.kind}): ${error.message}`
+          : `model call failed: ${(error as Error).message}`;
       attempts.push({ attempt, ok: false, reason });
       settings.logger.log('planner.plan_attempt', { attempt, ok: false, reason });
       continue;

@@ -30,7 +30,10 @@ export const CreateTaskInput = z
   .object({
     instruction: z.string().min(1, 'give the instruction in plain words').max(2000),
     site: z.string().regex(/^[a-z][a-z0-9-]{1,40}$/, 'site ids are lower-kebab-case'),
-    tenant: z.string().regex(/^[a-z][a-z0-9-]{0,40}$/, 'tenant ids are lower-case letters, digits and -').optional(),
+    tenant: z
+      .string()
+      .regex(/^[a-z][a-z0-9-]{0,40}$/, 'tenant ids are lower-case letters, digits and -')
+      .optional(),
     startUrl: z.string().startsWith('/', 'startUrl is a path on the site, e.g. /diff/list?tenant=acme').max(500).optional(),
     taskId: TaskId.optional(),
     /** A job's plan: run as given (validated like a model's), no model involved. */
@@ -110,7 +113,11 @@ export interface RunnerDeps {
 function shortError(error: unknown): string {
   const message = error instanceof Error ? error.message : String(error);
   // Playwright appends a multi-line call log; the first lines say what went wrong.
-  return message.split(/\n\s*Call log:/)[0]!.replace(/\s+/g, ' ').trim().slice(0, 300);
+  return message
+    .split(/\n\s*Call log:/)[0]!
+    .replace(/\s+/g, ' ')
+    .trim()
+    .slice(0, 300);
 }
 
 function evidencePrefix(record: TaskRecord): string {
@@ -189,7 +196,15 @@ export async function runTask(taskId: string, startPage: Page, deps: RunnerDeps)
 
   /** Records a failed step; returns the finished record when the task must stop, undefined to re-decide / retry. */
   const recordFailure = async (step: Step, reason: string, sessionLost: boolean, seq: number): Promise<TaskRecord | undefined> => {
-    const entry: HistoryEntry = { seq, round: record.plan?.round ?? Math.max(record.rounds, 1), step, ok: false, error: reason, url: pathOf(page.url()), at: now() };
+    const entry: HistoryEntry = {
+      seq,
+      round: record.plan?.round ?? Math.max(record.rounds, 1),
+      step,
+      ok: false,
+      error: reason,
+      url: pathOf(page.url()),
+      at: now(),
+    };
     const consecutive = record.consecutiveFailures + 1;
     log('planner.step', { seq, ok: false, step: describeStep(step), error: reason, consecutive });
     await save({
@@ -226,7 +241,12 @@ export async function runTask(taskId: string, startPage: Page, deps: RunnerDeps)
     const opened = await execute(step);
     if (!opened.ok) {
       // Counted like any failed step: a slow page re-plans or retries, a lost session stops the task.
-      const stopped = await recordFailure(step, `could not open ${reopen}: ${opened.reason}`, opened.sessionLost, record.stepsExecuted + record.retryCount + 1);
+      const stopped = await recordFailure(
+        step,
+        `could not open ${reopen}: ${opened.reason}`,
+        opened.sessionLost,
+        record.stepsExecuted + record.retryCount + 1,
+      );
       if (stopped) return stopped;
     }
   }
@@ -237,7 +257,10 @@ export async function runTask(taskId: string, startPage: Page, deps: RunnerDeps)
       return record;
     }
     if (record.stepsExecuted >= config.max_task_steps) {
-      return finish('failed', { outcome: 'failed', reason: `the task used its budget of ${config.max_task_steps} steps without reaching the goal` });
+      return finish('failed', {
+        outcome: 'failed',
+        reason: `the task used its budget of ${config.max_task_steps} steps without reaching the goal`,
+      });
     }
 
     const planDone = record.plan !== undefined && record.cursor >= record.plan.steps.length;
@@ -269,7 +292,9 @@ export async function runTask(taskId: string, startPage: Page, deps: RunnerDeps)
         );
       } catch (error) {
         if (!(error instanceof PlanRejectedError)) throw error;
-        await save({ draftAttempts: error.attempts.map((a) => ({ round, attempt: a.attempt, ok: a.ok, reason: a.reason?.slice(0, 1000) })) });
+        await save({
+          draftAttempts: error.attempts.map((a) => ({ round, attempt: a.attempt, ok: a.ok, reason: a.reason?.slice(0, 1000) })),
+        });
         return finish('failed', { outcome: 'failed', reason: error.message.slice(0, 2000) });
       }
       const { plan } = outcome;

@@ -96,7 +96,10 @@ export const TaskRecord = z
     stepsExecuted: z.number().int().min(0),
     retryCount: z.number().int().min(0),
     consecutiveFailures: z.number().int().min(0),
-    lastFailure: z.object({ seq: z.number().int(), step: Step, reason: z.string().max(400) }).strict().optional(),
+    lastFailure: z
+      .object({ seq: z.number().int(), step: Step, reason: z.string().max(400) })
+      .strict()
+      .optional(),
     /** The page the task was on after its last completed step. */
     lastUrl: z.string().max(2000).optional(),
     history: CompressedHistory,
@@ -114,7 +117,10 @@ export type TaskRecordInput = z.input<typeof TaskRecord>;
 
 export class TaskVersionConflictError extends Error {
   override name = 'TaskVersionConflictError';
-  constructor(readonly taskId: string, readonly expectedVersion: number) {
+  constructor(
+    readonly taskId: string,
+    readonly expectedVersion: number,
+  ) {
     super(`task ${taskId} changed since version ${expectedVersion}: another runner owns it; stop and touch nothing`);
   }
 }

@@ -88,7 +88,11 @@ export async function visualReadFallback(request: VisualReadRequest): Promise<Vi
     screenshots,
     steps: plan.steps,
     attempts,
-    source: { url: description.url, pageHash: description.hash, contract: { fields: description.contract.fields, testIds: description.contract.testIds } },
+    source: {
+      url: description.url,
+      pageHash: description.hash,
+      contract: { fields: description.contract.fields, testIds: description.contract.testIds },
+    },
   });
 }
 

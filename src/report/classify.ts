@@ -93,7 +93,8 @@ export function classifyItem(claim: Claim, events: readonly AuditEvent[]): ItemF
         const observed = event.data['observed'];
         if (event.data['next'] === 'compensate') unintendedState = true;
         if (lastVerdict === 'not_applied' && (preStatus === undefined || observed === preStatus)) previousCommitDisproved = true;
-        if (commits > 0 && lastVerdict === 'not_applied' && !writeFailedSinceCommit && event.data['next'] === 'takeover') falseSuccessCaught = true;
+        if (commits > 0 && lastVerdict === 'not_applied' && !writeFailedSinceCommit && event.data['next'] === 'takeover')
+          falseSuccessCaught = true;
         break;
       }
       case 'takeover':

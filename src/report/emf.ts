@@ -38,7 +38,10 @@ function instance(): Metrics {
 }
 
 /** The values one closed item contributes; zeros are emitted too so every series has data points. */
-export function itemMetricValues(facts: ItemFacts, close: 'done' | 'takeover' | 'rejected' | 'expired' | 'stale'): Record<MetricName, number> {
+export function itemMetricValues(
+  facts: ItemFacts,
+  close: 'done' | 'takeover' | 'rejected' | 'expired' | 'stale',
+): Record<MetricName, number> {
   // A compensation run is counted as a rollback when it closes (whether the workflow or an
   // operator started it), not as an item of its own; it succeeded when its readback confirmed.
   const rollback = facts.compensates !== undefined;
@@ -57,7 +60,10 @@ export function itemMetricValues(facts: ItemFacts, close: 'done' | 'takeover' | 
 }
 
 /** Emits one EMF document for a closed item (when enabled); returns the values for callers that log them. */
-export function emitItemMetrics(facts: ItemFacts, close: 'done' | 'takeover' | 'rejected' | 'expired' | 'stale'): Record<MetricName, number> {
+export function emitItemMetrics(
+  facts: ItemFacts,
+  close: 'done' | 'takeover' | 'rejected' | 'expired' | 'stale',
+): Record<MetricName, number> {
   const values = itemMetricValues(facts, close);
   if (!metricsEnabled()) return values;
   const m = instance();

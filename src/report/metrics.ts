@@ -54,7 +54,16 @@ export interface ReportData {
 
 const ratio = (count: number, of: number): Ratio => ({ count, of, rate: of > 0 ? count / of : null });
 
-const OUTCOME_ORDER: readonly ItemOutcome[] = ['done', 'takeover', 'stale', 'rejected', 'expired', 'awaiting_approval', 'in_progress', 'failed'];
+const OUTCOME_ORDER: readonly ItemOutcome[] = [
+  'done',
+  'takeover',
+  'stale',
+  'rejected',
+  'expired',
+  'awaiting_approval',
+  'in_progress',
+  'failed',
+];
 
 /**
  * Two different keys that committed the same action on the same bill while
@@ -74,13 +83,18 @@ export function concurrentDuplicates(items: readonly ItemFacts[]): Set<string> {
     const sorted = [...group].sort((a, b) => a.inFlight!.from.localeCompare(b.inFlight!.from));
     for (let i = 1; i < sorted.length; i++) {
       const later = sorted[i]!;
-      if (sorted.slice(0, i).some((earlier) => earlier.key !== later.key && earlier.inFlight!.to >= later.inFlight!.from)) duplicates.add(later.key);
+      if (sorted.slice(0, i).some((earlier) => earlier.key !== later.key && earlier.inFlight!.to >= later.inFlight!.from))
+        duplicates.add(later.key);
     }
   }
   return duplicates;
 }
 
-export function computeReport(all: readonly ItemFacts[], batches: readonly BatchRow[], options: { since?: Date; tenant?: string } = {}): ReportData {
+export function computeReport(
+  all: readonly ItemFacts[],
+  batches: readonly BatchRow[],
+  options: { since?: Date; tenant?: string } = {},
+): ReportData {
   const items = all.filter((i) => !i.compensates);
   const outcomes = Object.fromEntries(OUTCOME_ORDER.map((o) => [o, 0])) as Record<ItemOutcome, number>;
   for (const item of items) outcomes[item.outcome] += 1;
@@ -88,7 +102,10 @@ export function computeReport(all: readonly ItemFacts[], batches: readonly Batch
   const misoperated = all.filter((i) => i.misoperation || duplicates.has(i.key));
   const writeAttempts = all.filter((i) => i.commits > 0).length;
   const rollback = items.reduce(
-    (sum, i) => ({ attempted: sum.attempted + (i.compensation?.attempted ?? 0), succeeded: sum.succeeded + (i.compensation?.succeeded ?? 0) }),
+    (sum, i) => ({
+      attempted: sum.attempted + (i.compensation?.attempted ?? 0),
+      succeeded: sum.succeeded + (i.compensation?.succeeded ?? 0),
+    }),
     { attempted: 0, succeeded: 0 },
   );
   const tenants = [...new Set(items.map((i) => i.tenant))].sort();

@@ -102,7 +102,21 @@ ${outcomeChart(report.outcomes)}
 <tr><td>降级回读 Degraded readback</td><td>${report.degraded}</td></tr></table>
 ${m.keys.length ? `<p>误操作幂等键 Misoperated keys: ${m.keys.map((k) => `<code>${escapeHtml(k)}</code>`).join(', ')}</p>` : ''}
 ${report.byTenant.length ? `<h2>按租户 By tenant</h2><table><tr><th>租户 Tenant</th><th>条目 Items</th><th>完成 Done</th><th>接管 Takeover</th><th>误操作 Misoperations</th><th>写入尝试 Write attempts</th></tr>${report.byTenant.map((t) => `<tr><td>${escapeHtml(t.tenant)}</td><td>${t.items}</td><td>${t.done}</td><td>${t.takeover}</td><td>${t.misoperations}</td><td>${t.writeAttempts}</td></tr>`).join('')}</table>` : ''}
-${report.batches.length ? `<h2>批次 Batches</h2><table><tr><th>任务 Task</th><th>租户 Tenant</th><th>完成时间 Finished</th><th>读取 Read</th><th>条目 Items</th><th>结果 Outcomes</th></tr>${report.batches.map((b) => `<tr><td>${escapeHtml(b.task)}</td><td>${escapeHtml(b.tenant)}</td><td>${escapeHtml(b.finishedAt ?? '—')}</td><td>${b.read}</td><td>${b.items}</td><td>${escapeHtml(Object.entries(b.counts).filter(([, n]) => n > 0).map(([o, n]) => `${o} ${n}`).join(', '))}${b.error ? ` <span class="badge bad">${escapeHtml(b.error)}</span>` : ''}</td></tr>`).join('')}</table>` : ''}
+${
+  report.batches.length
+    ? `<h2>批次 Batches</h2><table><tr><th>任务 Task</th><th>租户 Tenant</th><th>完成时间 Finished</th><th>读取 Read</th><th>条目 Items</th><th>结果 Outcomes</th></tr>${report.batches
+        .map(
+          (b) =>
+            `<tr><td>${escapeHtml(b.task)}</td><td>${escapeHtml(b.tenant)}</td><td>${escapeHtml(b.finishedAt ?? '—')}</td><td>${b.read}</td><td>${b.items}</td><td>${escapeHtml(
+              Object.entries(b.counts)
+                .filter(([, n]) => n > 0)
+                .map(([o, n]) => `${o} ${n}`)
+                .join(', '),
+            )}${b.error ? ` <span class="badge bad">${escapeHtml(b.error)}</span>` : ''}</td></tr>`,
+        )
+        .join('')}</table>`
+    : ''
+}
 <footer>Definitions: docs/report.md. Items are claims (one per idempotency key) whose updatedAt falls in the window; compensation runs are counted under rollback.</footer>`;
   return page('Paperclip metrics report', body);
 }

@@ -18,24 +18,52 @@ export function renderReportText(report: ReportData): string {
     ...table(
       ['metric', 'count', 'of', 'rate', 'definition'],
       [
-        ['misoperation rate', String(r.misoperation.count), String(r.misoperation.of), formatRate(r.misoperation), 'misoperated writes / write attempts'],
+        [
+          'misoperation rate',
+          String(r.misoperation.count),
+          String(r.misoperation.of),
+          formatRate(r.misoperation),
+          'misoperated writes / write attempts',
+        ],
         ['task completion rate', String(r.completion.count), String(r.completion.of), formatRate(r.completion), 'done / items'],
         ['human takeover rate', String(r.takeover.count), String(r.takeover.of), formatRate(r.takeover), 'takeover / items'],
-        ['rollback success rate', String(r.rollbackSuccess.count), String(r.rollbackSuccess.of), formatRate(r.rollbackSuccess), 'compensated / compensation attempts'],
+        [
+          'rollback success rate',
+          String(r.rollbackSuccess.count),
+          String(r.rollbackSuccess.of),
+          formatRate(r.rollbackSuccess),
+          'compensated / compensation attempts',
+        ],
       ],
       new Set([1, 2, 3]),
     ),
     '',
-    `outcomes: ${Object.entries(report.outcomes)
-      .filter(([, n]) => n > 0)
-      .map(([o, n]) => `${o} ${n}`)
-      .join(', ') || 'none'}`,
+    `outcomes: ${
+      Object.entries(report.outcomes)
+        .filter(([, n]) => n > 0)
+        .map(([o, n]) => `${o} ${n}`)
+        .join(', ') || 'none'
+    }`,
     `misoperations: unintended state ${report.misoperations.unintendedState}, unproven re-commit ${report.misoperations.unprovenRecommit}, outcome contradicted ${report.misoperations.outcomeContradicted}, concurrent duplicate ${report.misoperations.concurrentDuplicate}`,
     `caught before counting as done: false success ${report.falseSuccessCaught}; session lost ${report.sessionLost}; degraded readback ${report.degraded}`,
   ];
   if (report.misoperations.keys.length > 0) out.push(`misoperated keys: ${report.misoperations.keys.join(', ')}`);
   if (report.byTenant.length > 1) {
-    out.push('', ...table(['tenant', 'items', 'done', 'takeover', 'misop', 'writes'], report.byTenant.map((t) => [t.tenant, String(t.items), String(t.done), String(t.takeover), String(t.misoperations), String(t.writeAttempts)]), new Set([1, 2, 3, 4, 5])));
+    out.push(
+      '',
+      ...table(
+        ['tenant', 'items', 'done', 'takeover', 'misop', 'writes'],
+        report.byTenant.map((t) => [
+          t.tenant,
+          String(t.items),
+          String(t.done),
+          String(t.takeover),
+          String(t.misoperations),
+          String(t.writeAttempts),
+        ]),
+        new Set([1, 2, 3, 4, 5]),
+      ),
+    );
   }
   if (report.batches.length > 0) {
     out.push(

@@ -28,10 +28,7 @@ export function accountFor(tenant: string): SimAccount {
 }
 
 /** The accounts of the standalone demo data (tenants acme, globex, initech). */
-export const DEFAULT_ACCOUNTS: readonly SimAccount[] = Object.freeze([
-  ...DEFAULT_TENANTS.map(accountFor),
-  OPS_ACCOUNT,
-]);
+export const DEFAULT_ACCOUNTS: readonly SimAccount[] = Object.freeze([...DEFAULT_TENANTS.map(accountFor), OPS_ACCOUNT]);
 
 /** The accounts that exist while the simulator holds these tenants. */
 export function accountsFor(tenants: readonly string[]): SimAccount[] {

@@ -37,7 +37,12 @@ const FlagsSchema = z.strictObject({
   'page-size': integer('page-size', 1, 100).optional(),
   tenants: z
     .string()
-    .transform((s) => s.split(',').map((t) => t.trim()).filter(Boolean))
+    .transform((s) =>
+      s
+        .split(',')
+        .map((t) => t.trim())
+        .filter(Boolean),
+    )
     .pipe(
       z
         .array(z.string().regex(TENANT_ID_PATTERN, '--tenants takes lowercase letters only, e.g. acme,globex'))
@@ -105,7 +110,10 @@ async function main(): Promise<void> {
   process.stdout.write(`${lines.join('\n')}\n`);
 
   const stop = () => {
-    sim.close().then(() => process.exit(0), () => process.exit(1));
+    sim.close().then(
+      () => process.exit(0),
+      () => process.exit(1),
+    );
   };
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);

@@ -85,5 +85,9 @@ export function raw(value: string): Html {
 
 /** JSON for embedding in an inline <script>: cannot close the script element. */
 export function scriptJson(value: unknown): Html {
-  return raw(JSON.stringify(value).replace(/</g, '\\u003c').replace(/\u2028|\u2029/g, ''));
+  return raw(
+    JSON.stringify(value)
+      .replace(/</g, '\\u003c')
+      .replace(/\u2028|\u2029/g, ''),
+  );
 }

@@ -106,13 +106,7 @@ export class Ledger {
    * Records an accepted write: journal entry, processing record, PROCESSING,
    * and a timer that settles the bill after settleDelayMs (0 settles at once).
    */
-  commit(
-    action: WriteAction,
-    billNo: string,
-    actor: Actor,
-    settleDelayMs: number,
-    detail?: Record<string, unknown>,
-  ): JournalEntry {
+  commit(action: WriteAction, billNo: string, actor: Actor, settleDelayMs: number, detail?: Record<string, unknown>): JournalEntry {
     const entry = this.entries.get(billNo);
     if (!entry) throw new Error(`commit on unknown bill ${billNo}`);
     const at = new Date().toISOString();

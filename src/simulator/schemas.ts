@@ -34,9 +34,7 @@ export type BillKind = z.infer<typeof BillKindSchema>;
 export const TenantIdSchema = z
   .string()
   .regex(TENANT_ID_PATTERN, 'tenant ids are 1-20 lowercase letters (they become the bill number prefix)');
-export const BillNoSchema = z
-  .string()
-  .regex(BILL_NO_PATTERN, 'bill numbers look like ACME-202611-0001');
+export const BillNoSchema = z.string().regex(BILL_NO_PATTERN, 'bill numbers look like ACME-202611-0001');
 
 const count = (max: number) => z.number().int().min(0).max(max);
 
@@ -74,9 +72,17 @@ export const TenantListSchema = z
     });
   });
 
-export const SeedSchema = z.number().int().min(0).max(2 ** 32 - 1);
+export const SeedSchema = z
+  .number()
+  .int()
+  .min(0)
+  .max(2 ** 32 - 1);
 export const AsyncDelayMsSchema = z.number().int().min(0).max(600_000);
-export const SessionTtlSecondsSchema = z.number().int().min(1).max(7 * 24 * 3600);
+export const SessionTtlSecondsSchema = z
+  .number()
+  .int()
+  .min(1)
+  .max(7 * 24 * 3600);
 
 export const ResetSpecSchema = z.strictObject({
   seed: SeedSchema.optional(),

@@ -39,7 +39,7 @@ function drawAmountCents(random: () => number): number {
 }
 
 function drawTime(random: () => number): number {
-  return PERIOD_START_MS + Math.floor(random() * PERIOD_SPAN_MS / 1000) * 1000;
+  return PERIOD_START_MS + Math.floor((random() * PERIOD_SPAN_MS) / 1000) * 1000;
 }
 
 export function generateBills(seed: number, tenants: readonly TenantSpec[]): Bill[] {

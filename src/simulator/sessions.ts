@@ -12,10 +12,7 @@ export interface Session {
   revoked: boolean;
 }
 
-export type SessionLookup =
-  | { kind: 'none' }
-  | { kind: 'expired' }
-  | { kind: 'live'; session: Session };
+export type SessionLookup = { kind: 'none' } | { kind: 'expired' } | { kind: 'live'; session: Session };
 
 /**
  * Server-side sessions with an idle timeout, like a servlet container's: each

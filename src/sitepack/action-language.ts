@@ -13,17 +13,7 @@ import { z } from 'zod';
  * attribute values compared in JavaScript, never as selector syntax.
  */
 
-export const ACTION_NAMES = [
-  'open',
-  'click',
-  'fill',
-  'select',
-  'wait_for',
-  'extract',
-  'download',
-  'screenshot',
-  'expect',
-] as const;
+export const ACTION_NAMES = ['open', 'click', 'fill', 'select', 'wait_for', 'extract', 'download', 'screenshot', 'expect'] as const;
 export type ActionName = (typeof ACTION_NAMES)[number];
 
 const ARIA_ROLES = [
@@ -57,10 +47,7 @@ const ARIA_ROLES = [
 ] as const;
 
 /** Text given to a locator: literal, or a `{{param}}` template filled in as data. */
-const LocatorText = z
-  .string()
-  .min(1, 'must not be empty')
-  .max(200, 'must be at most 200 characters');
+const LocatorText = z.string().min(1, 'must not be empty').max(200, 'must be at most 200 characters');
 
 const SELECTOR_SYNTAX = /^(css|xpath|id|xpath)=|^[.#/]|\[.*=.*\]|>>|::|:nth|:has|\/\//i;
 
@@ -231,11 +218,7 @@ export function placeholdersIn(text: string): string[] {
  * each value as a path segment / query value, so a value can never change the
  * path's shape.
  */
-export function fillTemplate(
-  text: string,
-  params: Readonly<Record<string, string>>,
-  mode: 'text' | 'url' = 'text',
-): string {
+export function fillTemplate(text: string, params: Readonly<Record<string, string>>, mode: 'text' | 'url' = 'text'): string {
   return text.replace(PLACEHOLDER, (_, name: string) => {
     const value = params[name];
     if (value === undefined) throw new MissingParameterError(name);

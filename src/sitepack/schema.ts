@@ -51,13 +51,19 @@ export const SiteAction = z
      * For writes that change no status (e.g. a note): readback looks for this
      * text, filled from the params, in a field of the item read from the vendor API.
      */
-    verify: z.object({ apiField: z.string().min(1), contains: z.string().min(1) }).strict().optional(),
+    verify: z
+      .object({ apiField: z.string().min(1), contains: z.string().min(1) })
+      .strict()
+      .optional(),
     /** Parameters the caller must supply besides the item's own fields. */
     params: z.array(Identifier).default([]),
     tiers: z
       .object({
         api: ApiRequest.optional(),
-        browser: z.object({ steps: z.array(Step).min(1) }).strict().optional(),
+        browser: z
+          .object({ steps: z.array(Step).min(1) })
+          .strict()
+          .optional(),
       })
       .strict()
       .refine((t) => t.api !== undefined || t.browser !== undefined, 'an action needs at least one tier (api or browser)'),
@@ -68,7 +74,11 @@ export const SiteAction = z
       ctx.addIssue({ code: 'custom', path: ['inverse'], message: 'a reversible action must name its inverse action' });
     }
     if (a.reversibility === 'irreversible' && a.inverse) {
-      ctx.addIssue({ code: 'custom', path: ['inverse'], message: 'an irreversible action cannot have an inverse; mark it reversible instead' });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['inverse'],
+        message: 'an irreversible action cannot have an inverse; mark it reversible instead',
+      });
     }
     if (a.reversibility !== 'read_only' && !a.targetStatus && !a.verify) {
       ctx.addIssue({ code: 'custom', path: ['targetStatus'], message: 'a write needs targetStatus or verify, so readback can check it' });
@@ -127,9 +137,7 @@ export const SitePack = z
         /** The attribute on each row carrying the item key (the structured row contract). */
         rowKeyAttribute: z.string().regex(/^data-[a-z-]+$/, 'must be a data-* attribute'),
         /** data-field name of each item field we read. */
-        fields: z
-          .object({ key: Identifier, status: Identifier, kind: Identifier.optional(), amount: Identifier.optional() })
-          .strict(),
+        fields: z.object({ key: Identifier, status: Identifier, kind: Identifier.optional(), amount: Identifier.optional() }).strict(),
         /** Visible label -> status code. */
         statusLabels: z.record(z.string(), StatusCode),
         /** Visible label -> kind code. */
@@ -139,10 +147,7 @@ export const SitePack = z
         maxPages: z.number().int().min(1).max(100).default(20),
       })
       .strict(),
-    detail: z
-      .object({ url: PathTemplate, statusField: Identifier })
-      .strict()
-      .optional(),
+    detail: z.object({ url: PathTemplate, statusField: Identifier }).strict().optional(),
     settlementFile: z
       .object({ url: PathTemplate, keyColumn: z.string().min(1), statusColumn: z.string().min(1) })
       .strict()

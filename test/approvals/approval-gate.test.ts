@@ -35,7 +35,8 @@ describe('approval gate for irreversible actions', () => {
   });
 
   const refunds = async () => (await h.control.journal()).filter((e) => e.action === 'refund');
-  const decisions = async (key: string) => (await h.paperclip.services.audit.events(key)).filter((e) => ['approved', 'rejected'].includes(e.type));
+  const decisions = async (key: string) =>
+    (await h.paperclip.services.audit.events(key)).filter((e) => ['approved', 'rejected'].includes(e.type));
 
   test('an approver follows the emailed link and approves in a browser: the refund runs once, after the approval was recorded', async () => {
     await h.control.reset();
@@ -47,7 +48,10 @@ describe('approval gate for irreversible actions', () => {
     const link = await linkFromInbox(h, request.approvalId, APPROVERS[0]);
     const mail = (await h.paperclip.stack.fetchEmails()).find((m) => m.body.text?.includes(request.approvalId))!;
     assert.ok(!JSON.stringify(mail).includes(request.taskToken), 'the task token never leaves the backend');
-    assert.ok(link.startsWith(`${h.paperclip.approvals.url}/approvals/${request.approvalId}?`), 'links point at the running approval server');
+    assert.ok(
+      link.startsWith(`${h.paperclip.approvals.url}/approvals/${request.approvalId}?`),
+      'links point at the running approval server',
+    );
     // Fetched before the decision, like a second approver who opened the mail too.
     const secondApprover = await openLink(await linkFromInbox(h, request.approvalId, APPROVERS[1]));
     assert.equal(secondApprover.status, 200);
@@ -58,12 +62,26 @@ describe('approval gate for irreversible actions', () => {
       const response = await page.goto(link);
       assert.equal(response?.status(), 200);
       const text = await page.locator('main').innerText();
-      for (const expected of ['ACME 供应链', OVERCHARGE_BILL, '退款', `¥${Number(task.params.amount).toLocaleString('en-US', { minimumFractionDigits: 2 })}`, 'schedule', '有效期至']) {
+      for (const expected of [
+        'ACME 供应链',
+        OVERCHARGE_BILL,
+        '退款',
+        `¥${Number(task.params.amount).toLocaleString('en-US', { minimumFractionDigits: 2 })}`,
+        'schedule',
+        '有效期至',
+      ]) {
         assert.ok(text.includes(expected), `the page shows ${expected}`);
       }
       const image = page.getByRole('img', { name: /操作前截图/ });
-      assert.match((await image.getAttribute('src')) ?? '', /^\/approvals\/[^/]+\/before\.png\?/, 'the screenshot comes through the approval server');
-      assert.ok((await image.evaluate((img: HTMLImageElement) => (img.complete ? img.naturalWidth : 0))) > 0, 'the before-screenshot loads');
+      assert.match(
+        (await image.getAttribute('src')) ?? '',
+        /^\/approvals\/[^/]+\/before\.png\?/,
+        'the screenshot comes through the approval server',
+      );
+      assert.ok(
+        (await image.evaluate((img: HTMLImageElement) => (img.complete ? img.naturalWidth : 0))) > 0,
+        'the before-screenshot loads',
+      );
       assert.ok(!(await page.content()).includes(h.paperclip.stack.endpoints.s3), 'the browser is never sent to S3');
 
       // Looking at the page decided nothing.
@@ -93,7 +111,9 @@ describe('approval gate for irreversible actions', () => {
     assert.ok(approved && writeStarted, events.map((e) => e.type).join(', '));
     assert.equal(approved.actor, APPROVERS[0]);
     assert.ok(approved.at < writeStarted.at && approved.seq < writeStarted.seq, 'the approval is recorded before the write starts');
-    const record = JSON.parse((await h.paperclip.services.evidence.get(evidenceKey({ tenant: 'acme', taskId: task.taskId, key }, 'record.json')))!.toString());
+    const record = JSON.parse(
+      (await h.paperclip.services.evidence.get(evidenceKey({ tenant: 'acme', taskId: task.taskId, key }, 'record.json')))!.toString(),
+    );
     assert.deepEqual(record.approval, { approvalId: request.approvalId, approver: APPROVERS[0], decidedAt: stored?.decidedAt });
 
     // The other approver's form, loaded while the request was pending, can no longer decide anything.
@@ -124,7 +144,11 @@ describe('approval gate for irreversible actions', () => {
     const request = await approvalRequestFor(h, key);
     assert.deepEqual(request.allowedApprovers, [APPROVERS[0]], 'the requester is not asked');
     const link = await linkFromInbox(h, request.approvalId, APPROVERS[0]);
-    assert.ok(!(await h.paperclip.stack.fetchEmails()).some((m) => m.body.text?.includes(request.approvalId) && m.destination.to.includes(APPROVERS[1])));
+    assert.ok(
+      !(await h.paperclip.stack.fetchEmails()).some(
+        (m) => m.body.text?.includes(request.approvalId) && m.destination.to.includes(APPROVERS[1]),
+      ),
+    );
 
     const nothingChanged = async (why: string) => {
       assert.equal((await approvalsStore(h.paperclip.services).get(request.approvalId))?.status, 'PENDING', `${why}: still pending`);
@@ -153,19 +177,34 @@ describe('approval gate for irreversible actions', () => {
     const longer = new URL(link);
     longer.searchParams.set('exp', String(request.expiresAt + 86_400));
     assert.equal((await openLink(longer.toString())).status, 403, 'the signature binds the expiry');
-    const forgedPost = await postDecision(h, link, { ...scanned.fields, sig: tampered.searchParams.get('sig')!, decision: 'approve' }, { cookie: scanned.cookie! });
+    const forgedPost = await postDecision(
+      h,
+      link,
+      { ...scanned.fields, sig: tampered.searchParams.get('sig')!, decision: 'approve' },
+      { cookie: scanned.cookie! },
+    );
     assert.equal(forgedPost.status, 403);
 
-    const stranger = await openLink(signedLink(h, { approvalId: request.approvalId, approver: 'mallory@evil.example', expiresAt: request.expiresAt }));
+    const stranger = await openLink(
+      signedLink(h, { approvalId: request.approvalId, approver: 'mallory@evil.example', expiresAt: request.expiresAt }),
+    );
     assert.equal(stranger.status, 403);
     assert.match(stranger.html, /您不是该租户的审批人/);
-    const requester = await openLink(signedLink(h, { approvalId: request.approvalId, approver: APPROVERS[1], expiresAt: request.expiresAt }));
+    const requester = await openLink(
+      signedLink(h, { approvalId: request.approvalId, approver: APPROVERS[1], expiresAt: request.expiresAt }),
+    );
     assert.equal(requester.status, 403);
     assert.match(requester.html, /申请人不能审批自己的申请/);
-    const expired = await openLink(signedLink(h, { approvalId: request.approvalId, approver: APPROVERS[0], expiresAt: Math.floor(Date.now() / 1000) - 60 }));
+    const expired = await openLink(
+      signedLink(h, { approvalId: request.approvalId, approver: APPROVERS[0], expiresAt: Math.floor(Date.now() / 1000) - 60 }),
+    );
     assert.equal(expired.status, 410);
     assert.match(expired.html, /审批链接已过期/);
-    assert.equal((await openLink(signedLink(h, { approvalId: 'AAAAAAAAAAAAAAAAAAAAAAAA', approver: APPROVERS[0], expiresAt: request.expiresAt }))).status, 404);
+    assert.equal(
+      (await openLink(signedLink(h, { approvalId: 'AAAAAAAAAAAAAAAAAAAAAAAA', approver: APPROVERS[0], expiresAt: request.expiresAt })))
+        .status,
+      404,
+    );
     assert.equal((await openLink(`${h.paperclip.approvals.url}/approvals/${request.approvalId}?approver=x&exp=1&sig=y`)).status, 400);
 
     const approve = { ...scanned.fields, decision: 'approve' };
@@ -176,8 +215,29 @@ describe('approval gate for irreversible actions', () => {
     assert.equal(crossSite.status, 403);
     assert.match(crossSite.html, /请求来源不被接受/);
     assert.equal((await postDecision(h, link, approve, { cookie: scanned.cookie!, origin: null })).status, 403, 'no Origin, no decision');
-    assert.equal((await postDecision(h, link, { ...approve, csrf: scanned.fields['csrf']!.replace(/^./, (c) => (c === 'A' ? 'B' : 'A')) }, { cookie: scanned.cookie! })).status, 403);
-    const strangerPost = await postDecision(h, link, { ...approve, approver: 'mallory@evil.example', sig: new URL(signedLink(h, { approvalId: request.approvalId, approver: 'mallory@evil.example', expiresAt: request.expiresAt })).searchParams.get('sig')! }, { cookie: scanned.cookie! });
+    assert.equal(
+      (
+        await postDecision(
+          h,
+          link,
+          { ...approve, csrf: scanned.fields['csrf']!.replace(/^./, (c) => (c === 'A' ? 'B' : 'A')) },
+          { cookie: scanned.cookie! },
+        )
+      ).status,
+      403,
+    );
+    const strangerPost = await postDecision(
+      h,
+      link,
+      {
+        ...approve,
+        approver: 'mallory@evil.example',
+        sig: new URL(
+          signedLink(h, { approvalId: request.approvalId, approver: 'mallory@evil.example', expiresAt: request.expiresAt }),
+        ).searchParams.get('sig')!,
+      },
+      { cookie: scanned.cookie! },
+    );
     assert.equal(strangerPost.status, 403);
     await nothingChanged('refused requests');
 
@@ -186,12 +246,16 @@ describe('approval gate for irreversible actions', () => {
     const page = await approvalHttp(functionUrlEvent('GET', url, domainName));
     assert.equal(page.statusCode, 200);
     assert.match(page.body, /批准/);
-    const shot = await approvalHttp(functionUrlEvent('GET', new URL(`/approvals/${request.approvalId}/before.png${url.search}`, url), domainName));
+    const shot = await approvalHttp(
+      functionUrlEvent('GET', new URL(`/approvals/${request.approvalId}/before.png${url.search}`, url), domainName),
+    );
     assert.equal(shot.statusCode, 200);
     assert.equal(shot.isBase64Encoded, true);
     assert.ok(Buffer.from(shot.body, 'base64').subarray(1, 4).equals(Buffer.from('PNG')));
     await nothingChanged('Function URL GETs');
-    const lambdaFields = Object.fromEntries([...page.body.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)">/g)].map((m) => [m[1]!, m[2]!]));
+    const lambdaFields = Object.fromEntries(
+      [...page.body.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)">/g)].map((m) => [m[1]!, m[2]!]),
+    );
     const rejectForm = new URLSearchParams({ ...lambdaFields, decision: 'reject', note: '金额待核实 amount to be checked' }).toString();
     const rejected = await approvalHttp({
       ...functionUrlEvent('POST', new URL(url.pathname, url), domainName),

@@ -27,7 +27,11 @@ describe('approval timeout', () => {
     const result = await h.waitForExecution(executionArn);
     assert.equal(result.status, 'SUCCEEDED');
     assert.equal(result.output['outcome'], 'expired');
-    assert.deepEqual((await h.control.journal()).filter((e) => e.action === 'refund'), [], 'nothing executed');
+    assert.deepEqual(
+      (await h.control.journal()).filter((e) => e.action === 'refund'),
+      [],
+      'nothing executed',
+    );
     assert.equal((await h.paperclip.services.claims.get(key))?.status, 'EXPIRED');
     const events = (await h.paperclip.services.audit.events(key)).map((e) => e.type);
     assert.ok(events.includes('expired') && !events.includes('write_started') && !events.includes('approved'), events.join(', '));

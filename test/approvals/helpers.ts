@@ -25,7 +25,14 @@ export function configWith(writePolicy: Record<string, unknown>): string {
 export async function refundTask(h: Harness, taskId: string, requestedBy = 'schedule') {
   const bill = (await h.control.state()).bills.find((b) => b.billNo === OVERCHARGE_BILL);
   if (!bill) throw new Error(`${OVERCHARGE_BILL} is not in the simulator`);
-  const task = { taskId, tenant: 'acme', billNo: OVERCHARGE_BILL, action: 'refund', requestedBy, params: { amount: (bill.amountCents / 100).toFixed(2) } };
+  const task = {
+    taskId,
+    tenant: 'acme',
+    billNo: OVERCHARGE_BILL,
+    action: 'refund',
+    requestedBy,
+    params: { amount: (bill.amountCents / 100).toFixed(2) },
+  };
   return { task, key: idempotencyKey(task) };
 }
 
@@ -81,7 +88,12 @@ export async function openLink(link: string): Promise<FormPage> {
 }
 
 function decodeEntities(text: string): string {
-  return text.replace(/&amp;/g, '&').replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&quot;/g, '"').replace(/&#39;/g, "'");
+  return text
+    .replace(/&amp;/g, '&')
+    .replace(/&lt;/g, '<')
+    .replace(/&gt;/g, '>')
+    .replace(/&quot;/g, '"')
+    .replace(/&#39;/g, "'");
 }
 
 /** POSTs the decision form; `origin` defaults to the approval server's own. */
@@ -95,6 +107,11 @@ export async function postDecision(
   const headers: Record<string, string> = { 'content-type': 'application/x-www-form-urlencoded' };
   if (options.origin !== null) headers['origin'] = options.origin ?? h.paperclip.approvals.url;
   if (options.cookie) headers['cookie'] = options.cookie;
-  const response = await fetch(new URL(url.pathname, url.origin), { method: 'POST', headers, body: new URLSearchParams(form).toString(), redirect: 'manual' });
+  const response = await fetch(new URL(url.pathname, url.origin), {
+    method: 'POST',
+    headers,
+    body: new URLSearchParams(form).toString(),
+    redirect: 'manual',
+  });
   return { status: response.status, html: await response.text() };
 }

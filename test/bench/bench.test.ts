@@ -49,19 +49,33 @@ test('a small benchmark run reports every field and one vendor mutation per item
   assert.ok(work.evidenceBytesPerItem > 0);
   assert.ok(Object.keys(work.dynamoWriteUnitsByTable).includes('claims'));
   assert.deepEqual(
-    work.functions.filter((f) => f.per === 'item').map((f) => f.fn).sort(),
+    work.functions
+      .filter((f) => f.per === 'item')
+      .map((f) => f.fn)
+      .sort(),
     ['browser-write', 'claim', 'complete', 'readback', 'snapshot', 'validate-route'],
   );
   assert.ok(report.cost.evidencePerItem['trace.zip'], 'the traced write left a trace per item');
   assert.ok(report.cost.baseline.on!.total > 0 && report.cost.baselineCpu.on!.total > 0);
   assert.equal(report.targets.length, 7);
   const guarded = report.throughput.find((t) => t.path === 'guarded' && t.concurrency === 1)!;
-  assert.ok(guarded.coresBusy > 0 && guarded.coresBusy <= report.machine.cores + 0.5, `cores busy is CPU over wall time (${guarded.coresBusy})`);
+  assert.ok(
+    guarded.coresBusy > 0 && guarded.coresBusy <= report.machine.cores + 0.5,
+    `cores busy is CPU over wall time (${guarded.coresBusy})`,
+  );
   // The latency verdict names what the evidence alone costs: before, before-commit, after and readback screenshots.
   assert.match(report.targets[0]!.note, /the evidence alone needs 4 screenshots per item/);
 
   const markdown = renderMarkdown(report);
-  for (const heading of ['## Targets', '## Per-item latency at concurrency 1', '## Throughput', '## Memory', '## Claim conflict', '## AWS cost model', '## How to run']) {
+  for (const heading of [
+    '## Targets',
+    '## Per-item latency at concurrency 1',
+    '## Throughput',
+    '## Memory',
+    '## Claim conflict',
+    '## AWS cost model',
+    '## How to run',
+  ]) {
     assert.ok(markdown.includes(heading), `BENCHMARKS.md has ${heading}`);
   }
 });

@@ -75,7 +75,12 @@ test('the CPU basis bills vendor wait plus CPU over the vCPU share of the memory
 test('every lever moves the cost in the expected direction', () => {
   const base = { ...scenario, cold: 'per-batch' as const };
   const baseline = computeCost(work, prices, sizing, base).total;
-  const cheaperOff = { ...work, tracing: 'off' as const, functions: work.functions.map((f) => (f.fn === 'browser-write' ? { ...f, meanMs: 1500 } : f)), s3PutsPerItem: 7 };
+  const cheaperOff = {
+    ...work,
+    tracing: 'off' as const,
+    functions: work.functions.map((f) => (f.fn === 'browser-write' ? { ...f, meanMs: 1500 } : f)),
+    s3PutsPerItem: 7,
+  };
   const rows = levers({ work, scenario: base }, cheaperOff, prices, sizing);
   const find = (setting: RegExp) => rows.find((r) => setting.test(r.setting))!;
   assert.ok(find(/every invocation cold/).total > baseline);

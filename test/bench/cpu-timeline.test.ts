@@ -11,7 +11,9 @@ import { RunSampler } from '../../bench/cpu-timeline.js';
  * as other processes' CPU, so a run on a busy machine says so.
  */
 
-test('a process spinning beside a run shows up as other processes\' CPU, not as the benchmark\'s', { skip: process.platform !== 'linux' }, async () => {
+test("a process spinning beside a run shows up as other processes' CPU, not as the benchmark's", {
+  skip: process.platform !== 'linux',
+}, async () => {
   const sampler = await RunSampler.start();
   const spinner = spawn(process.execPath, ['-e', 'const end = Date.now() + 1500; while (Date.now() < end);']);
   await once(spinner, 'exit');
@@ -24,7 +26,10 @@ test('a process spinning beside a run shows up as other processes\' CPU, not as 
   assert.equal(ours.chromiumMs, 0);
 });
 
-test('a benchmark that ends without stopping its sampler exits, and takes the sampler with it', { skip: process.platform !== 'linux', timeout: 60_000 }, async () => {
+test('a benchmark that ends without stopping its sampler exits, and takes the sampler with it', {
+  skip: process.platform !== 'linux',
+  timeout: 60_000,
+}, async () => {
   // Prints the sampler's pid (this process's only child) and ends without calling stop().
   const script = [
     "const { RunSampler } = await import('./bench/cpu-timeline.ts');",

@@ -14,7 +14,7 @@ test('the unsafe defaults of the Lambda build are not used', () => {
   assert.ok(!args.some((a) => a.includes('site-per-process')), 'site isolation stays on');
 });
 
-test('contexts of one shared browser do not see each other\'s cookies or storage', async () => {
+test("contexts of one shared browser do not see each other's cookies or storage", async () => {
   const server = createServer((req, res) => {
     if (req.url === '/set') res.setHeader('set-cookie', 'sid=tenant-a; Path=/');
     res.setHeader('content-type', 'text/html; charset=utf-8');

@@ -5,7 +5,7 @@ import { evidenceScreenshot, hasRow } from '../../src/browser/evidence-screensho
 
 after(closeSharedBrowser);
 
-test('an evidence screenshot is the viewport, scrolled so the item\'s row is on it; a hostile key matches nothing', async () => {
+test("an evidence screenshot is the viewport, scrolled so the item's row is on it; a hostile key matches nothing", async () => {
   const browser = await sharedBrowser();
   const context = await browser.newContext({ viewport: { width: 800, height: 600 } });
   try {

@@ -44,7 +44,7 @@ describe('identity sessions: kept contexts per identity and purpose', () => {
     await sessions.closeIdle();
   });
 
-  test('a failed task\'s context is closed, not reused; concurrent tasks get separate contexts', async () => {
+  test("a failed task's context is closed, not reused; concurrent tasks get separate contexts", async () => {
     const sessions = store();
     const a = await sessions.open(ACME, credentialsFor('acme'), 'write', { trace: false });
     const b = await sessions.open(ACME, credentialsFor('acme'), 'write', { trace: false });
@@ -55,7 +55,7 @@ describe('identity sessions: kept contexts per identity and purpose', () => {
     const c = await sessions.open(ACME, credentialsFor('acme'), 'write', { trace: false });
     assert.equal(c.context, b.context);
     const d = await sessions.open(ACME, credentialsFor('acme'), 'write', { trace: false });
-    assert.notEqual(d.context, a.context, 'the failed task\'s context is gone');
+    assert.notEqual(d.context, a.context, "the failed task's context is gone");
     assert.equal(a.context.pages().length, 0);
     await c.close();
     await d.close();
@@ -87,7 +87,7 @@ describe('identity sessions: kept contexts per identity and purpose', () => {
     const network = (trace: Buffer | undefined) => unzip(trace!).get('trace.network')!.toString('utf8');
     assert.match(network(firstTrace), /first=1/);
     assert.match(network(secondTrace), /second=1/);
-    assert.doesNotMatch(network(secondTrace), /first=1/, 'the previous task\'s requests are not in this trace');
+    assert.doesNotMatch(network(secondTrace), /first=1/, "the previous task's requests are not in this trace");
     await sessions.closeIdle();
   });
 

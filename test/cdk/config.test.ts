@@ -5,12 +5,7 @@ import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { BatchRequest } from '../../src/domain/task.js';
 import { loadConfig } from '../../src/config/load.js';
-import {
-  DeploymentConfigError,
-  loadDeploymentConfig,
-  parseDeploymentConfig,
-  type DeploymentConfigInput,
-} from '../../cdk/config.js';
+import { DeploymentConfigError, loadDeploymentConfig, parseDeploymentConfig, type DeploymentConfigInput } from '../../cdk/config.js';
 import { PROJECT_ROOT, SAMPLE_DEPLOY_CONFIG } from '../../cdk/lib/app.js';
 import { resolveDeployment, APPROVAL_URL_PLACEHOLDER } from '../../cdk/lib/runtime-config.js';
 import { scheduledBatchInput } from '../../cdk/lib/schedules.js';
@@ -90,11 +85,15 @@ describe('deployment config', () => {
 
 describe('resolving against the runtime config', () => {
   it('refuses a scheduled tenant the runtime config does not know', () => {
-    const config = parseDeploymentConfig({ ...sample, tenants: [{ id: 'wayne', schedule: { expression: 'rate(1 day)', timezone: 'UTC' } }] });
+    const config = parseDeploymentConfig({
+      ...sample,
+      tenants: [{ id: 'wayne', schedule: { expression: 'rate(1 day)', timezone: 'UTC' } }],
+    });
     assert.throws(
       () => resolveDeployment(config, PROJECT_ROOT, 'test.json'),
       (error: unknown) =>
-        error instanceof DeploymentConfigError && /field "tenants\[0\]\.id": tenant 'wayne' is not in config\/paperclip\.local\.yaml/.test(error.message),
+        error instanceof DeploymentConfigError &&
+        /field "tenants\[0\]\.id": tenant 'wayne' is not in config\/paperclip\.local\.yaml/.test(error.message),
     );
   });
 
@@ -103,7 +102,10 @@ describe('resolving against the runtime config', () => {
     assert.throws(() => resolveDeployment(missing, PROJECT_ROOT, 'test.json'), /field "runtimeConfig"/);
     const bad = join(scratch, 'bad.yaml');
     writeFileSync(bad, 'environment: moon\n');
-    assert.throws(() => resolveDeployment(parseDeploymentConfig({ ...sample, runtimeConfig: bad }), PROJECT_ROOT, 'test.json'), /field "runtimeConfig": .*bad\.yaml: environment/);
+    assert.throws(
+      () => resolveDeployment(parseDeploymentConfig({ ...sample, runtimeConfig: bad }), PROJECT_ROOT, 'test.json'),
+      /field "runtimeConfig": .*bad\.yaml: environment/,
+    );
   });
 
   it('packages the policy of the runtime config with the deployment facts and Secrets Manager credentials', () => {
@@ -117,7 +119,7 @@ describe('resolving against the runtime config', () => {
     assert.equal(packaged.approvals.sender, deploy.email.senderAddress);
     assert.equal(packaged.approvals.base_url, APPROVAL_URL_PLACEHOLDER);
     assert.equal(packaged.evidence.bucket, deploy.evidence.bucketName);
-    assert.deepEqual(packaged.write_policy, source.write_policy, 'policy is the operator\'s, untouched');
+    assert.deepEqual(packaged.write_policy, source.write_policy, "policy is the operator's, untouched");
     assert.deepEqual(packaged.tenants, source.tenants);
     assert.deepEqual(
       packaged.identities.map((i) => [i.id, i.tenants, i.credentials]),
@@ -133,7 +135,9 @@ describe('scheduled batch input', () => {
   });
 
   it('is accepted by the batch input schema once Scheduler fills in the time', () => {
-    const filled = JSON.parse(JSON.stringify(scheduledBatchInput('acme')).replace('<aws.scheduler.scheduled-time>', '2026-12-02T01:00:00Z'));
+    const filled = JSON.parse(
+      JSON.stringify(scheduledBatchInput('acme')).replace('<aws.scheduler.scheduled-time>', '2026-12-02T01:00:00Z'),
+    );
     const parsed = BatchRequest.safeParse(filled);
     assert.ok(parsed.success, parsed.success ? '' : parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; '));
     assert.equal(parsed.data.taskId, 'T-acme-2026-12-02T010000Z', 'colons dropped: a valid execution name, stable per delivery');

@@ -226,7 +226,11 @@ describe('least privilege', () => {
   it('uses "*" as a resource only for X-Ray, which has no resource-level permissions', () => {
     for (const name of allNames) {
       const starred = statementsOfRole(template, roleOf(name)).filter((s) => s.Resource === '*');
-      assert.deepEqual([...new Set(starred.flatMap(actionsOf))].sort(), name === 'approval-http' ? [] : ['xray:PutTelemetryRecords', 'xray:PutTraceSegments'], name);
+      assert.deepEqual(
+        [...new Set(starred.flatMap(actionsOf))].sort(),
+        name === 'approval-http' ? [] : ['xray:PutTelemetryRecords', 'xray:PutTraceSegments'],
+        name,
+      );
     }
   });
 
@@ -348,7 +352,10 @@ describe('evidence bucket', () => {
 
     const logs = template.findResources('AWS::S3::Bucket')[logBucketId()] as CfnResource;
     assert.equal(logs.Properties['ObjectLockEnabled'], undefined, 'the log bucket is not Object Locked (S3 cannot deliver logs to one)');
-    assert.equal(logs.Properties['BucketEncryption'].ServerSideEncryptionConfiguration[0].ServerSideEncryptionByDefault.SSEAlgorithm, 'AES256');
+    assert.equal(
+      logs.Properties['BucketEncryption'].ServerSideEncryptionConfiguration[0].ServerSideEncryptionByDefault.SSEAlgorithm,
+      'AES256',
+    );
     assert.deepEqual(logs.Properties['PublicAccessBlockConfiguration'], blockAll);
   });
 
@@ -368,12 +375,18 @@ describe('evidence bucket', () => {
       assert.ok(policy, `bucket policy for ${id}`);
       const statements = policy.Properties['PolicyDocument'].Statement as Statement[];
       assert.ok(
-        statements.some((s) => s.Effect === 'Deny' && JSON.stringify(s.Condition) === JSON.stringify({ Bool: { 'aws:SecureTransport': 'false' } })),
+        statements.some(
+          (s) => s.Effect === 'Deny' && JSON.stringify(s.Condition) === JSON.stringify({ Bool: { 'aws:SecureTransport': 'false' } }),
+        ),
         `${id} is SSL-only`,
       );
     }
-    const evidencePolicy = policies.find(([, p]) => describeValue(p.Properties['Bucket']) === `Ref:${logicalIdOf(stack.evidence.bucket)}`)![1];
-    const traces = (evidencePolicy.Properties['PolicyDocument'].Statement as Statement[]).find((s) => s.Sid === 'OnlyTheAuditorReadsTraces')!;
+    const evidencePolicy = policies.find(
+      ([, p]) => describeValue(p.Properties['Bucket']) === `Ref:${logicalIdOf(stack.evidence.bucket)}`,
+    )![1];
+    const traces = (evidencePolicy.Properties['PolicyDocument'].Statement as Statement[]).find(
+      (s) => s.Sid === 'OnlyTheAuditorReadsTraces',
+    )!;
     assert.equal(traces.Effect, 'Deny');
     assert.deepEqual(traces.Principal, { AWS: '*' });
     assert.deepEqual(actionsOf(traces).sort(), ['s3:GetObject', 's3:GetObjectVersion']);
@@ -402,7 +415,10 @@ describe('evidence bucket', () => {
     assert.ok(actions.includes('s3:GetObject') && actions.includes('s3:ListBucket') && actions.includes('kms:Decrypt'));
     assert.ok(!actions.some((a) => /s3:(Put|Delete|Bypass)|dynamodb:(Put|Update|Delete|Batch)/.test(a)), `${actions}`);
     const tableArn = (table: object) => `GetAtt:${logicalIdOf(table as { node: { defaultChild?: unknown } })}.Arn`;
-    assert.deepEqual(resourcesGranted(template, role, 'dynamodb:Scan'), [tableArn(stack.tables.byId.audit), tableArn(stack.tables.byId.claims)].sort());
+    assert.deepEqual(
+      resourcesGranted(template, role, 'dynamodb:Scan'),
+      [tableArn(stack.tables.byId.audit), tableArn(stack.tables.byId.claims)].sort(),
+    );
   });
 });
 
@@ -472,8 +488,14 @@ describe('workflows', () => {
     const expected = `GetAtt:${logicalIdOf(stack.handlers.workflow.BrowserWrite.fn)}.Arn`;
     assert.equal(browserWrite.Resource, expected);
     const batch = byName('batch');
-    assert.equal(describeValue(batch.Properties['DefinitionSubstitutions'][functionArnVariable('ReadList')]), `GetAtt:${logicalIdOf(stack.handlers.workflow.ReadList.fn)}.Arn`);
-    assert.match(describeValue(batch.Properties['DefinitionSubstitutions']['GuardedWriteStateMachineArn']), new RegExp(`stateMachine:${physical('guarded-write')}$`));
+    assert.equal(
+      describeValue(batch.Properties['DefinitionSubstitutions'][functionArnVariable('ReadList')]),
+      `GetAtt:${logicalIdOf(stack.handlers.workflow.ReadList.fn)}.Arn`,
+    );
+    assert.match(
+      describeValue(batch.Properties['DefinitionSubstitutions']['GuardedWriteStateMachineArn']),
+      new RegExp(`stateMachine:${physical('guarded-write')}$`),
+    );
   });
 
   it('never retry BrowserWrite on Lambda service errors, retry the idempotent steps, and time out approval waits', () => {
@@ -485,11 +507,16 @@ describe('workflows', () => {
   });
 
   it('let each workflow role invoke only the functions its definition names', () => {
-    for (const [name, id] of [['batch', 'Batch'], ['guarded-write', 'GuardedWrite']] as const) {
+    for (const [name, id] of [
+      ['batch', 'Batch'],
+      ['guarded-write', 'GuardedWrite'],
+    ] as const) {
       const machine = byName(name);
       const role = (machine.Properties['RoleArn'] as { 'Fn::GetAtt': [string] })['Fn::GetAtt'][0];
       const invoked = resourcesGranted(template, role, 'lambda:InvokeFunction');
-      const named = WORKFLOW_FUNCTIONS.filter((f) => (machine.Properties['DefinitionString'] as string).includes(`\${${functionArnVariable(f.id)}}`));
+      const named = WORKFLOW_FUNCTIONS.filter((f) =>
+        (machine.Properties['DefinitionString'] as string).includes(`\${${functionArnVariable(f.id)}}`),
+      );
       assert.deepEqual(invoked, named.map((f) => `GetAtt:${logicalIdOf(stack.handlers.workflow[f.id].fn)}.Arn`).sort(), name);
       assert.equal(describeValue(role), describeValue(logicalIdOf(stack.workflows.roles[id])));
     }
@@ -560,7 +587,10 @@ describe('approval endpoint and mail', () => {
 
   it('verifies the sender domain in SES', () => {
     const identities = resources(template, 'AWS::SES::EmailIdentity');
-    assert.deepEqual(identities.map(([, i]) => i.Properties['EmailIdentity']), [deploy.email.senderDomain]);
+    assert.deepEqual(
+      identities.map(([, i]) => i.Properties['EmailIdentity']),
+      [deploy.email.senderDomain],
+    );
   });
 });
 
@@ -605,9 +635,16 @@ describe('observability', () => {
       assert.deepEqual(alarm.Properties['AlarmActions'].map(describeValue), [`Ref:${topicId}`]);
     }
     const subscriptions = resources(template, 'AWS::SNS::Subscription');
-    assert.deepEqual(subscriptions.map(([, s]) => [s.Properties['Protocol'], s.Properties['Endpoint']]), [['email', deploy.email.alarmAddress]]);
+    assert.deepEqual(
+      subscriptions.map(([, s]) => [s.Properties['Protocol'], s.Properties['Endpoint']]),
+      [['email', deploy.email.alarmAddress]],
+    );
     const [, topicPolicy] = resources(template, 'AWS::SNS::TopicPolicy')[0]!;
-    assert.ok((topicPolicy.Properties['PolicyDocument'].Statement as Statement[]).some((s) => s.Effect === 'Deny' && JSON.stringify(s.Condition).includes('aws:SecureTransport')));
+    assert.ok(
+      (topicPolicy.Properties['PolicyDocument'].Statement as Statement[]).some(
+        (s) => s.Effect === 'Deny' && JSON.stringify(s.Condition).includes('aws:SecureTransport'),
+      ),
+    );
     const key = Object.values(template.findResources('AWS::KMS::Key')).find((k) =>
       JSON.stringify(k['Properties']['KeyPolicy']).includes('cloudwatch.amazonaws.com'),
     );

@@ -43,15 +43,23 @@ describe('compensation', () => {
     const events = await h.paperclip.services.audit.events(result.key);
     const seq = (type: string) => events.find((e) => e.type === type)?.seq ?? -1;
     assert.ok(seq('pre_state_registered') > 0 && seq('pre_state_registered') < seq('write_started'), events.map((e) => e.type).join(', '));
-    assert.deepEqual(events.find((e) => e.type === 'pre_state_registered')?.data['inverse'], { action: 'unmark_processed', targetStatus: 'PENDING' });
+    assert.deepEqual(events.find((e) => e.type === 'pre_state_registered')?.data['inverse'], {
+      action: 'unmark_processed',
+      targetStatus: 'PENDING',
+    });
     assert.ok(seq('completed') < seq('compensation_started') && seq('compensation_started') < seq('compensated'));
 
     // The inverse went through the guarded path with its own claim, evidence and readback.
     const inverseKey = idempotencyKey({ taskId: 'T-drill-function', tenant: 'acme', billNo: result.billNo, action: 'unmark_processed' });
     assert.equal((await h.paperclip.services.claims.get(inverseKey))?.status, 'DONE');
-    const objects = await h.paperclip.services.evidence.list(evidenceKey({ tenant: 'acme', taskId: 'T-drill-function', key: inverseKey }, ''));
+    const objects = await h.paperclip.services.evidence.list(
+      evidenceKey({ tenant: 'acme', taskId: 'T-drill-function', key: inverseKey }, ''),
+    );
     for (const name of ['before.png', 'after.png', 'readback.png', 'record.json']) {
-      assert.ok(objects.some((o) => o.endsWith(`/${name}`)), `the inverse has ${name}`);
+      assert.ok(
+        objects.some((o) => o.endsWith(`/${name}`)),
+        `the inverse has ${name}`,
+      );
     }
     assert.ok((await types(inverseKey)).includes('readback'));
 
@@ -69,7 +77,10 @@ describe('compensation', () => {
     assert.equal((await h.runTask(task)).output['outcome'], 'done');
     assert.equal(await statusOf(task.billNo), 'PROCESSED');
 
-    const run = await runCli(['compensate', key, '--reason', '标错了 marked by mistake', '--requested-by', 'ops@acme.example'], stackEnvironment(h));
+    const run = await runCli(
+      ['compensate', key, '--reason', '标错了 marked by mistake', '--requested-by', 'ops@acme.example'],
+      stackEnvironment(h),
+    );
     assert.equal(run.code, 0, run.stderr);
     const result = JSON.parse(run.stdout.trim().split('\n').at(-1)!);
     assert.equal(result.rolledBack, true);
@@ -116,7 +127,12 @@ describe('compensation', () => {
     assert.deepEqual(await journalOf(billNo), ['mark', 'refund'], 'the inverse did not click on a refunded bill');
     const events = await types(key);
     const at = (type: string) => events.indexOf(type);
-    assert.ok(at('readback') < at('compensation_started') && at('compensation_started') < at('compensation_failed') && at('compensation_failed') < at('takeover'), events.join(', '));
+    assert.ok(
+      at('readback') < at('compensation_started') &&
+        at('compensation_started') < at('compensation_failed') &&
+        at('compensation_failed') < at('takeover'),
+      events.join(', '),
+    );
     const failed = (await h.paperclip.services.audit.events(key)).find((e) => e.type === 'compensation_failed');
     assert.equal(failed?.data['outcome'], 'stale', 'the inverse found the bill in a state it does not apply to');
     assert.equal((await h.paperclip.services.claims.get(key))?.status, 'TAKEOVER');

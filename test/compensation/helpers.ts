@@ -45,7 +45,10 @@ export async function refundBehindOurBack(h: Harness, billNo: string, amount: st
     body: new URLSearchParams({ username: 'ops-shared', password: 'pw-ops-2026' }).toString(),
     redirect: 'manual',
   });
-  const sid = login.headers.getSetCookie().map((c) => c.split(';')[0]!).find((c) => c.startsWith('sid='));
+  const sid = login.headers
+    .getSetCookie()
+    .map((c) => c.split(';')[0]!)
+    .find((c) => c.startsWith('sid='));
   if (!sid) throw new Error(`login as ops-shared failed: HTTP ${login.status}`);
   const form = await (await fetch(new URL(`/diff/${billNo}/refund/form`, h.sim.url), { headers: { cookie: sid } })).text();
   const csrf = /name="_csrf" value="([^"]+)"/.exec(form)?.[1];

@@ -26,13 +26,19 @@ test('the sample config and the simulator site pack load and agree', () => {
 });
 
 test('errors name the field and say how to fix it', () => {
-  assert.match(invalid((c) => (c.tenants[0].identity = 'svc-recon-globex')).message, /tenants\.0\.identity: identity "svc-recon-globex" is not scoped for tenant "acme"/);
+  assert.match(
+    invalid((c) => (c.tenants[0].identity = 'svc-recon-globex')).message,
+    /tenants\.0\.identity: identity "svc-recon-globex" is not scoped for tenant "acme"/,
+  );
   assert.match(invalid((c) => (c.write_policy.require_readback = false)).message, /write_policy\.require_readback: .*false success/);
   assert.match(invalid((c) => (c.write_policy.forbid_visual_verdict = false)).message, /forbid_visual_verdict/);
   assert.match(invalid((c) => (c.evidence.bucket = 'Not_A_Bucket')).message, /evidence\.bucket: S3 bucket names/);
   assert.match(invalid((c) => (c.tool_ladder = ['api', 'telepathy'])).message, /tool_ladder\.1/);
   assert.match(invalid((c) => (c.surprise = true)).message, /surprise|Unrecognized/);
-  assert.match(invalid((c) => (c.environment = 'aws')).message, /identities\.0\.credentials\.source: inline credentials are for the local stack only/);
+  assert.match(
+    invalid((c) => (c.environment = 'aws')).message,
+    /identities\.0\.credentials\.source: inline credentials are for the local stack only/,
+  );
 });
 
 test('not YAML at all is a clear error', () => {
@@ -42,8 +48,14 @@ test('not YAML at all is a clear error', () => {
 test('an irreversible action must be approved or exempted with a reason', () => {
   const { config, sitePack } = loadRuntime('config/paperclip.local.yaml');
   config.write_policy.approval_required = [];
-  assert.throws(() => checkConfigAgainstPack(config, sitePack, 'cfg'), /"refund" is irreversible in the site pack: add it to approval_required/);
+  assert.throws(
+    () => checkConfigAgainstPack(config, sitePack, 'cfg'),
+    /"refund" is irreversible in the site pack: add it to approval_required/,
+  );
   config.write_policy.approval_required = ['refund'];
   config.actions['teleport'] = { retry_after_negative_readback: false, max_write_attempts: 1 };
-  assert.throws(() => checkConfigAgainstPack(config, sitePack, 'cfg'), /actions\.teleport: site pack "vendor-sim" has no action "teleport"/);
+  assert.throws(
+    () => checkConfigAgainstPack(config, sitePack, 'cfg'),
+    /actions\.teleport: site pack "vendor-sim" has no action "teleport"/,
+  );
 });

@@ -12,5 +12,8 @@ test('the idempotency key is stable, differs in every part, and is a valid execu
   // Step Functions execution names: 1-80 characters, no whitespace or special characters.
   assert.match(key, /^[A-Za-z0-9-]{1,80}$/);
   // The separator cannot be forged by moving text between fields.
-  assert.notEqual(idempotencyKey({ ...task, tenant: 'acme|ACME', billNo: '202611-0001' }), idempotencyKey({ ...task, tenant: 'acme', billNo: 'ACME|202611-0001' }));
+  assert.notEqual(
+    idempotencyKey({ ...task, tenant: 'acme|ACME', billNo: '202611-0001' }),
+    idempotencyKey({ ...task, tenant: 'acme', billNo: 'ACME|202611-0001' }),
+  );
 });

@@ -30,25 +30,56 @@ test('a deadline without a settled state is unknown, never success', async () =>
 
 test('what follows a readback', () => {
   const item = { reversibility: 'reversible', inverse: 'unmark_processed' } as ItemState['item'];
-  const notApplied = { verdict: 'not_applied' as const, observedStatus: 'PENDING', source: 'list', observations: [], reason: 'still PENDING' };
+  const notApplied = {
+    verdict: 'not_applied' as const,
+    observedStatus: 'PENDING',
+    source: 'list',
+    observations: [],
+    reason: 'still PENDING',
+  };
   const policy = { retry_after_negative_readback: true, max_write_attempts: 2 };
   const snapshot = { stale: false, preStatus: 'PENDING', source: 'api', evidence: [] };
   assert.equal(decideNext(notApplied, { item, snapshot, writeError: { Error: 'WriteNotCommittedError' } }, policy, 1).next, 'retry');
-  assert.equal(decideNext(notApplied, { item, snapshot, writeError: { Error: 'WriteNotCommittedError' } }, policy, 2).next, 'takeover', 'attempts exhausted');
-  assert.equal(decideNext(notApplied, { item, snapshot, writeError: { Error: 'AmbiguousOutcomeError' } }, policy, 1).next, 'takeover', 'an ambiguous write is never retried');
-  assert.match(decideNext(notApplied, { item, snapshot, write: { tier: 'browser', committed: true, evidence: [], dialogs: [] } }, policy, 1).why, /false success/);
+  assert.equal(
+    decideNext(notApplied, { item, snapshot, writeError: { Error: 'WriteNotCommittedError' } }, policy, 2).next,
+    'takeover',
+    'attempts exhausted',
+  );
+  assert.equal(
+    decideNext(notApplied, { item, snapshot, writeError: { Error: 'AmbiguousOutcomeError' } }, policy, 1).next,
+    'takeover',
+    'an ambiguous write is never retried',
+  );
+  assert.match(
+    decideNext(notApplied, { item, snapshot, write: { tier: 'browser', committed: true, evidence: [], dialogs: [] } }, policy, 1).why,
+    /false success/,
+  );
   assert.equal(decideNext({ ...notApplied, observedStatus: 'REFUNDED' }, { item, snapshot }, policy, 1).next, 'compensate');
   assert.equal(decideNext({ ...notApplied, verdict: 'unknown' }, { item, snapshot }, policy, 1).next, 'takeover');
 });
 
 test('an existing claim: who may do what', () => {
   const base: Claim = {
-    key: 'k', taskId: 'T-1', tenant: 'acme', billNo: 'B', action: 'a', identity: 'i', owner: 'other', status: 'WRITING', version: 3,
-    leaseUntil: new Date(Date.now() + 60_000).toISOString(), attempts: 1, createdAt: '', updatedAt: '',
+    key: 'k',
+    taskId: 'T-1',
+    tenant: 'acme',
+    billNo: 'B',
+    action: 'a',
+    identity: 'i',
+    owner: 'other',
+    status: 'WRITING',
+    version: 3,
+    leaseUntil: new Date(Date.now() + 60_000).toISOString(),
+    attempts: 1,
+    createdAt: '',
+    updatedAt: '',
   };
   assert.equal(decideOnExistingClaim(base, 'me', new Date()).kind, 'in_progress_elsewhere');
   assert.equal(decideOnExistingClaim({ ...base, leaseUntil: '2000-01-01T00:00:00Z' }, 'me', new Date()).kind, 'take_over_for_readback');
-  assert.equal(decideOnExistingClaim({ ...base, status: 'CLAIMED', leaseUntil: '2000-01-01T00:00:00Z' }, 'me', new Date()).kind, 'take_over_unstarted');
+  assert.equal(
+    decideOnExistingClaim({ ...base, status: 'CLAIMED', leaseUntil: '2000-01-01T00:00:00Z' }, 'me', new Date()).kind,
+    'take_over_unstarted',
+  );
   assert.equal(decideOnExistingClaim({ ...base, status: 'DONE' }, 'me', new Date()).kind, 'already_terminal');
   assert.equal(decideOnExistingClaim({ ...base, owner: 'me' }, 'me', new Date()).kind, 'same_owner');
 });

@@ -19,10 +19,21 @@ describe('fault handling on the embedded stack', () => {
     await h?.stop();
   });
   beforeEach(async () => {
-    await h.control.reset({ seed: 11, tenants: [{ id: 'acme', pending: 8, overcharge: 0, processed: 0 }, { id: 'globex', pending: 1, overcharge: 0, processed: 0 }] });
+    await h.control.reset({
+      seed: 11,
+      tenants: [
+        { id: 'acme', pending: 8, overcharge: 0, processed: 0 },
+        { id: 'globex', pending: 1, overcharge: 0, processed: 0 },
+      ],
+    });
   });
 
-  const task = (billNo: string, taskId = 'T-faults') => ({ taskId, tenant: billNo.startsWith('GLOBEX') ? 'globex' : 'acme', billNo, action: 'mark_processed' });
+  const task = (billNo: string, taskId = 'T-faults') => ({
+    taskId,
+    tenant: billNo.startsWith('GLOBEX') ? 'globex' : 'acme',
+    billNo,
+    action: 'mark_processed',
+  });
   const marksOf = async (billNo: string) => (await h.control.journal()).filter((e) => e.billNo === billNo && e.action === 'mark');
   const auditTypes = async (key: string) => (await h.paperclip.services.audit.events(key)).map((e) => e.type);
   const record = async (t: ReturnType<typeof task>) => {
@@ -42,7 +53,10 @@ describe('fault handling on the embedded stack', () => {
     const rec = await record(t);
     assert.equal(rec.verdict, 'not_applied');
     assert.equal(rec.outcome, 'takeover');
-    assert.ok(rec.evidence.some((e: { key: string }) => e.key.endsWith('after.png')), 'the lying page is kept as evidence');
+    assert.ok(
+      rec.evidence.some((e: { key: string }) => e.key.endsWith('after.png')),
+      'the lying page is kept as evidence',
+    );
     assert.equal((await h.paperclip.services.claims.get(idempotencyKey(t)))!.status, 'TAKEOVER');
   });
 
@@ -89,7 +103,11 @@ describe('fault handling on the embedded stack', () => {
         Key: { key },
         UpdateExpression: 'SET #s = :w, #o = :dead, leaseUntil = :past',
         ExpressionAttributeNames: { '#s': 'status', '#o': 'owner' },
-        ExpressionAttributeValues: { ':w': 'WRITING', ':dead': 'arn:aws:states:us-east-1:000000000000:execution:gone:crashed', ':past': '2020-01-01T00:00:00.000Z' },
+        ExpressionAttributeValues: {
+          ':w': 'WRITING',
+          ':dead': 'arn:aws:states:us-east-1:000000000000:execution:gone:crashed',
+          ':past': '2020-01-01T00:00:00.000Z',
+        },
       }),
     );
     const again = await h.runTask(t);

@@ -20,7 +20,13 @@ describe('guarded write path on the embedded stack', () => {
     await h?.stop();
   });
 
-  const pendingOnly = { seed: 7, tenants: [{ id: 'acme', pending: 12, overcharge: 0, processed: 2 }, { id: 'globex', pending: 2, overcharge: 0, processed: 0 }] };
+  const pendingOnly = {
+    seed: 7,
+    tenants: [
+      { id: 'acme', pending: 12, overcharge: 0, processed: 2 },
+      { id: 'globex', pending: 2, overcharge: 0, processed: 0 },
+    ],
+  };
   const marks = async () => (await h.control.journal()).filter((e) => e.action === 'mark');
 
   test('a batch of 12 pending bills: 12 done, exactly 12 vendor mutations, full evidence per item', async () => {
@@ -32,7 +38,10 @@ describe('guarded write path on the embedded stack', () => {
     const journal = await marks();
     assert.equal(journal.length, 12);
     assert.equal(new Set(journal.map((e) => e.billNo)).size, 12, 'one mutation per bill');
-    assert.ok(journal.every((e) => e.identity === 'svc-recon-acme'), 'attributable to the tenant identity');
+    assert.ok(
+      journal.every((e) => e.identity === 'svc-recon-acme'),
+      'attributable to the tenant identity',
+    );
     const state = await h.control.state();
     assert.equal(state.bills.filter((b) => b.tenant === 'acme' && b.status === 'PROCESSED').length, 14);
 
@@ -116,7 +125,13 @@ describe('guarded write path on the embedded stack', () => {
 
   test('the tool ladder picks the api tier where the action has one: one note, verified by a separate read, deduplicated', async () => {
     await h.control.reset(pendingOnly);
-    const note = { taskId: 'T-e2e-note', tenant: 'acme', billNo: 'ACME-202611-0003', action: 'add_note', params: { note: '已与客户核对，差异为运费' } };
+    const note = {
+      taskId: 'T-e2e-note',
+      tenant: 'acme',
+      billNo: 'ACME-202611-0003',
+      action: 'add_note',
+      params: { note: '已与客户核对，差异为运费' },
+    };
     const first = await h.runTask(note);
     assert.equal(first.output['outcome'], 'done');
     const again = await h.runTask(note);

@@ -75,12 +75,17 @@ describe('evidence when an item closes', () => {
     const batch = { tenant: 'acme', taskId };
     const run = await h.paperclip.runBatch(batch);
     assert.equal(run.status, 'SUCCEEDED', run.error);
-    assert.ok((await h.paperclip.services.evidence.get(batchKey(batch, "seal.json"))) !== undefined, 'the batch is sealed');
+    assert.ok((await h.paperclip.services.evidence.get(batchKey(batch, 'seal.json'))) !== undefined, 'the batch is sealed');
     const [original] = (await h.paperclip.services.claims.byTask(taskId)).sort((a, b) => a.billNo.localeCompare(b.billNo));
-    const pageOf = async (key: string) => (await h.paperclip.services.evidence.get(evidenceKey({ ...batch, key }, 'index.html')))?.toString() ?? '';
+    const pageOf = async (key: string) =>
+      (await h.paperclip.services.evidence.get(evidenceKey({ ...batch, key }, 'index.html')))?.toString() ?? '';
     assert.doesNotMatch(await pageOf(original!.key), /补偿 Compensation/);
 
-    const undo = await compensate(h.paperclip.services, { key: original!.key, requestedBy: 'ops@acme.example', reason: '标错了 marked by mistake' });
+    const undo = await compensate(h.paperclip.services, {
+      key: original!.key,
+      requestedBy: 'ops@acme.example',
+      reason: '标错了 marked by mistake',
+    });
     assert.equal(undo.rolledBack, true);
 
     const page = await pageOf(original!.key);

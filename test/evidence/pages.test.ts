@@ -68,7 +68,9 @@ describe('evidence pages of a real batch', () => {
   async function imagesLoaded(page: Page): Promise<Array<{ src: string; width: number }>> {
     return page.evaluate(async () => {
       const images = Array.from(document.images);
-      await Promise.all(images.map((img) => (img.complete ? undefined : new Promise((r) => img.addEventListener('load', r, { once: true })))));
+      await Promise.all(
+        images.map((img) => (img.complete ? undefined : new Promise((r) => img.addEventListener('load', r, { once: true })))),
+      );
       return images.map((img) => ({ src: img.src, width: img.naturalWidth }));
     });
   }
@@ -135,12 +137,22 @@ describe('evidence pages of a real batch', () => {
         const url = `${server.url}/evidence/acme/${TASK}/${key}/index.html`;
         assert.equal((await page.goto(url))?.status(), 200);
         const text = await page.locator('body').innerText();
-        for (const field of ['身份 Identity', '租户 Tenant', '单号 Bill', '动作 Action', '幂等键 Idempotency key', '执行 Execution', '层级 Tier', '回读结论 Readback verdict']) {
+        for (const field of [
+          '身份 Identity',
+          '租户 Tenant',
+          '单号 Bill',
+          '动作 Action',
+          '幂等键 Idempotency key',
+          '执行 Execution',
+          '层级 Tier',
+          '回读结论 Readback verdict',
+        ]) {
           assert.ok(text.includes(field), `${key}: ${field}`);
         }
         assert.ok(text.includes(key) && text.includes('svc-recon-acme') && text.includes('mark_processed'));
         assert.ok(text.includes('npx playwright show-trace trace.zip'));
-        for (const phase of ['幂等占位 Claimed', '操作前快照', '执行写入', '操作后 After', '独立回读 Readback']) assert.ok(text.includes(phase), `${key}: timeline has ${phase}`);
+        for (const phase of ['幂等占位 Claimed', '操作前快照', '执行写入', '操作后 After', '独立回读 Readback'])
+          assert.ok(text.includes(phase), `${key}: timeline has ${phase}`);
         const srcs = (await imagesLoaded(page)).map((i) => ({ ...i, name: i.src.split('/').at(-1) }));
         for (const name of ['before.png', 'before-commit.png', 'after.png', 'readback.png']) {
           const image = srcs.find((i) => i.name === name);
@@ -152,7 +164,8 @@ describe('evidence pages of a real batch', () => {
           const sha = (await import('node:crypto')).createHash('sha256').update(body).digest('hex');
           assert.ok(text.includes(sha), `${object}: its sha256 is on the page`);
         }
-        for (const link of await references(page)) assert.equal((await fetch(link, { method: 'HEAD' })).status, 200, `${key}: ${link} resolves`);
+        for (const link of await references(page))
+          assert.equal((await fetch(link, { method: 'HEAD' })).status, 200, `${key}: ${link} resolves`);
         assert.ok(await cjkGlyphsDiffer(page));
       }
       const takeover = (await h.paperclip.services.claims.byTask(TASK)).find((c) => c.billNo === 'ACME-202611-0002')!;
@@ -201,7 +214,8 @@ describe('evidence pages of a real batch', () => {
     const folder = await fetch(`${server.url}/evidence/acme/${TASK}/`);
     assert.equal(folder.status, 200);
     const html = await folder.text();
-    for (const name of ['batch.json', 'list.png', 'seal.json', 'index.html', ...itemKeys.map((k) => `${k}/`)]) assert.ok(html.includes(name), `listing shows ${name}`);
+    for (const name of ['batch.json', 'list.png', 'seal.json', 'index.html', ...itemKeys.map((k) => `${k}/`)])
+      assert.ok(html.includes(name), `listing shows ${name}`);
     const png = await fetch(`${server.url}/evidence/acme/${TASK}/list.png`);
     assert.equal(png.headers.get('content-type'), 'image/png');
     assert.deepEqual(Buffer.from(await png.arrayBuffer()), await h.paperclip.services.evidence.get(`evidence/acme/${TASK}/list.png`));

@@ -60,9 +60,16 @@ describe('audit verify', () => {
     assert.deepEqual(seal.items.map((i: { key: string }) => i.key).sort(), claims.map((c) => c.key).sort());
     for (const item of seal.items as Array<{ key: string; events: string[]; objects: Array<{ name: string }> }>) {
       const events = await audit.events(item.key);
-      assert.deepEqual(item.events, events.map((e) => e.hash), 'every event hash of the chain, up to its head');
+      assert.deepEqual(
+        item.events,
+        events.map((e) => e.hash),
+        'every event hash of the chain, up to its head',
+      );
       for (const name of ['before.png', 'before-commit.png', 'after.png', 'readback.png', 'trace.zip', 'record.json', 'index.html']) {
-        assert.ok(item.objects.some((o) => o.name === name), `${item.key} seals ${name}`);
+        assert.ok(
+          item.objects.some((o) => o.name === name),
+          `${item.key} seals ${name}`,
+        );
       }
     }
     const result = await verifyBatch(h.paperclip.services, { tenant: 'acme', taskId: TASK });
@@ -112,14 +119,22 @@ describe('audit verify', () => {
     const third = claims[2]!;
     const events = await s.audit.events(third.key);
     // Rewrite event 2 and recompute its hash: its own hash checks out, the link and the seal do not.
-    const forged = sealEvent(third.key, 2, events[0]!.hash, { type: events[1]!.type, actor: 'ops-shared', data: events[1]!.data }, events[1]!.at);
-    await s.db.send(new UpdateCommand({
-      TableName: s.table('audit'),
-      Key: { chain: third.key, seq: 2 },
-      UpdateExpression: 'SET actor = :a, #h = :h',
-      ExpressionAttributeNames: { '#h': 'hash' },
-      ExpressionAttributeValues: { ':a': 'ops-shared', ':h': forged.hash },
-    }));
+    const forged = sealEvent(
+      third.key,
+      2,
+      events[0]!.hash,
+      { type: events[1]!.type, actor: 'ops-shared', data: events[1]!.data },
+      events[1]!.at,
+    );
+    await s.db.send(
+      new UpdateCommand({
+        TableName: s.table('audit'),
+        Key: { chain: third.key, seq: 2 },
+        UpdateExpression: 'SET actor = :a, #h = :h',
+        ExpressionAttributeNames: { '#h': 'hash' },
+        ExpressionAttributeValues: { ':a': 'ops-shared', ':h': forged.hash },
+      }),
+    );
     await s.db.send(new DeleteCommand({ TableName: s.table('audit'), Key: { chain: third.key, seq: 5 } }));
     await s.evidence.put(batchKey({ tenant: 'acme', taskId: TASK }, 'list.json'), '[]', 'application/json');
 
@@ -127,7 +142,10 @@ describe('audit verify', () => {
     const named = result.findings.map((f) => `${f.kind} ${f.seq ?? ''} ${f.object ?? ''}`.trim());
     assert.ok(named.includes('altered 2'), named.join('; '));
     assert.ok(named.includes('removed 5'), named.join('; '));
-    assert.ok(result.findings.every((f) => f.chain === third.key || f.object?.includes(third.key)), 'nothing about other keys');
+    assert.ok(
+      result.findings.every((f) => f.chain === third.key || f.object?.includes(third.key)),
+      'nothing about other keys',
+    );
 
     const batch = await verifyBatch(s, { tenant: 'acme', taskId: TASK });
     assert.ok(batch.findings.some((f) => f.kind === 'altered' && f.object === batchKey({ tenant: 'acme', taskId: TASK }, 'list.json')));
@@ -137,7 +155,10 @@ describe('audit verify', () => {
     seal.items[0].objects = seal.items[0].objects.filter((o: { name: string }) => o.name !== 'before.png');
     await s.evidence.put(sealKey, JSON.stringify(seal), 'application/json');
     const afterSeal = await verifyBatch(s, { tenant: 'acme', taskId: TASK });
-    assert.ok(afterSeal.findings.some((f) => f.kind === 'altered' && f.object === sealKey), 'a seal edited to hide an object is caught');
+    assert.ok(
+      afterSeal.findings.some((f) => f.kind === 'altered' && f.object === sealKey),
+      'a seal edited to hide an object is caught',
+    );
   });
 
   test('chain checks name the exact event: edited, re-hashed, removed', () => {
@@ -146,9 +167,18 @@ describe('audit verify', () => {
     const two = sealEvent(chain, 2, one.hash, { type: 'claimed', actor: 'a', data: {} });
     const three = sealEvent(chain, 3, two.hash, { type: 'completed', actor: 'a', data: {} });
     assert.deepEqual(checkChain(chain, [one, two, three]), []);
-    assert.deepEqual(checkChain(chain, [one, { ...two, actor: 'b' }, three]).map((f) => [f.kind, f.seq]), [['altered', 2]]);
+    assert.deepEqual(
+      checkChain(chain, [one, { ...two, actor: 'b' }, three]).map((f) => [f.kind, f.seq]),
+      [['altered', 2]],
+    );
     const rehashed = sealEvent(chain, 2, one.hash, { type: 'claimed', actor: 'b', data: {} });
-    assert.deepEqual(checkChain(chain, [one, rehashed, three]).map((f) => [f.kind, f.seq]), [['altered', 2]]);
-    assert.deepEqual(checkChain(chain, [one, three]).map((f) => [f.kind, f.seq]), [['removed', 2]]);
+    assert.deepEqual(
+      checkChain(chain, [one, rehashed, three]).map((f) => [f.kind, f.seq]),
+      [['altered', 2]],
+    );
+    assert.deepEqual(
+      checkChain(chain, [one, three]).map((f) => [f.kind, f.seq]),
+      [['removed', 2]],
+    );
   });
 });

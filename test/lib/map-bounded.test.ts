@@ -13,7 +13,10 @@ test('results keep input order, and no more than the limit run at once', async (
     inFlight -= 1;
     return `${i}:${ms}`;
   });
-  assert.deepEqual(results, delays.map((ms, i) => `${i}:${ms}`));
+  assert.deepEqual(
+    results,
+    delays.map((ms, i) => `${i}:${ms}`),
+  );
   assert.equal(most, 3);
 });
 

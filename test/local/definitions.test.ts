@@ -2,12 +2,7 @@ import assert from 'node:assert/strict';
 import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import {
-  STATE_MACHINES,
-  WORKFLOW_FUNCTIONS,
-  functionArnVariable,
-  stateMachineArnVariable,
-} from '../../src/workflow/functions.js';
+import { STATE_MACHINES, WORKFLOW_FUNCTIONS, functionArnVariable, stateMachineArnVariable } from '../../src/workflow/functions.js';
 import { classifyResource, loadProjectStateMachines, prepareDefinition } from '../../src/local/stepfunctions/definition.js';
 import { loadStateMachineDefinition, localSubstitutions, substituteDefinition } from '../../src/local/stepfunctions/index.js';
 import { nameProblem } from '../../src/local/stepfunctions/arns.js';
@@ -28,9 +23,7 @@ test('substituteDefinition names every unresolved placeholder and the source', (
   assert.throws(
     () => substituteDefinition(text, { Known: 'x' }, 'demo.asl.json'),
     (err: Error) =>
-      /demo\.asl\.json/.test(err.message) &&
-      /\$\{OneArn\}, \$\{TwoArn\}/.test(err.message) &&
-      /known: Known/.test(err.message),
+      /demo\.asl\.json/.test(err.message) && /\$\{OneArn\}, \$\{TwoArn\}/.test(err.message) && /known: Known/.test(err.message),
   );
   assert.equal(substituteDefinition('{"a":"${X}","n":${N}}', { X: 'arn:x', N: '3' }), '{"a":"arn:x","n":3}');
 });

@@ -1,12 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import {
-  DescribeTableCommand,
-  DynamoDBClient,
-  GetItemCommand,
-  PutItemCommand,
-  QueryCommand,
-} from '@aws-sdk/client-dynamodb';
+import { DescribeTableCommand, DynamoDBClient, GetItemCommand, PutItemCommand, QueryCommand } from '@aws-sdk/client-dynamodb';
 import { GetObjectCommand, ListObjectsV2Command, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { SendEmailCommand, SESv2Client } from '@aws-sdk/client-sesv2';
 import {
@@ -80,10 +74,7 @@ test('DynamoDB: every table exists with its GSIs, on demand', async () => {
     const { Table } = await c.ddb.send(new DescribeTableCommand({ TableName: tableName('pc', table.id) }));
     assert.equal(Table?.TableStatus, 'ACTIVE');
     assert.equal(Table?.BillingModeSummary?.BillingMode, 'PAY_PER_REQUEST');
-    assert.deepEqual(
-      (Table?.GlobalSecondaryIndexes ?? []).map((i) => i.IndexName).sort(),
-      table.indexes.map((i) => i.name).sort(),
-    );
+    assert.deepEqual((Table?.GlobalSecondaryIndexes ?? []).map((i) => i.IndexName).sort(), table.indexes.map((i) => i.name).sort());
   }
 });
 
@@ -108,7 +99,10 @@ test('DynamoDB: a conditional put wins once, the second gets ConditionalCheckFai
       ExpressionAttributeValues: { ':t': { S: 'T-1' } },
     }),
   );
-  assert.deepEqual(byTask.Items?.map((i) => i.key?.S), ['k-1']);
+  assert.deepEqual(
+    byTask.Items?.map((i) => i.key?.S),
+    ['k-1'],
+  );
 });
 
 test('S3: put, get and list in the evidence bucket', async () => {
@@ -116,7 +110,10 @@ test('S3: put, get and list in the evidence bucket', async () => {
   const got = await c.s3.send(new GetObjectCommand({ Bucket: first.bucket, Key: 'T-1/k-1/before.txt' }));
   assert.equal(await got.Body?.transformToString(), '截图之前');
   const listed = await c.s3.send(new ListObjectsV2Command({ Bucket: first.bucket, Prefix: 'T-1/' }));
-  assert.deepEqual(listed.Contents?.map((o) => o.Key), ['T-1/k-1/before.txt']);
+  assert.deepEqual(
+    listed.Contents?.map((o) => o.Key),
+    ['T-1/k-1/before.txt'],
+  );
 });
 
 test('SES: an email sent with the v2 API shows up in the inbox', async () => {
@@ -188,7 +185,10 @@ test('restart on the same data folder and ports keeps data; a RUNNING execution 
   assert.ok(types.includes('TaskSubmitted'));
   assert.equal(types.at(-1), 'ExecutionFailed');
   const listed = await c.sfn.send(new ListExecutionsCommand({ stateMachineArn: smArn('approval'), statusFilter: 'FAILED' }));
-  assert.deepEqual(listed.executions?.map((e) => e.name), ['waiting']);
+  assert.deepEqual(
+    listed.executions?.map((e) => e.name),
+    ['waiting'],
+  );
   const late = await awsError(c.sfn.send(new SendTaskSuccessCommand({ taskToken: staleToken, output: '{}' })));
   assert.equal(late.name, 'TaskTimedOut');
 

@@ -195,7 +195,10 @@ describe('executions', () => {
       'TaskStateExited',
       'ExecutionSucceeded',
     ]);
-    assert.deepEqual(events!.map((e) => e.id), events!.map((_, i) => i + 1));
+    assert.deepEqual(
+      events!.map((e) => e.id),
+      events!.map((_, i) => i + 1),
+    );
     assert.ok(events!.every((e) => e.timestamp instanceof Date));
     assert.equal(events![0]!.executionStartedEventDetails?.input, JSON.stringify({ amount: 500 }));
     assert.equal(events![6]!.stateEnteredEventDetails?.name, 'Route');
@@ -335,7 +338,14 @@ describe('callbacks (lambda:invoke.waitForTaskToken)', () => {
     assert.equal(late.name, 'TaskTimedOut');
     const { events } = await sfn.send(new GetExecutionHistoryCommand({ executionArn }));
     const types = events!.map((e) => e.type);
-    assert.deepEqual(types.slice(1, 7), ['TaskStateEntered', 'TaskScheduled', 'TaskStarted', 'TaskSubmitted', 'TaskSucceeded', 'TaskStateExited']);
+    assert.deepEqual(types.slice(1, 7), [
+      'TaskStateEntered',
+      'TaskScheduled',
+      'TaskStarted',
+      'TaskSubmitted',
+      'TaskSucceeded',
+      'TaskStateExited',
+    ]);
   });
 
   test('SendTaskFailure fails the task with the given error name, caught by Catch', async () => {
@@ -405,7 +415,6 @@ describe('callbacks (lambda:invoke.waitForTaskToken)', () => {
   });
 });
 
-
 describe('more ASL shapes', () => {
   const task = (fn: string, extra: Record<string, unknown> = {}) => ({ Type: 'Task', Resource: fnArn(fn), ...extra });
 
@@ -449,7 +458,10 @@ describe('more ASL shapes', () => {
   });
 
   test('a handler name missing from the map fails with Lambda.ResourceNotFoundException', async () => {
-    const arn = await createMachine('missing-fn', JSON.stringify({ StartAt: 'A', States: { A: task('test-not-registered', { End: true }) } }));
+    const arn = await createMachine(
+      'missing-fn',
+      JSON.stringify({ StartAt: 'A', States: { A: task('test-not-registered', { End: true }) } }),
+    );
     const out = await run(arn, {});
     assert.equal(out.status, 'FAILED');
     assert.equal(out.error, 'Lambda.ResourceNotFoundException');

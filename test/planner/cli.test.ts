@@ -39,7 +39,18 @@ const PLAN = JSON.stringify([
 ]);
 
 function argv(...extra: string[]) {
-  return parsePlanArgv(['把今天待处理的差异导出成CSV', '--site', 'vendor-sim', '--tenant', 'acme', '--base-url', world.sim.url, '--planner-config', plannerConfigPath, ...extra]);
+  return parsePlanArgv([
+    '把今天待处理的差异导出成CSV',
+    '--site',
+    'vendor-sim',
+    '--tenant',
+    'acme',
+    '--base-url',
+    world.sim.url,
+    '--planner-config',
+    plannerConfigPath,
+    ...extra,
+  ]);
 }
 
 test('plan drafts a reviewable file: instruction, page hash, model, steps; nothing runs', async () => {

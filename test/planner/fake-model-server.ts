@@ -52,9 +52,7 @@ const ConverseBody = z
 const ChatBody = z
   .object({
     model: z.string().min(1),
-    messages: z
-      .array(z.object({ role: z.enum(['system', 'user', 'assistant']), content: z.string() }).strict())
-      .min(1),
+    messages: z.array(z.object({ role: z.enum(['system', 'user', 'assistant']), content: z.string() }).strict()).min(1),
     max_tokens: z.number().int().positive().optional(),
     temperature: z.number().optional(),
   })

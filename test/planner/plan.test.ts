@@ -128,7 +128,12 @@ for (const wire of ['bedrock', 'openai'] as const) {
 
     test('a looping plan is refused; after the bounded attempts the draft fails', async () => {
       const step = (name: string) => ({ action: 'click', target: { role: 'link', name } });
-      const loop = JSON.stringify([step('下一页'), { action: 'extract', target: { role: 'table' }, as: 'rows', mode: 'table' }, step('下一页'), { action: 'extract', target: { role: 'table' }, as: 'rows', mode: 'table' }]);
+      const loop = JSON.stringify([
+        step('下一页'),
+        { action: 'extract', target: { role: 'table' }, as: 'rows', mode: 'table' },
+        step('下一页'),
+        { action: 'extract', target: { role: 'table' }, as: 'rows', mode: 'table' },
+      ]);
       const { error } = await draft(wire, [loop, loop, loop]);
       assert.ok(error instanceof PlanRejectedError);
       assert.match(error.attempts[0]!.reason!, /steps 1-2 are repeated 2 times in a row; the plan loops/);
@@ -142,28 +147,46 @@ test('an irreversible commit is refused unless the plan names the site-pack acti
     { action: 'fill', within: { frameTitle: '退款表单' }, target: { label: '退款金额' }, value: '753.00' },
     { action: 'click', within: { frameTitle: '退款表单' }, target: { role: 'button', name: '提交退款' } },
   ];
-  const handoff = JSON.stringify({ sitePackAction: 'refund', params: { billNo: 'ACME-202611-0013', amount: '753.00' }, steps: refundSteps });
+  const handoff = JSON.stringify({
+    sitePackAction: 'refund',
+    params: { billNo: 'ACME-202611-0013', amount: '753.00' },
+    steps: refundSteps,
+  });
   const { outcome } = await draft('openai', [JSON.stringify(refundSteps), handoff]);
-  assert.match(outcome!.attempts[0]!.reason!, /irreversible site-pack action "refund"; the planner never performs irreversible steps itself/);
+  assert.match(
+    outcome!.attempts[0]!.reason!,
+    /irreversible site-pack action "refund"; the planner never performs irreversible steps itself/,
+  );
   assert.equal(outcome?.plan.kind, 'handoff');
   assert.equal(outcome?.plan.sitePackAction, 'refund');
   assert.deepEqual(outcome?.plan.params, { billNo: 'ACME-202611-0013', amount: '753.00' });
 });
 
 describe('the rules, one by one', () => {
-  const ctx = { pack, writeWords: parsePlannerConfig({ provider: 'scripted', model: 's' }).write_words, policy: 'task' as const, allowDone: false };
+  const ctx = {
+    pack,
+    writeWords: parsePlannerConfig({ provider: 'scripted', model: 's' }).write_words,
+    policy: 'task' as const,
+    allowDone: false,
+  };
 
   test('the 退款 button in a list row is a refund trigger too, and a named but wrong action is refused', () => {
     const verdict = judgeAnswer(JSON.stringify([{ action: 'click', target: { role: 'button', name: '退款' } }]), ctx);
     assert.equal(verdict.ok, false);
-    const wrong = judgeAnswer(JSON.stringify({ sitePackAction: 'mark_processed', steps: [{ action: 'click', target: { role: 'button', name: '提交退款' } }] }), ctx);
+    const wrong = judgeAnswer(
+      JSON.stringify({ sitePackAction: 'mark_processed', steps: [{ action: 'click', target: { role: 'button', name: '提交退款' } }] }),
+      ctx,
+    );
     assert.ok(!wrong.ok && /belongs to "refund", not to the named sitePackAction "mark_processed"/.test(wrong.reason));
     const unknown = judgeAnswer(JSON.stringify({ sitePackAction: 'wire_money', steps: [] }), ctx);
     assert.ok(!unknown.ok && /not an action of site pack "vendor-sim"/.test(unknown.reason));
   });
 
   test('reversible site-pack writes are handed over too, and unknown write buttons are refused', () => {
-    const mark = judgeAnswer(JSON.stringify([{ action: 'click', within: { dialog: true }, target: { role: 'button', name: '确认' } }]), ctx);
+    const mark = judgeAnswer(
+      JSON.stringify([{ action: 'click', within: { dialog: true }, target: { role: 'button', name: '确认' } }]),
+      ctx,
+    );
     assert.ok(!mark.ok && /site-pack write "mark_processed"; vendor writes go through the guarded write path/.test(mark.reason));
     const del = judgeAnswer(JSON.stringify([{ action: 'click', target: { role: 'button', name: '删除差异单' } }]), ctx);
     assert.ok(!del.ok && /looks like a vendor write that no site-pack action describes/.test(del.reason));
@@ -189,7 +212,10 @@ describe('the rules, one by one', () => {
   test('a fenced answer is accepted; a plan identical to the one just executed is a loop', () => {
     const fenced = judgeAnswer('```json\n[{"action":"screenshot","as":"page"}]\n```', ctx);
     assert.ok(fenced.ok);
-    const again = judgeAnswer('[{"action":"screenshot","as":"page","note":"again"}]', { ...ctx, executedPlans: ['[{"action":"screenshot","as":"page"}]'] });
+    const again = judgeAnswer('[{"action":"screenshot","as":"page","note":"again"}]', {
+      ...ctx,
+      executedPlans: ['[{"action":"screenshot","as":"page"}]'],
+    });
     assert.ok(!again.ok && /same plan that was just executed/.test(again.reason));
   });
 
@@ -203,12 +229,23 @@ describe('the rules, one by one', () => {
 
   test('the visual policy allows reading and links only', () => {
     const visual = { ...ctx, policy: 'visual_read_only' as const };
-    assert.ok(judgeAnswer(JSON.stringify([{ action: 'click', target: { role: 'link', name: '下一页' } }, { action: 'extract', target: { role: 'table' }, as: 'rows', mode: 'table' }]), visual).ok);
+    assert.ok(
+      judgeAnswer(
+        JSON.stringify([
+          { action: 'click', target: { role: 'link', name: '下一页' } },
+          { action: 'extract', target: { role: 'table' }, as: 'rows', mode: 'table' },
+        ]),
+        visual,
+      ).ok,
+    );
     const fill = judgeAnswer(JSON.stringify([{ action: 'fill', target: { label: '单号' }, value: 'x' }]), visual);
     assert.ok(!fill.ok && /not read-only/.test(fill.reason));
     const button = judgeAnswer(JSON.stringify([{ action: 'click', target: { role: 'button', name: '查询' } }]), visual);
     assert.ok(!button.ok);
-    const download = judgeAnswer(JSON.stringify([{ action: 'download', target: { role: 'link', name: '下载对账文件' }, as: 'f.csv' }]), visual);
+    const download = judgeAnswer(
+      JSON.stringify([{ action: 'download', target: { role: 'link', name: '下载对账文件' }, as: 'f.csv' }]),
+      visual,
+    );
     assert.ok(!download.ok);
   });
 });

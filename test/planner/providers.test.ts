@@ -12,11 +12,19 @@ before(async () => {
 after(() => fake.close());
 
 const localCredentials = { accessKeyId: 'AKIDLOCAL', secretAccessKey: 'local-secret' };
-const request = { system: 'answer with JSON', messages: [{ role: 'user' as const, content: '把今天待处理的差异导出成CSV' }], maxTokens: 256 };
+const request = {
+  system: 'answer with JSON',
+  messages: [{ role: 'user' as const, content: '把今天待处理的差异导出成CSV' }],
+  maxTokens: 256,
+};
 
 test('bedrock provider speaks Converse to the overridden endpoint and reports tokens', async () => {
   const logger = memoryLogger();
-  const config = parsePlannerConfig({ provider: 'bedrock', model: 'anthropic.claude-3-haiku-20240307-v1:0', endpoint: fake.bedrockEndpoint });
+  const config = parsePlannerConfig({
+    provider: 'bedrock',
+    model: 'anthropic.claude-3-haiku-20240307-v1:0',
+    endpoint: fake.bedrockEndpoint,
+  });
   const model = createPlannerModel(config, { logger, credentials: localCredentials });
   fake.reply({ text: '[{"action":"screenshot","as":"page"}]', inputTokens: 120, outputTokens: 9 });
   const reply = await model.complete(request);
@@ -39,7 +47,12 @@ test('bedrock provider speaks Converse to the overridden endpoint and reports to
 
 test('openai provider posts chat completions with an optional bearer key', async () => {
   const logger = memoryLogger();
-  const config = parsePlannerConfig({ provider: 'openai', model: 'qwen2.5-7b-instruct', endpoint: `${fake.url}/`, api_key_env: 'PLANNER_KEY' });
+  const config = parsePlannerConfig({
+    provider: 'openai',
+    model: 'qwen2.5-7b-instruct',
+    endpoint: `${fake.url}/`,
+    api_key_env: 'PLANNER_KEY',
+  });
   const model = createPlannerModel(config, { logger, env: { PLANNER_KEY: 'sk-local' } });
   fake.reply({ text: '[]', inputTokens: 50, outputTokens: 1 });
   const reply = await model.complete(request);
@@ -77,7 +90,10 @@ test('HTTP errors surface with their status', async () => {
     const config = parsePlannerConfig({ provider, model: 'm', endpoint });
     const model = createPlannerModel(config, { logger: memoryLogger(), credentials: localCredentials });
     fake.reply({ status: 503, body: JSON.stringify({ message: 'overloaded' }) });
-    await assert.rejects(model.complete(request), (error: unknown) => error instanceof ModelCallError && error.kind === 'http' && error.status === 503);
+    await assert.rejects(
+      model.complete(request),
+      (error: unknown) => error instanceof ModelCallError && error.kind === 'http' && error.status === 503,
+    );
   }
 });
 
@@ -96,5 +112,8 @@ test('the scripted provider answers in order, from the same config path, and say
   assert.equal((await model.complete(request)).text, '[]');
   assert.equal((await model.complete(request)).text, '[{"action":"screenshot","as":"n1"}]');
   await assert.rejects(model.complete(request), /no answer left for call 3/);
-  assert.deepEqual(logger.events('planner.model_call').map((e) => e['ok']), [true, true, false]);
+  assert.deepEqual(
+    logger.events('planner.model_call').map((e) => e['ok']),
+    [true, true, false],
+  );
 });

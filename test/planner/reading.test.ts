@@ -75,7 +75,14 @@ test('job: download the settlement report into the evidence store (no model invo
   const { page, close } = await world.openPage();
   try {
     const done = await runJob(
-      { kind: 'download_report', name: 'daily-settlement', tenant: 'acme', page: '/diff/list?tenant=acme', link: { role: 'link', name: '下载对账文件' }, file: 'settlement-acme.csv' },
+      {
+        kind: 'download_report',
+        name: 'daily-settlement',
+        tenant: 'acme',
+        page: '/diff/list?tenant=acme',
+        link: { role: 'link', name: '下载对账文件' },
+        file: 'settlement-acme.csv',
+      },
       page,
       deps,
     );
@@ -111,7 +118,10 @@ test('job: a scheduled inspection screenshots pages, legibly in Chinese', async 
     );
     assert.equal(done.status, 'succeeded');
     const shots = done.outputs.filter((o) => o.kind === 'screenshot');
-    assert.deepEqual(shots.map((s) => s.as), ['pending', 'detail-0001']);
+    assert.deepEqual(
+      shots.map((s) => s.as),
+      ['pending', 'detail-0001'],
+    );
     for (const shot of shots) assert.ok(shot.bytes > 10_000, `${shot.as} is a real page image`);
     if (process.env['PLANNER_KEEP_SCREENSHOT']) {
       await (await import('node:fs/promises')).copyFile(evidence.pathOf(shots[0]!.key), process.env['PLANNER_KEEP_SCREENSHOT']);
@@ -158,7 +168,14 @@ test('a job whose read keeps failing ends in waiting_confirm after two tries', a
   const { page, close } = await world.openPage();
   try {
     const done = await runJob(
-      { kind: 'download_report', name: 'missing-link', tenant: 'acme', page: '/diff/list?tenant=acme', link: { role: 'link', name: '导出全部' }, file: 'x.csv' },
+      {
+        kind: 'download_report',
+        name: 'missing-link',
+        tenant: 'acme',
+        page: '/diff/list?tenant=acme',
+        link: { role: 'link', name: '导出全部' },
+        file: 'x.csv',
+      },
       page,
       { ...deps, config: { ...deps.config, step_timeout_ms: 1000 } },
     );
@@ -188,11 +205,23 @@ test('visual tier: on a redesigned page it reads with a read-only plan, marks th
         { action: 'screenshot', as: 'redesigned-list' },
       ]),
     );
-    const result = await visualReadFallback({ page, instruction: '读取待处理差异单列表', pack: world.pack, model: world.model(config, logger), config, baseUrl: world.sim.url, logger, tenant: 'acme' });
+    const result = await visualReadFallback({
+      page,
+      instruction: '读取待处理差异单列表',
+      pack: world.pack,
+      model: world.model(config, logger),
+      config,
+      baseUrl: world.sim.url,
+      logger,
+      tenant: 'acme',
+    });
     assert.equal(result.tier, 'visual');
     assert.equal(result.verdictEligible, false);
     assert.ok(!('verdict' in result));
-    assert.match(result.attempts[0]!.reason ?? '', /not read-only; a visual extraction may only open, wait_for, expect, extract, screenshot and click links or pagination/);
+    assert.match(
+      result.attempts[0]!.reason ?? '',
+      /not read-only; a visual extraction may only open, wait_for, expect, extract, screenshot and click links or pagination/,
+    );
     const rows = result.data['pending_rows'] as string[][];
     assert.deepEqual(rows[0]!.slice(0, 2), ['状态', '单号']);
     assert.ok(rows.slice(1).some((r) => r[1] === 'ACME-202611-0001' && r[0] === '待处理'));

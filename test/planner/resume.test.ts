@@ -31,7 +31,11 @@ after(async () => {
 });
 
 function dynamoClient(): DynamoDBClient {
-  const client = new DynamoDBClient({ endpoint: dynamo.endpoint, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
+  const client = new DynamoDBClient({
+    endpoint: dynamo.endpoint,
+    region: 'us-east-1',
+    credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+  });
   clients.push(client);
   return client;
 }
@@ -84,7 +88,10 @@ for (const [kind, makeStore] of [
     world.fake.reply(PLAN);
     const controller = new AbortController();
     const first = await world.openPage();
-    const interrupted = await runTask(task.taskId, first.page, { ...base(firstStore, crashAfter(3, controller, logger)), signal: controller.signal });
+    const interrupted = await runTask(task.taskId, first.page, {
+      ...base(firstStore, crashAfter(3, controller, logger)),
+      signal: controller.signal,
+    });
     await first.close(); // the process and its browser context are gone
     assert.equal(interrupted.status, 'running');
     assert.equal(interrupted.cursor, 3);
@@ -101,7 +108,11 @@ for (const [kind, makeStore] of [
       const done = await runTask(task.taskId, second.page, base(restartedStore, logger));
       assert.equal(done.status, 'succeeded');
       assert.equal(done.stepsExecuted, 5);
-      assert.deepEqual(done.history.recent.map((e) => e.seq), [1, 2, 3, 4, 5], 'no step ran twice');
+      assert.deepEqual(
+        done.history.recent.map((e) => e.seq),
+        [1, 2, 3, 4, 5],
+        'no step ran twice',
+      );
       assert.equal(world.fake.requests.length - requestsAtStart, 2, 'the plan was not drafted again: one more call, the closing []');
       const [resumed] = logger.events('planner.task_resumed');
       assert.equal(resumed?.['cursor'], 3);
@@ -109,7 +120,10 @@ for (const [kind, makeStore] of [
       const table = JSON.parse(await readFile(evidence.pathOf(rows.key), 'utf8')) as { value: string[][] };
       const data = table.value.slice(1);
       assert.ok(data.length > 0);
-      assert.ok(data.every((cells) => cells.includes('待处理')), 'the resumed task read the filtered page it had reached');
+      assert.ok(
+        data.every((cells) => cells.includes('待处理')),
+        'the resumed task read the filtered page it had reached',
+      );
     } finally {
       await second.close();
     }

@@ -81,7 +81,10 @@ test('"把今天待处理的差异导出成CSV": the drafted read-only plan runs
     const record = JSON.parse(await readFile(evidence.pathOf(`planner/acme/${task.taskId}/record.json`), 'utf8'));
     assert.equal(record.status, 'succeeded');
     assert.equal(record.instruction, '把今天待处理的差异导出成CSV');
-    assert.deepEqual(record.outputs.map((o: { sha256: string }) => o.sha256), done.outputs.map((o) => o.sha256));
+    assert.deepEqual(
+      record.outputs.map((o: { sha256: string }) => o.sha256),
+      done.outputs.map((o) => o.sha256),
+    );
 
     const [first, second] = world.fake.requests.slice(-2);
     assert.match(first!.messages[0]!.content, /combobox "状态" options: 全部 \(selected\)/, 'the model saw the page');

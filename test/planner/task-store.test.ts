@@ -22,7 +22,11 @@ let client: DynamoDBClient;
 before(async () => {
   dir = await mkdtemp(join(tmpdir(), 'planner-store-'));
   dynamo = await startLocalDynamoDb();
-  client = new DynamoDBClient({ endpoint: dynamo.endpoint, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
+  client = new DynamoDBClient({
+    endpoint: dynamo.endpoint,
+    region: 'us-east-1',
+    credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+  });
   await createTables(client, 'planner-test');
 });
 after(async () => {
@@ -40,7 +44,11 @@ for (const [name, make] of stores) {
   describe(`${name} task store`, () => {
     test('creates, reads back, refuses duplicates', async () => {
       const store = make();
-      const task = await createTask(store, { instruction: '导出对账文件', site: 'vendor-sim', tenant: 'acme', taskId: `${name}-create` }, rules);
+      const task = await createTask(
+        store,
+        { instruction: '导出对账文件', site: 'vendor-sim', tenant: 'acme', taskId: `${name}-create` },
+        rules,
+      );
       assert.equal(task.status, 'pending');
       assert.deepEqual(await make().get(task.taskId), JSON.parse(JSON.stringify(task)), 'a second instance reads the same record');
       await assert.rejects(createTask(store, { instruction: 'x', site: 'vendor-sim', taskId: `${name}-create` }, rules), TaskExistsError);
@@ -80,7 +88,11 @@ test('bad input changes nothing and names the field', async () => {
   await assert.rejects(createTask(store, { instruction: '', site: 'vendor-sim' }, rules), /instruction: give the instruction/);
   await assert.rejects(createTask(store, { instruction: 'x', site: 'vendor-sim', taskId: '../etc/passwd' }, rules), /taskId/);
   await assert.rejects(
-    createTask(store, { instruction: 'x', site: 'vendor-sim', fixedPlan: [{ action: 'click', target: { role: 'button', name: '提交退款' } }] }, rules),
+    createTask(
+      store,
+      { instruction: 'x', site: 'vendor-sim', fixedPlan: [{ action: 'click', target: { role: 'button', name: '提交退款' } }] },
+      rules,
+    ),
     /the job's plan is refused: .*irreversible site-pack action "refund"/,
   );
   assert.deepEqual(await store.list(), []);
@@ -100,7 +112,10 @@ test('history keeps the last steps verbatim, summarises older ones every 5 steps
     const entry: HistoryEntry = {
       seq,
       round: Math.ceil(seq / 10),
-      step: seq % 7 === 0 ? { action: 'click', target: { role: 'link', name: '下一页' } } : { action: 'extract', target: { role: 'table' }, as: `t${seq}`, mode: 'table' },
+      step:
+        seq % 7 === 0
+          ? { action: 'click', target: { role: 'link', name: '下一页' } }
+          : { action: 'extract', target: { role: 'table' }, as: `t${seq}`, mode: 'table' },
       ok: seq % 13 !== 0,
       at: new Date(0).toISOString(),
     };
@@ -108,7 +123,10 @@ test('history keeps the last steps verbatim, summarises older ones every 5 steps
     assert.ok(history.recent.length >= Math.min(seq, 10) && history.recent.length <= 14);
     assert.ok(history.summaries.length <= 6);
   }
-  assert.deepEqual(history.recent.map((e) => e.seq), [106, 107, 108, 109, 110, 111, 112, 113, 114, 115, 116, 117, 118, 119, 120].slice(-history.recent.length));
+  assert.deepEqual(
+    history.recent.map((e) => e.seq),
+    [106, 107, 108, 109, 110, 111, 112, 113, 114, 115, 116, 117, 118, 119, 120].slice(-history.recent.length),
+  );
   assert.equal(history.summaries[0]!.toSeq - history.summaries[0]!.fromSeq, 4, 'a summary covers 5 steps');
   assert.equal(history.rollup?.fromSeq, 1);
   assert.equal(history.rollup!.toSeq + 1, history.summaries[0]!.fromSeq, 'nothing is lost between roll-up and summaries');

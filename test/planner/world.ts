@@ -43,7 +43,9 @@ export async function startWorld(): Promise<World> {
     pack,
     dir,
     async openPage() {
-      const session = await sessions.open('svc-recon-acme', { username: 'svc-recon-acme', password: 'pw-acme-2026' }, 'read', { trace: false });
+      const session = await sessions.open('svc-recon-acme', { username: 'svc-recon-acme', password: 'pw-acme-2026' }, 'read', {
+        trace: false,
+      });
       return { page: session.page, close: async () => void (await session.close()) };
     },
     plannerConfig(wire, overrides = {}) {

@@ -13,7 +13,15 @@ import { createProgressRenderer, progressBar } from '../../src/cli/progress.js';
 function chain(key: string, inputs: Array<[string, Record<string, unknown>, string?]>): AuditEvent[] {
   const events: AuditEvent[] = [];
   for (const [i, [type, data, at]] of inputs.entries()) {
-    events.push(sealEvent(key, i + 1, events.at(-1)?.hash ?? GENESIS_HASH, { type, actor: 'svc-recon-acme', data }, at ?? new Date(Date.UTC(2026, 11, 1, 8, 0, i)).toISOString()));
+    events.push(
+      sealEvent(
+        key,
+        i + 1,
+        events.at(-1)?.hash ?? GENESIS_HASH,
+        { type, actor: 'svc-recon-acme', data },
+        at ?? new Date(Date.UTC(2026, 11, 1, 8, 0, i)).toISOString(),
+      ),
+    );
   }
   return events;
 }
@@ -37,21 +45,33 @@ function claim(key: string, status: Claim['status'], over: Partial<Claim> = {}):
   };
 }
 
-const routed = (compensates?: string): [string, Record<string, unknown>] => ['routed', { item: { tier: 'browser', ...(compensates ? { compensates } : {}) } }];
+const routed = (compensates?: string): [string, Record<string, unknown>] => [
+  'routed',
+  { item: { tier: 'browser', ...(compensates ? { compensates } : {}) } },
+];
 const pre: [string, Record<string, unknown>] = ['pre_state_registered', { preStatus: 'PENDING' }];
 const commit: [string, Record<string, unknown>] = ['write_started', { tier: 'browser' }];
-const readback = (verdict: string, observed: string, next: string): [string, Record<string, unknown>] => ['readback', { verdict, observed, next, degraded: false }];
+const readback = (verdict: string, observed: string, next: string): [string, Record<string, unknown>] => [
+  'readback',
+  { verdict, observed, next, degraded: false },
+];
 
 describe('item classification', () => {
   test('a confirmed write is done and no misoperation', () => {
-    const facts = classifyItem(claim('k-a', 'DONE'), chain('k-a', [routed(), ['claimed', {}], pre, commit, readback('confirmed', 'PROCESSED', 'complete'), ['completed', {}]]));
+    const facts = classifyItem(
+      claim('k-a', 'DONE'),
+      chain('k-a', [routed(), ['claimed', {}], pre, commit, readback('confirmed', 'PROCESSED', 'complete'), ['completed', {}]]),
+    );
     assert.equal(facts.outcome, 'done');
     assert.equal(facts.commits, 1);
     assert.equal(facts.misoperation, false);
   });
 
   test('toast but nothing changed: caught as false success, not a misoperation', () => {
-    const facts = classifyItem(claim('k-b', 'TAKEOVER'), chain('k-b', [routed(), pre, commit, readback('not_applied', 'PENDING', 'takeover'), ['takeover', { error: null }]]));
+    const facts = classifyItem(
+      claim('k-b', 'TAKEOVER'),
+      chain('k-b', [routed(), pre, commit, readback('not_applied', 'PENDING', 'takeover'), ['takeover', { error: null }]]),
+    );
     assert.equal(facts.outcome, 'takeover');
     assert.equal(facts.falseSuccessCaught, true);
     assert.equal(facts.misoperation, false);
@@ -60,7 +80,15 @@ describe('item classification', () => {
   test('a write that left an unintended state is a misoperation even when compensated', () => {
     const facts = classifyItem(
       claim('k-c', 'TAKEOVER'),
-      chain('k-c', [routed(), pre, commit, readback('not_applied', 'REFUNDED', 'compensate'), ['compensation_started', {}], ['compensated', {}], ['takeover', {}]]),
+      chain('k-c', [
+        routed(),
+        pre,
+        commit,
+        readback('not_applied', 'REFUNDED', 'compensate'),
+        ['compensation_started', {}],
+        ['compensated', {}],
+        ['takeover', {}],
+      ]),
     );
     assert.equal(facts.unintendedState, true);
     assert.equal(facts.misoperation, true);
@@ -68,10 +96,32 @@ describe('item classification', () => {
   });
 
   test('a second commit is fine after a settled negative readback, a misoperation without one', () => {
-    const retried = classifyItem(claim('k-d', 'DONE'), chain('k-d', [routed(), pre, commit, readback('not_applied', 'PENDING', 'retry'), commit, readback('confirmed', 'PROCESSED', 'complete'), ['completed', {}]]));
+    const retried = classifyItem(
+      claim('k-d', 'DONE'),
+      chain('k-d', [
+        routed(),
+        pre,
+        commit,
+        readback('not_applied', 'PENDING', 'retry'),
+        commit,
+        readback('confirmed', 'PROCESSED', 'complete'),
+        ['completed', {}],
+      ]),
+    );
     assert.equal(retried.commits, 2);
     assert.equal(retried.unprovenRecommit, false);
-    const blind = classifyItem(claim('k-e', 'DONE'), chain('k-e', [routed(), pre, commit, readback('unknown', 'PROCESSING', 'takeover'), commit, readback('confirmed', 'PROCESSED', 'complete'), ['completed', {}]]));
+    const blind = classifyItem(
+      claim('k-e', 'DONE'),
+      chain('k-e', [
+        routed(),
+        pre,
+        commit,
+        readback('unknown', 'PROCESSING', 'takeover'),
+        commit,
+        readback('confirmed', 'PROCESSED', 'complete'),
+        ['completed', {}],
+      ]),
+    );
     assert.equal(blind.unprovenRecommit, true);
     assert.equal(blind.misoperation, true);
   });
@@ -92,7 +142,16 @@ describe('item classification', () => {
   test('two keys committing the same bill while both were in flight count as a concurrent duplicate; one after the other does not', () => {
     const at = (s: number) => new Date(Date.UTC(2026, 11, 1, 8, 0, s)).toISOString();
     const write = (key: string, from: number, to: number) =>
-      classifyItem(claim(key, 'DONE', { taskId: key }), chain(key, [routed(), ['pre_state_registered', { preStatus: 'PENDING' }, at(from)], ['write_started', {}, at(from + 1)], ['readback', { verdict: 'confirmed', observed: 'PROCESSED', next: 'complete' }, at(to)], ['completed', {}, at(to)]]));
+      classifyItem(
+        claim(key, 'DONE', { taskId: key }),
+        chain(key, [
+          routed(),
+          ['pre_state_registered', { preStatus: 'PENDING' }, at(from)],
+          ['write_started', {}, at(from + 1)],
+          ['readback', { verdict: 'confirmed', observed: 'PROCESSED', next: 'complete' }, at(to)],
+          ['completed', {}, at(to)],
+        ]),
+      );
     assert.deepEqual([...concurrentDuplicates([write('k-1', 0, 10), write('k-2', 5, 15)])], ['k-2']);
     assert.deepEqual([...concurrentDuplicates([write('k-1', 0, 10), write('k-2', 20, 30)])], []);
     const report = computeReport([write('k-1', 0, 10), write('k-2', 5, 15)], []);
@@ -101,8 +160,22 @@ describe('item classification', () => {
   });
 
   test('compensation runs count under rollback, not as items; empty denominators give no rate', () => {
-    const original = classifyItem(claim('k-o', 'DONE'), chain('k-o', [routed(), pre, commit, readback('confirmed', 'PROCESSED', 'complete'), ['completed', {}], ['compensation_started', {}], ['compensated', {}]]));
-    const inverse = classifyItem(claim('k-i', 'DONE', { action: 'unmark_processed' }), chain('k-i', [routed('k-o'), pre, commit, readback('confirmed', 'PENDING', 'complete'), ['completed', {}]]));
+    const original = classifyItem(
+      claim('k-o', 'DONE'),
+      chain('k-o', [
+        routed(),
+        pre,
+        commit,
+        readback('confirmed', 'PROCESSED', 'complete'),
+        ['completed', {}],
+        ['compensation_started', {}],
+        ['compensated', {}],
+      ]),
+    );
+    const inverse = classifyItem(
+      claim('k-i', 'DONE', { action: 'unmark_processed' }),
+      chain('k-i', [routed('k-o'), pre, commit, readback('confirmed', 'PENDING', 'complete'), ['completed', {}]]),
+    );
     const report = computeReport([original, inverse], []);
     assert.equal(report.items, 1);
     assert.equal(report.compensationRuns, 1);
@@ -124,7 +197,8 @@ describe('--since', () => {
     assert.equal(parseSince('2026-12-01', now).toISOString(), '2026-12-01T00:00:00.000Z');
   });
   test('anything else is refused with the accepted forms named', () => {
-    for (const bad of ['yesterday', '24', '3y', '2026-13-45', '']) assert.throws(() => parseSince(bad, now), /ISO date .* duration back from now/);
+    for (const bad of ['yesterday', '24', '3y', '2026-13-45', ''])
+      assert.throws(() => parseSince(bad, now), /ISO date .* duration back from now/);
   });
 });
 
@@ -146,8 +220,20 @@ describe('EMF item metrics', () => {
     try {
       const takeover = classifyItem(claim('k-t', 'TAKEOVER'), chain('k-t', [routed(), pre, ['takeover', { error: 'SessionLostError' }]]));
       const values = emitItemMetrics(takeover, 'takeover');
-      assert.deepEqual(values, { ItemProcessed: 1, WriteAttempted: 0, TaskCompleted: 0, HumanTakeover: 1, Misoperation: 0, RollbackAttempted: 0, RollbackSucceeded: 0, SessionLost: 1 });
-      const inverse = classifyItem(claim('k-i', 'DONE'), chain('k-i', [routed('k-o'), pre, commit, readback('confirmed', 'PENDING', 'complete'), ['completed', {}]]));
+      assert.deepEqual(values, {
+        ItemProcessed: 1,
+        WriteAttempted: 0,
+        TaskCompleted: 0,
+        HumanTakeover: 1,
+        Misoperation: 0,
+        RollbackAttempted: 0,
+        RollbackSucceeded: 0,
+        SessionLost: 1,
+      });
+      const inverse = classifyItem(
+        claim('k-i', 'DONE'),
+        chain('k-i', [routed('k-o'), pre, commit, readback('confirmed', 'PENDING', 'complete'), ['completed', {}]]),
+      );
       const inverseValues = emitItemMetrics(inverse, 'done');
       assert.equal(inverseValues.RollbackSucceeded, 1);
       assert.equal(inverseValues.WriteAttempted, 1, 'a compensation run that committed is a write attempt, as in the report');
@@ -158,7 +244,13 @@ describe('EMF item metrics', () => {
       if (saved.dev === undefined) delete process.env['POWERTOOLS_DEV'];
       else process.env['POWERTOOLS_DEV'] = saved.dev;
     }
-    const docs = lines.map((l) => JSON.parse(l) as { _aws: { CloudWatchMetrics: Array<{ Namespace: string; Dimensions: string[][]; Metrics: Array<{ Name: string }> }> }; tenant: string } & Record<string, unknown>);
+    const docs = lines.map(
+      (l) =>
+        JSON.parse(l) as {
+          _aws: { CloudWatchMetrics: Array<{ Namespace: string; Dimensions: string[][]; Metrics: Array<{ Name: string }> }> };
+          tenant: string;
+        } & Record<string, unknown>,
+    );
     assert.equal(docs.length, 2);
     const [first] = docs as [(typeof docs)[number]];
     const directive = first._aws.CloudWatchMetrics[0]!;
@@ -196,7 +288,13 @@ describe('batch progress', () => {
     progress.update(p);
     progress.update({ ...p, phase: 'sealing' });
     progress.finish();
-    assert.deepEqual(lines, ['  … 3/3 items (done 2, takeover 1)\n', '  … 3/3 items (done 2, takeover 1) · writing pages and sealing the evidence…\n']);
-    assert.ok(lines.every((l) => !l.includes('\x1b')), 'no control characters in logs');
+    assert.deepEqual(lines, [
+      '  … 3/3 items (done 2, takeover 1)\n',
+      '  … 3/3 items (done 2, takeover 1) · writing pages and sealing the evidence…\n',
+    ]);
+    assert.ok(
+      lines.every((l) => !l.includes('\x1b')),
+      'no control characters in logs',
+    );
   });
 });

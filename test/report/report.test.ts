@@ -31,7 +31,11 @@ describe('paperclip report', () => {
     const run = await h.paperclip.runBatch({ taskId: TASK, tenant: 'acme' });
     assert.equal(run.status, 'SUCCEEDED', run.error);
     const first = (await h.paperclip.services.claims.byTask(TASK)).find((c) => c.billNo === 'ACME-202611-0001')!;
-    const undone = await compensate(h.paperclip.services, { key: first.key, requestedBy: 'ops.lead@acme.example', reason: 'marked by mistake' });
+    const undone = await compensate(h.paperclip.services, {
+      key: first.key,
+      requestedBy: 'ops.lead@acme.example',
+      reason: 'marked by mistake',
+    });
     assert.equal(undone.rolledBack, true, undone.outcome);
   });
   after(async () => {
@@ -69,9 +73,17 @@ describe('paperclip report', () => {
   test('the CLI prints the table and writes an HTML page with an inline chart and nothing external', async () => {
     const html = join(out, 'report.html');
     const run = await new Promise<{ code: number; stdout: string; stderr: string }>((resolve, reject) => {
-      const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'report', '--since', '24h', '--tenant', 'acme', '--html', html], {
-        env: { ...process.env, PAPERCLIP_DYNAMODB_ENDPOINT: h.paperclip.stack.endpoints.dynamodb, PAPERCLIP_S3_ENDPOINT: h.paperclip.stack.endpoints.s3 },
-      });
+      const child = spawn(
+        process.execPath,
+        ['--import', 'tsx', 'src/cli/main.ts', 'report', '--since', '24h', '--tenant', 'acme', '--html', html],
+        {
+          env: {
+            ...process.env,
+            PAPERCLIP_DYNAMODB_ENDPOINT: h.paperclip.stack.endpoints.dynamodb,
+            PAPERCLIP_S3_ENDPOINT: h.paperclip.stack.endpoints.s3,
+          },
+        },
+      );
       let stdout = '';
       let stderr = '';
       child.stdout.on('data', (d) => (stdout += d));
@@ -99,7 +111,10 @@ describe('paperclip report', () => {
     assert.deepEqual(result.findings, []);
     const chain = await s.audit.events(`batch:acme:${TASK}`);
     // One addition for the inverse when it closed, one for the undone write's page and its new events.
-    assert.deepEqual(chain.map((e) => e.type), ['sealed', 'item_sealed', 'item_sealed']);
+    assert.deepEqual(
+      chain.map((e) => e.type),
+      ['sealed', 'item_sealed', 'item_sealed'],
+    );
     const claims = await s.claims.byTask(TASK);
     const inverse = claims.find((c) => c.action === 'unmark_processed')!;
     assert.equal(inverse.status, 'DONE');

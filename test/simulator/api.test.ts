@@ -81,7 +81,10 @@ test('notes: Idempotency-Key required; a replay answers the same note without a 
     { action: 'note', via: 'api', sessionId: 'api', identity: 'svc-recon-acme' },
   );
   const bill = await call('/api/v1/bills/ACME-202611-0001', { token: 'tok-acme' });
-  assert.deepEqual(bill.body.notes.map((n: { text: string }) => n.text), ['已与客户核对，差异为运费']);
+  assert.deepEqual(
+    bill.body.notes.map((n: { text: string }) => n.text),
+    ['已与客户核对，差异为运费'],
+  );
 });
 
 test('notes: invalid JSON or fields get a 400 naming the field; nothing is recorded', async () => {

@@ -37,7 +37,10 @@ test('without a control token the control API does not exist', async () => {
   const plain: RunningSimulator = await startSimulator();
   try {
     for (const path of ['/__sim/state', '/__sim/journal', '/__sim/reset']) {
-      const response = await fetch(`${plain.url}${path}`, { method: path.endsWith('reset') ? 'POST' : 'GET', headers: { 'x-sim-token': 'anything' } });
+      const response = await fetch(`${plain.url}${path}`, {
+        method: path.endsWith('reset') ? 'POST' : 'GET',
+        headers: { 'x-sim-token': 'anything' },
+      });
       assert.equal(response.status, 404, path);
     }
   } finally {
@@ -48,7 +51,10 @@ test('without a control token the control API does not exist', async () => {
 test('with a token, a missing or wrong x-sim-token is refused', async () => {
   assert.equal((await raw('/__sim/state', undefined, null)).status, 401);
   assert.equal((await raw('/__sim/state', undefined, 'wrong')).status, 401);
-  await assert.rejects(new SimulatorControl(t.url, 'wrong').state(), (e: unknown) => e instanceof SimulatorControlError && e.status === 401);
+  await assert.rejects(
+    new SimulatorControl(t.url, 'wrong').state(),
+    (e: unknown) => e instanceof SimulatorControlError && e.status === 401,
+  );
 });
 
 test('bad control input gets a 400 naming the field and changes nothing', async () => {
@@ -123,8 +129,15 @@ test('reset: same seed gives identical bills, another seed other amounts, everyt
 
   await t.ctl.reset({ seed: 8 });
   const other = (await t.ctl.state()).bills;
-  assert.deepEqual(other.map((b) => b.billNo), first.map((b) => b.billNo), 'numbering does not depend on the seed');
-  assert.notDeepEqual(other.map((b) => b.amountCents), first.map((b) => b.amountCents));
+  assert.deepEqual(
+    other.map((b) => b.billNo),
+    first.map((b) => b.billNo),
+    'numbering does not depend on the seed',
+  );
+  assert.notDeepEqual(
+    other.map((b) => b.amountCents),
+    first.map((b) => b.amountCents),
+  );
 });
 
 test('reset with tenants: custom counts, bill numbers per tenant, accounts follow the tenants', async () => {
@@ -132,7 +145,13 @@ test('reset with tenants: custom counts, bill numbers per tenant, accounts follo
   const bills = (await t.ctl.state()).bills;
   assert.deepEqual(
     bills.map((b) => `${b.billNo}:${b.kind}:${b.status}`),
-    ['HOOLI-202611-0001:mismatch:PENDING', 'HOOLI-202611-0002:mismatch:PENDING', 'HOOLI-202611-0003:mismatch:PENDING', 'HOOLI-202611-0004:overcharge:PENDING', 'HOOLI-202611-0005:overcharge:PENDING'],
+    [
+      'HOOLI-202611-0001:mismatch:PENDING',
+      'HOOLI-202611-0002:mismatch:PENDING',
+      'HOOLI-202611-0003:mismatch:PENDING',
+      'HOOLI-202611-0004:overcharge:PENDING',
+      'HOOLI-202611-0005:overcharge:PENDING',
+    ],
   );
   assert.ok(await login(t.url, 'svc-recon-hooli', 'pw-hooli-2026'));
   const gone = await fetch(`${t.url}/login`, {
@@ -169,7 +188,11 @@ test('timings record every vendor request with method, path, status and identity
   const timings = await t.ctl.timings();
   assert.deepEqual(
     timings.map((r) => `${r.method} ${r.path} ${r.status} ${r.identity ?? '-'}`),
-    ['POST /login 302 svc-recon-acme', 'GET /diff/list?tenant=acme 200 svc-recon-acme', 'GET /api/v1/bills?tenant=globex 403 svc-recon-acme'],
+    [
+      'POST /login 302 svc-recon-acme',
+      'GET /diff/list?tenant=acme 200 svc-recon-acme',
+      'GET /api/v1/bills?tenant=globex 403 svc-recon-acme',
+    ],
   );
   assert.ok(timings.every((r) => !Number.isNaN(Date.parse(r.startedAt)) && r.durationMs >= 0));
 });

@@ -36,9 +36,18 @@ test('commit_then_timeout with ms: the mutation is journaled while the client se
   await confirmRowAction(page, 'ACME-202611-0006', '标记处理');
   assert.equal(await page.getByRole('alert').textContent(), '请求超时，请稍后查看结果');
   const journal = await t.ctl.journal();
-  assert.deepEqual(journal.map((e) => `${e.billNo}:${e.action}`), ['ACME-202611-0006:mark']);
+  assert.deepEqual(
+    journal.map((e) => `${e.billNo}:${e.action}`),
+    ['ACME-202611-0006:mark'],
+  );
   assert.equal(journal[0]?.detail?.fault, 'commit_then_timeout');
-  assert.equal(await waitFor(() => billStatus('ACME-202611-0006'), (s) => s === 'PROCESSED'), 'PROCESSED');
+  assert.equal(
+    await waitFor(
+      () => billStatus('ACME-202611-0006'),
+      (s) => s === 'PROCESSED',
+    ),
+    'PROCESSED',
+  );
   const timing = (await t.ctl.timings()).find((r) => r.path === '/diff/ACME-202611-0006/mark');
   assert.equal(timing?.status, 504);
   await context.close();
@@ -55,7 +64,10 @@ test('commit_then_timeout without ms: the request hangs until the page gives up,
     await page.goto(`${quick.url}/diff/list?tenant=acme`);
     await confirmRowAction(page, 'ACME-202611-0007', '标记处理');
     assert.equal(await page.getByRole('alert').textContent(), '请求超时，请稍后查看结果');
-    assert.deepEqual((await quick.ctl.journal()).map((e) => e.billNo), ['ACME-202611-0007']);
+    assert.deepEqual(
+      (await quick.ctl.journal()).map((e) => e.billNo),
+      ['ACME-202611-0007'],
+    );
     const timing = await waitFor(
       async () => (await quick.ctl.timings()).find((r) => r.path === '/diff/ACME-202611-0007/mark'),
       (r) => r !== undefined,
@@ -101,9 +113,9 @@ test('redesign: list and detail lose the data-* contract but keep the business m
   const grid = page.getByRole('table', { name: '差异单列表' });
   const headers = await grid.getByRole('columnheader').allTextContents();
   assert.deepEqual(headers.slice(0, 3), ['状态', '单号', '金额']);
-  const rows = await grid.getByRole('row').evaluateAll((rs) =>
-    rs.slice(1).map((r) => Array.from(r.querySelectorAll('[role="cell"]'), (c) => c.textContent?.trim() ?? '')),
-  );
+  const rows = await grid
+    .getByRole('row')
+    .evaluateAll((rs) => rs.slice(1).map((r) => Array.from(r.querySelectorAll('[role="cell"]'), (c) => c.textContent?.trim() ?? '')));
   const state = await t.ctl.state();
   const labels: Record<string, string> = { PENDING: '待处理', PROCESSING: '处理中', PROCESSED: '已处理', REFUNDED: '已退款' };
   assert.equal(rows.length, 6);
@@ -115,7 +127,10 @@ test('redesign: list and detail lose the data-* contract but keep the business m
   await page.getByRole('row').filter({ hasText: 'ACME-202611-0011' }).getByRole('button', { name: '标为已处理' }).click();
   await page.getByRole('dialog').getByRole('button', { name: '确定' }).click();
   assert.equal(await page.getByRole('status').textContent(), '提交成功');
-  assert.deepEqual((await t.ctl.journal()).map((e) => e.billNo), ['ACME-202611-0011']);
+  assert.deepEqual(
+    (await t.ctl.journal()).map((e) => e.billNo),
+    ['ACME-202611-0011'],
+  );
 
   await page.goto(`${t.url}/diff/ACME-202611-0011`);
   assert.equal(await page.locator('[data-field]').count(), 0);
@@ -162,7 +177,10 @@ test('session_revoked: the next page shows 权限已变更 over the list; writes
   assert.equal(await page.getByRole('dialog').count(), 0);
   await confirmRowAction(page, 'ACME-202611-0001', '标记处理');
   assert.equal(await page.getByRole('status').textContent(), '操作成功');
-  assert.deepEqual((await t.ctl.journal()).map((e) => e.billNo), ['GLOBEX-202611-0001', 'ACME-202611-0001']);
+  assert.deepEqual(
+    (await t.ctl.journal()).map((e) => e.billNo),
+    ['GLOBEX-202611-0001', 'ACME-202611-0001'],
+  );
   await context.close();
   await other.context.close();
 });
@@ -198,7 +216,13 @@ test('slow_ms delays matching responses; async_delay_ms keeps one bill PROCESSIN
   const { context, page } = await openList();
   await confirmRowAction(page, 'ACME-202611-0009', '标记处理');
   await confirmRowAction(page, 'ACME-202611-0010', '标记处理');
-  assert.equal(await waitFor(() => billStatus('ACME-202611-0009'), (s) => s === 'PROCESSED'), 'PROCESSED');
+  assert.equal(
+    await waitFor(
+      () => billStatus('ACME-202611-0009'),
+      (s) => s === 'PROCESSED',
+    ),
+    'PROCESSED',
+  );
   assert.equal(await billStatus('ACME-202611-0010'), 'PROCESSING', 'its settle delay is a minute');
   const timings = await t.ctl.timings();
   const slow = timings.find((r) => r.path === '/diff/ACME-202611-0009/mark');

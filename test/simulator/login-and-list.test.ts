@@ -15,7 +15,10 @@ test('login page follows the contract; bad credentials get 401 and an alert; goo
 
   await page.getByLabel('用户名').fill('svc-recon-acme');
   await page.getByLabel('密码').fill('wrong');
-  const [bad] = await Promise.all([page.waitForResponse((r) => r.url().endsWith('/login') && r.request().method() === 'POST'), page.getByRole('button', { name: '登录' }).click()]);
+  const [bad] = await Promise.all([
+    page.waitForResponse((r) => r.url().endsWith('/login') && r.request().method() === 'POST'),
+    page.getByRole('button', { name: '登录' }).click(),
+  ]);
   assert.equal(bad.status(), 401);
   assert.equal(await page.getByRole('alert').textContent(), '用户名或密码错误');
 
@@ -70,19 +73,19 @@ test('the list needs a tenant, pages by bill number, and filters by status', asy
 
   await page.getByRole('button', { name: '查询' }).click();
   const table = page.getByRole('table', { name: '差异清单' });
-  assert.deepEqual(
-    await table.locator('thead th').allTextContents(),
-    ['单号', '租户', '差异类型', '金额', '状态', '更新时间', '操作'],
-  );
+  assert.deepEqual(await table.locator('thead th').allTextContents(), ['单号', '租户', '差异类型', '金额', '状态', '更新时间', '操作']);
   const firstPage = await readRows(page);
   assert.deepEqual(
     firstPage.map((r) => r.billNo),
     Array.from({ length: 10 }, (_, i) => `ACME-202611-${String(i + 1).padStart(4, '0')}`),
   );
   assert.ok(firstPage.every((r) => r.status === 'PENDING' && r.statusLabel === '待处理'));
-  assert.ok(firstPage.every((r) => /^¥[\d,]+\.\d{2}$/.test(r.amount)), 'amounts look like ¥1,234.50');
+  assert.ok(
+    firstPage.every((r) => /^¥[\d,]+\.\d{2}$/.test(r.amount)),
+    'amounts look like ¥1,234.50',
+  );
   const pager = page.getByRole('navigation', { name: '分页' });
-  assert.match(await pager.textContent() ?? '', /第 1\/2 页，共 16 条/);
+  assert.match((await pager.textContent()) ?? '', /第 1\/2 页，共 16 条/);
 
   await pager.getByRole('link', { name: '下一页' }).click();
   const secondPage = await readRows(page);
@@ -94,19 +97,25 @@ test('the list needs a tenant, pages by bill number, and filters by status', asy
   assert.equal(await row(page, 'ACME-202611-0013').getByRole('button', { name: '退款' }).count(), 1);
   assert.equal(await row(page, 'ACME-202611-0014').getByRole('button', { name: '撤销处理' }).count(), 1);
   assert.equal(await row(page, 'ACME-202611-0014').getByRole('button', { name: '标记处理' }).count(), 0);
-  assert.match(await pager.textContent() ?? '', /第 2\/2 页，共 16 条/);
+  assert.match((await pager.textContent()) ?? '', /第 2\/2 页，共 16 条/);
 
   await page.getByLabel('状态').selectOption('PROCESSED');
   await page.getByRole('button', { name: '查询' }).click();
   const processed = await readRows(page);
-  assert.deepEqual(processed.map((r) => r.statusLabel), ['已处理', '已处理', '已处理']);
-  assert.match(await pager.textContent() ?? '', /第 1\/1 页，共 3 条/);
+  assert.deepEqual(
+    processed.map((r) => r.statusLabel),
+    ['已处理', '已处理', '已处理'],
+  );
+  assert.match((await pager.textContent()) ?? '', /第 1\/1 页，共 3 条/);
 
   await page.goto(`${t.url}/diff/list?tenant=acme&page_size=5&page=4`);
-  assert.deepEqual((await readRows(page)).map((r) => r.billNo), ['ACME-202611-0016']);
+  assert.deepEqual(
+    (await readRows(page)).map((r) => r.billNo),
+    ['ACME-202611-0016'],
+  );
   const bad = await page.goto(`${t.url}/diff/list?tenant=acme&page_size=500`);
   assert.equal(bad?.status(), 400);
-  assert.match(await page.getByRole('alert').textContent() ?? '', /page_size/);
+  assert.match((await page.getByRole('alert').textContent()) ?? '', /page_size/);
   await context.close();
 });
 
@@ -137,7 +146,13 @@ test('bill numbers in URLs must match the pattern exactly; anything else is a 40
   const context = await newContext();
   const page = await context.newPage();
   await login(page, t.url, 'ops');
-  for (const path of ["/diff/ACME-202611-0001'", '/diff/acme-202611-0001', '/diff/ACME-202611-00011', '/diff/%3Cscript%3E', '/diff/ACME-202611-9999']) {
+  for (const path of [
+    "/diff/ACME-202611-0001'",
+    '/diff/acme-202611-0001',
+    '/diff/ACME-202611-00011',
+    '/diff/%3Cscript%3E',
+    '/diff/ACME-202611-9999',
+  ]) {
     const response = await page.goto(`${t.url}${path}`);
     assert.equal(response?.status(), 404, path);
   }
@@ -204,7 +219,10 @@ test('the vendor is not idempotent: two confirmed clicks on the same bill make t
   await confirmRowAction(page, 'ACME-202611-0001', '标记处理');
   await page.getByRole('status').waitFor();
   const journal = await t.ctl.journal();
-  assert.deepEqual(journal.map((e) => `${e.billNo}:${e.action}`), ['ACME-202611-0001:mark', 'ACME-202611-0001:mark']);
+  assert.deepEqual(
+    journal.map((e) => `${e.billNo}:${e.action}`),
+    ['ACME-202611-0001:mark', 'ACME-202611-0001:mark'],
+  );
   const bill = (await t.ctl.state()).bills.find((b) => b.billNo === 'ACME-202611-0001');
   assert.equal(bill?.records.length, 2);
   await context.close();

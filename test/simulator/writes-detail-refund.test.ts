@@ -24,13 +24,22 @@ test('撤销处理 goes back to PENDING through PROCESSING; a stale page gets a 
   await fresh.getByRole('dialog').getByRole('button', { name: '确认' }).click();
   assert.equal(await fresh.getByRole('status').textContent(), '操作成功');
   assert.equal(await billStatus('ACME-202611-0014'), 'PROCESSING');
-  assert.equal(await waitFor(() => billStatus('ACME-202611-0014'), (s) => s === 'PENDING'), 'PENDING');
+  assert.equal(
+    await waitFor(
+      () => billStatus('ACME-202611-0014'),
+      (s) => s === 'PENDING',
+    ),
+    'PENDING',
+  );
 
   // The stale page still offers 撤销处理; the vendor refuses it now that the bill is PENDING.
   await confirmRowAction(stale, 'ACME-202611-0014', '撤销处理');
   assert.equal(await stale.getByRole('alert').textContent(), '操作失败：该差异单尚未处理，无法撤销');
   const journal = await t.ctl.journal();
-  assert.deepEqual(journal.map((e) => `${e.billNo}:${e.action}`), ['ACME-202611-0014:unmark']);
+  assert.deepEqual(
+    journal.map((e) => `${e.billNo}:${e.action}`),
+    ['ACME-202611-0014:unmark'],
+  );
   await context.close();
 });
 
@@ -39,21 +48,24 @@ test('writes without the page CSRF token, or outside the identity scope, are ref
   const page = await context.newPage();
   await login(page, t.url, 'acme');
   // (A plain loop: tsx would wrap a named helper in __name, which the page does not have.)
-  const statuses = await page.evaluate(async (requests) => {
-    const csrf = document.querySelector('meta[name="csrf-token"]')?.getAttribute('content') ?? '';
-    const out: unknown[] = [];
-    for (const [path, token] of requests) {
-      const headers: Record<string, string> = token === null ? {} : { 'x-csrf-token': token === 'page' ? csrf : token };
-      const response = await fetch(path, { method: 'POST', headers });
-      out.push([response.status, await response.json()]);
-    }
-    return out;
-  }, [
-    ['/diff/ACME-202611-0001/mark', null],
-    ['/diff/ACME-202611-0001/mark', 'forged'],
-    ['/diff/GLOBEX-202611-0001/mark', 'page'],
-    ['/diff/ACME-202611-0001/unmark', 'page'],
-  ] as [string, string | null][]);
+  const statuses = await page.evaluate(
+    async (requests) => {
+      const csrf = document.querySelector('meta[name="csrf-token"]')?.getAttribute('content') ?? '';
+      const out: unknown[] = [];
+      for (const [path, token] of requests) {
+        const headers: Record<string, string> = token === null ? {} : { 'x-csrf-token': token === 'page' ? csrf : token };
+        const response = await fetch(path, { method: 'POST', headers });
+        out.push([response.status, await response.json()]);
+      }
+      return out;
+    },
+    [
+      ['/diff/ACME-202611-0001/mark', null],
+      ['/diff/ACME-202611-0001/mark', 'forged'],
+      ['/diff/GLOBEX-202611-0001/mark', 'page'],
+      ['/diff/ACME-202611-0001/unmark', 'page'],
+    ] as [string, string | null][],
+  );
   assert.deepEqual(statuses, [
     [403, { error: 'csrf_invalid', message: '页面已过期，请刷新后重试' }],
     [403, { error: 'csrf_invalid', message: '页面已过期，请刷新后重试' }],
@@ -71,7 +83,10 @@ test('详情 opens the detail page in a new tab with the dl contract and the 处
   await login(page, t.url, 'acme');
   await page.goto(`${t.url}/diff/list?tenant=acme`);
   await confirmRowAction(page, 'ACME-202611-0005', '标记处理');
-  const [tab] = await Promise.all([context.waitForEvent('page'), row(page, 'ACME-202611-0005').getByRole('link', { name: '详情' }).click()]);
+  const [tab] = await Promise.all([
+    context.waitForEvent('page'),
+    row(page, 'ACME-202611-0005').getByRole('link', { name: '详情' }).click(),
+  ]);
   await tab.waitForLoadState();
   assert.equal(await tab.title(), '差异详情 ACME-202611-0005 - 供应商对账后台');
   const field = (name: string) => tab.locator(`dd[data-field="${name}"]`).textContent();
@@ -122,7 +137,13 @@ test('refund: the iframe form and its native confirm; dismissed sends nothing, a
   assert.equal(journal.length, 1);
   assert.equal(journal[0]?.action, 'refund');
   assert.equal(journal[0]?.detail?.amountCents, bill!.amountCents);
-  assert.equal(await waitFor(() => billStatus('ACME-202611-0013'), (s) => s === 'REFUNDED'), 'REFUNDED');
+  assert.equal(
+    await waitFor(
+      () => billStatus('ACME-202611-0013'),
+      (s) => s === 'REFUNDED',
+    ),
+    'REFUNDED',
+  );
 
   await page.goto(`${t.url}/diff/list?tenant=acme&page=2`);
   assert.equal((await readRows(page)).find((r) => r.billNo === 'ACME-202611-0013')?.statusLabel, '已退款');
@@ -156,7 +177,10 @@ test('下载对账文件 downloads the tenant settlement CSV with BOM, header an
   await login(page, t.url, 'acme');
   await page.goto(`${t.url}/diff/list?tenant=acme`);
   await confirmRowAction(page, 'ACME-202611-0002', '标记处理');
-  await waitFor(() => billStatus('ACME-202611-0002'), (s) => s === 'PROCESSED');
+  await waitFor(
+    () => billStatus('ACME-202611-0002'),
+    (s) => s === 'PROCESSED',
+  );
   const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('link', { name: '下载对账文件' }).click()]);
   assert.equal(download.suggestedFilename(), 'settlement-acme.csv');
   const bytes = await readFile((await download.path())!);
@@ -168,7 +192,10 @@ test('下载对账文件 downloads the tenant settlement CSV with BOM, header an
   for (const line of lines.slice(1)) {
     const [billNo, tenant, kind, cents, status, updatedAt] = line.split(',');
     const bill = state.bills.find((b) => b.billNo === billNo);
-    assert.deepEqual([tenant, kind, Number(cents), status, updatedAt], [bill?.tenant, bill?.kind, bill?.amountCents, bill?.status, bill?.updatedAt]);
+    assert.deepEqual(
+      [tenant, kind, Number(cents), status, updatedAt],
+      [bill?.tenant, bill?.kind, bill?.amountCents, bill?.status, bill?.updatedAt],
+    );
   }
   assert.match(lines.find((l) => l.startsWith('ACME-202611-0002,')) ?? '', /,PROCESSED,/);
 

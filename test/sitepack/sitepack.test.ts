@@ -34,7 +34,10 @@ test('plans are at most ten steps', () => {
 test('a reversible action without an inverse, or an inverse that does not exist, is refused by name', () => {
   const p = pack();
   delete p.actions.mark_processed.inverse;
-  assert.throws(() => parseSitePack(stringify(p), 'pack.yaml'), /actions\.mark_processed\.inverse: a reversible action must name its inverse/);
+  assert.throws(
+    () => parseSitePack(stringify(p), 'pack.yaml'),
+    /actions\.mark_processed\.inverse: a reversible action must name its inverse/,
+  );
   const q = pack();
   q.actions.mark_processed.inverse = 'vanish';
   assert.throws(() => parseSitePack(stringify(q), 'pack.yaml'), /actions\.mark_processed\.inverse: names "vanish"/);

@@ -49,7 +49,8 @@ export async function startHarness(options: { configPath?: string; asyncDelayMs?
   const waitForExecution = async (executionArn: string): Promise<{ status: string; output: Record<string, unknown> }> => {
     for (;;) {
       const d = await paperclip.services.sfn.send(new DescribeExecutionCommand({ executionArn }));
-      if (d.status !== 'RUNNING') return { status: d.status ?? '', output: d.output ? JSON.parse(d.output) : { error: d.error, cause: d.cause } };
+      if (d.status !== 'RUNNING')
+        return { status: d.status ?? '', output: d.output ? JSON.parse(d.output) : { error: d.error, cause: d.cause } };
       await new Promise((r) => setTimeout(r, 150));
     }
   };

@@ -9,11 +9,39 @@ import { decideNext, type ItemState } from '../../src/app/guarded-write.js';
  * it does for a state with the fields absent.
  */
 test('a resumed run with the workflow state (write: null) may retry after a settled negative readback', () => {
-  const item = { key: 'k-x', taskId: 'T-x', tenant: 'acme', billNo: 'ACME-202611-0001', action: 'mark_processed', reversibility: 'reversible', inverse: 'unmark_processed' };
-  const asTheWorkflowPassesIt = { item, claim: { decision: 'readback_first', claim: { owner: 'arn:x', version: 2 } }, snapshot: null, approval: null, write: null, writeError: null, readback: null, takeoverReason: null, compensation: null } as unknown as ItemState;
-  const negative = { verdict: 'not_applied' as const, observedStatus: 'PENDING', source: 'list', observations: [], reason: 'list settled on PENDING, not PROCESSED' };
+  const item = {
+    key: 'k-x',
+    taskId: 'T-x',
+    tenant: 'acme',
+    billNo: 'ACME-202611-0001',
+    action: 'mark_processed',
+    reversibility: 'reversible',
+    inverse: 'unmark_processed',
+  };
+  const asTheWorkflowPassesIt = {
+    item,
+    claim: { decision: 'readback_first', claim: { owner: 'arn:x', version: 2 } },
+    snapshot: null,
+    approval: null,
+    write: null,
+    writeError: null,
+    readback: null,
+    takeoverReason: null,
+    compensation: null,
+  } as unknown as ItemState;
+  const negative = {
+    verdict: 'not_applied' as const,
+    observedStatus: 'PENDING',
+    source: 'list',
+    observations: [],
+    reason: 'list settled on PENDING, not PROCESSED',
+  };
   const policy = { retry_after_negative_readback: true, max_write_attempts: 2 };
   assert.equal(decideNext(negative, asTheWorkflowPassesIt, policy, 1).next, 'retry');
   assert.equal(decideNext(negative, asTheWorkflowPassesIt, policy, 2).next, 'takeover', 'the attempt limit still holds');
-  assert.equal(decideNext(negative, asTheWorkflowPassesIt, { ...policy, retry_after_negative_readback: false }, 1).next, 'takeover', 'and so does the policy');
+  assert.equal(
+    decideNext(negative, asTheWorkflowPassesIt, { ...policy, retry_after_negative_readback: false }, 1).next,
+    'takeover',
+    'and so does the policy',
+  );
 });

@@ -49,12 +49,18 @@ describe('takeover queue store', () => {
     assert.equal(first.change, 'opened');
     assert.equal(again.change, 'unchanged');
     assert.equal(again.entry.round, 1);
-    assert.deepEqual((await store.list('OPEN')).map((e) => e.key), ['k-1']);
+    assert.deepEqual(
+      (await store.list('OPEN')).map((e) => e.key),
+      ['k-1'],
+    );
   });
 
   test('only one of two concurrent resolutions wins', async () => {
     await store.open(entry('k-2', 'arn:e1'));
-    const [a, b] = await Promise.all([store.resolve('k-2', 1, resolution('a@ops.example')), store.resolve('k-2', 1, resolution('b@ops.example'))]);
+    const [a, b] = await Promise.all([
+      store.resolve('k-2', 1, resolution('a@ops.example')),
+      store.resolve('k-2', 1, resolution('b@ops.example')),
+    ]);
     assert.equal([a, b].filter(Boolean).length, 1);
     const stored = await store.get('k-2');
     assert.equal(stored?.status, 'RESOLVED');
@@ -79,8 +85,17 @@ describe('takeover queue store', () => {
   test('list filters by status and tenant, oldest first', async () => {
     await store.open(entry('k-4', 'arn:e1', 'globex'));
     const open = await store.list('OPEN');
-    assert.deepEqual(open.map((e) => e.key), ['k-1', 'k-3', 'k-4']);
-    assert.deepEqual((await store.list('OPEN', 'globex')).map((e) => e.key), ['k-4']);
-    assert.deepEqual((await store.list('RESOLVED')).map((e) => e.key), ['k-2']);
+    assert.deepEqual(
+      open.map((e) => e.key),
+      ['k-1', 'k-3', 'k-4'],
+    );
+    assert.deepEqual(
+      (await store.list('OPEN', 'globex')).map((e) => e.key),
+      ['k-4'],
+    );
+    assert.deepEqual(
+      (await store.list('RESOLVED')).map((e) => e.key),
+      ['k-2'],
+    );
   });
 });

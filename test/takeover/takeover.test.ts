@@ -30,7 +30,13 @@ describe('human takeover queue', () => {
     config.write_policy['readback_deadline_ms'] = 4000;
     writeFileSync(join(configDir, 'paperclip.yaml'), stringify(config));
     h = await startHarness({ configPath: join(configDir, 'paperclip.yaml') });
-    await h.control.reset({ seed: 21, tenants: [{ id: 'acme', pending: 6, overcharge: 0, processed: 0 }, { id: 'globex', pending: 1, overcharge: 0, processed: 0 }] });
+    await h.control.reset({
+      seed: 21,
+      tenants: [
+        { id: 'acme', pending: 6, overcharge: 0, processed: 0 },
+        { id: 'globex', pending: 1, overcharge: 0, processed: 0 },
+      ],
+    });
   });
   after(async () => {
     await h?.stop();
@@ -50,7 +56,16 @@ describe('human takeover queue', () => {
     const code = await executeTakeover(h.paperclip.services, parseTakeoverArgs(argv), io);
     return { code, out: io.lines.join('\n') };
   };
-  const resolveArgs = (key: string, as: string, note = 'checked the vendor back office') => ['resolve', key, '--as', as, '--note', note, '--operator', operator];
+  const resolveArgs = (key: string, as: string, note = 'checked the vendor back office') => [
+    'resolve',
+    key,
+    '--as',
+    as,
+    '--note',
+    note,
+    '--operator',
+    operator,
+  ];
 
   test('a false success lands in the queue with its reason, evidence and an operator mail; retry goes through the guarded path, one mutation', async () => {
     const key = keyOf(1);
@@ -67,9 +82,14 @@ describe('human takeover queue', () => {
     assert.equal(entry.stage, 'readback');
     assert.equal(entry.tier, 'browser');
     for (const name of ['before.png', 'before-commit.png', 'after.png', 'trace.zip', 'readback.png', 'record.json']) {
-      assert.ok(entry.evidence.some((k) => k.endsWith(`/${key}/${name}`)), `evidence links include ${name}`);
+      assert.ok(
+        entry.evidence.some((k) => k.endsWith(`/${key}/${name}`)),
+        `evidence links include ${name}`,
+      );
     }
-    const mails = (await h.paperclip.stack.fetchEmails()).filter((m) => m.subject.includes(task(1).billNo) && m.subject.includes('Takeover'));
+    const mails = (await h.paperclip.stack.fetchEmails()).filter(
+      (m) => m.subject.includes(task(1).billNo) && m.subject.includes('Takeover'),
+    );
     assert.equal(mails.length, 1, 'one operator mail');
     assert.deepEqual(mails[0]!.destination.to, ['ops-oncall@ops.example']);
     assert.match(mails[0]!.body.text ?? '', new RegExp(`s3://paperclip-evidence/evidence/acme/T-takeover/${key}/after.png`));
@@ -186,7 +206,10 @@ describe('human takeover queue', () => {
         [['resolve', key, '--as', 'done', '--operator', operator], /--note: --note is required/],
         [['resolve', key, '--as', 'done', '--note', '   ', '--operator', operator], /--note must not be empty/],
         [['resolve', key, '--as', 'done', '--note', 'x', '--operator', 'alice'], /--operator must be your email address/],
-        [['resolve', 'ACME-202611-0005', '--as', 'done', '--note', 'x', '--operator', operator], /is not a key; keys look like k- and 40 hex digits/],
+        [
+          ['resolve', 'ACME-202611-0005', '--as', 'done', '--note', 'x', '--operator', operator],
+          /is not a key; keys look like k- and 40 hex digits/,
+        ],
         [['resolve', '--as', 'done', '--note', 'x', '--operator', operator], /expected exactly one key, got 0/],
         [['resolve', key, '--as', 'done', '--note', 'x', '--operator', operator, '--force'], /Unknown option '--force'/],
         [['list', '--status', 'closed'], /--status must be open, resolved or all/],
@@ -194,7 +217,11 @@ describe('human takeover queue', () => {
         [['purge'], /unknown subcommand "purge"/],
       ];
       for (const [argv, message] of parseErrors) {
-        assert.throws(() => parseTakeoverArgs(argv), (error: unknown) => error instanceof ValidationError && message.test(error.message), argv.join(' '));
+        assert.throws(
+          () => parseTakeoverArgs(argv),
+          (error: unknown) => error instanceof ValidationError && message.test(error.message),
+          argv.join(' '),
+        );
       }
 
       const refusals: Array<[string[], RegExp]> = [
@@ -203,7 +230,11 @@ describe('human takeover queue', () => {
         [['show', `k-${'f'.repeat(40)}`], /no takeover item/],
       ];
       for (const [argv, message] of refusals) {
-        await assert.rejects(cli(argv), (error: unknown) => error instanceof TakeoverRefusedError && message.test(error.message), argv.join(' '));
+        await assert.rejects(
+          cli(argv),
+          (error: unknown) => error instanceof TakeoverRefusedError && message.test(error.message),
+          argv.join(' '),
+        );
       }
       assert.deepEqual(await snapshot(), before, 'queue, claim, audit and vendor unchanged');
       assert.equal(before.entry?.status, 'OPEN');
@@ -227,7 +258,22 @@ describe('human takeover queue', () => {
       await h.paperclip.stop();
       const bad = spawnSync(
         process.execPath,
-        ['--import', 'tsx', 'src/cli/main.ts', 'takeover', 'resolve', keyOf(5), '--as', 'maybe', '--note', 'x', '--operator', operator, '--data-dir', h.dataDir],
+        [
+          '--import',
+          'tsx',
+          'src/cli/main.ts',
+          'takeover',
+          'resolve',
+          keyOf(5),
+          '--as',
+          'maybe',
+          '--note',
+          'x',
+          '--operator',
+          operator,
+          '--data-dir',
+          h.dataDir,
+        ],
         { encoding: 'utf8', env: { ...process.env, AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' }, timeout: 120_000 },
       );
       assert.equal(bad.status, 2, bad.stderr);
@@ -237,10 +283,15 @@ describe('human takeover queue', () => {
       const io = { out: (l: string) => lines.push(l), err: (l: string) => lines.push(`ERR ${l}`) };
       const common = ['--data-dir', h.dataDir, '--config', join(configDir, 'paperclip.yaml')];
       assert.equal(await runTakeover([...resolveArgs(keyOf(5), 'abandon', 'closed by the vendor'), ...common], io), 0, lines.join('\n'));
-      assert.ok(lines.some((l) => /resolved .* as abandon/.test(l)), lines.join('\n'));
+      assert.ok(
+        lines.some((l) => /resolved .* as abandon/.test(l)),
+        lines.join('\n'),
+      );
       lines.length = 0;
       assert.equal(await runTakeover(['list', '--status', 'resolved', '--json', ...common], io), 0);
-      const entries = lines.filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as { key: string; resolution: { as: string; operator: string } });
+      const entries = lines
+        .filter((l) => l.startsWith('{'))
+        .map((l) => JSON.parse(l) as { key: string; resolution: { as: string; operator: string } });
       assert.equal(entries.find((e) => e.key === keyOf(5))?.resolution.as, 'abandon');
       assert.equal(entries.find((e) => e.key === keyOf(5))?.resolution.operator, operator);
     });

@@ -8,10 +8,17 @@ import { applyPolicy } from '../../src/workflow/definition-policy.js';
 
 type State = Record<string, any>;
 const load = (file: string) =>
-  JSON.parse(applyPolicy(loadStateMachineDefinition(resolve('statemachines', file), localSubstitutions('p', 'us-east-1', '000000000000')), { approval_timeout_seconds: 120 })) as { States: Record<string, State> };
+  JSON.parse(
+    applyPolicy(loadStateMachineDefinition(resolve('statemachines', file), localSubstitutions('p', 'us-east-1', '000000000000')), {
+      approval_timeout_seconds: 120,
+    }),
+  ) as { States: Record<string, State> };
 
 function allStates(states: Record<string, State>): Array<[string, State]> {
-  return Object.entries(states).flatMap(([name, s]) => [[name, s] as [string, State], ...(s['ItemProcessor'] ? allStates(s['ItemProcessor'].States) : [])]);
+  return Object.entries(states).flatMap(([name, s]) => [
+    [name, s] as [string, State],
+    ...(s['ItemProcessor'] ? allStates(s['ItemProcessor'].States) : []),
+  ]);
 }
 
 test('both state machines are valid ASL once substituted', () => {
@@ -27,7 +34,11 @@ test('the write step is never retried, not even on Lambda service errors; reads 
   assert.ok(States['Readback']!['Retry'].some((r: State) => r['ErrorEquals'].includes('ReadFailedError')));
   assert.ok(States['Snapshot']!['Retry'].some((r: State) => r['ErrorEquals'].includes('ReadFailedError')));
   const write = States['BrowserWrite']!['Catch'] as State[];
-  assert.equal(write.find((c) => c['ErrorEquals'].includes('States.ALL'))!['Next'], 'Readback', 'an unknown failure after the click is read back, not retried');
+  assert.equal(
+    write.find((c) => c['ErrorEquals'].includes('States.ALL'))!['Next'],
+    'Readback',
+    'an unknown failure after the click is read back, not retried',
+  );
 });
 
 test('approval waits on a task token with the timeout from policy, and rejection or expiry execute nothing', () => {
@@ -46,7 +57,9 @@ test('the batch names each child execution by its idempotency key and bounds con
   const { States } = load('batch.asl.json');
   const map = States['ProcessItems']!;
   assert.equal(map['MaxConcurrencyPath'], '$.list.maxConcurrency');
-  const children = allStates(map['ItemProcessor'].States).filter(([, s]) => String(s['Resource']).startsWith('arn:aws:states:::states:startExecution'));
+  const children = allStates(map['ItemProcessor'].States).filter(([, s]) =>
+    String(s['Resource']).startsWith('arn:aws:states:::states:startExecution'),
+  );
   assert.equal(children.length, 2);
   for (const [, child] of children) assert.equal(child['Parameters']['Name.$'], '$.key');
 });

@@ -8,7 +8,7 @@
 function refuse(): never {
   throw new Error(
     `${process.env['POWERTOOLS_SERVICE_NAME'] ?? 'this function'} is deployed without a browser ` +
-      "(browser: false in src/workflow/functions.ts); mark it browser: true to ship Chromium with it",
+      '(browser: false in src/workflow/functions.ts); mark it browser: true to ship Chromium with it',
   );
 }
 

@@ -44,13 +44,24 @@ export class ApprovalsStore {
 
   async byKey(key: string): Promise<ApprovalRequest[]> {
     const result = await this.db.send(
-      new QueryCommand({ TableName: this.table, IndexName: 'byKey', KeyConditionExpression: '#k = :k', ExpressionAttributeNames: { '#k': 'key' }, ExpressionAttributeValues: { ':k': key } }),
+      new QueryCommand({
+        TableName: this.table,
+        IndexName: 'byKey',
+        KeyConditionExpression: '#k = :k',
+        ExpressionAttributeNames: { '#k': 'key' },
+        ExpressionAttributeValues: { ':k': key },
+      }),
     );
     return (result.Items ?? []) as ApprovalRequest[];
   }
 
   /** One-time decision: succeeds only while the request is still PENDING. */
-  async decide(approvalId: string, status: 'APPROVED' | 'REJECTED' | 'EXPIRED', by: string, note?: string): Promise<ApprovalRequest | undefined> {
+  async decide(
+    approvalId: string,
+    status: 'APPROVED' | 'REJECTED' | 'EXPIRED',
+    by: string,
+    note?: string,
+  ): Promise<ApprovalRequest | undefined> {
     try {
       const result = await this.db.send(
         new UpdateCommand({
@@ -59,7 +70,13 @@ export class ApprovalsStore {
           UpdateExpression: 'SET #s = :s, decidedBy = :by, decidedAt = :at, note = :note',
           ConditionExpression: '#s = :pending',
           ExpressionAttributeNames: { '#s': 'status' },
-          ExpressionAttributeValues: { ':s': status, ':by': by, ':at': new Date().toISOString(), ':note': note ?? null, ':pending': 'PENDING' },
+          ExpressionAttributeValues: {
+            ':s': status,
+            ':by': by,
+            ':at': new Date().toISOString(),
+            ':note': note ?? null,
+            ':pending': 'PENDING',
+          },
           ReturnValues: 'ALL_NEW',
         }),
       );

@@ -14,9 +14,7 @@ export class AuditLog {
       const last = await this.last(chain);
       const event = sealEvent(chain, (last?.seq ?? 0) + 1, last?.hash ?? GENESIS_HASH, input);
       try {
-        await this.db.send(
-          new PutCommand({ TableName: this.table, Item: event, ConditionExpression: 'attribute_not_exists(seq)' }),
-        );
+        await this.db.send(new PutCommand({ TableName: this.table, Item: event, ConditionExpression: 'attribute_not_exists(seq)' }));
         return event;
       } catch (error) {
         if (!(error instanceof ConditionalCheckFailedException)) throw error;

@@ -14,7 +14,12 @@ export class ClaimsStore {
   async tryCreate(claim: Claim): Promise<boolean> {
     try {
       await this.db.send(
-        new PutCommand({ TableName: this.table, Item: claim, ConditionExpression: 'attribute_not_exists(#k)', ExpressionAttributeNames: { '#k': 'key' } }),
+        new PutCommand({
+          TableName: this.table,
+          Item: claim,
+          ConditionExpression: 'attribute_not_exists(#k)',
+          ExpressionAttributeNames: { '#k': 'key' },
+        }),
       );
       return true;
     } catch (error) {
@@ -74,7 +79,12 @@ export class ClaimsStore {
     set: Partial<Omit<Claim, 'key' | 'owner' | 'version' | 'status'>> = {},
   ): Promise<Claim> {
     const names: Record<string, string> = { '#s': 'status', '#o': 'owner', '#v': 'version', '#u': 'updatedAt' };
-    const values: Record<string, unknown> = { ':to': to, ':owner': guard.owner, ':version': guard.version, ':now': new Date().toISOString() };
+    const values: Record<string, unknown> = {
+      ':to': to,
+      ':owner': guard.owner,
+      ':version': guard.version,
+      ':now': new Date().toISOString(),
+    };
     const assignments = ['#s = :to', '#u = :now'];
     Object.entries(set).forEach(([field, value], i) => {
       if (value === undefined) return;

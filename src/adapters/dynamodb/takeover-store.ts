@@ -66,7 +66,10 @@ export interface TakeoverEntry {
   notifyError?: string;
 }
 
-export type NewTakeoverEntry = Omit<TakeoverEntry, 'status' | 'round' | 'createdAt' | 'firstOpenedAt' | 'updatedAt' | 'resolution' | 'history' | 'notified'>;
+export type NewTakeoverEntry = Omit<
+  TakeoverEntry,
+  'status' | 'round' | 'createdAt' | 'firstOpenedAt' | 'updatedAt' | 'resolution' | 'history' | 'notified'
+>;
 
 export type OpenResult = { change: 'opened' | 'reopened' | 'unchanged'; entry: TakeoverEntry };
 
@@ -84,11 +87,25 @@ export class TakeoverStore {
    * re-entering changes nothing; a later run on a resolved entry reopens it.
    */
   async open(input: NewTakeoverEntry, now = new Date().toISOString()): Promise<OpenResult> {
-    const fresh: TakeoverEntry = { ...input, status: 'OPEN', round: 1, createdAt: now, firstOpenedAt: now, updatedAt: now, history: [], notified: [] };
+    const fresh: TakeoverEntry = {
+      ...input,
+      status: 'OPEN',
+      round: 1,
+      createdAt: now,
+      firstOpenedAt: now,
+      updatedAt: now,
+      history: [],
+      notified: [],
+    };
     for (let attempt = 0; attempt < 5; attempt++) {
       try {
         await this.db.send(
-          new PutCommand({ TableName: this.table, Item: fresh, ConditionExpression: 'attribute_not_exists(#k)', ExpressionAttributeNames: { '#k': 'key' } }),
+          new PutCommand({
+            TableName: this.table,
+            Item: fresh,
+            ConditionExpression: 'attribute_not_exists(#k)',
+            ExpressionAttributeNames: { '#k': 'key' },
+          }),
         );
         return { change: 'opened', entry: fresh };
       } catch (error) {
@@ -203,7 +220,12 @@ export class TakeoverStore {
     });
   }
 
-  private async conditionalUpdate(key: string, update: string, condition: string, values: Record<string, unknown>): Promise<TakeoverEntry | undefined> {
+  private async conditionalUpdate(
+    key: string,
+    update: string,
+    condition: string,
+    values: Record<string, unknown>,
+  ): Promise<TakeoverEntry | undefined> {
     const names: Record<string, string> = {};
     if (update.includes('#s') || condition.includes('#s')) names['#s'] = 'status';
     if (condition.includes('#r')) names['#r'] = 'round';

@@ -7,7 +7,6 @@ import { Mailer } from '../../adapters/ses/mailer.js';
 import { approvalUrl } from '../../domain/approval-link.js';
 import { escapeHtml } from '../../http/escape-html.js';
 
-
 let cachedSecret: string | undefined;
 
 /** The HMAC key for approval links: inline locally, Secrets Manager on AWS. */
@@ -34,7 +33,8 @@ export async function requestApproval(
   const { item } = input.state;
   const tenant = s.config.tenants.find((t) => t.id === item.tenant);
   const approvers = (tenant?.approvers ?? []).filter((a) => a.toLowerCase() !== item.requestedBy.toLowerCase());
-  if (approvers.length === 0) throw new Error(`tenant ${item.tenant} has no approvers other than the requester; configure tenants[].approvers`);
+  if (approvers.length === 0)
+    throw new Error(`tenant ${item.tenant} has no approvers other than the requester; configure tenants[].approvers`);
   const now = Date.now();
   const expiresAtMs = now + item.approvalTimeoutSeconds * 1000;
   const request: ApprovalRequest = {
@@ -65,7 +65,11 @@ export async function requestApproval(
   const mailer = new Mailer(s.ses, s.config.approvals.sender);
   const action = s.pack.actions[item.action];
   for (const approver of request.allowedApprovers) {
-    const link = approvalUrl(s.config.approvals.base_url, { approvalId: request.approvalId, approver, expiresAt: request.expiresAt }, secret);
+    const link = approvalUrl(
+      s.config.approvals.base_url,
+      { approvalId: request.approvalId, approver, expiresAt: request.expiresAt },
+      secret,
+    );
     const lines = [
       `租户 Tenant: ${item.tenant}`,
       `单号 Bill: ${item.billNo}`,

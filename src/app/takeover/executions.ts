@@ -21,7 +21,10 @@ export function derivedExecutionName(key: string, purpose: 'retry' | 'resume', v
   return `${key}-${purpose}-v${version}`;
 }
 
-export async function executionStatus(s: Services, executionArn: string): Promise<{ status: string; input?: string; error?: string; cause?: string } | undefined> {
+export async function executionStatus(
+  s: Services,
+  executionArn: string,
+): Promise<{ status: string; input?: string; error?: string; cause?: string } | undefined> {
   try {
     const d = await s.sfn.send(new DescribeExecutionCommand({ executionArn }));
     return { status: d.status ?? 'UNKNOWN', input: d.input, error: d.error, cause: d.cause };
@@ -55,7 +58,8 @@ export async function originalTask(s: Services, claim: Claim): Promise<WriteTask
     }
   }
   const parsed = WriteTask.safeParse(raw);
-  if (!parsed.success) throw new Error(`cannot reconstruct the task of ${claim.key}: neither its execution nor its audit chain holds a valid task`);
+  if (!parsed.success)
+    throw new Error(`cannot reconstruct the task of ${claim.key}: neither its execution nor its audit chain holds a valid task`);
   const task = parsed.data;
   if (task.taskId !== claim.taskId || task.billNo !== claim.billNo || task.action !== claim.action || task.tenant !== claim.tenant) {
     throw new Error(`the recorded task of ${claim.key} does not match its claim (${task.taskId} ${task.billNo} ${task.action})`);
@@ -64,7 +68,9 @@ export async function originalTask(s: Services, claim: Claim): Promise<WriteTask
 }
 
 export async function startNamedExecution(s: Services, name: string, task: WriteTask): Promise<string> {
-  const started = await s.sfn.send(new StartExecutionCommand({ stateMachineArn: s.guardedWriteArn(), name, input: JSON.stringify({ task }) }));
+  const started = await s.sfn.send(
+    new StartExecutionCommand({ stateMachineArn: s.guardedWriteArn(), name, input: JSON.stringify({ task }) }),
+  );
   return started.executionArn!;
 }
 
@@ -75,16 +81,30 @@ export interface ExecutionResult {
   reason?: string;
 }
 
-export async function waitForExecution(s: Services, executionArn: string, options: { pollMs?: number; timeoutMs?: number } = {}): Promise<ExecutionResult> {
+export async function waitForExecution(
+  s: Services,
+  executionArn: string,
+  options: { pollMs?: number; timeoutMs?: number } = {},
+): Promise<ExecutionResult> {
   const deadline = Date.now() + (options.timeoutMs ?? 10 * 60_000);
   for (;;) {
     const d = await s.sfn.send(new DescribeExecutionCommand({ executionArn }));
     if (d.status === 'SUCCEEDED') {
       const output = JSON.parse(d.output ?? '{}') as { outcome?: string; reason?: string };
-      return { executionArn, status: 'SUCCEEDED', outcome: output.outcome ?? 'unknown', ...(output.reason ? { reason: output.reason } : {}) };
+      return {
+        executionArn,
+        status: 'SUCCEEDED',
+        outcome: output.outcome ?? 'unknown',
+        ...(output.reason ? { reason: output.reason } : {}),
+      };
     }
     if (d.status !== 'RUNNING') {
-      return { executionArn, status: d.status ?? 'UNKNOWN', outcome: 'error', reason: `${d.status}: ${d.error ?? ''} ${d.cause ?? ''}`.trim() };
+      return {
+        executionArn,
+        status: d.status ?? 'UNKNOWN',
+        outcome: 'error',
+        reason: `${d.status}: ${d.error ?? ''} ${d.cause ?? ''}`.trim(),
+      };
     }
     if (Date.now() > deadline) return { executionArn, status: 'RUNNING', outcome: 'error', reason: 'timed out waiting for the execution' };
     await new Promise((r) => setTimeout(r, options.pollMs ?? 250));

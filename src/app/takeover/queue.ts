@@ -28,7 +28,9 @@ export function stageReached(state: ItemState): string {
 
 /** Every evidence object of the item: what the state carries plus what failed steps stored but could not pass on. */
 async function evidenceOf(s: Services, state: ItemState): Promise<string[]> {
-  const carried = [...(state.snapshot?.evidence ?? []), ...(state.write?.evidence ?? []), ...(state.readback?.evidence ?? [])].map((e) => e.key);
+  const carried = [...(state.snapshot?.evidence ?? []), ...(state.write?.evidence ?? []), ...(state.readback?.evidence ?? [])].map(
+    (e) => e.key,
+  );
   // A failed write stores its screenshot and trace before throwing; only the bucket knows about them.
   const stored = await s.evidence.list(evidenceKey(state.item, '')).catch(() => [] as string[]);
   return [...new Set([...carried, ...stored])].sort();
@@ -70,7 +72,6 @@ export async function enqueueTakeover(s: Services, input: EnqueueInput): Promise
   if (opened.entry.status === 'OPEN' && opened.entry.notifiedAt === undefined) await notifyOperators(s, opened.entry);
   return opened;
 }
-
 
 export function evidenceLink(entry: Pick<TakeoverEntry, 'evidenceBucket'>, key: string): string {
   return `s3://${entry.evidenceBucket}/${key}`;

@@ -2,7 +2,15 @@ import { ScanCommand } from '@aws-sdk/lib-dynamodb';
 import type { Services } from '../services.js';
 import type { Claim } from '../../domain/claim.js';
 import { mapBounded } from '../../lib/map-bounded.js';
-import { derivedExecutionName, executionArnFor, executionStatus, originalTask, startNamedExecution, waitForExecution, type ExecutionResult } from './executions.js';
+import {
+  derivedExecutionName,
+  executionArnFor,
+  executionStatus,
+  originalTask,
+  startNamedExecution,
+  waitForExecution,
+  type ExecutionResult,
+} from './executions.js';
 
 /**
  * Claims whose holder died. A batch re-run cannot reach them: the item's
@@ -73,7 +81,13 @@ export async function findOrphanedClaims(s: Services, options: { taskIds?: reado
  */
 export async function recoverOrphanedClaims(
   s: Services,
-  options: { taskIds?: readonly string[]; waitForLeases?: boolean; concurrency?: number; requestedBy?: string; log?: (line: string) => void } = {},
+  options: {
+    taskIds?: readonly string[];
+    waitForLeases?: boolean;
+    concurrency?: number;
+    requestedBy?: string;
+    log?: (line: string) => void;
+  } = {},
 ): Promise<RecoveryResult[]> {
   const log = options.log ?? (() => undefined);
   const orphans = await findOrphanedClaims(s, options.taskIds ? { taskIds: options.taskIds } : {});

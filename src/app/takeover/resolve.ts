@@ -4,7 +4,14 @@ import type { Claim } from '../../domain/claim.js';
 import { ClaimFencedError } from '../../domain/errors.js';
 import { RESOLUTIONS, type TakeoverEntry, type TakeoverResolution } from '../../adapters/dynamodb/takeover-store.js';
 import { takeoverStore } from './queue.js';
-import { derivedExecutionName, executionArnFor, originalTask, startNamedExecution, waitForExecution, type ExecutionResult } from './executions.js';
+import {
+  derivedExecutionName,
+  executionArnFor,
+  originalTask,
+  startNamedExecution,
+  waitForExecution,
+  type ExecutionResult,
+} from './executions.js';
 
 /**
  * An operator's answer to a takeover item.
@@ -53,12 +60,16 @@ async function preflight(s: Services, request: ResolveRequest): Promise<{ entry:
   if (!entry) throw new TakeoverRefusedError(`no takeover item ${request.key}; paperclip takeover list shows the open ones`);
   if (entry.status !== 'OPEN') {
     const r = entry.resolution;
-    throw new TakeoverRefusedError(`${request.key} is already resolved${r ? ` as ${r.as} by ${r.operator} at ${r.at}` : ''}; nothing changed`);
+    throw new TakeoverRefusedError(
+      `${request.key} is already resolved${r ? ` as ${r.as} by ${r.operator} at ${r.at}` : ''}; nothing changed`,
+    );
   }
   const claim = await s.claims.get(request.key);
   if (!claim) throw new TakeoverRefusedError(`${request.key} has no claim; the queue entry is inconsistent, nothing changed`);
   if (claim.status !== 'TAKEOVER') {
-    throw new TakeoverRefusedError(`the claim of ${request.key} is ${claim.status}, not TAKEOVER; the queue entry is out of date, nothing changed`);
+    throw new TakeoverRefusedError(
+      `the claim of ${request.key} is ${claim.status}, not TAKEOVER; the queue entry is out of date, nothing changed`,
+    );
   }
   if (request.as === 'retry' && !s.config.actions[claim.action]) {
     throw new TakeoverRefusedError(`action ${claim.action} is no longer enabled in the config; it cannot be retried`);
@@ -83,7 +94,8 @@ export async function resolveTakeover(
   const request = parsed.data;
   const { entry, claim } = await preflight(s, request);
   const at = new Date().toISOString();
-  const fenced = () => new TakeoverRefusedError(`${request.key} changed while it was being resolved (another operator?); nothing changed, look again`);
+  const fenced = () =>
+    new TakeoverRefusedError(`${request.key} changed while it was being resolved (another operator?); nothing changed, look again`);
 
   let claimStatus: string;
   let retryArn: string | undefined;
@@ -118,9 +130,18 @@ export async function resolveTakeover(
     throw error;
   }
 
-  const resolution: TakeoverResolution = { as: request.as, operator: request.operator, note: request.note, at, ...(retryArn ? { retryExecutionArn: retryArn } : {}) };
+  const resolution: TakeoverResolution = {
+    as: request.as,
+    operator: request.operator,
+    note: request.note,
+    at,
+    ...(retryArn ? { retryExecutionArn: retryArn } : {}),
+  };
   const resolved = await takeoverStore(s).resolve(request.key, entry.round, resolution);
-  if (!resolved) throw new Error(`the claim of ${request.key} moved to ${claimStatus} but its queue entry changed meanwhile; check paperclip takeover show ${request.key}`);
+  if (!resolved)
+    throw new Error(
+      `the claim of ${request.key} moved to ${claimStatus} but its queue entry changed meanwhile; check paperclip takeover show ${request.key}`,
+    );
   await s.audit.append(request.key, {
     type: 'takeover_resolved',
     actor: request.operator,
@@ -146,12 +167,18 @@ export async function resolveTakeover(
       reason: `operator retry could not start: ${(error as Error).message}`,
     });
     await takeoverStore(s).reopenUnresolved(request.key, entry.round);
-    await s.audit.append(request.key, { type: 'takeover_retry_failed', actor: request.operator, data: { error: (error as Error).message, retryExecutionArn: retryArn } });
+    await s.audit.append(request.key, {
+      type: 'takeover_retry_failed',
+      actor: request.operator,
+      data: { error: (error as Error).message, retryExecutionArn: retryArn },
+    });
     throw error;
   }
   if (!options.wait) return { key: request.key, as: request.as, claimStatus, entry: resolved };
   const retry = await waitForExecution(s, retryArn, options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {});
-  const after = (await takeoverStore(s).recordRetryOutcome(request.key, entry.round, retry.outcome, retry.reason)) ?? (await takeoverStore(s).get(request.key))!;
+  const after =
+    (await takeoverStore(s).recordRetryOutcome(request.key, entry.round, retry.outcome, retry.reason)) ??
+    (await takeoverStore(s).get(request.key))!;
   await s.audit.append(request.key, {
     type: 'takeover_retry_finished',
     actor: request.operator,

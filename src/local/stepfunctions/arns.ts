@@ -25,9 +25,7 @@ export function parseStateMachineArn(arn: string): { region: string; accountId: 
   return m ? { region: m[1]!, accountId: m[2]!, name: m[3]! } : undefined;
 }
 
-export function parseExecutionArn(
-  arn: string,
-): { region: string; accountId: string; stateMachineName: string; name: string } | undefined {
+export function parseExecutionArn(arn: string): { region: string; accountId: string; stateMachineName: string; name: string } | undefined {
   const m = EXECUTION_ARN.exec(arn);
   return m ? { region: m[1]!, accountId: m[2]!, stateMachineName: m[3]!, name: m[4]! } : undefined;
 }

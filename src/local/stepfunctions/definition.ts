@@ -198,9 +198,7 @@ export function prepareDefinition(definitionText: string, options: { validate?: 
         }
         if (integration.kind === 'lambda-invoke' && integration.waitForTaskToken) {
           if (!JSON.stringify(state.Parameters ?? null).includes('$$.Task.Token')) {
-            throw sfnErrors.invalidDefinition(
-              `state "${name}": a .waitForTaskToken task must pass $$.Task.Token in its Parameters`,
-            );
+            throw sfnErrors.invalidDefinition(`state "${name}": a .waitForTaskToken task must pass $$.Task.Token in its Parameters`);
           }
         }
         tasks.set(name, {

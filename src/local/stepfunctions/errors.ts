@@ -14,18 +14,14 @@ export class SfnServiceError extends Error {
 }
 
 export const sfnErrors = {
-  stateMachineDoesNotExist: (arn: string) =>
-    new SfnServiceError('StateMachineDoesNotExist', `State Machine Does Not Exist: '${arn}'`),
-  stateMachineAlreadyExists: (arn: string) =>
-    new SfnServiceError('StateMachineAlreadyExists', `State Machine Already Exists: '${arn}'`),
+  stateMachineDoesNotExist: (arn: string) => new SfnServiceError('StateMachineDoesNotExist', `State Machine Does Not Exist: '${arn}'`),
+  stateMachineAlreadyExists: (arn: string) => new SfnServiceError('StateMachineAlreadyExists', `State Machine Already Exists: '${arn}'`),
   executionDoesNotExist: (arn: string) => new SfnServiceError('ExecutionDoesNotExist', `Execution Does Not Exist: '${arn}'`),
-  executionAlreadyExists: (arn: string) =>
-    new SfnServiceError('ExecutionAlreadyExists', `Execution Already Exists: '${arn}'`),
+  executionAlreadyExists: (arn: string) => new SfnServiceError('ExecutionAlreadyExists', `Execution Already Exists: '${arn}'`),
   invalidArn: (arn: string, expected: string) =>
     new SfnServiceError('InvalidArn', `Invalid Arn: 'Resource type not valid in this context: ${arn}' (expected ${expected})`),
   invalidName: (name: string, why: string) => new SfnServiceError('InvalidName', `Invalid Name: '${name}' (${why})`),
-  invalidDefinition: (detail: string) =>
-    new SfnServiceError('InvalidDefinition', `Invalid State Machine Definition: '${detail}'`),
+  invalidDefinition: (detail: string) => new SfnServiceError('InvalidDefinition', `Invalid State Machine Definition: '${detail}'`),
   invalidExecutionInput: (detail: string) => new SfnServiceError('InvalidExecutionInput', `Invalid Execution Input: ${detail}`),
   invalidOutput: (detail: string) => new SfnServiceError('InvalidOutput', `Invalid Output: ${detail}`),
   invalidToken: (detail: string) => new SfnServiceError('InvalidToken', `Invalid Token: '${detail}'`),

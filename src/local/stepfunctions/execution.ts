@@ -1,13 +1,7 @@
 import type { PreparedDefinition } from './definition.js';
 import { HistoryRecorder, json, type LibraryEvent } from './history.js';
 import { buildTaskHandlers, type IntegrationHost, type RunningExecution } from './integrations.js';
-import {
-  ExecutionAbortedError,
-  ExecutionError,
-  ExecutionTimeoutError,
-  StateMachine,
-  type RunOptions,
-} from './library.js';
+import { ExecutionAbortedError, ExecutionError, ExecutionTimeoutError, StateMachine, type RunOptions } from './library.js';
 import type { ExecutionRecord, ExecutionStatus, StateMachineRecord } from './records.js';
 
 export interface ExecutionHost extends IntegrationHost {
@@ -53,13 +47,17 @@ export class ExecutionRun implements RunningExecution {
 
   start(): void {
     const { record, stateMachine, prepared } = this;
-    this.history.push('ExecutionStarted', {
-      executionStartedEventDetails: {
-        input: record.input,
-        inputDetails: { truncated: false },
-        roleArn: stateMachine.roleArn,
+    this.history.push(
+      'ExecutionStarted',
+      {
+        executionStartedEventDetails: {
+          input: record.input,
+          inputDetails: { truncated: false },
+          roleArn: stateMachine.roleArn,
+        },
       },
-    }, record.startDate);
+      record.startDate,
+    );
     this.host.save(record, 'now');
 
     const runner = new StateMachine(prepared.runnable, { validationOptions: { noValidate: true } });
@@ -141,9 +139,13 @@ export class ExecutionRun implements RunningExecution {
     };
     switch (outcome.status) {
       case 'SUCCEEDED':
-        history.push('ExecutionSucceeded', {
-          executionSucceededEventDetails: { output: outcome.output, outputDetails: { truncated: false } },
-        }, now);
+        history.push(
+          'ExecutionSucceeded',
+          {
+            executionSucceededEventDetails: { output: outcome.output, outputDetails: { truncated: false } },
+          },
+          now,
+        );
         break;
       case 'FAILED':
         history.push('ExecutionFailed', { executionFailedEventDetails: errorDetails }, now);

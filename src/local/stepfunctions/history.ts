@@ -56,9 +56,13 @@ export class HistoryRecorder {
     switch (event.type) {
       case 'StateEntered': {
         if (!state) return;
-        this.push(`${state.type}StateEntered`, {
-          stateEnteredEventDetails: { name: state.name, input: json(state.input), inputDetails: NOT_TRUNCATED },
-        }, at);
+        this.push(
+          `${state.type}StateEntered`,
+          {
+            stateEnteredEventDetails: { name: state.name, input: json(state.input), inputDetails: NOT_TRUNCATED },
+          },
+          at,
+        );
         if (state.type === 'Map') this.push('MapStateStarted', { mapStateStartedEventDetails: {} }, at);
         if (state.type === 'Parallel') this.push('ParallelStateStarted', undefined, at);
         return;
@@ -69,9 +73,13 @@ export class HistoryRecorder {
         const failed = this.failedContainers.delete(key);
         if (!failed && state.type === 'Map') this.push('MapStateSucceeded', undefined, at);
         if (!failed && state.type === 'Parallel') this.push('ParallelStateSucceeded', undefined, at);
-        this.push(`${state.type}StateExited`, {
-          stateExitedEventDetails: { name: state.name, output: json(state.output), outputDetails: NOT_TRUNCATED },
-        }, at);
+        this.push(
+          `${state.type}StateExited`,
+          {
+            stateExitedEventDetails: { name: state.name, output: json(state.output), outputDetails: NOT_TRUNCATED },
+          },
+          at,
+        );
         return;
       }
       case 'StateFailed': {

@@ -14,12 +14,10 @@ export interface IntegrationHost {
   tokens: TaskTokens;
   /** The value `$$.Task.Token` resolves to; replaced by a fresh token per callback task invocation. */
   taskTokenPlaceholder: string;
-  startExecution(request: {
-    stateMachineArn: string;
-    name?: string;
-    input: string;
-    parentExecutionArn: string;
-  }): { executionArn: string; startDate: number };
+  startExecution(request: { stateMachineArn: string; name?: string; input: string; parentExecutionArn: string }): {
+    executionArn: string;
+    startDate: number;
+  };
   waitForExecution(executionArn: string): Promise<ExecutionRecord>;
 }
 
@@ -312,7 +310,10 @@ async function invokeHandler(
   let result: unknown;
   try {
     // A deployed function gets its own deserialised copy of the event.
-    result = await unlessAbandoned(run, Promise.resolve().then(() => handler(structuredClone(payload), context)));
+    result = await unlessAbandoned(
+      run,
+      Promise.resolve().then(() => handler(structuredClone(payload), context)),
+    );
   } catch (err) {
     throw run.abandoned.aborted ? err : lambdaFunctionError(err);
   }

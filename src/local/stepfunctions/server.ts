@@ -54,7 +54,10 @@ function dispatch(service: LocalStepFunctions, operation: OperationName, body: u
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
     const field = issue.path.join('.') || '(body)';
-    throw new SfnServiceError('ValidationException', `1 validation error detected: Value at '${field}' failed to satisfy constraint: ${issue.message}`);
+    throw new SfnServiceError(
+      'ValidationException',
+      `1 validation error detected: Value at '${field}' failed to satisfy constraint: ${issue.message}`,
+    );
   }
   const input = parsed.data as never;
   switch (operation) {

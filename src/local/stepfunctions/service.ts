@@ -81,7 +81,11 @@ export class LocalStepFunctions {
   /** Reads persisted records; executions left RUNNING by a previous process become FAILED. */
   private load(): void {
     for (const record of this.store.loadStateMachines()) {
-      this.stateMachines.set(record.stateMachineArn, { record, prepared: prepareDefinition(record.definition, { validate: false }), executions: new Map() });
+      this.stateMachines.set(record.stateMachineArn, {
+        record,
+        prepared: prepareDefinition(record.definition, { validate: false }),
+        executions: new Map(),
+      });
     }
     for (const record of this.store.loadExecutions()) {
       this.tokens.rememberClosed(record.taskTokens);
@@ -254,7 +258,12 @@ export class LocalStepFunctions {
     const matching = [...entry.executions.values()]
       .filter((r) => !input.statusFilter || r.status === input.statusFilter)
       .sort((a, b) => b.startDate - a.startDate || a.name.localeCompare(b.name));
-    const page = paginate(matching, `executions:${entry.record.stateMachineArn}:${input.statusFilter ?? ''}`, input.maxResults, input.nextToken);
+    const page = paginate(
+      matching,
+      `executions:${entry.record.stateMachineArn}:${input.statusFilter ?? ''}`,
+      input.maxResults,
+      input.nextToken,
+    );
     return {
       executions: page.items.map((r) => ({
         executionArn: r.executionArn,
@@ -411,7 +420,7 @@ function paginate<T>(items: readonly T[], listing: string, maxResults?: number, 
   }
   const size = !maxResults ? DEFAULT_PAGE : Math.min(maxResults, MAX_PAGE);
   const slice = items.slice(offset, offset + size);
-  const next = offset + size < items.length ? Buffer.from(JSON.stringify({ o: offset + size, l: listing })).toString('base64url') : undefined;
+  const next =
+    offset + size < items.length ? Buffer.from(JSON.stringify({ o: offset + size, l: listing })).toString('base64url') : undefined;
   return { items: slice, nextToken: next };
 }
-

@@ -1,12 +1,7 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { z } from 'zod';
-import {
-  executionRecordSchema,
-  stateMachineRecordSchema,
-  type ExecutionRecord,
-  type StateMachineRecord,
-} from './records.js';
+import { executionRecordSchema, stateMachineRecordSchema, type ExecutionRecord, type StateMachineRecord } from './records.js';
 
 /** Where state machines and executions live between runs. */
 export interface SfnStore {

@@ -79,7 +79,6 @@ export class TaskTokens {
     }
   }
 
-
   /** Tokens issued before a restart: known, but their tasks are gone. */
   rememberClosed(tokens: Iterable<string>): void {
     for (const token of tokens) this.closed.add(token);

@@ -43,11 +43,7 @@ export class ModelCallError extends Error {
 }
 
 /** Runs `work` with an AbortSignal that fires after timeoutMs; a fired signal becomes a timeout error. */
-export async function withTimeout<T>(
-  timeoutMs: number,
-  what: string,
-  work: (signal: AbortSignal) => Promise<T>,
-): Promise<T> {
+export async function withTimeout<T>(timeoutMs: number, what: string, work: (signal: AbortSignal) => Promise<T>): Promise<T> {
   const controller = new AbortController();
   const timer = setTimeout(() => controller.abort(), timeoutMs);
   try {

@@ -22,9 +22,7 @@ export class DynamoDbTaskStore implements TaskStore {
   async create(record: TaskRecord): Promise<void> {
     const item = parseOrThrow(TaskRecord, record, `task ${record.taskId}`);
     try {
-      await this.doc.send(
-        new PutCommand({ TableName: this.table, Item: item, ConditionExpression: 'attribute_not_exists(taskId)' }),
-      );
+      await this.doc.send(new PutCommand({ TableName: this.table, Item: item, ConditionExpression: 'attribute_not_exists(taskId)' }));
     } catch (error) {
       if (error instanceof ConditionalCheckFailedException) throw new TaskExistsError(record.taskId);
       throw error;
@@ -67,7 +65,11 @@ export class DynamoDbTaskStore implements TaskStore {
           ConsistentRead: true,
           ExclusiveStartKey: startKey,
           ...(filter.status
-            ? { FilterExpression: '#status = :status', ExpressionAttributeNames: { '#status': 'status' }, ExpressionAttributeValues: { ':status': filter.status } }
+            ? {
+                FilterExpression: '#status = :status',
+                ExpressionAttributeNames: { '#status': 'status' },
+                ExpressionAttributeValues: { ':status': filter.status },
+              }
             : {}),
         }),
       );

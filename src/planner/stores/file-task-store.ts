@@ -85,7 +85,10 @@ export class FileTaskStore implements TaskStore {
         break;
       } catch (error) {
         if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-        const age = await stat(lock).then((s) => Date.now() - s.mtimeMs, () => 0);
+        const age = await stat(lock).then(
+          (s) => Date.now() - s.mtimeMs,
+          () => 0,
+        );
         if (age > 30_000) await rm(lock, { force: true });
         else if (attempt > 200) throw new Error(`task ${taskId} stays locked by another process (${lock})`);
         else await new Promise((r) => setTimeout(r, 10));

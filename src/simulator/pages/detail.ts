@@ -23,9 +23,10 @@ function notesList(bill: Bill): Html {
 export function detailPageV1(bill: Bill, viewer: Viewer, overlay?: Html): Html {
   const records = bill.records.length
     ? bill.records.map(
-        (r) => html`<tr><td>${formatBeijingTime(r.at)}</td><td>${ACTION_LABELS[r.action] ?? r.action}</td><td>${r.identity}</td><td>${
-          r.via === 'ui' ? '页面' : '接口'
-        }</td><td>${recordNote(r)}</td></tr>`,
+        (r) =>
+          html`<tr><td>${formatBeijingTime(r.at)}</td><td>${ACTION_LABELS[r.action] ?? r.action}</td><td>${r.identity}</td><td>${
+            r.via === 'ui' ? '页面' : '接口'
+          }</td><td>${recordNote(r)}</td></tr>`,
       )
     : html`<tr><td colspan="5" class="empty">暂无处理记录</td></tr>`;
   return pageShell({
@@ -59,9 +60,11 @@ ${overlay ?? ''}`,
 /** The redesigned detail: a key/value table in another order, history as a timeline, no data-field. */
 export function detailPageV2(bill: Bill, viewer: Viewer, overlay?: Html): Html {
   const timeline = bill.records.length
-    ? html`<ul class="vx-timeline">${[...bill.records].reverse().map(
-        (r) => html`<li><b>${ACTION_LABELS[r.action] ?? r.action}</b> · ${r.identity} · ${formatBeijingTime(r.at)} ${recordNote(r)}</li>`,
-      )}</ul>`
+    ? html`<ul class="vx-timeline">${[...bill.records]
+        .reverse()
+        .map(
+          (r) => html`<li><b>${ACTION_LABELS[r.action] ?? r.action}</b> · ${r.identity} · ${formatBeijingTime(r.at)} ${recordNote(r)}</li>`,
+        )}</ul>`
     : html`<div class="vx-empty">暂无操作记录</div>`;
   return pageShell({
     title: `差异详情 ${bill.billNo}`,

@@ -116,7 +116,9 @@ function userBar(viewer: Viewer): Html {
 
 function sideMenu(active: ChromeOptions['active']): Html {
   const item = (key: ChromeOptions['active'], label: string, href: string) =>
-    active === key ? html`<li class="active"><a href="${href}" aria-current="page">${label}</a></li>` : html`<li><a href="${href}">${label}</a></li>`;
+    active === key
+      ? html`<li class="active"><a href="${href}" aria-current="page">${label}</a></li>`
+      : html`<li><a href="${href}">${label}</a></li>`;
   return html`<nav class="sidebar" aria-label="功能菜单">
     <h3>对账管理</h3>
     <ul>
@@ -143,9 +145,7 @@ export function pageShell(options: ChromeOptions): Html {
     ? html`<meta name="csrf-token" content="${viewer.csrf}">
 <meta name="request-timeout-ms" content="${viewer.clientTimeoutMs}">`
     : '';
-  const crumbs = options.breadcrumb
-    ? html`<div class="breadcrumb">当前位置：${options.breadcrumb.join(' > ')}</div>`
-    : '';
+  const crumbs = options.breadcrumb ? html`<div class="breadcrumb">当前位置：${options.breadcrumb.join(' > ')}</div>` : '';
   const script = viewer ? raw(`<script>${CLIENT_CORE_SCRIPT}\n${options.script ?? ''}</script>`) : '';
   return html`<html lang="zh-CN">
 <head>

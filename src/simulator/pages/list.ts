@@ -86,7 +86,9 @@ function v1Table(result: ListResult, query: ListQuery): Html {
       )
     : html`<tr><td colspan="7" class="empty">暂无数据</td></tr>`;
   const prev =
-    result.page > 1 ? html`<a href="${listHref(query, result.page - 1)}">上一页</a>` : html`<span class="disabled" aria-disabled="true">上一页</span>`;
+    result.page > 1
+      ? html`<a href="${listHref(query, result.page - 1)}">上一页</a>`
+      : html`<span class="disabled" aria-disabled="true">上一页</span>`;
   const next =
     result.page < result.pages
       ? html`<a href="${listHref(query, result.page + 1)}">下一页</a>`
@@ -103,9 +105,7 @@ function v1Table(result: ListResult, query: ListQuery): Html {
 }
 
 export function listPageV1(view: ListView): Html {
-  const body = view.result
-    ? v1Table(view.result, view.query)
-    : html`<p class="hint">请选择租户后点击查询</p>`;
+  const body = view.result ? v1Table(view.result, view.query) : html`<p class="hint">请选择租户后点击查询</p>`;
   return pageShell({
     title: '差异清单',
     viewer: view.viewer,

@@ -55,10 +55,7 @@ function scopedBill(ex: Exchange, identity: Identity, billNo: string): Bill | un
 }
 
 const NoteBodySchema = z.strictObject({
-  text: z
-    .string({ error: 'text must be a string' })
-    .min(1, 'text must not be empty')
-    .max(500, 'text must be at most 500 characters'),
+  text: z.string({ error: 'text must be a string' }).min(1, 'text must not be empty').max(500, 'text must be at most 500 characters'),
 });
 
 const IDEMPOTENCY_KEY_PATTERN = /^[\x21-\x7e]{1,200}$/;

@@ -85,9 +85,7 @@ export function peekContext(ex: Exchange): FaultContext {
     context.tenant = ex.office.ledger.get(billMatch[1])?.tenant ?? tenantOfBillNo(billMatch[1]);
   }
   const token = bearerToken(ex);
-  const username = token
-    ? ex.office.accountByToken(token)?.username
-    : ex.office.sessions.peek(sidOf(ex))?.username;
+  const username = token ? ex.office.accountByToken(token)?.username : ex.office.sessions.peek(sidOf(ex))?.username;
   if (username) {
     context.identity = username;
     ex.identity = username;
@@ -101,7 +99,8 @@ export async function hangAfterCommit(ex: Exchange, ms: number | undefined, answ
   const stop = new AbortController();
   const onClosing = () => stop.abort();
   ex.closing.addEventListener('abort', onClosing, { once: true });
-  const waited = ms === undefined ? new Promise<void>((resolve) => stop.signal.addEventListener('abort', () => resolve())) : sleep(ms, stop.signal);
+  const waited =
+    ms === undefined ? new Promise<void>((resolve) => stop.signal.addEventListener('abort', () => resolve())) : sleep(ms, stop.signal);
   await Promise.race([clientGone, waited]);
   ex.closing.removeEventListener('abort', onClosing);
   stop.abort();

@@ -8,14 +8,7 @@ import { listPageV1, listPageV2, type ListQuery, type ListResult, type ListView 
 import { loginPage } from '../pages/login.js';
 import { revokedOverlay } from '../pages/refund.js';
 import { BILL_STATUSES } from '../schemas.js';
-import {
-  checkSession,
-  sidOf,
-  SESSION_COOKIE,
-  viewerOf,
-  type Authenticated,
-  type Exchange,
-} from './exchange.js';
+import { checkSession, sidOf, SESSION_COOKIE, viewerOf, type Authenticated, type Exchange } from './exchange.js';
 
 /* ---------- login / logout ---------- */
 

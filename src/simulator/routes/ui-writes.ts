@@ -5,13 +5,7 @@ import { parseYuan, type Html } from '../format.js';
 import { redirect, sendHtml, sendJson } from '../http-util.js';
 import type { Actor, WriteAction } from '../ledger.js';
 import { errorPage } from '../pages/layout.js';
-import {
-  frameMessageDocument,
-  gatewayTimeoutDocument,
-  refundFormDocument,
-  refundPage,
-  refundSubmittedDocument,
-} from '../pages/refund.js';
+import { frameMessageDocument, gatewayTimeoutDocument, refundFormDocument, refundPage, refundSubmittedDocument } from '../pages/refund.js';
 import type { Bill } from '../schemas.js';
 import { checkSession, hangAfterCommit, viewerOf, type Authenticated, type Exchange } from './exchange.js';
 import { gatePage } from './ui-pages.js';
