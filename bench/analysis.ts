@@ -280,7 +280,8 @@ function evidenceByName(runs: AnalysisInput['guardedRuns']): Record<string, { pe
   const totals: Record<string, { count: number; bytes: number }> = {};
   for (const { run } of runs) {
     for (const [name, e] of Object.entries(run.evidence.perItemByName)) {
-      const t = (totals[name] ??= { count: 0, bytes: 0 });
+      const t = totals[name] ?? { count: 0, bytes: 0 };
+      totals[name] = t;
       t.count += e.count;
       t.bytes += e.bytes;
     }

@@ -120,7 +120,8 @@ export class AwsUsage {
     const d = this.usage.dynamodb;
     d.requests += 1;
     d.byOperation[command] = (d.byOperation[command] ?? 0) + 1;
-    const t = (d.byTable[table] ??= { reads: 0, writes: 0, readUnits: 0, writeUnits: 0, failedConditionalWrites: 0 });
+    const t = d.byTable[table] ?? { reads: 0, writes: 0, readUnits: 0, writeUnits: 0, failedConditionalWrites: 0 };
+    d.byTable[table] = t;
     if (isRead) t.reads += 1;
     if (isWrite) t.writes += 1;
     const input = isRead || isWrite ? { ...args.input, ReturnConsumedCapacity: 'TOTAL' } : args.input;

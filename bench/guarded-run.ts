@@ -55,7 +55,8 @@ async function evidenceSizes(paperclip: EmbeddedPaperclip, tenant: string, taskI
       sizes.totalBytes += bytes;
       sizes.objects += 1;
       if (rest.length === 2 && rest[0]!.startsWith('k-')) {
-        const entry = (sizes.perItemByName[rest[1]!] ??= { count: 0, bytes: 0 });
+        const entry = sizes.perItemByName[rest[1]!] ?? { count: 0, bytes: 0 };
+        sizes.perItemByName[rest[1]!] = entry;
         entry.count += 1;
         entry.bytes += bytes;
       } else {

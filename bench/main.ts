@@ -7,7 +7,7 @@ import { runBenchmark } from './run-bench.js';
 process.env['AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED'] ??= 'true';
 
 async function main(): Promise<number> {
-  let flags;
+  let flags: ReturnType<typeof parseBenchArgs>;
   try {
     flags = parseBenchArgs(process.argv.slice(2));
   } catch (error) {

@@ -73,8 +73,11 @@ export interface SoakReport {
   ok: boolean;
 }
 
-const countBy = <T>(items: readonly T[], key: (t: T) => string) =>
-  items.reduce<Record<string, number>>((acc, t) => ((acc[key(t)] = (acc[key(t)] ?? 0) + 1), acc), {});
+const countBy = <T>(items: readonly T[], key: (t: T) => string) => {
+  const counts: Record<string, number> = {};
+  for (const t of items) counts[key(t)] = (counts[key(t)] ?? 0) + 1;
+  return counts;
+};
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 

@@ -70,7 +70,7 @@ export function retriedLambdaServiceErrors(state: AslState): string[] {
   for (const retrier of state.Retry ?? []) {
     if ((retrier.MaxAttempts ?? 3) === 0) continue;
     for (const error of retrier.ErrorEquals) {
-      if (COVERING_ERRORS.includes(error)) LAMBDA_SERVICE_ERRORS.forEach((e) => retried.add(e));
+      if (COVERING_ERRORS.includes(error)) for (const e of LAMBDA_SERVICE_ERRORS) retried.add(e);
       if ((LAMBDA_SERVICE_ERRORS as readonly string[]).includes(error)) retried.add(error);
     }
   }

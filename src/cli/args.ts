@@ -1,5 +1,5 @@
 import { parseArgs } from 'node:util';
-import { z } from 'zod';
+import type { z } from 'zod';
 import { ValidationError } from '../config/errors.js';
 
 /** Parses `--flag value` arguments and validates them; an unknown or bad flag is a clear error. */

@@ -72,7 +72,7 @@ export async function runAudit(argv: string[]): Promise<number> {
     Flags,
     'audit verify',
   );
-  let source;
+  let source: Awaited<ReturnType<typeof openDataSource>>;
   try {
     source = await openDataSource({ dataDir: flags['data-dir'], configPath: flags.config, aws: flags.aws });
   } catch (error) {

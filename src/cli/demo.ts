@@ -127,7 +127,7 @@ async function approvalLinks(
       return requests.flatMap((r) =>
         emails.flatMap((mail) => {
           const link = mail.body.text?.match(/https?:\/\/\S+\/approvals\/\S+/)?.[0];
-          return link && link.includes(r.approvalId) ? mail.destination.to.map((to) => ({ billNo: r.billNo, to, link })) : [];
+          return link?.includes(r.approvalId) ? mail.destination.to.map((to) => ({ billNo: r.billNo, to, link })) : [];
         }),
       );
     }

@@ -52,7 +52,7 @@ export async function runReport(argv: string[]): Promise<number> {
     process.stderr.write(`paperclip report: --since: ${(error as Error).message}\n`);
     return 2;
   }
-  let source;
+  let source: Awaited<ReturnType<typeof openDataSource>>;
   try {
     source = await openDataSource({ dataDir: flags['data-dir'], configPath: flags.config, aws: flags.aws });
   } catch (error) {

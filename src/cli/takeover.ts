@@ -281,7 +281,7 @@ export async function runTakeover(argv: string[], io: Io = processIo): Promise<n
   const { flags } = command;
   const configPath = resolve(flags.config);
   const vendorBaseUrl = flags['vendor-url'] ?? loadConfig(configPath).vendor.base_url;
-  let session;
+  let session: Awaited<ReturnType<typeof openDataFolder>>;
   try {
     session = await openDataFolder({ dataDir: flags['data-dir'], configPath, vendorBaseUrl });
   } catch (error) {

@@ -61,7 +61,7 @@ export function routeTask(raw: unknown, config: PaperclipConfig, pack: SitePack)
     throw new InputRejectedError(`action "${task.action}" is read-only; it does not go through the write path`, 'action');
   }
   const identity = config.identities.find((i) => i.id === tenant.identity);
-  if (!identity || !identity.tenants.includes(task.tenant)) {
+  if (!identity?.tenants.includes(task.tenant)) {
     throw new InputRejectedError(`identity "${tenant.identity}" is not scoped for tenant "${task.tenant}"`, 'tenant');
   }
   const params = { ...(tenant.action_params[task.action] ?? {}), ...task.params };

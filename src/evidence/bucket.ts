@@ -1,3 +1,4 @@
+import type { Dirent } from 'node:fs';
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { GetObjectCommand, ListObjectsV2Command, type S3Client } from '@aws-sdk/client-s3';
@@ -33,7 +34,7 @@ export class S3rverFolderBucket implements BucketReader {
 
   async list(prefix: string): Promise<BucketListing> {
     const dir = join(this.bucketDir, ...prefix.split('/').filter(Boolean));
-    let entries;
+    let entries: Dirent[];
     try {
       entries = await readdir(dir, { withFileTypes: true });
     } catch (error) {

@@ -65,7 +65,11 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
   const ports = options.ports ?? {};
 
   const started: Array<{ stop(): Promise<void> }> = [];
-  const track = <T extends { stop(): Promise<void> }>(p: Promise<T>) => p.then((s) => (started.push(s), s));
+  const track = <T extends { stop(): Promise<void> }>(p: Promise<T>) =>
+    p.then((s) => {
+      started.push(s);
+      return s;
+    });
   let dynamodb: LocalDynamoDb, s3: LocalS3, ses: LocalSes, sfn: LocalStepFunctionsEndpoint;
   try {
     [dynamodb, s3, ses, sfn] = await Promise.all([

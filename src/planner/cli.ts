@@ -203,7 +203,7 @@ export async function runPlanCommand(rawArgs: unknown, deps: PlanCommandDeps = {
         tableRowsShown: plannerConfig.table_rows_shown,
         rowKeyAttribute: pack.list.rowKeyAttribute,
       });
-      let outcome;
+      let outcome: Awaited<ReturnType<typeof draftPlan>>;
       try {
         outcome = await draftPlan(
           model,

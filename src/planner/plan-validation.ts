@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ACTION_NAMES, MAX_PLAN_STEPS, Plan, Step, type Locator } from '../sitepack/action-language.js';
+import { ACTION_NAMES, MAX_PLAN_STEPS, Plan, type Step, type Locator } from '../sitepack/action-language.js';
 import type { Reversibility, SitePack } from '../sitepack/schema.js';
 
 /**

@@ -272,7 +272,7 @@ export async function runTask(taskId: string, startPage: Page, deps: RunnerDeps)
         rowKeyAttribute: pack.list.rowKeyAttribute,
       });
       const round = record.rounds + 1;
-      let outcome;
+      let outcome: Awaited<ReturnType<typeof draftPlan>>;
       try {
         outcome = await draftPlan(
           deps.model!,

@@ -1,4 +1,4 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { ServerResponse } from 'node:http';
 import type { Html } from './format.js';
 
 /** Bodies larger than this are refused with 413 before they are read whole. */
@@ -61,7 +61,7 @@ export function redirect(res: ServerResponse, location: string, headers: Record<
 
 /** Only same-site paths may be a post-login target (no //evil.example, no schemes). */
 export function safeNext(next: string | null | undefined): string | undefined {
-  if (!next || !next.startsWith('/') || next.startsWith('//') || next.includes('\\')) return undefined;
+  if (!next?.startsWith('/') || next.startsWith('//') || next.includes('\\')) return undefined;
   if (next.startsWith('/login') || next.startsWith('/logout')) return undefined;
   return next;
 }

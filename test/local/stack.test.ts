@@ -158,7 +158,7 @@ test('restart on the same data folder and ports keeps data; a RUNNING execution 
     ses: Number(new URL(first.endpoints.ses).port),
     stepfunctions: Number(new URL(first.endpoints.stepfunctions).port),
   };
-  Object.values(c).forEach((client) => client.destroy());
+  for (const client of Object.values(c)) client.destroy();
   await first.stop();
 
   first = await startLocalStack({ dataDir: data.path, prefix: 'pc', handlers, stateMachines, ports });
@@ -195,5 +195,5 @@ test('restart on the same data folder and ports keeps data; a RUNNING execution 
   // The restarted stack runs new executions as before.
   const next = await c.sfn.send(new StartExecutionCommand({ stateMachineArn: smArn('task-choice-task'), input: '{"amount":700}' }));
   assert.equal((await closedExecution(c.sfn, next.executionArn!)).status, 'SUCCEEDED');
-  Object.values(c).forEach((client) => client.destroy());
+  for (const client of Object.values(c)) client.destroy();
 });

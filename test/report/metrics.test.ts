@@ -273,7 +273,9 @@ describe('batch progress', () => {
     progress.update({ claimed: 0, byStatus: {}, phase: 'reading' });
     progress.update({ claimed: 2, byStatus: { DONE: 1, WRITING: 1 }, phase: 'writing', total: 4, finished: 1 });
     progress.finish();
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: the terminal progress line starts with the ANSI erase-line sequence
     assert.match(written, /\r\x1b\[2K {2}reading the discrepancy list…/);
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: the terminal progress line starts with the ANSI erase-line sequence
     assert.match(written, /\r\x1b\[2K {2}\[######------------------\] 1\/4 items \(done 1, writing 1\)/);
     assert.ok(written.endsWith('\n'));
     assert.equal(written.split('\n').length, 2, 'one line, redrawn');

@@ -66,7 +66,7 @@ test('the batch names each child execution by its idempotency key and bounds con
 
 test('every function the workflows call is in the shared function list', () => {
   const text = STATE_MACHINES.map((sm) => JSON.stringify(load(sm.file))).join('\n');
-  for (const f of WORKFLOW_FUNCTIONS) assert.ok(!text.includes('${' + functionArnVariable(f.id) + '}'));
+  for (const f of WORKFLOW_FUNCTIONS) assert.ok(!text.includes(`\${${functionArnVariable(f.id)}}`));
   const called = [...text.matchAll(/function:p-([a-z-]+)/g)].map((m) => m[1]);
   assert.deepEqual([...new Set(called)].sort(), WORKFLOW_FUNCTIONS.map((f) => f.name).sort());
 });

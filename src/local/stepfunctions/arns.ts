@@ -45,6 +45,7 @@ export function requireExecutionArn(arn: string): void {
  * character is InvalidName (as the real service answers).
  */
 // eslint-disable-next-line no-control-regex
+// biome-ignore lint/suspicious/noControlCharactersInRegex: Step Functions refuses control characters in names, so the check lists them
 const FORBIDDEN_NAME_CHARS = /[\s<>{}[\]?*"#%\\^|~`$&,;:/\u0000-\u001f\u007f-\u009f]/u;
 
 export function nameProblem(field: string, name: string): SfnServiceError | undefined {

@@ -47,6 +47,7 @@ export function validateAsl(definition: StateMachineDefinition): void {
     new StateMachine(definition, { validationOptions: { checkArn: true, checkPaths: true } });
     return;
   }
+  // biome-ignore lint/complexity/useArrowFunction: the validator calls it with `new`, and an arrow function is not a constructor
   const caching = function (options?: { schemas?: Array<{ $id?: unknown }> }) {
     if (!isAslValidatorSchemaSet(options)) return new original(options);
     if (!sharedAjv) {

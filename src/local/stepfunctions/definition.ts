@@ -29,7 +29,7 @@ export function substituteDefinition(text: string, substitutions: Record<string,
     return value;
   });
   if (missing.size > 0) {
-    const names = [...missing].map((n) => '${' + n + '}').join(', ');
+    const names = [...missing].map((n) => `\${${n}}`).join(', ');
     throw new Error(
       `${source}: unresolved placeholder(s) ${names}; add them to the substitutions ` +
         `(known: ${Object.keys(substitutions).sort().join(', ') || 'none'})`,
@@ -210,7 +210,7 @@ export function prepareDefinition(definitionText: string, options: { validate?: 
         });
       }
       if (state.Type === 'Map') walk(state.ItemProcessor ?? state.Iterator, `in Map "${name}"`);
-      if (state.Type === 'Parallel') (state.Branches ?? []).forEach((b, i) => walk(b, `in branch ${i} of Parallel "${name}"`));
+      if (state.Type === 'Parallel') for (const [i, b] of (state.Branches ?? []).entries()) walk(b, `in branch ${i} of Parallel "${name}"`);
     }
   };
   walk(parsed as RawMachine, 'top level');

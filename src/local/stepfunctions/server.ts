@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer, type Server, type ServerResponse } from 'node:http';
 import { z } from 'zod';
 import { closeServer, listen, LOCAL_HOST } from '../http-server.js';
 import { SfnServiceError } from './errors.js';

@@ -5,7 +5,7 @@
  */
 
 /** Shared by every logged-in page: logout link, confirm dialog, toasts, write requests. */
-export const CLIENT_CORE_SCRIPT = String.raw`
+export const CLIENT_CORE_SCRIPT = `
 (function () {
   var meta = function (name) { var m = document.querySelector('meta[name="' + name + '"]'); return m ? m.getAttribute('content') : ''; };
   var csrf = meta('csrf-token');
@@ -120,7 +120,7 @@ export const CLIENT_CORE_SCRIPT = String.raw`
 `;
 
 /** List page, v1 layout: rows carry data-bill / data-status, buttons data-op. */
-export const LIST_V1_SCRIPT = String.raw`
+export const LIST_V1_SCRIPT = `
 (function () {
   var table = document.getElementById('diff');
   if (!table) return;
@@ -164,7 +164,7 @@ export const LIST_V1_SCRIPT = String.raw`
 `;
 
 /** List page, v2 layout: no data-* hooks; rows are found by index into an embedded array. */
-export const LIST_V2_SCRIPT = String.raw`
+export const LIST_V2_SCRIPT = `
 (function () {
   var grid = document.querySelector('.vx-grid');
   var dataNode = document.getElementById('vx-rows');

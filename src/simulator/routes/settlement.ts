@@ -47,8 +47,14 @@ export function getSettlement(ex: Exchange): void {
     const viewer = viewerOf(ex, auth.session);
     fail = (status, message) => sendHtml(ex.res, status, errorPage(status, message, viewer));
   }
-  if (!tenant) return fail(400, '请选择租户（参数 tenant 必填）');
-  if (!canSee(identity, tenant)) return fail(403, '无权访问该租户');
+  if (!tenant) {
+    fail(400, '请选择租户（参数 tenant 必填）');
+    return;
+  }
+  if (!canSee(identity, tenant)) {
+    fail(403, '无权访问该租户');
+    return;
+  }
   const body = Buffer.from(settlementCsv(ex.office.ledger.forTenant(tenant)), 'utf8');
   ex.res.writeHead(200, {
     'content-type': 'text/csv; charset=utf-8',

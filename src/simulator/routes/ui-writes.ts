@@ -96,8 +96,14 @@ export function getRefundPage(ex: Exchange, billNo: string, frame: boolean): voi
   const viewer = viewerOf(ex, auth.session);
   const fail = (status: number, message: string) =>
     sendHtml(ex.res, status, frame ? frameMessageDocument(message) : errorPage(status, message, viewer), frameHeaders(frame));
-  if (!bill) return fail(404, '差异单不存在');
-  if (!canSee(auth.identity, bill.tenant)) return fail(403, '无权访问该租户');
+  if (!bill) {
+    fail(404, '差异单不存在');
+    return;
+  }
+  if (!canSee(auth.identity, bill.tenant)) {
+    fail(403, '无权访问该租户');
+    return;
+  }
   if (frame) {
     sendHtml(ex.res, 200, refundFormDocument(bill, { csrf: auth.session.csrf }), frameHeaders(true));
   } else {
