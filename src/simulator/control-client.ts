@@ -9,12 +9,8 @@ import {
   ResetSpecSchema,
   SimStateSchema,
   type ActiveFault,
-  type FaultSpec,
-  type JournalEntry,
   type RequestTiming,
   type ResetResult,
-  type ResetSpec,
-  type SimState,
 } from './schemas.js';
 
 export class SimulatorControlError extends Error {
@@ -28,47 +24,59 @@ export class SimulatorControlError extends Error {
 }
 
 const FaultListSchema = z.object({ faults: z.array(ActiveFaultSchema) });
+const TimingListSchema = z.object({ timings: z.array(RequestTimingSchema) });
+
+/** The schemas one back office's control API speaks; the calls and the transport are the same for all. */
+export interface ControlSchemas<Reset extends z.ZodType, Fault extends z.ZodType, Journal extends z.ZodType, State extends z.ZodType> {
+  reset: Reset;
+  fault: Fault;
+  journalEntry: Journal;
+  state: State;
+}
 
 /**
- * Typed client for the simulator's /__sim control API. For tests, benchmarks
- * and chaos runs only: the product never talks to it. Inputs are validated
- * before sending and answers are parsed, so drift shows up as a clear error.
+ * Typed client for a simulated back office's /__sim control API. For tests,
+ * benchmarks and chaos runs only: the product never talks to it. Inputs are
+ * validated before sending and answers are parsed, so drift shows up as a
+ * clear error. Every in-repo back office has the same calls, so a harness can
+ * take either.
  */
-export class SimulatorControl {
+export class BackOfficeControl<Reset extends z.ZodType, Fault extends z.ZodType, Journal extends z.ZodType, State extends z.ZodType> {
   private readonly baseUrl: string;
 
   constructor(
     baseUrl: string,
     private readonly token: string,
+    private readonly schemas: ControlSchemas<Reset, Fault, Journal, State>,
   ) {
     this.baseUrl = baseUrl.replace(/\/+$/, '');
   }
 
-  /** Fresh bills from the seed; clears journal, faults, sessions, notes and timings. */
-  async reset(spec: ResetSpec = {}): Promise<ResetResult> {
-    return this.call('POST', '/__sim/reset', ResetResultSchema, validate(ResetSpecSchema, spec, 'reset spec'));
+  /** Fresh data from the seed; clears journal, faults, sessions and timings. */
+  async reset(spec?: z.input<Reset>): Promise<ResetResult> {
+    return this.call('POST', '/__sim/reset', ResetResultSchema, validate(this.schemas.reset, spec ?? {}, 'reset spec'));
   }
 
   /** Replaces every installed fault. */
-  async setFaults(faults: FaultSpec[]): Promise<ActiveFault[]> {
-    const body = { faults: faults.map((f, i) => validate(FaultSpecSchema, f, `faults[${i}]`)) };
+  async setFaults(faults: z.input<Fault>[]): Promise<ActiveFault[]> {
+    const body = { faults: faults.map((f, i) => validate(this.schemas.fault, f, `faults[${i}]`)) };
     return (await this.call('POST', '/__sim/faults', FaultListSchema, body)).faults;
   }
 
-  async addFault(fault: FaultSpec): Promise<ActiveFault[]> {
-    return (await this.call('POST', '/__sim/faults/add', FaultListSchema, validate(FaultSpecSchema, fault, 'fault'))).faults;
+  async addFault(fault: z.input<Fault>): Promise<ActiveFault[]> {
+    return (await this.call('POST', '/__sim/faults/add', FaultListSchema, validate(this.schemas.fault, fault, 'fault'))).faults;
   }
 
-  async journal(): Promise<JournalEntry[]> {
-    return (await this.call('GET', '/__sim/journal', z.object({ journal: z.array(JournalEntrySchema) }))).journal;
+  async journal(): Promise<z.infer<Journal>[]> {
+    return (await this.call('GET', '/__sim/journal', z.object({ journal: z.array(this.schemas.journalEntry) }))).journal;
   }
 
-  async state(): Promise<SimState> {
-    return this.call('GET', '/__sim/state', SimStateSchema);
+  async state(): Promise<z.infer<State>> {
+    return this.call('GET', '/__sim/state', this.schemas.state);
   }
 
   async timings(): Promise<RequestTiming[]> {
-    return (await this.call('GET', '/__sim/timings', z.object({ timings: z.array(RequestTimingSchema) }))).timings;
+    return (await this.call('GET', '/__sim/timings', TimingListSchema)).timings;
   }
 
   private async call<T extends z.ZodType>(method: 'GET' | 'POST', path: string, schema: T, body?: unknown): Promise<z.infer<T>> {
@@ -93,6 +101,18 @@ export class SimulatorControl {
       throw new SimulatorControlError(`${method} ${path}: unexpected answer: ${describeIssues(parsed.error)}`, response.status);
     }
     return parsed.data;
+  }
+}
+
+/** The bundled simulator's control client. */
+export class SimulatorControl extends BackOfficeControl<
+  typeof ResetSpecSchema,
+  typeof FaultSpecSchema,
+  typeof JournalEntrySchema,
+  typeof SimStateSchema
+> {
+  constructor(baseUrl: string, token: string) {
+    super(baseUrl, token, { reset: ResetSpecSchema, fault: FaultSpecSchema, journalEntry: JournalEntrySchema, state: SimStateSchema });
   }
 }
 

@@ -1,4 +1,14 @@
-import type { ActiveFault, FaultKind, FaultSpec } from './schemas.js';
+import type { ActiveFault, FaultSpec } from './schemas.js';
+
+/** What every fault spec has, whichever back office it is for: a kind and optional scopes. */
+export interface ScopedFaultSpec<K extends string = string> {
+  kind: K;
+  bill?: string;
+  tenant?: string;
+  identity?: string;
+  ms?: number;
+  times?: number;
+}
 
 /** What a request is about, for matching scoped faults. */
 export interface FaultContext {
@@ -7,8 +17,8 @@ export interface FaultContext {
   bill?: string;
 }
 
-interface Armed {
-  spec: FaultSpec;
+interface Armed<S extends ScopedFaultSpec> {
+  spec: S;
   remaining: number | undefined;
   fired: number;
 }
@@ -19,14 +29,14 @@ interface Armed {
  * The first matching fault of a kind with firings left wins and uses one firing.
  * Exhausted faults stay listed (remaining 0) so tests can see they fired.
  */
-export class FaultBook {
-  private armed: Armed[] = [];
+export class FaultBook<S extends ScopedFaultSpec = FaultSpec> {
+  private armed: Armed<S>[] = [];
 
-  replace(specs: readonly FaultSpec[]): void {
+  replace(specs: readonly S[]): void {
     this.armed = specs.map(arm);
   }
 
-  add(spec: FaultSpec): void {
+  add(spec: S): void {
     this.armed.push(arm(spec));
   }
 
@@ -35,7 +45,7 @@ export class FaultBook {
   }
 
   /** Returns the fault that fires for this request, consuming one firing, or undefined. */
-  fire(kind: FaultKind, context: FaultContext): FaultSpec | undefined {
+  fire(kind: S['kind'], context: FaultContext): S | undefined {
     const hit = this.armed.find((a) => a.spec.kind === kind && hasFiringsLeft(a) && matches(a.spec, context));
     if (!hit) return undefined;
     hit.fired += 1;
@@ -43,7 +53,7 @@ export class FaultBook {
     return hit.spec;
   }
 
-  list(): ActiveFault[] {
+  list(): Array<S & Pick<ActiveFault, 'remaining' | 'fired'>> {
     return this.armed.map((a) => ({
       ...a.spec,
       ...(a.remaining === undefined ? {} : { remaining: a.remaining }),
@@ -52,15 +62,15 @@ export class FaultBook {
   }
 }
 
-function arm(spec: FaultSpec): Armed {
+function arm<S extends ScopedFaultSpec>(spec: S): Armed<S> {
   return { spec: { ...spec }, remaining: spec.times, fired: 0 };
 }
 
-function hasFiringsLeft(a: Armed): boolean {
+function hasFiringsLeft(a: Armed<ScopedFaultSpec>): boolean {
   return a.remaining === undefined || a.remaining > 0;
 }
 
-function matches(spec: FaultSpec, context: FaultContext): boolean {
+function matches(spec: ScopedFaultSpec, context: FaultContext): boolean {
   if (spec.bill !== undefined && spec.bill !== context.bill) return false;
   if (spec.tenant !== undefined && spec.tenant !== context.tenant) return false;
   if (spec.identity !== undefined && spec.identity !== context.identity) return false;

@@ -95,25 +95,32 @@ export type ResetSpec = z.infer<typeof ResetSpecSchema>;
 export const FaultKindSchema = z.enum(FAULT_KINDS);
 export type FaultKind = z.infer<typeof FaultKindSchema>;
 
-export const FaultSpecSchema = z
-  .strictObject({
-    kind: FaultKindSchema,
-    bill: BillNoSchema.optional(),
-    tenant: TenantIdSchema.optional(),
-    /** A username, e.g. svc-recon-acme. */
-    identity: z.string().min(1).max(64).optional(),
-    ms: z.number().int().min(0).max(600_000).optional(),
-    /** How many times the fault fires; unlimited when absent. */
-    times: z.number().int().min(1).max(1_000_000).optional(),
-  })
-  .superRefine((f, ctx) => {
-    if ((f.kind === 'slow_ms' || f.kind === 'async_delay_ms') && f.ms === undefined) {
-      ctx.addIssue({ code: 'custom', path: ['ms'], message: `ms is required for a ${f.kind} fault` });
-    }
-  });
-export type FaultSpec = z.infer<typeof FaultSpecSchema>;
+/**
+ * A fault spec whose bill scope follows one back office's record numbers. Every
+ * in-repo back office takes the same kinds and scopes, so a test can install
+ * the same fault on either.
+ */
+export function faultSpecSchemaFor(bill: z.ZodString, tenant: z.ZodString) {
+  return z
+    .strictObject({
+      kind: FaultKindSchema,
+      bill: bill.optional(),
+      tenant: tenant.optional(),
+      /** A username, e.g. svc-recon-acme. */
+      identity: z.string().min(1).max(64).optional(),
+      ms: z.number().int().min(0).max(600_000).optional(),
+      /** How many times the fault fires; unlimited when absent. */
+      times: z.number().int().min(1).max(1_000_000).optional(),
+    })
+    .superRefine((f, ctx) => {
+      if ((f.kind === 'slow_ms' || f.kind === 'async_delay_ms') && f.ms === undefined) {
+        ctx.addIssue({ code: 'custom', path: ['ms'], message: `ms is required for a ${f.kind} fault` });
+      }
+    });
+}
 
-export const FaultListBodySchema = z.strictObject({ faults: z.array(FaultSpecSchema).max(100) });
+export const FaultSpecSchema = faultSpecSchemaFor(BillNoSchema, TenantIdSchema);
+export type FaultSpec = z.infer<typeof FaultSpecSchema>;
 
 /** A fault as the control API reports it: the spec plus how often it fired. */
 export const ActiveFaultSchema = z.object({

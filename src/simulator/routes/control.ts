@@ -1,7 +1,9 @@
 import { timingSafeEqual } from 'node:crypto';
-import type { z } from 'zod';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { z } from 'zod';
+import type { FaultBook, ScopedFaultSpec } from '../faults.js';
 import { sendJson } from '../http-util.js';
-import { describeIssues, FaultListBodySchema, FaultSpecSchema, ResetSpecSchema } from '../schemas.js';
+import { describeIssues, FaultSpecSchema, ResetSpecSchema } from '../schemas.js';
 import type { Exchange } from './exchange.js';
 
 /**
@@ -17,7 +19,26 @@ function tokenMatches(given: string | string[] | undefined, expected: string): b
   return a.length === b.length && timingSafeEqual(a, b);
 }
 
-function parseBody<T extends z.ZodType>(ex: Exchange, schema: T, allowEmpty: boolean): z.infer<T> | undefined {
+/** The part of a request the control API needs; every back office's exchange has it. */
+export interface ControlExchange {
+  req: IncomingMessage;
+  res: ServerResponse;
+  url: URL;
+  body: string;
+}
+
+/** What a back office exposes to its control API. */
+export interface ControlSurface<Reset, Fault extends ScopedFaultSpec> {
+  resetSchema: z.ZodType<Reset>;
+  faultSchema: z.ZodType<Fault>;
+  reset(spec: Reset): unknown;
+  faults: FaultBook<Fault>;
+  journal(): unknown[];
+  state(): unknown;
+  timings(): unknown[];
+}
+
+function parseBody<T extends z.ZodType>(ex: ControlExchange, schema: T, allowEmpty: boolean): z.infer<T> | undefined {
   const raw = ex.body.trim();
   let json: unknown;
   if (raw === '' && allowEmpty) {
@@ -43,6 +64,24 @@ function parseBody<T extends z.ZodType>(ex: Exchange, schema: T, allowEmpty: boo
 }
 
 export async function handleControl(ex: Exchange, controlToken: string | undefined): Promise<void> {
+  const { office } = ex;
+  handleControlRequest(ex, controlToken, {
+    resetSchema: ResetSpecSchema,
+    faultSchema: FaultSpecSchema,
+    reset: (spec) => office.reset(spec),
+    faults: office.faults,
+    journal: () => office.ledger.journal(),
+    state: () => office.state(),
+    timings: () => office.timings(),
+  });
+}
+
+/** The control API of any in-repo back office: the same paths, header and answers for all. */
+export function handleControlRequest<Reset, Fault extends ScopedFaultSpec>(
+  ex: ControlExchange,
+  controlToken: string | undefined,
+  surface: ControlSurface<Reset, Fault>,
+): void {
   if (controlToken === undefined) {
     sendJson(ex.res, 404, { error: 'not_found', message: 'not found' });
     return;
@@ -52,35 +91,34 @@ export async function handleControl(ex: Exchange, controlToken: string | undefin
     return;
   }
   const route = `${ex.req.method ?? 'GET'} ${ex.url.pathname}`;
-  const { office } = ex;
   switch (route) {
     case 'POST /__sim/reset': {
-      const spec = parseBody(ex, ResetSpecSchema, true);
-      if (spec) sendJson(ex.res, 200, office.reset(spec));
+      const spec = parseBody(ex, surface.resetSchema, true);
+      if (spec) sendJson(ex.res, 200, surface.reset(spec));
       return;
     }
     case 'POST /__sim/faults': {
-      const body = parseBody(ex, FaultListBodySchema, false);
+      const body = parseBody(ex, z.strictObject({ faults: z.array(surface.faultSchema).max(100) }), false);
       if (!body) return;
-      office.faults.replace(body.faults);
-      sendJson(ex.res, 200, { faults: office.faults.list() });
+      surface.faults.replace(body.faults);
+      sendJson(ex.res, 200, { faults: surface.faults.list() });
       return;
     }
     case 'POST /__sim/faults/add': {
-      const fault = parseBody(ex, FaultSpecSchema, false);
+      const fault = parseBody(ex, surface.faultSchema, false);
       if (!fault) return;
-      office.faults.add(fault);
-      sendJson(ex.res, 200, { faults: office.faults.list() });
+      surface.faults.add(fault);
+      sendJson(ex.res, 200, { faults: surface.faults.list() });
       return;
     }
     case 'GET /__sim/journal':
-      sendJson(ex.res, 200, { journal: office.ledger.journal() });
+      sendJson(ex.res, 200, { journal: surface.journal() });
       return;
     case 'GET /__sim/state':
-      sendJson(ex.res, 200, office.state());
+      sendJson(ex.res, 200, surface.state());
       return;
     case 'GET /__sim/timings':
-      sendJson(ex.res, 200, { timings: office.timings() });
+      sendJson(ex.res, 200, { timings: surface.timings() });
       return;
     default:
       sendJson(ex.res, 404, {

@@ -94,7 +94,7 @@ export function peekContext(ex: Exchange): FaultContext {
 }
 
 /** Waits until the client gives up (or the server closes); with ms, answers 504 after ms instead. */
-export async function hangAfterCommit(ex: Exchange, ms: number | undefined, answer: () => void): Promise<void> {
+export async function hangAfterCommit(ex: Pick<Exchange, 'res' | 'closing'>, ms: number | undefined, answer: () => void): Promise<void> {
   const clientGone = new Promise<void>((resolve) => ex.res.once('close', () => resolve()));
   const stop = new AbortController();
   const onClosing = () => stop.abort();
