@@ -7,7 +7,7 @@ import { Construct } from 'constructs';
 import { handlerBundling } from './bundling.js';
 import type { FunctionName } from './function-access.js';
 import { CONFIG_PATH_IN_LAMBDA } from './runtime-config.js';
-import { METRICS_NAMESPACE } from '../../src/report/emf.js';
+import { METRICS_NAMESPACE } from '../../src/report/metric-names.js';
 
 /**
  * Sizes, and why:

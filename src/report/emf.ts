@@ -1,5 +1,6 @@
 import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 import type { ItemFacts } from './classify.js';
+import { METRIC_NAMES, METRICS_NAMESPACE, type MetricName } from './metric-names.js';
 
 /**
  * The four metrics per item as CloudWatch EMF, through Powertools. Names and
@@ -11,19 +12,6 @@ import type { ItemFacts } from './classify.js';
  * POWERTOOLS_METRICS_DISABLED says otherwise, metrics are only written when
  * running in Lambda. POWERTOOLS_DEV=true routes them through console.log.
  */
-export const METRIC_NAMES = [
-  'ItemProcessed',
-  'WriteAttempted',
-  'TaskCompleted',
-  'HumanTakeover',
-  'Misoperation',
-  'RollbackAttempted',
-  'RollbackSucceeded',
-  'SessionLost',
-] as const;
-export type MetricName = (typeof METRIC_NAMES)[number];
-
-export const METRICS_NAMESPACE = 'Paperclip';
 
 export function metricsEnabled(env: NodeJS.ProcessEnv = process.env): boolean {
   const flag = env['POWERTOOLS_METRICS_DISABLED'];

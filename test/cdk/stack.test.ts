@@ -8,7 +8,7 @@ import { AwsSolutionsChecks } from 'cdk-nag';
 import { parse as parseYaml } from 'yaml';
 import { TABLES, tableName } from '../../src/adapters/dynamodb/table-definitions.js';
 import { WORKFLOW_FUNCTIONS, functionArnVariable } from '../../src/workflow/functions.js';
-import { METRIC_NAMES } from '../../src/report/emf.js';
+import { METRIC_NAMES } from '../../src/report/metric-names.js';
 import { applySubstitutions, substitutionVariables, type AslMachine } from '../../cdk/lib/asl.js';
 import { createPaperclipApp, PROJECT_ROOT, SAMPLE_DEPLOY_CONFIG } from '../../cdk/lib/app.js';
 import { loadDeploymentConfig } from '../../cdk/config.js';
