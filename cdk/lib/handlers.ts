@@ -17,7 +17,11 @@ export interface HandlersProps {
 }
 
 /** The handler behind the approval page: GET shows the request, POST records the decision. */
-export const APPROVAL_HTTP: { name: 'approval-http'; browser: false } = { name: 'approval-http', browser: false };
+export const APPROVAL_HTTP: { name: 'approval-http'; browser: false; timeoutSeconds: 30 } = {
+  name: 'approval-http',
+  browser: false,
+  timeoutSeconds: 30,
+};
 
 /**
  * Every Lambda: the workflow steps from the shared list plus the approval
@@ -30,7 +34,7 @@ export class Handlers extends Construct {
 
   constructor(scope: Construct, id: string, props: HandlersProps) {
     super(scope, id);
-    const build = (constructId: string, name: FunctionName, browser: boolean) => {
+    const build = (constructId: string, name: FunctionName, browser: boolean, timeoutSeconds: number) => {
       const entry = props.entryFor(name);
       if (!existsSync(entry)) throw new Error(`handler ${name} has no entry file at ${entry}`);
       const fn = new PaperclipFunction(this, constructId, {
@@ -39,6 +43,7 @@ export class Handlers extends Construct {
         browser,
         entry,
         memoryMb: browser ? props.memory.browserMb : props.memory.defaultMb,
+        timeoutSeconds,
         logRetention: props.logRetention,
         environment: {},
         runtimeFilesDir: props.runtimeFilesDir,
@@ -49,9 +54,9 @@ export class Handlers extends Construct {
     };
 
     const workflow = {} as Record<WorkflowFunctionId, PaperclipFunction>;
-    for (const spec of WORKFLOW_FUNCTIONS) workflow[spec.id] = build(spec.id, spec.name, spec.browser);
+    for (const spec of WORKFLOW_FUNCTIONS) workflow[spec.id] = build(spec.id, spec.name, spec.browser, spec.timeoutSeconds);
     this.workflow = workflow;
-    this.approvalHttp = build('ApprovalHttp', APPROVAL_HTTP.name, APPROVAL_HTTP.browser);
+    this.approvalHttp = build('ApprovalHttp', APPROVAL_HTTP.name, APPROVAL_HTTP.browser, APPROVAL_HTTP.timeoutSeconds);
     this.all = [...Object.values(workflow), this.approvalHttp];
 
     // Compensation starts guarded-write executions by ARN.

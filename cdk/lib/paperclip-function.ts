@@ -10,16 +10,14 @@ import { CONFIG_PATH_IN_LAMBDA } from './runtime-config.js';
 import { METRICS_NAMESPACE } from '../../src/report/metric-names.js';
 
 /**
- * Sizes, and why:
+ * Sizes, and why (timeouts are per function, in src/workflow/functions.ts):
  * - browser: @sparticuz/chromium asks for >= 1600 MB; memory also buys CPU, which
- *   is what page rendering and screenshots wait on. Five minutes covers a cold
- *   start (up to 10 s), a login, the write and a readback that polls until the
- *   vendor settles. /tmp holds the inflated Chromium (~200 MB), one user-data-dir
+ *   is what page rendering and screenshots wait on. /tmp holds the inflated Chromium (~200 MB), one user-data-dir
  *   per browser, screenshots and the trace before upload.
  * - everything else talks to DynamoDB, SES or Step Functions only.
  */
-export const BROWSER_SIZING = { timeout: Duration.minutes(5), ephemeralStorage: Size.mebibytes(2048) };
-export const DEFAULT_SIZING = { timeout: Duration.seconds(30), ephemeralStorage: Size.mebibytes(512) };
+export const BROWSER_SIZING = { ephemeralStorage: Size.mebibytes(2048) };
+export const DEFAULT_SIZING = { ephemeralStorage: Size.mebibytes(512) };
 
 export interface PaperclipFunctionProps {
   prefix: string;
@@ -27,6 +25,8 @@ export interface PaperclipFunctionProps {
   browser: boolean;
   entry: string;
   memoryMb: number;
+  /** From src/workflow/functions.ts, the list the local runner enforces the same timeouts from. */
+  timeoutSeconds: number;
   logRetention: RetentionDays;
   environment: Record<string, string>;
   /** Generated config.yaml and site-pack.yaml shipped in the bundle. */
@@ -81,7 +81,7 @@ export class PaperclipFunction extends Construct {
       // The Chromium build in @sparticuz/chromium is x86_64; the rest is plain JavaScript and runs on Graviton.
       architecture: props.browser ? Architecture.X86_64 : Architecture.ARM_64,
       memorySize: props.memoryMb,
-      timeout: sizing.timeout,
+      timeout: Duration.seconds(props.timeoutSeconds),
       ephemeralStorageSize: sizing.ephemeralStorage,
       role: this.role,
       logGroup: this.logGroup,

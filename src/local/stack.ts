@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { functionPhysicalName, type WorkflowFunctionName } from '../workflow/functions.js';
+import { GetObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { functionPhysicalName, functionTimeouts, type WorkflowFunctionName } from '../workflow/functions.js';
 import { awsClientConfig, LOCAL_ACCOUNT_ID, LOCAL_CREDENTIALS, LOCAL_REGION, type LocalClientConfig } from './aws-config.js';
 import { createTables, startLocalDynamoDb, type CreateTablesResult, type LocalDynamoDb } from './dynamodb.js';
 import { startLocalS3, type LocalS3 } from './s3.js';
@@ -30,6 +31,11 @@ export interface LocalStackOptions {
   accountId?: string;
   /** Every Retry waits this many ms instead of its IntervalSeconds/BackoffRate. Tests only. */
   retryIntervalOverrideMs?: number;
+  /**
+   * Function timeouts in seconds by function name. Default: the workflow functions'
+   * deployed timeouts (src/workflow/functions.ts) under `prefix`.
+   */
+  functionTimeoutsSeconds?: Readonly<Record<string, number>>;
 }
 
 export interface LocalStack {
@@ -79,6 +85,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       track(
         startLocalStepFunctions({
           handlers: options.handlers,
+          functionTimeoutsSeconds: options.functionTimeoutsSeconds ?? functionTimeouts(prefix),
           port: ports.stepfunctions ?? 0,
           region,
           accountId,
@@ -91,6 +98,18 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     await stopAll(started);
     throw err;
   }
+
+  // Distributed Map states read their items from and write their results to the local S3.
+  const objects = new S3Client(awsClientConfig(s3.endpoint, region));
+  sfn.service.useObjectStore({
+    async get(bucket, key) {
+      const got = await objects.send(new GetObjectCommand({ Bucket: bucket, Key: key }));
+      return (await got.Body?.transformToString('utf8')) ?? '';
+    },
+    async put(bucket, key, body) {
+      await objects.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: body, ContentType: 'application/json' }));
+    },
+  });
 
   let tables: CreateTablesResult;
   const stateMachineArns: Record<string, string> = {};
@@ -134,6 +153,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       // Step Functions first, so no handler starts against a store that is closing.
       stopping ??= (async () => {
         await sfn.stop();
+        objects.destroy();
         await stopAll([ses, s3, dynamodb]);
       })();
       return stopping;

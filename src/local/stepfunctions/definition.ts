@@ -76,7 +76,27 @@ export type TaskIntegration =
   /** arn:aws:states:::lambda:invoke[.waitForTaskToken] */
   | { kind: 'lambda-invoke'; waitForTaskToken: boolean }
   /** arn:aws:states:::states:startExecution[.sync[:2]] */
-  | { kind: 'start-execution'; pattern: 'fire-and-forget' | 'sync' | 'sync:2' };
+  | { kind: 'start-execution'; pattern: 'fire-and-forget' | 'sync' | 'sync:2' }
+  /** A Map state in DISTRIBUTED mode, which the runner executes itself (see DistributedMapInfo). */
+  | { kind: 'distributed-map' };
+
+/**
+ * A Distributed Map: items from S3 (ItemReader) or from the input, one child
+ * execution of the ItemProcessor per item, results to S3 (ResultWriter).
+ * The runner rewrites the state into a Task it handles, so the library's own
+ * Retry, Catch, ResultSelector, ResultPath and OutputPath apply unchanged.
+ */
+export interface DistributedMapInfo {
+  stateName: string;
+  /** Label, or the state name: part of the Map Run ARN and the child executions' state machine name. */
+  label: string;
+  processor: PreparedDefinition;
+  readerInputType?: 'JSON';
+  writer?: { outputType: 'JSON' | 'JSONL'; transformation: 'NONE' | 'COMPACT' };
+}
+
+/** The Resource a Distributed Map state is rewritten to; not a real Step Functions resource. */
+export const LOCAL_DISTRIBUTED_MAP_RESOURCE = 'arn:aws:states:::local:distributedMap';
 
 export interface TaskInfo {
   stateName: string;
@@ -92,6 +112,7 @@ export interface PreparedDefinition {
   tasks: Map<string, TaskInfo>;
   stateTypes: Map<string, string>;
   statesWithRetry: string[];
+  distributedMaps: Map<string, DistributedMapInfo>;
 }
 
 /**
@@ -129,12 +150,89 @@ interface RawState {
   TimeoutSeconds?: number;
   TimeoutSecondsPath?: string;
   Retry?: unknown[];
-  ItemProcessor?: RawMachine;
+  ItemProcessor?: RawMachine & { ProcessorConfig?: { Mode?: string; ExecutionType?: string } };
   Iterator?: RawMachine;
   Branches?: RawMachine[];
 }
 interface RawMachine {
+  StartAt?: string;
   States?: Record<string, RawState>;
+}
+
+const isDistributed = (state: RawState) => state.Type === 'Map' && state.ItemProcessor?.ProcessorConfig?.Mode === 'DISTRIBUTED';
+
+/** Distributed Map fields the local runner implements; anything else is refused at creation rather than ignored. */
+const DISTRIBUTED_MAP_FIELDS = new Set([
+  'Type',
+  'Comment',
+  'ItemProcessor',
+  'ItemReader',
+  'ItemsPath',
+  'MaxConcurrency',
+  'MaxConcurrencyPath',
+  'ToleratedFailurePercentage',
+  'ToleratedFailurePercentagePath',
+  'ToleratedFailureCount',
+  'ToleratedFailureCountPath',
+  'ResultWriter',
+  'Label',
+  'InputPath',
+  'ResultPath',
+  'ResultSelector',
+  'OutputPath',
+  'Retry',
+  'Catch',
+  'Next',
+  'End',
+]);
+
+function prepareDistributedMap(name: string, state: Record<string, unknown>): { info: DistributedMapInfo; task: Record<string, unknown> } {
+  const refuse = (why: string) => {
+    throw sfnErrors.invalidDefinition(`state "${name}": ${why} (the local runner implements ItemReader JSON from S3, ResultWriter to S3, MaxConcurrency[Path], ToleratedFailure{Percentage,Count}[Path])`);
+  };
+  for (const field of Object.keys(state)) if (!DISTRIBUTED_MAP_FIELDS.has(field)) refuse(`${field} is not supported in a Distributed Map`);
+  const reader = state['ItemReader'] as { Resource?: string; ReaderConfig?: { InputType?: string }; Parameters?: unknown } | undefined;
+  if (reader && (reader.Resource !== 'arn:aws:states:::s3:getObject' || (reader.ReaderConfig?.InputType ?? 'JSON') !== 'JSON')) {
+    refuse('ItemReader must be arn:aws:states:::s3:getObject with InputType JSON');
+  }
+  const writer = state['ResultWriter'] as
+    | { Resource?: string; Parameters?: unknown; WriterConfig?: { OutputType?: string; Transformation?: string } }
+    | undefined;
+  const outputType = writer?.WriterConfig?.OutputType ?? 'JSON';
+  const transformation = writer?.WriterConfig?.Transformation ?? 'NONE';
+  if (writer && (writer.Resource !== 'arn:aws:states:::s3:putObject' || !writer.Parameters)) {
+    refuse('ResultWriter must be arn:aws:states:::s3:putObject with Parameters');
+  }
+  if (writer && (!['JSON', 'JSONL'].includes(outputType) || !['NONE', 'COMPACT'].includes(transformation))) {
+    refuse('ResultWriter.WriterConfig must use OutputType JSON or JSONL and Transformation NONE or COMPACT');
+  }
+  const { ProcessorConfig: _config, ...processorMachine } = state['ItemProcessor'] as Record<string, unknown>;
+  const processor = prepareDefinition(JSON.stringify(processorMachine), { validate: false });
+  const parameters: Record<string, unknown> = {};
+  if (reader) parameters['reader'] = reader.Parameters ?? {};
+  else parameters['items.$'] = state['ItemsPath'] ?? '$';
+  const numberField = (field: string, key: string) => {
+    if (state[`${field}Path`] !== undefined) parameters[`${key}.$`] = state[`${field}Path`];
+    else if (state[field] !== undefined) parameters[key] = state[field];
+  };
+  numberField('MaxConcurrency', 'maxConcurrency');
+  numberField('ToleratedFailurePercentage', 'toleratedFailurePercentage');
+  numberField('ToleratedFailureCount', 'toleratedFailureCount');
+  if (writer) parameters['writer'] = writer.Parameters;
+  const task: Record<string, unknown> = { Type: 'Task', Resource: LOCAL_DISTRIBUTED_MAP_RESOURCE, Parameters: parameters };
+  for (const field of ['Comment', 'InputPath', 'ResultPath', 'ResultSelector', 'OutputPath', 'Retry', 'Catch', 'Next', 'End']) {
+    if (state[field] !== undefined) task[field] = state[field];
+  }
+  return {
+    task,
+    info: {
+      stateName: name,
+      label: typeof state['Label'] === 'string' ? state['Label'] : name,
+      processor,
+      ...(reader ? { readerInputType: 'JSON' as const } : {}),
+      ...(writer ? { writer: { outputType: outputType as 'JSON' | 'JSONL', transformation: transformation as 'NONE' | 'COMPACT' } } : {}),
+    },
+  };
 }
 
 /**
@@ -170,8 +268,9 @@ export function prepareDefinition(definitionText: string, options: { validate?: 
   const tasks = new Map<string, TaskInfo>();
   const stateTypes = new Map<string, string>();
   const statesWithRetry: string[] = [];
+  const distributedMaps = new Map<string, DistributedMapInfo>();
 
-  const walk = (machine: RawMachine | undefined, where: string) => {
+  const walk = (machine: RawMachine | undefined, where: string, runnableMachine?: RawMachine) => {
     for (const [name, state] of Object.entries(machine?.States ?? {})) {
       if (stateTypes.has(name)) {
         throw sfnErrors.invalidDefinition(
@@ -209,13 +308,25 @@ export function prepareDefinition(definitionText: string, options: { validate?: 
           ...(state.TimeoutSecondsPath !== undefined ? { timeoutSecondsPath: state.TimeoutSecondsPath } : {}),
         });
       }
-      if (state.Type === 'Map') walk(state.ItemProcessor ?? state.Iterator, `in Map "${name}"`);
-      if (state.Type === 'Parallel') for (const [i, b] of (state.Branches ?? []).entries()) walk(b, `in branch ${i} of Parallel "${name}"`);
+      if (isDistributed(state)) {
+        // Its processor runs as separate child executions; here it only takes part in the name check.
+        const { info, task } = prepareDistributedMap(name, state as Record<string, unknown>);
+        distributedMaps.set(name, info);
+        tasks.set(name, { stateName: name, resource: LOCAL_DISTRIBUTED_MAP_RESOURCE, integration: { kind: 'distributed-map' } });
+        if (runnableMachine?.States) runnableMachine.States[name] = task as RawState;
+        walk(state.ItemProcessor, `in Distributed Map "${name}"`);
+        continue;
+      }
+      const nested = runnableMachine?.States?.[name];
+      if (state.Type === 'Map') walk(state.ItemProcessor ?? state.Iterator, `in Map "${name}"`, nested?.ItemProcessor ?? nested?.Iterator);
+      if (state.Type === 'Parallel') {
+        for (const [i, b] of (state.Branches ?? []).entries()) walk(b, `in branch ${i} of Parallel "${name}"`, nested?.Branches?.[i]);
+      }
     }
   };
-  walk(parsed as RawMachine, 'top level');
+  walk(parsed as RawMachine, 'top level', runnable as unknown as RawMachine);
   makeTaskTimeoutsExplicit(runnable as unknown as RawMachine);
-  return { runnable, tasks, stateTypes, statesWithRetry };
+  return { runnable, tasks, stateTypes, statesWithRetry, distributedMaps };
 }
 
 function makeTaskTimeoutsExplicit(machine: RawMachine | undefined): void {

@@ -40,9 +40,16 @@ export class ExecutionRun implements RunningExecution {
     private readonly stateMachine: StateMachineRecord,
     private readonly prepared: PreparedDefinition,
   ) {
-    this.history = new HistoryRecorder(record, prepared.tasks, () => {
-      if (!this.detached) host.save(record, 'soon');
-    });
+    this.history = new HistoryRecorder(
+      record,
+      prepared.tasks,
+      () => {
+        if (!this.detached) host.save(record, 'soon');
+      },
+      // A limit Step Functions enforces (payload size, history length) fails the execution; no Catch applies.
+      (breach) => queueMicrotask(() => this.close({ status: 'FAILED', ...breach })),
+      new Set(prepared.distributedMaps.keys()),
+    );
   }
 
   start(): void {
@@ -73,7 +80,7 @@ export class ExecutionRun implements RunningExecution {
         Task: { Token: this.host.taskTokenPlaceholder },
       },
       overrides: {
-        taskResourceLocalHandlers: buildTaskHandlers(this.host, this, prepared.tasks) as NonNullable<
+        taskResourceLocalHandlers: buildTaskHandlers(this.host, this, prepared.tasks, prepared.distributedMaps) as NonNullable<
           RunOptions['overrides']
         >['taskResourceLocalHandlers'],
         ...(this.host.retryIntervalOverrideMs !== undefined

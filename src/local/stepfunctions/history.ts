@@ -1,5 +1,12 @@
 import type { TaskInfo } from './definition.js';
 import type { ExecutionRecord, HistoryEvent } from './records.js';
+import { MAX_HISTORY_EVENTS, MAX_PAYLOAD_BYTES } from './task-errors.js';
+
+/** A Step Functions limit the execution ran into; the execution fails with it. */
+export interface LimitBreach {
+  error: string;
+  cause: string;
+}
 
 /** The fields of the library's event log entries this module reads. */
 export interface LibraryEvent {
@@ -23,13 +30,35 @@ const NOT_TRUNCATED = { truncated: false };
  */
 export class HistoryRecorder {
   private frozen = false;
+  private breached = false;
   private readonly failedContainers = new Set<string>();
 
   constructor(
     private readonly record: ExecutionRecord,
     private readonly tasks: ReadonlyMap<string, TaskInfo>,
     private readonly onChange: () => void,
+    /** Called once, with the first limit the execution ran into (it then fails, as on AWS). */
+    private readonly onLimit: (breach: LimitBreach) => void = () => undefined,
+    /** States the runner executes as a Task that Step Functions records as a Map (Distributed Map). */
+    private readonly mapStates: ReadonlySet<string> = new Set(),
   ) {}
+
+  private breach(error: string, cause: string): void {
+    if (this.breached) return;
+    this.breached = true;
+    this.onLimit({ error, cause });
+  }
+
+  /** State input and output are limited like task data: over 256 KiB, the execution fails. */
+  private checkSize(what: string, stateName: string, text: string): void {
+    const bytes = Buffer.byteLength(text);
+    if (bytes > MAX_PAYLOAD_BYTES) {
+      this.breach(
+        'States.DataLimitExceeded',
+        `the ${what} of state "${stateName}" is ${bytes} bytes, over the ${MAX_PAYLOAD_BYTES}-byte limit; store large data in S3 and pass its key`,
+      );
+    }
+  }
 
   get isFrozen(): boolean {
     return this.frozen;
@@ -43,6 +72,11 @@ export class HistoryRecorder {
   push(type: string, details?: Record<string, unknown>, timestamp = Date.now()): void {
     if (this.frozen) return;
     const history = this.record.history;
+    const closing = type.startsWith('Execution') && type !== 'ExecutionStarted';
+    if (history.length >= MAX_HISTORY_EVENTS && !closing) {
+      this.breach('States.Runtime', `the execution history reached ${MAX_HISTORY_EVENTS} events, the Step Functions quota for a Standard execution`);
+      return;
+    }
     const id = history.length + 1;
     const event: HistoryEvent = { id, previousEventId: id - 1, timestamp, type, ...(details ?? {}) };
     history.push(event);
@@ -56,30 +90,24 @@ export class HistoryRecorder {
     switch (event.type) {
       case 'StateEntered': {
         if (!state) return;
-        this.push(
-          `${state.type}StateEntered`,
-          {
-            stateEnteredEventDetails: { name: state.name, input: json(state.input), inputDetails: NOT_TRUNCATED },
-          },
-          at,
-        );
-        if (state.type === 'Map') this.push('MapStateStarted', { mapStateStartedEventDetails: {} }, at);
+        const type = this.mapStates.has(state.name) ? 'Map' : state.type;
+        const input = json(state.input);
+        this.checkSize('input', state.name, input);
+        this.push(`${type}StateEntered`, { stateEnteredEventDetails: { name: state.name, input, inputDetails: NOT_TRUNCATED } }, at);
+        if (type === 'Map') this.push('MapStateStarted', { mapStateStartedEventDetails: {} }, at);
         if (state.type === 'Parallel') this.push('ParallelStateStarted', undefined, at);
         return;
       }
       case 'StateExited': {
         if (!state) return;
+        const type = this.mapStates.has(state.name) ? 'Map' : state.type;
         const key = `${state.name}#${event.index ?? ''}`;
         const failed = this.failedContainers.delete(key);
-        if (!failed && state.type === 'Map') this.push('MapStateSucceeded', undefined, at);
-        if (!failed && state.type === 'Parallel') this.push('ParallelStateSucceeded', undefined, at);
-        this.push(
-          `${state.type}StateExited`,
-          {
-            stateExitedEventDetails: { name: state.name, output: json(state.output), outputDetails: NOT_TRUNCATED },
-          },
-          at,
-        );
+        if (!failed && type === 'Map') this.push('MapStateSucceeded', undefined, at);
+        if (!failed && type === 'Parallel') this.push('ParallelStateSucceeded', undefined, at);
+        const output = json(state.output);
+        this.checkSize('output', state.name, output);
+        this.push(`${type}StateExited`, { stateExitedEventDetails: { name: state.name, output, outputDetails: NOT_TRUNCATED } }, at);
         return;
       }
       case 'StateFailed': {

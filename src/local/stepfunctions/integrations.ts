@@ -1,17 +1,20 @@
 import { lambdaFunctionArn, type ArnScope } from './arns.js';
-import { MAX_LOCAL_TASK_TIMEOUT_SECONDS, type TaskInfo } from './definition.js';
+import { MAX_LOCAL_TASK_TIMEOUT_SECONDS, type DistributedMapInfo, type TaskInfo } from './definition.js';
 import { SfnServiceError } from './errors.js';
 import { json, taskResource, type HistoryRecorder } from './history.js';
 import type { LocalHandlers, LocalInvocationContext } from './handlers.js';
 import type { ExecutionRecord } from './records.js';
+import { runDistributedMap, type MapRunHost } from './distributed-map.js';
 import type { TaskTokens } from './task-tokens.js';
-import { dataLimitExceeded, lambdaFunctionError, MAX_PAYLOAD_BYTES, stateError } from './task-errors.js';
+import { dataLimitExceeded, lambdaFunctionError, lambdaTimedOut, MAX_PAYLOAD_BYTES, payloadBytes, stateError } from './task-errors.js';
 
 /** What the task integrations need from the service that runs them. */
-export interface IntegrationHost {
+export interface IntegrationHost extends MapRunHost {
   scope: ArnScope;
   handlers: LocalHandlers;
   tokens: TaskTokens;
+  /** Each function's configured timeout by function name; a function without one runs unbounded. */
+  functionTimeoutsSeconds: Readonly<Record<string, number>>;
   /** The value `$$.Task.Token` resolves to; replaced by a fresh token per callback task invocation. */
   taskTokenPlaceholder: string;
   startExecution(request: { stateMachineArn: string; name?: string; input: string; parentExecutionArn: string }): {
@@ -69,6 +72,7 @@ export function buildTaskHandlers(
   host: IntegrationHost,
   run: RunningExecution,
   tasks: ReadonlyMap<string, TaskInfo>,
+  distributedMaps: ReadonlyMap<string, DistributedMapInfo>,
 ): Record<string, TaskHandler> {
   const handlers: Record<string, TaskHandler> = {};
   for (const task of tasks.values()) {
@@ -85,7 +89,20 @@ export function buildTaskHandlers(
       case 'start-execution':
         handlers[task.stateName] = (input) => runStartExecution(host, run, task, integration.pattern, input);
         break;
+      case 'distributed-map': {
+        const info = distributedMaps.get(task.stateName);
+        if (!info) continue;
+        handlers[task.stateName] = (input) => runDistributedMap(host, run, task, info, input);
+        break;
+      }
     }
+    const dispatch = handlers[task.stateName]!;
+    handlers[task.stateName] = (input) => {
+      // Task parameters over the limit fail before anything is scheduled, and no Catch sees it.
+      const bytes = payloadBytes(input);
+      if (bytes > MAX_PAYLOAD_BYTES) return Promise.reject(dataLimitExceeded(`the parameters of state "${task.stateName}"`, bytes));
+      return dispatch(input);
+    };
   }
   return handlers;
 }
@@ -307,20 +324,40 @@ async function invokeHandler(
     stateName,
     functionName,
   };
+  const timeoutSeconds = host.functionTimeoutsSeconds[functionName];
   let result: unknown;
   try {
     // A deployed function gets its own deserialised copy of the event.
-    result = await unlessAbandoned(
-      run,
-      Promise.resolve().then(() => handler(structuredClone(payload), context)),
-    );
+    const invocation = Promise.resolve().then(() => handler(structuredClone(payload), context));
+    result = await unlessAbandoned(run, timeoutSeconds === undefined ? invocation : withinTimeout(invocation, functionName, timeoutSeconds));
   } catch (err) {
-    throw run.abandoned.aborted ? err : lambdaFunctionError(err);
+    if (run.abandoned.aborted || isTimedOut(err)) throw err;
+    throw lambdaFunctionError(err);
   }
   const text = JSON.stringify(result ?? null) ?? 'null';
   const bytes = Buffer.byteLength(text);
   if (bytes > MAX_PAYLOAD_BYTES) throw dataLimitExceeded(`the result of ${functionName}`, bytes);
   return JSON.parse(text) as unknown;
+}
+
+const TIMED_OUT = Symbol('timed out');
+const isTimedOut = (err: unknown) => err instanceof Error && (err as { [TIMED_OUT]?: boolean })[TIMED_OUT] === true;
+
+/**
+ * Lambda ends an invocation at the function's timeout. The handler here cannot
+ * be stopped mid-flight (it shares this process), but nothing waits for it:
+ * the task fails with the timeout as it would on AWS.
+ */
+function withinTimeout<T>(invocation: Promise<T>, functionName: string, seconds: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const expired = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      const err = lambdaTimedOut(functionName, seconds);
+      Object.defineProperty(err, TIMED_OUT, { value: true });
+      reject(err);
+    }, seconds * 1000);
+  });
+  return Promise.race([invocation, expired]).finally(() => clearTimeout(timer));
 }
 
 function lambdaInvokeParameters(input: unknown, stateName: string): { functionName: string; payload: unknown } {

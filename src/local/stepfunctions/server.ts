@@ -154,6 +154,8 @@ export interface LocalStepFunctionsEndpointOptions {
   region?: string;
   accountId?: string;
   retryIntervalOverrideMs?: number;
+  /** Each function's timeout in seconds by function name; see LocalStepFunctionsOptions. */
+  functionTimeoutsSeconds?: Readonly<Record<string, number>>;
 }
 
 export interface LocalStepFunctionsEndpoint {
@@ -168,6 +170,7 @@ export async function startLocalStepFunctions(options: LocalStepFunctionsEndpoin
     region: options.region ?? 'us-east-1',
     accountId: options.accountId ?? '000000000000',
     handlers: options.handlers,
+    ...(options.functionTimeoutsSeconds !== undefined ? { functionTimeoutsSeconds: options.functionTimeoutsSeconds } : {}),
     ...(options.dataDir !== undefined ? { dataDir: options.dataDir } : {}),
     ...(options.retryIntervalOverrideMs !== undefined ? { retryIntervalOverrideMs: options.retryIntervalOverrideMs } : {}),
   });

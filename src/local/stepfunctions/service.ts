@@ -14,6 +14,7 @@ import type { LocalHandlers } from './handlers.js';
 import type { ExecutionRecord, ExecutionStatus, HistoryEvent, StateMachineRecord } from './records.js';
 import { FileStore, MemoryStore, type SfnStore } from './store.js';
 import { TaskTokens } from './task-tokens.js';
+import type { LocalObjectStore } from './distributed-map.js';
 import { MAX_PAYLOAD_BYTES } from './task-errors.js';
 
 export interface LocalStepFunctionsOptions {
@@ -26,6 +27,8 @@ export interface LocalStepFunctionsOptions {
   retryIntervalOverrideMs?: number;
   /** The role recorded for state machines created without one. */
   defaultRoleArn?: string;
+  /** Each function's timeout in seconds by function name (src/workflow/functions.ts); others run unbounded. */
+  functionTimeoutsSeconds?: Readonly<Record<string, number>>;
 }
 
 interface StateMachineEntry {
@@ -54,6 +57,8 @@ export class LocalStepFunctions {
   private readonly tokens = new TaskTokens();
   private readonly host: ExecutionHost;
   private readonly defaultRoleArn: string;
+  /** Distributed Map processors by child state machine name (`<machine>/<label>`); not listed as state machines. */
+  private readonly processors = new Map<string, StateMachineEntry>();
   private closing = false;
 
   constructor(options: LocalStepFunctionsOptions) {
@@ -63,6 +68,7 @@ export class LocalStepFunctions {
     this.host = {
       scope: this.scope,
       handlers: options.handlers,
+      functionTimeoutsSeconds: options.functionTimeoutsSeconds ?? {},
       tokens: this.tokens,
       taskTokenPlaceholder: `local-task-token-placeholder-${randomBytes(8).toString('hex')}`,
       ...(options.retryIntervalOverrideMs !== undefined ? { retryIntervalOverrideMs: options.retryIntervalOverrideMs } : {}),
@@ -74,6 +80,7 @@ export class LocalStepFunctions {
         return { executionArn: started.executionArn, startDate: started.startDate };
       },
       waitForExecution: (arn) => this.waitForExecution(arn),
+      startMapRunChild: (request) => this.startMapRunChild(request),
     };
     this.load();
   }
@@ -202,9 +209,44 @@ export class LocalStepFunctions {
     return { executionArn: record.executionArn, startDate: new Date(record.startDate) };
   }
 
+  /** Where a Distributed Map reads items and writes results: the local S3 (set once it is listening). */
+  useObjectStore(objects: LocalObjectStore): void {
+    this.host.objects = objects;
+  }
+
+  private startMapRunChild(request: {
+    stateMachineName: string;
+    processor: PreparedDefinition;
+    name: string;
+    input: string;
+    parentExecutionArn: string;
+  }): ExecutionRecord {
+    let entry = this.processors.get(request.stateMachineName);
+    if (!entry || entry.prepared !== request.processor) {
+      const parent = this.executions.get(request.parentExecutionArn);
+      entry = {
+        record: {
+          name: request.stateMachineName,
+          stateMachineArn: buildStateMachineArn(this.scope, request.stateMachineName),
+          definition: JSON.stringify(request.processor.runnable),
+          roleArn: (parent && this.stateMachines.get(parent.stateMachineArn)?.record.roleArn) ?? this.defaultRoleArn,
+          type: 'STANDARD',
+          creationDate: Date.now(),
+        },
+        prepared: request.processor,
+        executions: entry?.executions ?? new Map(),
+      };
+      this.processors.set(request.stateMachineName, entry);
+    }
+    return this.launch(entry, request.name, request.input, request.parentExecutionArn);
+  }
+
   private start(stateMachineArn: string, name: string | undefined, input: string, parentExecutionArn?: string): ExecutionRecord {
+    return this.launch(this.stateMachine(stateMachineArn), name, input, parentExecutionArn);
+  }
+
+  private launch(entry: StateMachineEntry, name: string | undefined, input: string, parentExecutionArn?: string): ExecutionRecord {
     if (this.closing) throw new SfnServiceError('ServiceUnavailable', 'the local Step Functions runner is shutting down', 503);
-    const entry = this.stateMachine(stateMachineArn);
     const executionName = name ?? randomUUID();
     const problem = nameProblem('name', executionName);
     if (problem) throw problem;

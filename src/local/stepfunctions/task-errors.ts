@@ -34,3 +34,20 @@ export function dataLimitExceeded(what: string, bytes: number): Error {
     { catchable: false, retryable: false },
   );
 }
+
+/** Step Functions' quota on a Standard execution's history; reaching it fails the execution. */
+export const MAX_HISTORY_EVENTS = 25_000;
+
+/** The size Step Functions measures: the UTF-8 bytes of the JSON text. */
+export function payloadBytes(value: unknown): number {
+  return Buffer.byteLength(JSON.stringify(value === undefined ? null : value));
+}
+
+/**
+ * A function that runs past its configured timeout: Lambda stops it and the
+ * task fails; a Retry or Catch on the state decides what happens next.
+ */
+export function lambdaTimedOut(functionName: string, seconds: number): Error {
+  const errorMessage = `Task timed out after ${seconds.toFixed(2)} seconds`;
+  return stateError('Sandbox.Timedout', JSON.stringify({ errorType: 'Sandbox.Timedout', errorMessage, function: functionName }));
+}
