@@ -180,13 +180,13 @@ async function writeResults(
   if (!host.objects) throw fail('the local runner has no S3 endpoint to write results to');
   const folder = `${Prefix ? `${Prefix.replace(/\/+$/, '')}/` : ''}${mapRunId}`;
   const groups = { SUCCEEDED: [] as unknown[], FAILED: [] as unknown[], PENDING: [] as unknown[] };
-  for (const child of children) (child.status === 'SUCCEEDED' ? groups.SUCCEEDED : groups.FAILED).push(exportedResult(child, writer.transformation));
+  for (const child of children)
+    (child.status === 'SUCCEEDED' ? groups.SUCCEEDED : groups.FAILED).push(exportedResult(child, writer.transformation));
   const files: Record<string, Array<{ Key: string; Size: number }>> = { FAILED: [], PENDING: [], SUCCEEDED: [] };
   try {
     for (const [status, results] of Object.entries(groups)) {
       if (results.length === 0) continue;
-      const body =
-        writer.outputType === 'JSONL' ? results.map((r) => JSON.stringify(r)).join('\n') + '\n' : JSON.stringify(results);
+      const body = writer.outputType === 'JSONL' ? results.map((r) => JSON.stringify(r)).join('\n') + '\n' : JSON.stringify(results);
       const key = `${folder}/${status}_0.json`;
       await host.objects.put(Bucket, key, body);
       files[status]!.push({ Key: key, Size: Buffer.byteLength(body) });

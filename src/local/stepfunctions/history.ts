@@ -74,7 +74,10 @@ export class HistoryRecorder {
     const history = this.record.history;
     const closing = type.startsWith('Execution') && type !== 'ExecutionStarted';
     if (history.length >= MAX_HISTORY_EVENTS && !closing) {
-      this.breach('States.Runtime', `the execution history reached ${MAX_HISTORY_EVENTS} events, the Step Functions quota for a Standard execution`);
+      this.breach(
+        'States.Runtime',
+        `the execution history reached ${MAX_HISTORY_EVENTS} events, the Step Functions quota for a Standard execution`,
+      );
       return;
     }
     const id = history.length + 1;

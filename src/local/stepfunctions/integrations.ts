@@ -329,7 +329,10 @@ async function invokeHandler(
   try {
     // A deployed function gets its own deserialised copy of the event.
     const invocation = Promise.resolve().then(() => handler(structuredClone(payload), context));
-    result = await unlessAbandoned(run, timeoutSeconds === undefined ? invocation : withinTimeout(invocation, functionName, timeoutSeconds));
+    result = await unlessAbandoned(
+      run,
+      timeoutSeconds === undefined ? invocation : withinTimeout(invocation, functionName, timeoutSeconds),
+    );
   } catch (err) {
     if (run.abandoned.aborted || isTimedOut(err)) throw err;
     throw lambdaFunctionError(err);
