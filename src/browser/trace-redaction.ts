@@ -1,4 +1,4 @@
-import { unzip, zip } from './zip.js';
+import { readZip, writeZip } from '../lib/zip.js';
 
 /**
  * A Playwright trace records every request with its cookies and headers, so
@@ -31,7 +31,7 @@ function redactValue(value: unknown): unknown {
 
 /** Returns the trace with cookie, authorization and CSRF values replaced in its network log. */
 export function redactTrace(trace: Buffer): Buffer {
-  const entries = unzip(trace);
+  const entries = readZip(trace);
   for (const [name, content] of entries) {
     if (!name.endsWith('.network')) continue;
     const lines = content
@@ -40,5 +40,5 @@ export function redactTrace(trace: Buffer): Buffer {
       .map((line) => (line.trim() ? JSON.stringify(redactValue(JSON.parse(line))) : line));
     entries.set(name, Buffer.from(lines.join('\n'), 'utf8'));
   }
-  return zip(entries);
+  return writeZip(entries);
 }

@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { sharedBrowser } from '../../src/browser/chromium.js';
 import { dialogPolicy, dialogsSeen } from '../../src/browser/executor.js';
 import { IdentitySessions } from '../../src/browser/identity-sessions.js';
-import { unzip } from '../../src/browser/zip.js';
+import { readZip } from '../../src/lib/zip.js';
 import { loadSitePack } from '../../src/sitepack/load.js';
 import { credentialsFor, useTestSimulator } from '../simulator/helpers.js';
 
@@ -84,7 +84,7 @@ describe('identity sessions: kept contexts per identity and purpose', () => {
     assert.equal(second.context, first.context);
     await second.page.goto(`${t.url}/diff/list?tenant=acme&status=PENDING&page_size=100&second=1`);
     const secondTrace = await second.close();
-    const network = (trace: Buffer | undefined) => unzip(trace!).get('trace.network')!.toString('utf8');
+    const network = (trace: Buffer | undefined) => readZip(trace!).get('trace.network')!.toString('utf8');
     assert.match(network(firstTrace), /first=1/);
     assert.match(network(secondTrace), /second=1/);
     assert.doesNotMatch(network(secondTrace), /first=1/, "the previous task's requests are not in this trace");

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { evidenceKey } from '../../src/adapters/s3/evidence-store.js';
 import { idempotencyKey } from '../../src/domain/task.js';
 import { startHarness, type Harness } from '../support/embedded.js';
-import { unzip as unzipEntries } from '../../src/browser/zip.js';
+import { readZip } from '../../src/lib/zip.js';
 
 /**
  * The guarded write path end to end: the real ASL on the local Step Functions
@@ -57,7 +57,7 @@ describe('guarded write path on the embedded stack', () => {
       assert.equal(record.verdict, 'confirmed');
       assert.equal(record.identity, 'svc-recon-acme');
       assert.equal(record.key, claim.key);
-      const trace = unzipEntries((await h.paperclip.services.evidence.get(evidenceKey(claim, 'trace.zip')))!);
+      const trace = readZip((await h.paperclip.services.evidence.get(evidenceKey(claim, 'trace.zip')))!);
       const traced = [...trace.values()].map((b) => b.toString('latin1')).join('\n');
       assert.ok(traced.includes(claim.billNo), 'the trace recorded the write (the search below can find text)');
       assert.ok(!traced.includes('pw-acme-2026'), 'the trace holds no password');
