@@ -4,6 +4,7 @@ import { InputRejectedError, failureMessage } from '../domain/errors.js';
 import { batchKey, type StoredObject } from '../adapters/s3/evidence-store.js';
 import { readList, type ListedItem } from './vendor-reads.js';
 import { withSession } from './sessions.js';
+import { own } from '../lib/own.js';
 import type { ItemOutcome } from './guarded-write.js';
 import { sealBatchEvidence } from '../evidence/batch-end.js';
 
@@ -60,12 +61,12 @@ export async function readBatchList(s: Services, input: { batch: unknown }): Pro
   const candidates: BatchItem[] = [];
   const alreadyMoved: BatchItem[] = [];
   for (const row of listed) {
-    const action = row.kind ? tenant.actions_by_kind[row.kind] : undefined;
-    const siteAction = action ? s.pack.actions[action] : undefined;
+    const action = row.kind ? own(tenant.actions_by_kind, row.kind) : undefined;
+    const siteAction = action ? own(s.pack.actions, action) : undefined;
     if (!action || !siteAction) continue;
     // Amounts read from the list travel as data for actions that need them (a refund of exactly this amount).
     const params: Record<string, string> = {};
-    if (siteAction.params.includes('amount') && row.amount) params['amount'] = row.amount.replace(/[¥,\s]/g, '');
+    if (own(siteAction.params, 'amount') && row.amount) params['amount'] = row.amount.replace(/[¥,\s]/g, '');
     const task = { taskId: batch.taskId, tenant: tenant.id, billNo: row.billNo, action, requestedBy: batch.requestedBy, params };
     const item = { key: idempotencyKey(task), needsApproval: s.config.write_policy.approval_required.includes(action), task };
     (siteAction.appliesTo.includes(row.status) ? candidates : alreadyMoved).push(item);

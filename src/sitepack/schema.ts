@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { Locator, Step } from './action-language.js';
+import { ActionParams } from './params.js';
 
 /**
  * A site pack describes one vendor back office declaratively: how to log in and
@@ -55,8 +56,8 @@ export const SiteAction = z
       .object({ apiField: z.string().min(1), contains: z.string().min(1) })
       .strict()
       .optional(),
-    /** Parameters the caller must supply besides the item's own fields. */
-    params: z.array(Identifier).default([]),
+    /** Parameters the caller must supply besides the item's own fields, each with its schema (see params.ts). */
+    params: ActionParams,
     tiers: z
       .object({
         api: ApiRequest.optional(),
