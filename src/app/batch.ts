@@ -2,9 +2,10 @@ import type { Services } from './services.js';
 import { BatchRequest, idempotencyKey } from '../domain/task.js';
 import { InputRejectedError, failureMessage } from '../domain/errors.js';
 import { batchKey, type StoredObject } from '../adapters/s3/evidence-store.js';
-import { readList, type ListedItem } from './vendor-reads.js';
+import { readContextFor, readList, type ListedItem } from './vendor-reads.js';
+import type { Tenant } from '../config/schema.js';
+import type { SitePack } from '../sitepack/schema.js';
 import { withSession } from './sessions.js';
-import { own } from '../lib/own.js';
 import type { ItemOutcome } from './guarded-write.js';
 import { sealBatchEvidence } from '../evidence/batch-end.js';
 
@@ -38,7 +39,7 @@ export async function readBatchList(s: Services, input: { batch: unknown }): Pro
   if (!tenant) throw new InputRejectedError(`tenant "${batch.tenant}" is not configured; add it under tenants`, 'tenant');
   const evidence: StoredObject[] = [];
   const listed: ListedItem[] = await withSession(s, tenant.identity, 'read', { trace: false }, async (session) => {
-    const rows = await readList(session, { pack: s.pack, baseUrl: s.config.vendor.base_url, tenant: tenant.id });
+    const rows = await readList(session, readContextFor(s, tenant.id));
     evidence.push(
       await s.evidence.put(
         batchKey({ tenant: tenant.id, taskId: batch.taskId }, 'list.png'),
@@ -60,17 +61,28 @@ export async function readBatchList(s: Services, input: { batch: unknown }): Pro
   // silently dropping them; items someone else already handled are not this task's concern.
   const candidates: BatchItem[] = [];
   const alreadyMoved: BatchItem[] = [];
-  for (const row of listed) {
-    const action = row.kind ? own(tenant.actions_by_kind, row.kind) : undefined;
-    const siteAction = action ? own(s.pack.actions, action) : undefined;
-    if (!action || !siteAction) continue;
+  const plans = planRows(tenant, s.pack, listed);
+  for (const { row, action } of plans) {
+    const siteAction = action ? s.pack.actions[action] : undefined;
+    if (!action || !siteAction || !s.config.actions[action]) continue;
     // Amounts read from the list travel as data for actions that need them (a refund of exactly this amount).
     const params: Record<string, string> = {};
-    if (own(siteAction.params, 'amount') && row.amount) params['amount'] = row.amount.replace(/[¥,\s]/g, '');
+    if (siteAction.params.includes('amount') && row.amount) params['amount'] = row.amount.replace(/[¥￥$,\s]/g, '');
     const task = { taskId: batch.taskId, tenant: tenant.id, billNo: row.billNo, action, requestedBy: batch.requestedBy, params };
     const item = { key: idempotencyKey(task), needsApproval: s.config.write_policy.approval_required.includes(action), task };
     (siteAction.appliesTo.includes(row.status) ? candidates : alreadyMoved).push(item);
   }
+  evidence.push(
+    await s.evidence.put(
+      batchKey({ tenant: tenant.id, taskId: batch.taskId }, 'plan.json'),
+      JSON.stringify(
+        plans.map((p) => ({ billNo: p.row.billNo, status: p.row.status, kind: p.row.kind ?? null, action: p.action ?? null, why: p.why })),
+        null,
+        2,
+      ),
+      'application/json',
+    ),
+  );
   const claimed = new Set((await s.claims.existing(alreadyMoved.map((i) => i.key))).map((c) => c.key));
   const items = [...candidates, ...alreadyMoved.filter((i) => claimed.has(i.key))];
   return {
@@ -79,6 +91,42 @@ export async function readBatchList(s: Services, input: { batch: unknown }): Pro
     maxConcurrency: s.config.limits.max_concurrency,
     evidence,
   };
+}
+
+/** What a batch does with one listed row: the action it gets, or why it gets none. */
+export interface RowPlan {
+  row: ListedItem;
+  action?: string;
+  why: string;
+}
+
+/**
+ * Which action each row gets: by its status (`actions_by_status`), else by its
+ * kind (`actions_by_kind`), else the tenant's `default_action`; and only when
+ * the action applies to the row's status. Every row without one says why.
+ */
+export function planRows(tenant: Tenant, pack: SitePack, rows: readonly ListedItem[]): RowPlan[] {
+  return rows.map((row) => {
+    const byStatus = tenant.actions_by_status[row.status];
+    const byKind = row.kind === undefined ? undefined : tenant.actions_by_kind[row.kind];
+    const action = byStatus ?? byKind ?? tenant.default_action;
+    const how = byStatus ? `status ${row.status}` : byKind ? `kind ${row.kind}` : 'default_action';
+    if (!action) {
+      const kind = row.kind === undefined ? 'no kind' : `kind ${row.kind}`;
+      return { row, why: `no action for status ${row.status} or ${kind} in actions_by_status / actions_by_kind, and no default_action` };
+    }
+    const siteAction = pack.actions[action];
+    if (!siteAction) return { row, why: `${how} maps to "${action}", which the site pack does not define` };
+    if (!siteAction.appliesTo.includes(row.status)) {
+      return { row, action, why: `${how} -> ${action}, but ${action} applies to ${siteAction.appliesTo.join(', ')}, not ${row.status}` };
+    }
+    return { row, action, why: `${how} -> ${action}` };
+  });
+}
+
+/** A batch whose list could not be read: summarised and sealed, then failed, so it never ends as a success. */
+export class BatchReadFailedError extends Error {
+  override name = 'BatchReadFailedError';
 }
 
 export const OUTCOMES = [
@@ -137,5 +185,7 @@ export async function summarizeBatch(
     { tenant: input.batch.tenant, taskId: input.batch.taskId },
     { sealedBy: input.executionArn ?? 'summarize-batch', results: input.results },
   );
+  // Reading the list failed: the summary and seal are stored, and the execution fails with the reason.
+  if (summary.error) throw new BatchReadFailedError(`the list could not be read, no item was processed: ${summary.error}`);
   return summary;
 }

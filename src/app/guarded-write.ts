@@ -1,7 +1,7 @@
 import type { Services } from './services.js';
 import type { Claim } from '../domain/claim.js';
 import { decideOnExistingClaim } from '../domain/claim.js';
-import { assertBillBelongsToTenant, routeTask, type RoutedItem } from '../domain/routing.js';
+import { routeTask, type RoutedItem } from '../domain/routing.js';
 import {
   AmbiguousOutcomeError,
   ClaimFencedError,
@@ -12,12 +12,18 @@ import {
 } from '../domain/errors.js';
 import { pollUntilSettled, type ReadbackResult } from '../domain/readback.js';
 import { evidenceKey, type StoredObject } from '../adapters/s3/evidence-store.js';
-import { dialogsSeen, firstVisibleText, runStep } from '../browser/executor.js';
+import { dialogsSeen, firstVisibleText, runSteps, type StepContext } from '../browser/executor.js';
 import { evidenceScreenshot, hasRow } from '../browser/evidence-screenshot.js';
 import { fillTemplate } from '../sitepack/action-language.js';
+import { resolveLocator, scopeRoot } from '../browser/locate.js';
+import { stagesOf, type SiteAction } from '../sitepack/schema.js';
+import type { Locator, Scope } from '../sitepack/action-language.js';
+
+type Settled = NonNullable<NonNullable<SiteAction['tiers']['browser']>['settled']>;
 import type { OpenedSession } from '../browser/identity-sessions.js';
 import type { Page } from 'playwright-core';
-import { observeStatus } from './vendor-reads.js';
+import { observeStatus, openDetail as openDetailPage, readContextFor, readParams } from './vendor-reads.js';
+import { proveOwnership, tokenApi } from './ownership.js';
 import { withSession } from './sessions.js';
 import { enqueueTakeover } from './takeover/queue.js';
 import type { ReadbackSource } from '../sitepack/schema.js';
@@ -96,12 +102,7 @@ const actor = (item: RoutedItem, executionArn?: string) => ({
 /** Validate & route: schema, tenant scope, action policy, and the bill's owner read from the vendor. */
 export async function validateAndRoute(s: Services, input: { task: unknown; executionArn: string }): Promise<RoutedItem> {
   const item = routeTask(input.task, s.config, s.pack);
-  if (s.pack.api) {
-    const api = await s.vendorApi(item.identity);
-    const bill = await api.readItem(item.billNo);
-    const tenant = typeof bill?.['tenant'] === 'string' ? bill['tenant'] : undefined;
-    assertBillBelongsToTenant(item, tenant);
-  }
+  await proveOwnership(s, item);
   await s.audit.append(item.key, { type: 'routed', actor: item.identity, data: { ...actor(item, input.executionArn), item } });
   return item;
 }
@@ -155,7 +156,7 @@ export async function takeClaim(s: Services, input: { item: RoutedItem; executio
   }
 }
 
-const itemRow = (s: Services, item: RoutedItem) => ({ attribute: s.pack.list.rowKeyAttribute, key: item.billNo });
+const itemRow = (s: Services, item: RoutedItem) => ({ list: s.pack.list, key: item.billNo });
 
 async function screenshotTo(s: Services, item: RoutedItem, page: Page, name: string): Promise<StoredObject> {
   return s.evidence.put(evidenceKey(item, name), await evidenceScreenshot(page, itemRow(s, item)), 'image/png');
@@ -163,11 +164,7 @@ async function screenshotTo(s: Services, item: RoutedItem, page: Page, name: str
 
 async function openDetail(s: Services, item: RoutedItem, session: OpenedSession): Promise<void> {
   if (!s.pack.detail) return;
-  await runStep(
-    session.page,
-    { action: 'open', url: s.pack.detail.url },
-    { baseUrl: s.config.vendor.base_url, params: { billNo: item.billNo }, sessionLost: s.pack.sessionLost, traced: session.traced },
-  );
+  await openDetailPage(session, { ...readContextFor(s, item.tenant), billNo: item.billNo });
 }
 
 /** Reads the pre-state from an independent source and registers the way back before the way in. */
@@ -176,7 +173,7 @@ export async function snapshot(s: Services, state: ItemState): Promise<SnapshotR
   const ref = claimRef(state);
   const action = s.pack.actions[item.action]!;
   return withSession(s, item.identity, 'read', { trace: false }, async (session) => {
-    const api = s.pack.api ? await s.vendorApi(item.identity) : undefined;
+    const api = await tokenApi(s, item.identity);
     const observation = await firstObservation(s, item, session, api);
     await openDetail(s, item, session);
     const evidence = [await screenshotTo(s, item, session.page, 'before.png')];
@@ -214,26 +211,24 @@ async function firstObservation(
   session: OpenedSession,
   api: Awaited<ReturnType<Services['vendorApi']>> | undefined,
 ) {
-  const sources: ReadbackSource[] = api ? ['api', ...s.config.write_policy.readback_sources] : s.config.write_policy.readback_sources;
-  let lastError: unknown;
+  const configured = s.config.write_policy.readback_sources;
+  const sources: ReadbackSource[] = api && !configured.includes('api') ? ['api', ...configured] : configured;
+  // Every source's failure is kept: the reason given is all of them, so none hides another.
+  const failures: string[] = [];
+  let contractMissing = false;
   for (const source of sources) {
     try {
-      const observation = await observeStatus(source, {
-        pack: s.pack,
-        baseUrl: s.config.vendor.base_url,
-        tenant: item.tenant,
-        billNo: item.billNo,
-        session,
-        api,
-      });
+      const observation = await observeStatus(source, { ...readContextFor(s, item.tenant), billNo: item.billNo, session, api });
       if (observation.status !== undefined) return observation;
-      lastError = new Error(observation.error ?? `${source} does not list ${item.billNo}`);
+      failures.push(`${source}: ${observation.error ?? `does not show ${item.billNo}`}`);
     } catch (error) {
       if (!(error instanceof StructuredContractMissingError)) throw error;
-      lastError = error;
+      contractMissing = true;
+      failures.push(`${source}: ${error.message}`);
     }
   }
-  throw lastError instanceof Error ? lastError : new Error('no readback source could read the item');
+  const message = `could not read the state of ${item.billNo} before writing (${failures.join('; ')})`;
+  throw contractMissing ? new StructuredContractMissingError(message) : new ReadFailedError(message);
 }
 
 /**
@@ -256,31 +251,68 @@ export async function browserWrite(s: Services, state: ItemState): Promise<Write
     return { tier: 'api', committed: true, evidence, dialogs: [] };
   }
 
-  const steps = action.tiers.browser?.steps ?? [];
-  const commitIndex = steps.findIndex((step) => step.action === 'click' && step.commit);
-  const commitAt = commitIndex >= 0 ? commitIndex : steps.map((st) => st.action).lastIndexOf('click');
+  const tier = action.tiers.browser;
+  const stages = tier ? stagesOf(tier) : [];
   const evidence: StoredObject[] = [];
   return withSession(s, item.identity, 'write', { trace: writeTraceEnabled() }, async (session) => {
     let committed = false;
     let page = session.page;
     try {
-      const ctx = {
+      const ctx: StepContext = {
         baseUrl: s.config.vendor.base_url,
-        params,
+        params: { ...readParams(readContextFor(s, item.tenant)), ...params },
         row: itemRow(s, item),
         sessionLost: s.pack.sessionLost,
         traced: session.traced,
       };
-      for (const [index, step] of steps.entries()) {
-        if (index === commitAt) {
-          evidence.push(await screenshotTo(s, item, page, 'before-commit.png'));
-          await toWriting();
-          await s.audit.append(item.key, { type: 'write_started', actor: item.identity, data: { tier: 'browser', step: index } });
-          committed = true;
+      // Values a step extracts (the amount a confirmation shows) fill later steps, also across stages.
+      const extracted: Record<string, string> = {};
+      const alreadyDone: string[] = [];
+      const commitStep = async (stage: string, index: number) => {
+        if (committed) {
+          await s.audit.append(item.key, { type: 'write_step', actor: item.identity, data: { tier: 'browser', stage, step: index } });
+          return;
         }
-        ({ page } = await runStep(page, step, ctx));
+        evidence.push(await screenshotTo(s, item, page, 'before-commit.png'));
+        await toWriting();
+        await s.audit.append(item.key, { type: 'write_started', actor: item.identity, data: { tier: 'browser', stage, step: index } });
+        committed = true;
+      };
+      for (const stage of stages) {
+        let steps = stage.steps;
+        if (stage.done) {
+          // A stage that already landed (a re-entry, or a retry after the first write of several) is not repeated.
+          const lead = steps.slice(
+            0,
+            Math.max(
+              0,
+              steps.findIndex((step) => !['open', 'wait_for', 'expect'].includes(step.action)),
+            ),
+          );
+          const opened = await runSteps(page, lead, { ...ctx, params: { ...ctx.params, ...extracted } });
+          page = opened.page;
+          steps = steps.slice(lead.length);
+          if (await shows(page, stage.done, { ...ctx, params: { ...ctx.params, ...extracted } })) {
+            alreadyDone.push(stage.name);
+            await s.audit.append(item.key, { type: 'stage_already_done', actor: item.identity, data: { stage: stage.name } });
+            continue;
+          }
+        }
+        const result = await runSteps(page, steps, { ...ctx, params: { ...ctx.params, ...extracted } }, async (step, index, current) => {
+          page = current;
+          if (step.action === 'click' && step.commit) await commitStep(stage.name, index);
+        });
+        page = result.page;
+        Object.assign(extracted, result.extracted);
+      }
+      if (!committed) {
+        // Every stage had landed before: nothing to click; readback decides, from WRITING as always.
+        await toWriting();
+        await s.audit.append(item.key, { type: 'write_started', actor: item.identity, data: { tier: 'browser', alreadyDone } });
+        committed = true;
       }
       await throwOnWriteFeedback(s, page);
+      if (tier?.settled) await settled(page, tier.settled, ctx);
       evidence.push(await screenshotTo(s, item, page, 'after.png'));
       return { tier: 'browser', committed: true as const, evidence, dialogs: dialogsSeen(page) };
     } catch (error) {
@@ -305,6 +337,31 @@ export async function browserWrite(s: Services, state: ItemState): Promise<Write
       if (trace) evidence.push(await s.evidence.put(evidenceKey(item, 'trace.zip'), trace, 'application/zip'));
     }
   });
+}
+
+/** Whether a locator shows now (after a short wait for a page that renders late). */
+async function shows(page: Page, check: { target: Locator; within?: Scope }, ctx: StepContext): Promise<boolean> {
+  const root = await scopeRoot(page, check.within, ctx.row, 2000).catch(() => undefined);
+  if (!root) return false;
+  return resolveLocator(root, check.target, ctx.params)
+    .first()
+    .waitFor({ state: 'visible', timeout: 2000 })
+    .then(() => true)
+    .catch(() => false);
+}
+
+/**
+ * Waits for the page to show the write's settled state before the "after"
+ * picture, so the evidence never pairs a success toast with a stale status. A
+ * page that does not settle is still pictured: readback, not the page, decides.
+ */
+async function settled(page: Page, condition: Settled, ctx: StepContext): Promise<void> {
+  const root = await scopeRoot(page, condition.within, ctx.row, condition.timeoutMs).catch(() => undefined);
+  if (!root) return;
+  await resolveLocator(root, condition.target, ctx.params)
+    .first()
+    .waitFor({ state: condition.state, timeout: condition.timeoutMs })
+    .catch(() => undefined);
 }
 
 /**
@@ -347,10 +404,11 @@ export async function readback(s: Services, state: ItemState): Promise<ReadbackO
   const { item } = state;
   const action = s.pack.actions[item.action]!;
   const policy = s.config.actions[item.action]!;
-  const api = s.pack.api ? await s.vendorApi(item.identity) : undefined;
+  const api = await tokenApi(s, item.identity);
   return withSession(s, item.identity, 'readback', { trace: false }, async (session) => {
     const evidence: StoredObject[] = [];
     let degraded = false;
+    const unreadable: string[] = [];
     let result: ReadbackResult | undefined;
     const poll = { deadlineMs: s.config.write_policy.readback_deadline_ms, intervalMs: s.config.write_policy.readback_poll_ms };
     if (action.verify) {
@@ -375,7 +433,7 @@ export async function readback(s: Services, state: ItemState): Promise<ReadbackO
     }
     for (const source of action.verify ? [] : s.config.write_policy.readback_sources) {
       try {
-        const ctx = { pack: s.pack, baseUrl: s.config.vendor.base_url, tenant: item.tenant, billNo: item.billNo, session, api };
+        const ctx = { ...readContextFor(s, item.tenant), billNo: item.billNo, session, api };
         result = await pollUntilSettled(
           {
             targetStatus: action.targetStatus ?? 'UNKNOWN',
@@ -389,9 +447,10 @@ export async function readback(s: Services, state: ItemState): Promise<ReadbackO
       } catch (error) {
         if (!(error instanceof StructuredContractMissingError)) throw error;
         degraded = true;
+        unreadable.push(`${source}: ${error.message}`);
       }
     }
-    if (!result) throw new StructuredContractMissingError('no readback source could read the item; the vendor changed its layout');
+    if (!result) throw new StructuredContractMissingError(`no readback source could read the item (${unreadable.join('; ')})`);
     // Picture the page the verdict was read from; only an API or file verdict needs the detail page opened.
     const verdictOnPage = result.source === 'detail' || (result.source === 'list' && (await hasRow(session.page, itemRow(s, item))));
     if (!verdictOnPage) await openDetail(s, item, session).catch(() => undefined);

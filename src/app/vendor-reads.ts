@@ -1,149 +1,415 @@
 import type { Page } from 'playwright-core';
-import { fillTemplate } from '../sitepack/action-language.js';
-import type { ReadbackSource, SitePack } from '../sitepack/schema.js';
-import { ReadFailedError, StructuredContractMissingError } from '../domain/errors.js';
+import { fillTemplate, describeLocator, type Step } from '../sitepack/action-language.js';
+import type { FieldSource, ReadbackSource, SitePack } from '../sitepack/schema.js';
+import { ReadFailedError, SessionLostError, StructuredContractMissingError } from '../domain/errors.js';
 import type { Observation } from '../domain/readback.js';
-import { runStep } from '../browser/executor.js';
+import { assertSessionAlive, runSteps, type StepContext } from '../browser/executor.js';
+import { resolveLocator, where } from '../browser/locate.js';
+import { describeField, findRows, firstRow, labelsOf, pageField, rowField, type RowSet } from '../browser/page-reading.js';
 import type { OpenedSession } from '../browser/identity-sessions.js';
 import type { VendorApi } from '../adapters/vendor/vendor-api.js';
+import { parseExport } from './export-file.js';
 
-/** One row of the vendor's discrepancy list, as read through the structured contract. */
+/**
+ * The read side of a site pack, as plain functions over a browser session: the
+ * list, one item's state from each readback source, the owner of an item, and
+ * the session check. The batch, the guarded write and `sitepack probe` all read
+ * through these, so what probe shows is what a run will see.
+ */
+
+/** One row of the vendor's list, read as the pack says. */
 export interface ListedItem {
   billNo: string;
+  /** Status code through `statuses` (UNKNOWN:<text> when the text is not in the map). */
   status: string;
   kind?: string;
   amount?: string;
-}
-
-const statusCode = (pack: SitePack, label: string): string => pack.list.statusLabels[label.trim()] ?? `UNKNOWN:${label.trim()}`;
-
-async function readRows(page: Page, pack: SitePack): Promise<ListedItem[]> {
-  const { rowKeyAttribute, fields } = pack.list;
-  const names = [fields.key, fields.status, fields.kind ?? '', fields.amount ?? ''];
-  // No helper functions inside the page callback: the TypeScript loader would wrap
-  // them in a naming shim that does not exist in the page.
-  const cells = await page
-    .locator(`[${rowKeyAttribute}]`)
-    .evaluateAll(
-      (rows, [attribute, wanted]) =>
-        rows.map((row) => [
-          row.getAttribute(attribute as string) ?? '',
-          ...(wanted as string[]).map((name) => (name ? (row.querySelector(`[data-field="${name}"]`)?.textContent ?? '').trim() : '')),
-        ]),
-      [rowKeyAttribute, names] as const,
-    );
-  const raw = cells.map(([key = '', keyCell, status, kind, amount]) => ({
-    key,
-    keyCell,
-    status,
-    kind: kind || undefined,
-    amount: amount || undefined,
-  }));
-  if (raw.length === 0) {
-    const looksLikeData = (await page.getByRole('row').count()) > 1;
-    if (looksLikeData) {
-      throw new StructuredContractMissingError(`the list shows rows but none carries ${rowKeyAttribute}: the vendor changed its layout`, {
-        url: page.url(),
-      });
-    }
-  }
-  return raw.map((r) => {
-    if (r.status === undefined || r.status === '' || r.keyCell !== r.key) {
-      throw new StructuredContractMissingError(`row ${r.key} lacks the data-field cells the site pack expects`, { url: page.url() });
-    }
-    return {
-      billNo: r.key,
-      status: statusCode(pack, r.status),
-      kind: r.kind ? (pack.list.kindLabels[r.kind] ?? r.kind) : undefined,
-      amount: r.amount,
-    };
-  });
+  owner?: string;
+  /** Every field the pack's list declares, as shown. */
+  fields: Record<string, string>;
 }
 
 export interface ReadContext {
   pack: SitePack;
   baseUrl: string;
   tenant: string;
+  /** The tenant's site_params from the config (an org name, an account id...), filled into steps as {{name}}. */
+  siteParams?: Readonly<Record<string, string>>;
+  timeoutMs?: number;
 }
 
-/** Reads every page of a tenant's list (bounded by maxPages). */
-export async function readList(session: OpenedSession, ctx: ReadContext): Promise<ListedItem[]> {
+const DEFAULT_TIMEOUT_MS = 10_000;
+
+/** Parameters every read step gets: the tenant, its site params, and extras (page, billNo). */
+export function readParams(ctx: ReadContext, extra: Record<string, string> = {}): Record<string, string> {
+  return { ...(ctx.siteParams ?? {}), tenant: ctx.tenant, ...extra };
+}
+
+function stepContext(session: OpenedSession, ctx: ReadContext, params: Record<string, string>): StepContext {
+  return {
+    baseUrl: ctx.baseUrl,
+    params,
+    sessionLost: ctx.pack.sessionLost,
+    traced: session.traced,
+    timeoutMs: ctx.timeoutMs ?? DEFAULT_TIMEOUT_MS,
+  };
+}
+
+/**
+ * Text -> code through a map: the exact text, a text that already is a code, or
+ * the longest mapped text the shown text contains ("状态：待处理 (2)").
+ */
+export function mapStatus(map: Readonly<Record<string, string>>, shown: string): string {
+  const text = shown.replace(/\s+/g, ' ').trim();
+  const exact = map[text];
+  if (exact !== undefined) return exact;
+  if (Object.values(map).includes(text)) return text;
+  const contained = Object.keys(map)
+    .filter((label) => text.includes(label))
+    .sort((a, b) => b.length - a.length)[0];
+  return contained === undefined ? `UNKNOWN:${text}` : (map[contained] as string);
+}
+
+async function runReadSteps(session: OpenedSession, ctx: ReadContext, steps: readonly Step[], params: Record<string, string>) {
+  return runSteps(session.page, steps, stepContext(session, ctx, params));
+}
+
+/**
+ * Waits until the list shows rows or its empty marker (a single-page app renders
+ * after load), then reads every visible row. Rows that cannot be parsed, a row
+ * without a key, or a page with neither rows nor the empty marker are errors
+ * naming the locator: a list read never quietly returns nothing.
+ */
+async function readRowsOnPage(page: Page, ctx: ReadContext): Promise<ListedItem[]> {
+  const { list } = ctx.pack;
+  const timeout = ctx.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  const first = firstRow(page, list.rows);
+  const emptyMarker = list.empty ? resolveLocator(page, list.empty, {}).first() : undefined;
+  const shown = await (emptyMarker ? first.or(emptyMarker) : first)
+    .first()
+    .waitFor({ state: 'visible', timeout })
+    .then(() => true)
+    .catch(() => false);
+  await assertSessionAlive(page, ctx.pack.sessionLost);
+  if (emptyMarker && (await emptyMarker.isVisible().catch(() => false))) return [];
+  const sources = [list.key, ...Object.values(list.fields)];
+  const set = await findRows(page, list.rows, labelsOf(sources));
+  if (!shown || set.rows.length === 0) {
+    throw new StructuredContractMissingError(
+      `list.rows (${set.describe}) found no row on ${where(page)}${
+        list.empty ? `, and list.empty (${describeLocator(list.empty)}) is not shown` : '; declare list.empty if the list can be empty'
+      }`,
+      { rows: set.describe, url: page.url() },
+    );
+  }
   const items: ListedItem[] = [];
-  const stepCtx = { baseUrl: ctx.baseUrl, params: {}, sessionLost: ctx.pack.sessionLost, traced: session.traced };
-  for (let pageNo = 1; pageNo <= ctx.pack.list.maxPages; pageNo++) {
-    const url = fillTemplate(ctx.pack.list.url, { tenant: ctx.tenant, page: String(pageNo) }, 'url');
-    await runStep(session.page, { action: 'open', url }, stepCtx);
-    for (const step of ctx.pack.list.querySteps) await runStep(session.page, step, stepCtx);
-    const rows = await readRows(session.page, ctx.pack);
-    items.push(...rows);
-    const next = ctx.pack.list.nextPage;
-    if (rows.length === 0 || !next) break;
-    const hasNext = await session.page
-      .getByRole(next.role ?? 'link', next.name ? { name: next.name } : {})
-      .first()
-      .isVisible()
-      .catch(() => false);
-    if (!hasNext) break;
+  for (const [n, row] of set.rows.entries()) {
+    const key = await rowField(set, row, list.key);
+    if (key === undefined) throw rowError(page, set, n, row.text, 'list.key', list.key);
+    const fields: Record<string, string> = {};
+    for (const [name, source] of Object.entries(list.fields)) {
+      const value = await rowField(set, row, source);
+      if (value !== undefined) fields[name] = value;
+      else if (name === 'status') throw rowError(page, set, n, row.text, 'list.fields.status', source);
+    }
+    items.push({
+      billNo: key,
+      status: mapStatus(ctx.pack.statuses, fields['status'] ?? ''),
+      kind: fields['kind'] === undefined ? undefined : (ctx.pack.kinds[fields['kind']] ?? fields['kind']),
+      amount: fields['amount'],
+      owner: fields['owner'],
+      fields,
+    });
   }
   return items;
 }
 
-function parseCsv(text: string): string[][] {
-  return text
-    .replace(/^\uFEFF/, '')
-    .split(/\r?\n/)
-    .filter((line) => line.length > 0)
-    .map((line) => line.split(',').map((cell) => cell.replace(/^"|"$/g, '')));
+function rowError(page: Page, set: RowSet, n: number, text: string, field: string, source: FieldSource): StructuredContractMissingError {
+  const headers = set.headers.length > 0 ? `; the columns are ${set.headers.map((h) => JSON.stringify(h)).join(', ')}` : '';
+  return new StructuredContractMissingError(
+    `${field} (${describeField(source)}) read nothing in row ${n + 1} of ${set.describe} on ${where(page)} (row text: ${JSON.stringify(
+      text.slice(0, 100),
+    )})${headers}`,
+    { field, rows: set.describe, url: page.url() },
+  );
+}
+
+/** Reads every page of a tenant's list (bounded by maxPages), following the pack's paging. */
+export async function readList(session: OpenedSession, ctx: ReadContext): Promise<ListedItem[]> {
+  const { list } = ctx.pack;
+  const paging = list.paging;
+  const byKey = new Map<string, ListedItem>();
+  const add = (rows: ListedItem[]) => {
+    let added = 0;
+    for (const row of rows) {
+      if (!byKey.has(row.billNo)) added += 1;
+      byKey.set(row.billNo, row);
+    }
+    return added;
+  };
+  await runReadSteps(session, ctx, list.steps, readParams(ctx, { page: '1' }));
+  const page = () => session.page;
+  if (paging?.loadMore) {
+    const more = resolveLocator(session.page, paging.loadMore, {}).first();
+    for (let pressed = 1; pressed < list.maxPages; pressed++) {
+      const before = (await readRowsOnPage(page(), ctx)).length;
+      if (!(await more.isVisible().catch(() => false)) || !(await more.isEnabled().catch(() => false))) break;
+      await more.click();
+      await waitUntil(
+        async () => (await readRowsOnPage(page(), ctx)).length > before,
+        ctx,
+        () => {
+          throw new StructuredContractMissingError(
+            `list.paging.loadMore (${describeLocator(paging.loadMore!)}) added no rows on ${where(page())}`,
+          );
+        },
+      );
+    }
+    add(await readRowsOnPage(page(), ctx));
+    return [...byKey.values()];
+  }
+  for (let pageNo = 1; pageNo <= list.maxPages; pageNo++) {
+    if (pageNo > 1 && paging?.parameter) await runReadSteps(session, ctx, list.steps, readParams(ctx, { page: String(pageNo) }));
+    const rows = await readRowsOnPage(page(), ctx);
+    const added = add(rows);
+    if (rows.length === 0 || !paging || (paging.parameter && added === 0)) break;
+    if (paging.next) {
+      const next = resolveLocator(page(), paging.next, {}).first();
+      const usable =
+        (await next.isVisible().catch(() => false)) &&
+        (await next.isEnabled().catch(() => false)) &&
+        (await next.getAttribute('aria-disabled').catch(() => null)) !== 'true';
+      if (!usable) break;
+      const firstKey = rows[0]?.billNo;
+      await next.click();
+      await waitUntil(
+        async () => (await readRowsOnPage(page(), ctx).catch(() => []))[0]?.billNo !== firstKey,
+        ctx,
+        () => {
+          throw new StructuredContractMissingError(
+            `list.paging.next (${describeLocator(paging.next!)}) did not change the list on ${where(page())}`,
+          );
+        },
+      );
+    }
+  }
+  return [...byKey.values()];
+}
+
+async function waitUntil(check: () => Promise<boolean>, ctx: ReadContext, onTimeout: () => never): Promise<void> {
+  const deadline = Date.now() + (ctx.timeoutMs ?? DEFAULT_TIMEOUT_MS);
+  while (Date.now() < deadline) {
+    if (await check()) return;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  onTimeout();
+}
+
+/** The list narrowed to one item by the pack's search steps (or the whole list when it has none). */
+export async function searchList(session: OpenedSession, ctx: ReadContext & { billNo: string }): Promise<ListedItem | undefined> {
+  if (!ctx.pack.list.search) return (await readList(session, ctx)).find((row) => row.billNo === ctx.billNo);
+  await runReadSteps(session, ctx, ctx.pack.list.search, readParams(ctx, { page: '1', billNo: ctx.billNo }));
+  return (await readRowsOnPage(session.page, ctx)).find((row) => row.billNo === ctx.billNo);
+}
+
+/** What one source says about one item. */
+export interface ItemReading {
+  /** Undefined when the source does not show the item at all. */
+  status?: string;
+  owner?: string;
+  fields: Record<string, string>;
 }
 
 export interface ObserveContext extends ReadContext {
   billNo: string;
   session?: OpenedSession;
+  /** The identity's token client, for `api` with token auth. */
   api?: VendorApi;
 }
 
-/** One observation of an item's status from one independent source. */
+/** Opens the item's detail page by the pack's steps, in the given session. */
+export async function openDetail(session: OpenedSession, ctx: ReadContext & { billNo: string }): Promise<void> {
+  if (!ctx.pack.detail) throw new ReadFailedError(`site pack ${ctx.pack.site} has no detail page`);
+  await runReadSteps(session, ctx, ctx.pack.detail.steps, readParams(ctx, { billNo: ctx.billNo }));
+}
+
+async function readDetail(session: OpenedSession, ctx: ObserveContext): Promise<ItemReading> {
+  const detail = ctx.pack.detail!;
+  await openDetail(session, ctx);
+  const page = session.page;
+  let shown: string | undefined;
+  // The page may render its values after load (a single-page app): poll until the status shows.
+  await waitUntil(
+    async () => {
+      await assertSessionAlive(page, ctx.pack.sessionLost);
+      shown = await pageField(page, detail.status).catch(() => undefined);
+      return shown !== undefined;
+    },
+    ctx,
+    () => {
+      throw new StructuredContractMissingError(`detail.status (${describeField(detail.status)}) is not on the detail page ${where(page)}`, {
+        field: 'detail.status',
+        url: page.url(),
+      });
+    },
+  );
+  const fields: Record<string, string> = {};
+  for (const [name, source] of Object.entries(detail.fields)) {
+    const value = await pageField(page, source);
+    if (value !== undefined) fields[name] = value;
+  }
+  return { status: mapStatus(ctx.pack.statuses, shown ?? ''), owner: fields['owner'], fields };
+}
+
+/** The export file (CSV or XLSX), fetched with the session's cookie or downloaded by steps. */
+async function readExport(session: OpenedSession, ctx: ObserveContext): Promise<ItemReading> {
+  const spec = ctx.pack.export!;
+  const params = readParams(ctx, { billNo: ctx.billNo });
+  let body: Buffer;
+  if (spec.url) {
+    const url = new URL(fillTemplate(spec.url, params, 'url'), ctx.baseUrl);
+    const response = await session.context.request.get(url.toString(), { failOnStatusCode: false, maxRedirects: 0 });
+    if (response.status() === 401 || response.status() === 403 || (response.status() >= 300 && response.status() < 400)) {
+      throw new SessionLostError(`the export ${url.pathname} answered ${response.status()}: the session is gone`);
+    }
+    if (response.status() !== 200) throw new ReadFailedError(`the export ${url.pathname} answered ${response.status()}`);
+    body = await response.body();
+  } else {
+    const { downloads } = await runReadSteps(session, ctx, spec.steps!, params);
+    const last = downloads.at(-1);
+    if (!last) throw new StructuredContractMissingError('export.steps downloaded no file; end them with a download step');
+    body = last.body;
+  }
+  const table = parseExport(body);
+  const [header = [], ...rows] = table;
+  const column = (name: string, field: string) => {
+    const at = header.findIndex((h) => h.trim() === name);
+    if (at < 0) {
+      throw new StructuredContractMissingError(
+        `${field} ${JSON.stringify(name)} is not a column of the export (its columns: ${header.map((h) => JSON.stringify(h)).join(', ')})`,
+      );
+    }
+    return at;
+  };
+  const keyAt = column(spec.keyColumn, 'export.keyColumn');
+  const statusAt = column(spec.statusColumn, 'export.statusColumn');
+  const ownerAt = spec.ownerColumn ? column(spec.ownerColumn, 'export.ownerColumn') : -1;
+  const row = rows.find((r) => r[keyAt]?.trim() === ctx.billNo);
+  if (!row) return { fields: {} };
+  return {
+    status: mapStatus(spec.statusMap ?? ctx.pack.statuses, row[statusAt] ?? ''),
+    owner: ownerAt >= 0 ? row[ownerAt] : undefined,
+    fields: Object.fromEntries(header.map((h, i) => [h, row[i] ?? ''])),
+  };
+}
+
+/** The value at a dot path (`data.items.0.state`) of a JSON document. */
+export function atPath(document: unknown, path: string): unknown {
+  if (path === '') return document;
+  return path.split('.').reduce<unknown>((value, part) => {
+    if (value === null || typeof value !== 'object') return undefined;
+    return Object.hasOwn(value, part) ? (value as Record<string, unknown>)[part] : undefined;
+  }, document);
+}
+
+/** The item as the JSON endpoint shows it, authenticated like the browser (cookie) or by token. */
+export async function readApiItem(ctx: ObserveContext): Promise<Record<string, unknown> | undefined> {
+  const spec = ctx.pack.api;
+  if (!spec) throw new ReadFailedError(`site pack ${ctx.pack.site} declares no api`);
+  if (spec.auth === 'token') {
+    if (!ctx.api) throw new ReadFailedError('no vendor API token for this identity');
+    return ctx.api.readItem(ctx.billNo);
+  }
+  if (!ctx.session) throw new ReadFailedError('the api authenticates with the session cookie and needs a browser session');
+  const url = new URL(fillTemplate(spec.itemUrl, readParams(ctx, { billNo: ctx.billNo }), 'url'), ctx.baseUrl);
+  const response = await ctx.session.context.request
+    .get(url.toString(), { failOnStatusCode: false, maxRedirects: 0, headers: { accept: 'application/json' } })
+    .catch((error: Error) => {
+      throw new ReadFailedError(`reading ${url.pathname} failed: ${error.message}`);
+    });
+  const status = response.status();
+  if (spec.notFoundStatus.includes(status)) return undefined;
+  if (status === 401 || status === 403 || (status >= 300 && status < 400)) {
+    throw new SessionLostError(`the vendor API answered ${status} to the session cookie: the session is gone`);
+  }
+  if (status !== 200) throw new ReadFailedError(`reading ${url.pathname} answered ${status}`);
+  const item = atPath(await response.json().catch(() => undefined), spec.itemPath);
+  return item !== null && typeof item === 'object' ? (item as Record<string, unknown>) : undefined;
+}
+
+async function readApi(ctx: ObserveContext): Promise<ItemReading> {
+  const spec = ctx.pack.api!;
+  const item = await readApiItem(ctx);
+  if (!item) return { fields: {} };
+  const status = atPath(item, spec.statusPath);
+  const owner = spec.ownerPath ? atPath(item, spec.ownerPath) : undefined;
+  if (status === undefined || status === null) {
+    throw new StructuredContractMissingError(`api.statusPath ${JSON.stringify(spec.statusPath)} is not in the answer of ${spec.itemUrl}`);
+  }
+  return {
+    status: mapStatus(spec.statusMap ?? ctx.pack.statuses, String(status)),
+    owner: owner === undefined || owner === null ? undefined : String(owner),
+    fields: {},
+  };
+}
+
+/** Reads one item through one source. The browser sources run in the given session (a fresh one for readback). */
+export async function readItem(source: ReadbackSource, ctx: ObserveContext): Promise<ItemReading> {
+  const { pack } = ctx;
+  if (source === 'api') return readApi(ctx);
+  const session = ctx.session;
+  if (!session) throw new ReadFailedError(`readback source ${source} needs a browser session`);
+  if (source === 'detail') {
+    if (!pack.detail) throw new ReadFailedError(`site pack ${pack.site} has no detail page`);
+    return readDetail(session, ctx);
+  }
+  if (source === 'export') {
+    if (!pack.export) throw new ReadFailedError(`site pack ${pack.site} has no export`);
+    return readExport(session, ctx);
+  }
+  const row = await searchList(session, ctx);
+  return row ? { status: row.status, owner: row.owner, fields: row.fields } : { fields: {} };
+}
+
+/** One observation of an item's status from one source, for readback polling. */
 export async function observeStatus(source: ReadbackSource, ctx: ObserveContext): Promise<Observation> {
   const at = new Date().toISOString();
   try {
-    const status = await readStatus(source, ctx);
+    const { status } = await readItem(source, ctx);
     return { source, at, status };
   } catch (error) {
     if (error instanceof StructuredContractMissingError) throw error;
-    if ((error as Error).name === 'SessionLostError') throw error;
+    if (error instanceof SessionLostError) throw error;
     return { source, at, error: (error as Error).message };
   }
 }
 
-async function readStatus(source: ReadbackSource, ctx: ObserveContext): Promise<string | undefined> {
-  const { pack } = ctx;
-  if (source === 'api') {
-    if (!ctx.api) throw new ReadFailedError('no vendor API for this identity');
-    const item = await ctx.api.readItem(ctx.billNo);
-    const status = item?.[pack.api?.statusField ?? 'status'];
-    return typeof status === 'string' ? status : undefined;
-  }
-  const session = ctx.session;
-  if (!session) throw new ReadFailedError(`readback source ${source} needs a browser session`);
-  const stepCtx = { baseUrl: ctx.baseUrl, params: {}, sessionLost: pack.sessionLost, traced: session.traced };
-  if (source === 'settlement_file') {
-    if (!pack.settlementFile) throw new ReadFailedError('site pack has no settlement file');
-    const url = new URL(fillTemplate(pack.settlementFile.url, { tenant: ctx.tenant }, 'url'), ctx.baseUrl);
-    const response = await session.context.request.get(url.toString(), { failOnStatusCode: false, maxRedirects: 0 });
-    if (response.status() !== 200) throw new ReadFailedError(`settlement file answered ${response.status()}`);
-    const [header, ...rows] = parseCsv(await response.text());
-    const keyAt = header?.indexOf(pack.settlementFile.keyColumn) ?? -1;
-    const statusAt = header?.indexOf(pack.settlementFile.statusColumn) ?? -1;
-    if (keyAt < 0 || statusAt < 0) throw new StructuredContractMissingError('settlement file lacks the key or status column');
-    return rows.find((r) => r[keyAt] === ctx.billNo)?.[statusAt];
-  }
-  if (source === 'detail') {
-    if (!pack.detail) throw new ReadFailedError('site pack has no detail page');
-    await runStep(session.page, { action: 'open', url: fillTemplate(pack.detail.url, { billNo: ctx.billNo }, 'url') }, stepCtx);
-    const cell = session.page.locator(`[data-field="${pack.detail.statusField}"]`).first();
-    if ((await cell.count()) === 0) throw new StructuredContractMissingError('detail page lacks the status field');
-    return statusCode(pack, (await cell.textContent()) ?? '');
-  }
-  const items = await readList(session, ctx);
-  return items.find((i) => i.billNo === ctx.billNo)?.status;
+/**
+ * Who owns an item, read the way the pack's `ownership` says, for routing.
+ * `listed: false` means a tenant-filtered search does not show it.
+ */
+export async function readOwnership(ctx: ObserveContext): Promise<{ owner?: string; expected: string; source: string; listed: boolean }> {
+  const own = ctx.pack.ownership;
+  if (!own) throw new ReadFailedError(`site pack ${ctx.pack.site} declares no ownership`);
+  const expected = fillTemplate(own.value, readParams(ctx));
+  const reading = await readItem(own.source, ctx);
+  const owner = own.source === 'detail' && own.field ? reading.fields[own.field] : reading.owner;
+  const listed = reading.status !== undefined;
+  // A tenant-filtered list or search that shows the item proves it; an owner field, when read, must match too.
+  if (own.source === 'list' && listed && owner === undefined) return { owner: expected, expected, source: 'list', listed };
+  return { owner, expected, source: own.source, listed };
+}
+
+/** Checks a page for every session-loss signal of the pack; throws SessionLostError naming the one seen. */
+export async function checkSession(page: Page, pack: SitePack): Promise<void> {
+  await assertSessionAlive(page, pack.sessionLost);
+}
+
+/** The read context of a tenant under the running config: the pack, the vendor's address, the tenant's site params. */
+export function readContextFor(
+  s: { pack: SitePack; config: { vendor: { base_url: string }; tenants: Array<{ id: string; site_params?: Record<string, string> }> } },
+  tenant: string,
+): ReadContext {
+  const siteParams = s.config.tenants.find((t) => t.id === tenant)?.site_params ?? {};
+  return { pack: s.pack, baseUrl: s.config.vendor.base_url, tenant, siteParams };
 }

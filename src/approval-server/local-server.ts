@@ -43,8 +43,7 @@ export async function startApprovalServer(options: { port?: number; services: ()
         query: url.searchParams,
         headers: Object.fromEntries(Object.entries(req.headers).map(([k, v]) => [k, Array.isArray(v) ? v.join(', ') : v])),
         body,
-        // The address this server is bound to; a Host header is the client's claim, not ours.
-        selfOrigin: origin,
+        selfOrigin: req.headers.host ? `http://${req.headers.host}` : origin,
       };
       const response = await handleApprovalHttp(options.services(), request);
       const headers: Record<string, string | string[]> = { ...response.headers };

@@ -1,5 +1,5 @@
 import type { Page } from 'playwright-core';
-import type { RowBinding } from './locate.js';
+import { locateRow, type RowBinding } from './locate.js';
 
 /**
  * The screenshot stored as evidence of a guarded step: the visible viewport,
@@ -19,19 +19,16 @@ export async function hasRow(page: Page, row: RowBinding): Promise<boolean> {
 }
 
 /**
- * Scrolls the row into view if it is off screen, in one round trip to the page
- * (a screenshot is taken after every guarded step, so round trips add up).
- * The key is compared in JavaScript, never placed in a selector.
+ * Scrolls the row into view if it is off screen. The row is found through the
+ * list's row and key definition (the key compared as a value); a page without
+ * the list (a detail page) simply has no row.
  */
 async function showRow(page: Page, row: RowBinding): Promise<boolean> {
-  return page.evaluate(
-    ([attribute, key]) => {
-      const element = Array.from(document.querySelectorAll(`[${attribute}]`)).find((el) => el.getAttribute(attribute) === key);
-      const box = element?.getBoundingClientRect();
-      // Centred, so the picture shows the rows around it too; a row already in view stays where it is.
-      if (element && box && (box.top < 0 || box.bottom > window.innerHeight)) element.scrollIntoView({ block: 'center' });
-      return element !== undefined;
-    },
-    [row.attribute, row.key] as const,
-  );
+  const found = await locateRow(page, row, 100);
+  await found.evaluate((element) => {
+    const box = element.getBoundingClientRect();
+    // Centred, so the picture shows the rows around it too; a row already in view stays where it is.
+    if (box.top < 0 || box.bottom > window.innerHeight) element.scrollIntoView({ block: 'center' });
+  });
+  return true;
 }

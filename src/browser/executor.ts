@@ -1,9 +1,9 @@
 import { readFile } from 'node:fs/promises';
-import type { Dialog, Page } from 'playwright-core';
-import { fillTemplate, type Step } from '../sitepack/action-language.js';
+import type { Dialog, Locator as PwLocator, Page } from 'playwright-core';
+import { describeLocator, describeScope, fillTemplate, type Step } from '../sitepack/action-language.js';
 import type { SitePack } from '../sitepack/schema.js';
-import { ReadFailedError, SessionLostError } from '../domain/errors.js';
-import { resolveLocator, scopeRoot, type RowBinding } from './locate.js';
+import { ReadFailedError, SessionLostError, StructuredContractMissingError } from '../domain/errors.js';
+import { resolveLocator, scopeRoot, where, type RowBinding } from './locate.js';
 
 /**
  * Runs whitelisted steps on a page. It decides nothing about the business: it
@@ -12,12 +12,15 @@ import { resolveLocator, scopeRoot, type RowBinding } from './locate.js';
  * exactly that dialog, so nothing is confirmed by accident.
  */
 
+/** The session-loss signals of a pack (the login flow itself uses texts only). */
+export type SessionSignals = Pick<SitePack['sessionLost'], 'texts'> & Partial<SitePack['sessionLost']>;
+
 export interface StepContext {
   baseUrl: string;
   params: Readonly<Record<string, string>>;
   /** The item the `row` scope refers to. */
   row?: RowBinding;
-  sessionLost: SitePack['sessionLost'];
+  sessionLost: SessionSignals;
   /** True while Playwright tracing records this context: secret fills are refused then. */
   traced: boolean;
   timeoutMs?: number;
@@ -41,15 +44,21 @@ export interface StepResult {
 interface DialogPolicy {
   expected?: { accept: boolean; messageContains: string };
   seen: DialogRecord[];
+  /** Statuses of the page's own fetch/XHR calls to its site since the last reset. */
+  apiStatuses: Array<{ status: number; url: string }>;
 }
 
 const policies = new WeakMap<Page, DialogPolicy>();
 
-/** Installs the dismiss-by-default dialog policy on a page (once). */
+/**
+ * Watches a page (once): native dialogs are dismissed unless a step expects
+ * exactly that dialog, and the answers to the page's own fetch/XHR calls are
+ * recorded so a 401 the app swallows still counts as a lost session.
+ */
 export function dialogPolicy(page: Page): DialogPolicy {
   let policy = policies.get(page);
   if (!policy) {
-    const created: DialogPolicy = { seen: [] };
+    const created: DialogPolicy = { seen: [], apiStatuses: [] };
     page.on('dialog', (dialog: Dialog) => {
       const expected = created.expected;
       const matches = expected !== undefined && dialog.message().includes(expected.messageContains);
@@ -58,18 +67,48 @@ export function dialogPolicy(page: Page): DialogPolicy {
       if (matches) created.expected = undefined;
       void (accept ? dialog.accept() : dialog.dismiss()).catch(() => undefined);
     });
+    page.on('response', (response) => {
+      const type = response.request().resourceType();
+      if ((type === 'fetch' || type === 'xhr') && response.status() >= 400) {
+        created.apiStatuses.push({ status: response.status(), url: response.url() });
+      }
+    });
     policies.set(page, created);
     policy = created;
   }
   return policy;
 }
 
-/** Raises SessionLostError when the page shows a login form or a permission dialog. */
-export async function assertSessionAlive(page: Page, signals: SitePack['sessionLost']): Promise<void> {
+/**
+ * Raises SessionLostError when the page shows any configured sign of a lost
+ * session: a login URL (path, query or hash), a login form, a 401/403 answer to
+ * the page's own calls, a text on the page or in a native alert.
+ */
+export async function assertSessionAlive(page: Page, signals: SessionSignals): Promise<void> {
   const url = page.url();
-  const onLoginPage = signals.urlContains.find((fragment) => new URL(url).pathname.includes(fragment));
-  if (onLoginPage) {
-    throw new SessionLostError(`the vendor sent us to ${new URL(url).pathname}: the session is gone`, { url });
+  const here = where(page);
+  const onLoginPage = (signals.urlContains ?? []).find((fragment) => here.includes(fragment));
+  if (onLoginPage) throw new SessionLostError(`the vendor sent us to ${here}: the session is gone`, { url });
+  const policy = policies.get(page);
+  const refused = policy?.apiStatuses.find((answer) => (signals.httpStatus ?? []).includes(answer.status as 401));
+  if (refused) {
+    throw new SessionLostError(`the page's own call to ${new URL(refused.url).pathname} answered ${refused.status}: the session is gone`, {
+      url,
+      status: refused.status,
+    });
+  }
+  const alerted = policy?.seen.find((dialog) => signals.texts.some((text) => dialog.message.includes(text)));
+  if (alerted) throw new SessionLostError(`the vendor says "${alerted.message}" (native ${alerted.type})`, { url });
+  if (
+    signals.loginForm &&
+    (await resolveLocator(page, signals.loginForm, {})
+      .first()
+      .isVisible()
+      .catch(() => false))
+  ) {
+    throw new SessionLostError(`the login form (${describeLocator(signals.loginForm)}) shows again on ${here}: the session is gone`, {
+      url,
+    });
   }
   const text = await firstVisibleText(page, signals.texts);
   if (text !== undefined) throw new SessionLostError(`the vendor says "${text}"`, { url, text });
@@ -103,27 +142,41 @@ export async function firstVisibleText(page: Page, texts: readonly string[]): Pr
   return undefined;
 }
 
+/** A step as an engineer reads it in an error: `click role=button name="确认" within the open dialog`. */
+export function describeStep(step: Step): string {
+  if (step.action === 'open') return `open ${step.url}`;
+  if (step.action === 'screenshot') return `screenshot ${step.as}`;
+  return `${step.action} ${describeLocator(step.target)}${describeScope(step.within)}`;
+}
+
 export async function runStep(page: Page, step: Step, ctx: StepContext): Promise<StepResult> {
   const timeout = ctx.timeoutMs ?? 10_000;
   if (step.action === 'open') {
     const url = new URL(fillTemplate(step.url, ctx.params, 'url'), ctx.baseUrl);
     if (url.origin !== new URL(ctx.baseUrl).origin) throw new Error(`refusing to open ${url.origin}: not the configured site`);
     dialogPolicy(page);
-    const response = await page.goto(url.toString(), { timeout, waitUntil: 'domcontentloaded' }).catch((error: Error) => {
-      throw new ReadFailedError(`could not open ${url.pathname}: ${error.message}`, { url: url.toString() });
+    // Opening the URL already shown (a hash route, say) must still show it afresh: going there again changes nothing.
+    const go =
+      page.url() === url.toString()
+        ? page.reload({ timeout, waitUntil: 'domcontentloaded' })
+        : page.goto(url.toString(), { timeout, waitUntil: 'domcontentloaded' });
+    const response = await go.catch((error: Error) => {
+      throw new ReadFailedError(`could not open ${url.pathname}${url.hash}: ${error.message}`, { url: url.toString() });
     });
     await assertSessionAlive(page, ctx.sessionLost);
     if (response && response.status() >= 500) {
       throw new ReadFailedError(`${url.pathname} answered ${response.status()}`, { status: response.status() });
     }
+    if (step.waitFor) await visibleOrExplain(page, resolveLocator(page, step.waitFor, ctx.params).first(), step, ctx, timeout);
     return { page };
   }
   if (step.action === 'screenshot') {
     return { page, screenshot: { as: step.as, body: await page.screenshot({ fullPage: true }) } };
   }
 
-  const root = await scopeRoot(page, step.within, ctx.row);
+  const root = await scopeRoot(page, step.within, ctx.row, timeout);
   const target = resolveLocator(root, step.target, ctx.params).first();
+  if (step.action !== 'wait_for' && step.action !== 'expect') await visibleOrExplain(page, target, step, ctx, timeout);
 
   switch (step.action) {
     case 'click': {
@@ -159,7 +212,8 @@ export async function runStep(page: Page, step: Step, ctx: StepContext): Promise
     }
     case 'wait_for':
     case 'expect': {
-      await target.waitFor({ state: step.state, timeout: step.timeoutMs ?? timeout });
+      if (step.state === 'visible') await visibleOrExplain(page, target, step, ctx, step.timeoutMs ?? timeout);
+      else await target.waitFor({ state: step.state, timeout: step.timeoutMs ?? timeout });
       await assertSessionAlive(page, ctx.sessionLost);
       return { page };
     }
@@ -176,7 +230,15 @@ export async function runStep(page: Page, step: Step, ctx: StepContext): Promise
           );
         return { page, extracted: { as: step.as, value: rows } };
       }
-      return { page, extracted: { as: step.as, value: ((await target.textContent({ timeout })) ?? '').trim() } };
+      const text = ((await target.innerText({ timeout })) ?? '').replace(/\s+/g, ' ').trim();
+      const match = step.pattern === undefined ? undefined : new RegExp(step.pattern, 'u').exec(text);
+      if (step.pattern !== undefined && !match) {
+        throw new StructuredContractMissingError(
+          `step "${describeStep(step)}" read ${JSON.stringify(text.slice(0, 80))} on ${where(page)}, which does not match /${step.pattern}/`,
+          { url: page.url() },
+        );
+      }
+      return { page, extracted: { as: step.as, value: match ? (match[1] ?? match[0]).trim() : text } };
     }
     case 'download': {
       const [download] = await Promise.all([page.waitForEvent('download', { timeout }), target.click({ timeout })]);
@@ -184,6 +246,55 @@ export async function runStep(page: Page, step: Step, ctx: StepContext): Promise
       return { page, download: { as: step.as, suggestedName: download.suggestedFilename(), body: await readFile(path) } };
     }
   }
+}
+
+/**
+ * Waits for a step's target. When it never shows, a lost session is reported
+ * as such; otherwise the error names the step, the locator and the page, since
+ * a missing element means the pack no longer matches the site.
+ */
+async function visibleOrExplain(page: Page, target: PwLocator, step: Step, ctx: StepContext, timeout: number): Promise<void> {
+  try {
+    await target.waitFor({ state: 'visible', timeout });
+  } catch (error) {
+    await assertSessionAlive(page, ctx.sessionLost);
+    if (page.isClosed()) throw error;
+    throw new StructuredContractMissingError(`step "${describeStep(step)}" found nothing on ${where(page)}`, {
+      step: describeStep(step),
+      url: page.url(),
+    });
+  }
+}
+
+/** What a sequence of steps left: the page to continue on and the values it extracted. */
+export interface StepsResult {
+  page: Page;
+  extracted: Record<string, string>;
+  downloads: NonNullable<StepResult['download']>[];
+}
+
+/**
+ * Runs steps in order. A text a step extracts fills later steps as {{as}} (the
+ * amount a confirmation asks to be typed); `before` runs ahead of each step,
+ * e.g. to move the claim to WRITING before a commit click.
+ */
+export async function runSteps(
+  page: Page,
+  steps: readonly Step[],
+  ctx: StepContext,
+  before?: (step: Step, index: number, page: Page) => Promise<void>,
+): Promise<StepsResult> {
+  const extracted: Record<string, string> = {};
+  const downloads: StepsResult['downloads'] = [];
+  let current = page;
+  for (const [index, step] of steps.entries()) {
+    await before?.(step, index, current);
+    const result = await runStep(current, step, { ...ctx, params: { ...ctx.params, ...extracted } });
+    current = result.page;
+    if (result.extracted && typeof result.extracted.value === 'string') extracted[result.extracted.as] = result.extracted.value;
+    if (result.download) downloads.push(result.download);
+  }
+  return { page: current, extracted, downloads };
 }
 
 /** The dialogs a page has seen, for the evidence record. */
@@ -196,5 +307,6 @@ export function resetDialogPolicy(page: Page): void {
   const policy = policies.get(page);
   if (!policy) return;
   policy.seen.length = 0;
+  policy.apiStatuses.length = 0;
   policy.expected = undefined;
 }

@@ -1,51 +1,104 @@
 import type { FrameLocator, Locator as PwLocator, Page } from 'playwright-core';
-import type { Locator, Scope } from '../sitepack/action-language.js';
-import { fillTemplate } from '../sitepack/action-language.js';
+import type { Scope } from '../sitepack/action-language.js';
+import type { SitePack } from '../sitepack/schema.js';
 import { StructuredContractMissingError } from '../domain/errors.js';
+import { describeField, findRows, firstRow, labelsOf, rowField } from './page-reading.js';
+import { resolveLocator } from './resolve-locator.js';
+
+export { resolveLocator };
 
 type Root = Page | PwLocator | FrameLocator;
 
-/** The item a row scope refers to: rows carry `attribute`, matched against `key` as data. */
+/** The item a `row` scope refers to: the list row whose key (read as the list says) equals `key`. */
 export interface RowBinding {
-  attribute: string;
+  list: Pick<SitePack['list'], 'rows' | 'key'>;
   key: string;
 }
 
 /**
- * Finds the row whose key attribute equals the item key. The key is compared in
- * the page as a value, never written into a selector, so a bill number such as
- * `X"] , tr[data-bill` is just a string that matches nothing.
+ * Finds the row whose key equals the item key. The key is read from each row
+ * and compared as a value, never written into a selector, so a bill number such
+ * as `X"] , tr[data-bill` is just a string that matches nothing.
  */
-export async function locateRow(page: Page, row: RowBinding): Promise<PwLocator> {
-  const rows = page.locator(`[${row.attribute}]`);
-  // One round trip for both questions: are there rows at all, and which one is ours.
-  const [count, index] = await rows.evaluateAll(
-    (elements, [attribute, key]) => [elements.length, elements.findIndex((el) => el.getAttribute(attribute as string) === key)] as const,
-    [row.attribute, row.key] as const,
+export async function locateRow(page: Page, binding: RowBinding, timeoutMs = 10_000): Promise<PwLocator> {
+  const { rows, key } = binding.list;
+  // Single-page apps render rows after load: wait for the first one.
+  await firstRow(page, rows)
+    .waitFor({ state: 'visible', timeout: timeoutMs })
+    .catch(() => undefined);
+  const set = await findRows(page, rows, labelsOf([key]));
+  if (set.rows.length === 0) {
+    throw new StructuredContractMissingError(`list.rows (${set.describe}) found no row on ${where(page)}; the page layout changed`, {
+      rows: set.describe,
+      url: page.url(),
+    });
+  }
+  for (const row of set.rows) {
+    if ((await rowField(set, row, key)) === binding.key) return set.row(row.index);
+  }
+  throw new StructuredContractMissingError(
+    `no row of ${set.describe} on ${where(page)} has list.key (${describeField(key)}) equal to the item key`,
+    { rows: set.describe, key: binding.key, url: page.url() },
   );
-  if (count === 0) {
-    throw new StructuredContractMissingError(`no element carries the row attribute ${row.attribute}; the page layout changed`, {
-      attribute: row.attribute,
-      url: page.url(),
-    });
-  }
-  if (index < 0) {
-    throw new StructuredContractMissingError(`no row with ${row.attribute} equal to the item key on this page`, {
-      attribute: row.attribute,
-      key: row.key,
-      url: page.url(),
-    });
-  }
-  return rows.nth(index);
 }
 
-export async function scopeRoot(page: Page, scope: Scope | undefined, row: RowBinding | undefined): Promise<Root> {
+/** Path, query and hash of a page: what an engineer needs to find it again. */
+export function where(page: Page): string {
+  try {
+    const url = new URL(page.url());
+    return `${url.pathname}${url.search}${url.hash}`;
+  } catch {
+    return page.url();
+  }
+}
+
+/** Ancestors up from a text to the modal drawn around it: positioned, a dialog, or at least holding a control. */
+const modalLevels = new Function(
+  'element',
+  `let el = element;
+  let levels = 0;
+  let fallback = -1;
+  while (el && el !== document.body && levels < 25) {
+    const style = getComputedStyle(el);
+    const dialogLike = el.tagName === 'DIALOG' || el.getAttribute('aria-modal') === 'true' || /^(alert)?dialog$/.test(el.getAttribute('role') || '');
+    const hasControl = !!el.querySelector('button,input,textarea,select,[role=button]');
+    if (hasControl && fallback < 0) fallback = levels;
+    if (hasControl && (dialogLike || style.position === 'fixed' || style.position === 'absolute')) return levels;
+    el = el.parentElement;
+    levels += 1;
+  }
+  return fallback < 0 ? 0 : fallback;`,
+) as (element: Element) => number;
+
+export async function scopeRoot(page: Page, scope: Scope | undefined, row: RowBinding | undefined, timeoutMs = 10_000): Promise<Root> {
   if (!scope) return page;
   if (scope.row) {
     if (!row) throw new Error('a step scoped to the row needs the item key');
-    return locateRow(page, row);
+    return locateRow(page, row, timeoutMs);
   }
-  if (scope.dialog) return page.getByRole('dialog');
+  if (scope.dialog === true) return page.getByRole('dialog').or(page.getByRole('alertdialog')).filter({ visible: true }).last();
+  if (scope.dialog) {
+    const options = scope.dialog.name === undefined ? {} : { name: scope.dialog.name };
+    const roles = scope.dialog.role
+      ? page.getByRole(scope.dialog.role, options)
+      : page.getByRole('dialog', options).or(page.getByRole('alertdialog', options));
+    return roles.filter({ visible: true }).last();
+  }
+  if (scope.modal) {
+    const anchor = page
+      .getByText(scope.modal.text, { exact: scope.modal.exact ?? false })
+      .filter({ visible: true })
+      .last();
+    await anchor.waitFor({ state: 'visible', timeout: timeoutMs }).catch(() => {
+      throw new StructuredContractMissingError(`no modal showing ${JSON.stringify(scope.modal!.text)} on ${where(page)}`, {
+        url: page.url(),
+      });
+    });
+    const levels = await anchor.evaluate(modalLevels);
+    // Built from an integer only: the modal is `levels` ancestors up from its text.
+    return anchor.locator(`xpath=ancestor-or-self::*[${levels + 1}]`);
+  }
+  if (scope.menu) return page.getByRole('menu').filter({ visible: true }).last();
   if (scope.frameTitle) return locateFrameByTitle(page, scope.frameTitle);
   return page;
 }
@@ -61,19 +114,4 @@ async function locateFrameByTitle(page: Page, title: string): Promise<FrameLocat
     throw new StructuredContractMissingError(`no iframe titled "${title}" on this page`, { frameTitle: title, url: page.url() });
   }
   return frames.nth(index).contentFrame();
-}
-
-/** Resolves a semantic locator; every text is filled from params as data. */
-export function resolveLocator(root: Root, locator: Locator, params: Readonly<Record<string, string>>): PwLocator {
-  const text = (value: string) => fillTemplate(value, params);
-  const exact = locator.exact ?? false;
-  if (locator.role) {
-    return root.getByRole(locator.role, locator.name === undefined ? {} : { name: text(locator.name), exact });
-  }
-  if (locator.label !== undefined) return root.getByLabel(text(locator.label), { exact });
-  if (locator.placeholder !== undefined) return root.getByPlaceholder(text(locator.placeholder), { exact });
-  if (locator.text !== undefined) return root.getByText(text(locator.text), { exact });
-  if (locator.testId !== undefined) return root.getByTestId(locator.testId);
-  if (locator.field !== undefined) return root.locator(`[data-field="${locator.field}"]`);
-  throw new Error('locator has no strategy');
 }

@@ -60,7 +60,7 @@ export interface DrillOptions {
 /** The API when the site has one (another channel entirely), else the settlement file, else the detail page. */
 function independentSource(s: Services): ReadbackSource {
   if (s.pack.api) return 'api';
-  if (s.pack.settlementFile) return 'settlement_file';
+  if (s.pack.export) return 'export';
   return 'detail';
 }
 

@@ -33,12 +33,14 @@ export function checkConfigAgainstPack(config: PaperclipConfig, pack: SitePack, 
     }
   }
   config.tenants.forEach((tenant, index) => {
-    for (const [kind, action] of Object.entries(tenant.actions_by_kind)) {
+    const mapped: Array<[string, string]> = [
+      ...Object.entries(tenant.actions_by_kind).map(([kind, action]): [string, string] => [`actions_by_kind.${kind}`, action]),
+      ...Object.entries(tenant.actions_by_status).map(([status, action]): [string, string] => [`actions_by_status.${status}`, action]),
+      ...(tenant.default_action ? [['default_action', tenant.default_action] as [string, string]] : []),
+    ];
+    for (const [path, action] of mapped) {
       if (!config.actions[action]) {
-        issues.push({
-          path: `tenants.${index}.actions_by_kind.${kind}`,
-          message: `action "${action}" is not enabled under actions`,
-        });
+        issues.push({ path: `tenants.${index}.${path}`, message: `action "${action}" is not enabled under actions` });
       }
     }
   });

@@ -48,6 +48,17 @@ export const Tenant = z
     approvers: z.array(z.string().email('approvers are email addresses')).default([]),
     /** Which site-pack action a pending item of each kind gets. */
     actions_by_kind: z.record(z.string(), ActionName).default({}),
+    /** Which action an item in each status gets (checked before the kind). */
+    actions_by_status: z.record(z.string().regex(/^[A-Z][A-Z_]{0,30}$/, 'status codes are UPPER_SNAKE_CASE'), ActionName).default({}),
+    /** The action of an item that neither its status nor its kind maps. */
+    default_action: ActionName.optional(),
+    /**
+     * Values the site pack's steps use for this tenant besides its id, e.g. the
+     * organisation to pick in the vendor's org selector ({{org}}).
+     */
+    site_params: z
+      .record(z.string().regex(/^[a-z][a-zA-Z0-9_]{0,40}$/, 'site_params names are identifiers'), z.string().max(200))
+      .default({}),
     /** Parameters for actions that need more than the item, e.g. a refund reason. */
     action_params: z.record(ActionName, z.record(z.string(), z.string())).default({}),
   })
@@ -115,11 +126,6 @@ export const PaperclipConfig = z
         /** Public base URL of the approval pages (the link in the email). */
         base_url: z.string().url(),
         sender: z.string().email(),
-        /**
-         * Whether a+tag@example.com is the same person as a@example.com when checking
-         * self-approval and the approver allow-list (see docs/approvals.md).
-         */
-        plus_addressing: z.enum(['same_mailbox', 'distinct']).default('same_mailbox'),
         signing_secret: z.discriminatedUnion('source', [
           z.object({ source: z.literal('inline'), value: z.string().min(32, 'signing secrets are at least 32 characters') }).strict(),
           z.object({ source: z.literal('secrets_manager'), secret_id: z.string().min(1) }).strict(),

@@ -182,7 +182,10 @@ export async function runPlanCommand(rawArgs: unknown, deps: PlanCommandDeps = {
   const tenant = chooseTenant(config, args.tenant);
   const baseUrl = args.baseUrl ?? config.vendor.base_url;
   const model = deps.model ?? createPlannerModel(plannerConfig, { logger });
-  const startUrl = args.start ?? fillTemplate(pack.list.url, { tenant: tenant.id, page: '1' }, 'url');
+  const listOpen = pack.list.steps.find((step) => step.action === 'open');
+  const startUrl =
+    args.start ??
+    fillTemplate(listOpen?.action === 'open' ? listOpen.url : '/', { ...tenant.site_params, tenant: tenant.id, page: '1' }, 'url');
 
   const opened = await (deps.openPage ?? openIdentityPage)({ pack, config, tenant: tenant.id, baseUrl });
   try {
@@ -201,7 +204,6 @@ export async function runPlanCommand(rawArgs: unknown, deps: PlanCommandDeps = {
       const page = await describePage(opened.page, {
         budgetChars: plannerConfig.page_budget_chars,
         tableRowsShown: plannerConfig.table_rows_shown,
-        rowKeyAttribute: pack.list.rowKeyAttribute,
       });
       let outcome: Awaited<ReturnType<typeof draftPlan>>;
       try {

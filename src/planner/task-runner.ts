@@ -269,7 +269,6 @@ export async function runTask(taskId: string, startPage: Page, deps: RunnerDeps)
       const description = await describePage(page, {
         budgetChars: config.page_budget_chars,
         tableRowsShown: config.table_rows_shown,
-        rowKeyAttribute: pack.list.rowKeyAttribute,
       });
       const round = record.rounds + 1;
       let outcome: Awaited<ReturnType<typeof draftPlan>>;

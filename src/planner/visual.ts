@@ -51,7 +51,6 @@ export async function visualReadFallback(request: VisualReadRequest): Promise<Vi
   const description = await describePage(request.page, {
     budgetChars: config.page_budget_chars,
     tableRowsShown: config.table_rows_shown,
-    rowKeyAttribute: request.pack.list.rowKeyAttribute,
   });
   const { plan, attempts } = await draftPlan(
     request.model,

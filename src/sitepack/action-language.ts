@@ -44,6 +44,30 @@ const ARIA_ROLES = [
   'img',
   'main',
   'banner',
+  'grid',
+  'gridcell',
+  'rowheader',
+  'rowgroup',
+  'treegrid',
+  'menu',
+  'menubar',
+  'menuitemcheckbox',
+  'menuitemradio',
+  'listbox',
+  'article',
+  'group',
+  'searchbox',
+  'spinbutton',
+  'switch',
+  'term',
+  'definition',
+  'paragraph',
+  'complementary',
+  'contentinfo',
+  'search',
+  'progressbar',
+  'log',
+  'tooltip',
 ] as const;
 
 /** Text given to a locator: literal, or a `{{param}}` template filled in as data. */
@@ -67,17 +91,12 @@ const BaseLocator = z
       .string()
       .regex(/^[A-Za-z0-9_-]{1,64}$/, 'test ids are letters, digits, _ and -')
       .optional(),
-    /** The structured DOM contract: an element carrying data-field="<field>". */
-    field: z
-      .string()
-      .regex(/^[a-z][a-z0-9_]{0,40}$/, 'data-field names are lower_snake_case')
-      .optional(),
     exact: z.boolean().optional(),
   })
   .strict();
 
 function countStrategies(l: z.infer<typeof BaseLocator>): number {
-  return [l.role, l.label, l.placeholder, l.text, l.testId, l.field].filter((v) => v !== undefined).length;
+  return [l.role, l.label, l.placeholder, l.text, l.testId].filter((v) => v !== undefined).length;
 }
 
 export const Locator = BaseLocator.superRefine((l, ctx) => {
@@ -87,8 +106,8 @@ export const Locator = BaseLocator.superRefine((l, ctx) => {
       code: 'custom',
       message:
         n === 0
-          ? 'a locator needs exactly one of role, label, placeholder, text, testId, field'
-          : 'a locator uses exactly one of role, label, placeholder, text, testId, field (name/exact qualify role/text)',
+          ? 'a locator needs exactly one of role, label, placeholder, text, testId'
+          : 'a locator uses exactly one of role, label, placeholder, text, testId (name/exact qualify role/text)',
     });
   }
   if (l.name !== undefined && l.role === undefined) {
@@ -98,17 +117,26 @@ export const Locator = BaseLocator.superRefine((l, ctx) => {
 export type Locator = z.infer<typeof Locator>;
 
 /**
- * Where a locator is searched: the page, the current item's row (the row whose
- * row-key attribute equals the item's key, matched as data), a dialog, or a frame
- * found by its title.
+ * Where a locator is searched: the page, the current item's row (found through
+ * the list's row and key definition, the key compared as data), a dialog, a
+ * menu, a frame found by its title, or a modal without any ARIA role found by
+ * a text it shows (its title, usually).
  */
 export const Scope = z
   .object({
     row: z.literal(true).optional(),
-    dialog: z.literal(true).optional(),
+    /** `true`: the open dialog or alertdialog; or one by role and/or accessible name. */
+    dialog: z
+      .union([z.literal(true), z.object({ role: z.enum(['dialog', 'alertdialog']).optional(), name: SemanticText.optional() }).strict()])
+      .optional(),
+    /** A modal drawn without a dialog role: the overlay around the element showing this text. */
+    modal: z.object({ text: SemanticText, exact: z.boolean().optional() }).strict().optional(),
+    /** The open menu (a row's "…" / 更多 menu, usually rendered at the end of the page). */
+    menu: z.literal(true).optional(),
     frameTitle: SemanticText.optional(),
   })
-  .strict();
+  .strict()
+  .refine((scope) => Object.keys(scope).length <= 1, 'a scope names one of row, dialog, modal, menu, frameTitle');
 export type Scope = z.infer<typeof Scope>;
 
 const Target = z
@@ -137,7 +165,15 @@ const RelativeUrl = z
 const Note = z.string().max(200).optional();
 
 export const Step = z.discriminatedUnion('action', [
-  z.object({ action: z.literal('open'), url: RelativeUrl, note: Note }).strict(),
+  z
+    .object({
+      action: z.literal('open'),
+      url: RelativeUrl,
+      /** Single-page apps: the step is done once this shows (load events say nothing there). */
+      waitFor: Locator.optional(),
+      note: Note,
+    })
+    .strict(),
   z
     .object({
       action: z.literal('click'),
@@ -176,6 +212,12 @@ export const Step = z.discriminatedUnion('action', [
       as: z.string().regex(/^[a-z][a-z0-9_]{0,40}$/, 'extract names are lower_snake_case'),
       /** table: rows of cells; text: the element's text. */
       mode: z.enum(['text', 'table']).default('text'),
+      /**
+       * Text mode: keep only what this regular expression captures (group 1, or the
+       * whole match). The value can then fill later steps as {{as}}, e.g. the amount
+       * a confirmation asks to be typed.
+       */
+      pattern: z.string().max(200).refine(isRegExp, 'must be a valid regular expression').optional(),
       note: Note,
     })
     .strict(),
@@ -199,6 +241,15 @@ export const Step = z.discriminatedUnion('action', [
     .strict(),
 ]);
 export type Step = z.infer<typeof Step>;
+
+export function isRegExp(pattern: string): boolean {
+  try {
+    new RegExp(pattern, 'u');
+    return true;
+  } catch {
+    return false;
+  }
+}
 
 export const MAX_PLAN_STEPS = 10;
 
@@ -231,4 +282,27 @@ export class MissingParameterError extends Error {
   constructor(readonly parameter: string) {
     super(`step uses {{${parameter}}} but no value named "${parameter}" was given`);
   }
+}
+
+/** A locator as an engineer reads it in an error message: `role=button name="退款"`. */
+export function describeLocator(locator: Locator): string {
+  const exact = locator.exact ? ' exact' : '';
+  if (locator.role) return `role=${locator.role}${locator.name === undefined ? '' : ` name=${JSON.stringify(locator.name)}`}${exact}`;
+  if (locator.label !== undefined) return `label=${JSON.stringify(locator.label)}${exact}`;
+  if (locator.placeholder !== undefined) return `placeholder=${JSON.stringify(locator.placeholder)}${exact}`;
+  if (locator.text !== undefined) return `text=${JSON.stringify(locator.text)}${exact}`;
+  return `testId=${JSON.stringify(locator.testId)}`;
+}
+
+/** A scope as an engineer reads it in an error message. */
+export function describeScope(scope: Scope | undefined): string {
+  if (!scope) return '';
+  if (scope.row) return ' within the item row';
+  if (scope.dialog === true) return ' within the open dialog';
+  if (scope.dialog)
+    return ` within the ${scope.dialog.role ?? 'dialog'}${scope.dialog.name ? ` ${JSON.stringify(scope.dialog.name)}` : ''}`;
+  if (scope.modal) return ` within the modal showing ${JSON.stringify(scope.modal.text)}`;
+  if (scope.menu) return ' within the open menu';
+  if (scope.frameTitle) return ` within the frame ${JSON.stringify(scope.frameTitle)}`;
+  return '';
 }

@@ -1,6 +1,5 @@
 import { z } from 'zod';
-import { Locator, Step } from './action-language.js';
-import { ActionParams } from './params.js';
+import { isRegExp, Locator, Scope, Step } from './action-language.js';
 
 /**
  * A site pack describes one vendor back office declaratively: how to log in and
@@ -12,7 +11,7 @@ import { ActionParams } from './params.js';
 export const Reversibility = z.enum(['read_only', 'reversible', 'irreversible']);
 export type Reversibility = z.infer<typeof Reversibility>;
 
-export const ReadbackSource = z.enum(['list', 'detail', 'settlement_file', 'api']);
+export const ReadbackSource = z.enum(['list', 'detail', 'export', 'api']);
 export type ReadbackSource = z.infer<typeof ReadbackSource>;
 
 export const Tier = z.enum(['api', 'mcp', 'browser', 'visual']);
@@ -36,6 +35,54 @@ const ApiRequest = z
   })
   .strict();
 
+/**
+ * One stage of a browser write. A stage whose `done` locator shows once its page
+ * is open (after its leading open/wait_for/expect steps) has already landed and is
+ * skipped: a re-entered or retried action never repeats a vendor write it made.
+ */
+const Stage = z
+  .object({
+    name: Identifier,
+    steps: z.array(Step).min(1),
+    done: z.object({ target: Locator, within: Scope.optional() }).strict().optional(),
+  })
+  .strict();
+export type Stage = z.infer<typeof Stage>;
+
+/** What the page shows once a write has settled; the "after" screenshot waits for it. */
+const Settled = z
+  .object({
+    target: Locator,
+    within: Scope.optional(),
+    state: z.enum(['visible', 'hidden']).default('visible'),
+    timeoutMs: z.number().int().min(100).max(60_000).default(5000),
+  })
+  .strict();
+
+const BrowserTier = z
+  .object({
+    /** A single-stage action: the steps, with the vendor-changing clicks marked `commit`. */
+    steps: z.array(Step).min(1).optional(),
+    /** An action made of several vendor writes (e.g. save a reason, then resolve). */
+    stages: z.array(Stage).min(1).max(6).optional(),
+    settled: Settled.optional(),
+  })
+  .strict()
+  .superRefine((tier, ctx) => {
+    if ((tier.steps === undefined) === (tier.stages === undefined)) {
+      ctx.addIssue({ code: 'custom', message: 'a browser tier has either steps or stages' });
+    }
+    const stages = tier.stages ?? [];
+    if (new Set(stages.map((stage) => stage.name)).size !== stages.length) {
+      ctx.addIssue({ code: 'custom', path: ['stages'], message: 'stage names must be unique' });
+    }
+  });
+
+/** The stages of a browser tier (a plain `steps` list is one stage named `write`). */
+export function stagesOf(tier: z.infer<typeof BrowserTier>): Stage[] {
+  return tier.stages ?? [{ name: 'write', steps: tier.steps ?? [] }];
+}
+
 export const SiteAction = z
   .object({
     description: z.string().min(1),
@@ -56,15 +103,12 @@ export const SiteAction = z
       .object({ apiField: z.string().min(1), contains: z.string().min(1) })
       .strict()
       .optional(),
-    /** Parameters the caller must supply besides the item's own fields, each with its schema (see params.ts). */
-    params: ActionParams,
+    /** Parameters the caller must supply besides the item's own fields. */
+    params: z.array(Identifier).default([]),
     tiers: z
       .object({
         api: ApiRequest.optional(),
-        browser: z
-          .object({ steps: z.array(Step).min(1) })
-          .strict()
-          .optional(),
+        browser: BrowserTier.optional(),
       })
       .strict()
       .refine((t) => t.api !== undefined || t.browser !== undefined, 'an action needs at least one tier (api or browser)'),
@@ -81,25 +125,100 @@ export const SiteAction = z
         message: 'an irreversible action cannot have an inverse; mark it reversible instead',
       });
     }
+    const browser = a.tiers.browser;
+    const steps = browser ? stagesOf(browser).flatMap((stage) => stage.steps) : [];
+    if (browser && a.reversibility !== 'read_only' && !steps.some((step) => step.action === 'click' && step.commit)) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['tiers', 'browser', browser.steps ? 'steps' : 'stages'],
+        message: 'mark every click that changes vendor state with commit: true (the claim moves to WRITING before the first)',
+      });
+    }
+    const extracted = steps.flatMap((step) => (step.action === 'extract' ? [step.as] : []));
+    const clash = extracted.find((name) => a.params.includes(name) || name === 'billNo' || name === 'tenant');
+    if (clash) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['tiers', 'browser'],
+        message: `extract as "${clash}" would shadow a parameter; name it differently`,
+      });
+    }
     if (a.reversibility !== 'read_only' && !a.targetStatus && !a.verify) {
       ctx.addIssue({ code: 'custom', path: ['targetStatus'], message: 'a write needs targetStatus or verify, so readback can check it' });
     }
   });
 export type SiteAction = z.infer<typeof SiteAction>;
 
+const Pattern = z.string().min(1).max(300).refine(isRegExp, 'must be a valid regular expression (JavaScript syntax)');
+
+/**
+ * Where one value is read, inside a row of the list or on a page: the cell under
+ * a column header, the value shown next to a label, the text of a semantic
+ * locator, or a regular expression over the text (group 1, else the whole match).
+ * `regex` may also narrow what one of the others found.
+ */
+export const FieldSource = z
+  .object({
+    column: z.string().min(1).max(100).optional(),
+    label: z.string().min(1).max(100).optional(),
+    locator: Locator.optional(),
+    regex: Pattern.optional(),
+  })
+  .strict()
+  .superRefine((f, ctx) => {
+    const n = [f.column, f.label, f.locator].filter((v) => v !== undefined).length;
+    if (n > 1) ctx.addIssue({ code: 'custom', message: 'a field is read from one of column, label or locator (regex may narrow it)' });
+    if (n === 0 && f.regex === undefined) {
+      ctx.addIssue({ code: 'custom', message: 'a field needs one of column, label, locator or regex' });
+    }
+  });
+export type FieldSource = z.infer<typeof FieldSource>;
+
+/** What one row of the list is. */
+export const Rows = z
+  .object({
+    /** Rows of a table or an ARIA grid (optionally the one with this accessible name); fields by column header. */
+    table: z
+      .object({ name: z.string().min(1).max(100).optional() })
+      .strict()
+      .optional(),
+    /** Each element this locator finds is a row, e.g. role=listitem or role=article cards. */
+    items: Locator.optional(),
+    /** Cards without any role: each row is the largest element around exactly one match of this locator. */
+    around: Locator.optional(),
+  })
+  .strict()
+  .refine((r) => [r.table, r.items, r.around].filter((v) => v !== undefined).length === 1, 'rows is one of table, items or around');
+export type Rows = z.infer<typeof Rows>;
+
+const Paging = z
+  .object({
+    /** A next-page control; reading stops when it is gone or disabled. */
+    next: Locator.optional(),
+    /** The list steps use {{page}} (1, 2, ...); reading stops at a page with no new rows. */
+    parameter: z.literal('page').optional(),
+    /** A "load more" control that appends rows; pressed until it is gone. */
+    loadMore: Locator.optional(),
+  })
+  .strict()
+  .refine(
+    (p) => [p.next, p.parameter, p.loadMore].filter((v) => v !== undefined).length === 1,
+    'paging is one of next, parameter or loadMore',
+  );
+
+const StatusMap = z.record(z.string().min(1), StatusCode);
+
+const PARAMS_OF_LIST = 'tenant, page and the tenant site_params';
+
 export const SitePack = z
   .object({
+    version: z.literal(2, { error: 'site packs are version 2; see docs/sitepack.md for the format (version 1 packs must be migrated)' }),
     site: z.string().regex(/^[a-z][a-z0-9-]{1,40}$/, 'site ids are lower-kebab-case'),
     description: z.string().min(1),
     /** Item keys (bill numbers) must match this before they go anywhere near a page. */
-    itemKeyPattern: z.string().refine((p) => {
-      try {
-        new RegExp(p);
-        return p.startsWith('^') && p.endsWith('$');
-      } catch {
-        return false;
-      }
-    }, 'must be a valid regular expression anchored with ^ and $'),
+    itemKeyPattern: z
+      .string()
+      .refine((p) => isRegExp(p) && p.startsWith('^') && p.endsWith('$'), 'must be a valid regular expression anchored with ^ and $'),
     login: z
       .object({
         url: PathTemplate,
@@ -107,7 +226,10 @@ export const SitePack = z
         steps: z.array(Step).min(1),
         /** Visible only once logged in. */
         loggedIn: Locator,
-        /** A page that needs a session: a redirect to a sessionLost URL means the stored session is gone. */
+        /**
+         * A URL that needs a session: answered with 401/403, or a redirect to a
+         * sessionLost URL, it means a stored session is gone.
+         */
         probeUrl: PathTemplate,
       })
       .strict(),
@@ -123,40 +245,94 @@ export const SitePack = z
       })
       .strict()
       .default({ rejected: [], timedOut: [] }),
+    /** Any one of these means the vendor session is gone: the item fails loudly, no retry. */
     sessionLost: z
       .object({
-        urlContains: z.array(z.string().min(1)).min(1),
-        texts: z.array(z.string().min(1)).min(1),
+        /** Fragments of the URL after the host (path, query and hash), e.g. /login or #/login. */
+        urlContains: z.array(z.string().min(1)).default([]),
+        /** Texts on the page or in a native alert, e.g. 会话已过期. */
+        texts: z.array(z.string().min(1)).default([]),
+        /** A login form showing again, e.g. { label: 密码 }. */
+        loginForm: Locator.optional(),
+        /** Answers to the page's own fetch/XHR calls that mean the session is gone. */
+        httpStatus: z.array(z.union([z.literal(401), z.literal(403), z.literal(419), z.literal(440)])).default([]),
       })
-      .strict(),
+      .strict()
+      .refine(
+        (s) => s.urlContains.length + s.texts.length + s.httpStatus.length > 0 || s.loginForm !== undefined,
+        'declare at least one session-loss signal (urlContains, texts, loginForm or httpStatus)',
+      ),
+    /** Visible text -> status code, used wherever a status is read as text. */
+    statuses: StatusMap,
+    /** Visible text -> kind code. */
+    kinds: z.record(z.string().min(1), Identifier).default({}),
     list: z
       .object({
-        /** Opened with {{tenant}} and {{page}} filled in (URL-encoded). */
-        url: PathTemplate,
-        /** Steps run after opening, e.g. pressing 查询. */
-        querySteps: z.array(Step).default([]),
-        /** The attribute on each row carrying the item key (the structured row contract). */
-        rowKeyAttribute: z.string().regex(/^data-[a-z-]+$/, 'must be a data-* attribute'),
-        /** data-field name of each item field we read. */
-        fields: z.object({ key: Identifier, status: Identifier, kind: Identifier.optional(), amount: Identifier.optional() }).strict(),
-        /** Visible label -> status code. */
-        statusLabels: z.record(z.string(), StatusCode),
-        /** Visible label -> kind code. */
-        kindLabels: z.record(z.string(), Identifier).default({}),
-        nextPage: Locator.optional(),
+        /** Steps reaching the list (open, choose the org, search...), filled with tenant, page and the tenant's site_params. */
+        steps: z.array(Step).min(1),
+        rows: Rows,
+        key: FieldSource,
+        /** status is required; kind, amount and owner are used when present; others are shown by probe. */
+        fields: z.record(Identifier, FieldSource).refine((f) => f['status'] !== undefined, 'list.fields needs status'),
+        /** Shown when the list is legitimately empty; without it, a list with no rows is an error. */
+        empty: Locator.optional(),
+        paging: Paging.optional(),
         /** Pages read at most, so a broken pager cannot loop forever. */
         maxPages: z.number().int().min(1).max(100).default(20),
+        /** Steps that narrow the list to {{billNo}} (a search box): the `list` readback and ownership use them. */
+        search: z.array(Step).min(1).optional(),
       })
       .strict(),
-    detail: z.object({ url: PathTemplate, statusField: Identifier }).strict().optional(),
-    settlementFile: z
-      .object({ url: PathTemplate, keyColumn: z.string().min(1), statusColumn: z.string().min(1) })
+    /** An item's own page: reached by steps (open it, or search then open), status and fields read as text. */
+    detail: z
+      .object({
+        steps: z.array(Step).min(1),
+        status: FieldSource,
+        fields: z.record(Identifier, FieldSource).default({}),
+      })
       .strict()
       .optional(),
+    /** An export file (CSV or XLSX): fetched with the session cookie from url, or by steps ending in a download. */
+    export: z
+      .object({
+        url: PathTemplate.optional(),
+        steps: z.array(Step).min(1).optional(),
+        keyColumn: z.string().min(1),
+        statusColumn: z.string().min(1),
+        ownerColumn: z.string().min(1).optional(),
+        /** Cell value -> status code; defaults to statuses, and a value that already is a code stays one. */
+        statusMap: StatusMap.optional(),
+      })
+      .strict()
+      .refine((e) => (e.url === undefined) !== (e.steps === undefined), 'export needs either url or steps (ending in a download)')
+      .optional(),
+    /** A JSON endpoint for one item, authenticated like the browser (session cookie) or by the identity's token. */
     api: z
       .object({
         itemUrl: PathTemplate,
-        statusField: z.string().min(1),
+        auth: z.enum(['cookie', 'token']).default('token'),
+        /** Dot path to the item inside the answer ('' for the answer itself), e.g. data.bill. */
+        itemPath: z.string().max(100).default(''),
+        statusPath: z.string().min(1).max(100),
+        ownerPath: z.string().min(1).max(100).optional(),
+        /** Value -> status code; a value that already is a status code stays one. */
+        statusMap: StatusMap.optional(),
+        /** Answers meaning "no such item for this identity". */
+        notFoundStatus: z.array(z.number().int().min(400).max(499)).default([403, 404]),
+      })
+      .strict()
+      .optional(),
+    /**
+     * How routing proves an item belongs to the task's tenant before any write
+     * session opens: the owner field of the api, a tenant-filtered search of the
+     * list, a detail-page field, or the export's owner column. `value` is what the
+     * owner must equal (default {{tenant}}; a tenant's site_params may fill it).
+     */
+    ownership: z
+      .object({
+        source: z.enum(['api', 'list', 'detail', 'export']),
+        field: Identifier.optional(),
+        value: z.string().min(1).max(200).default('{{tenant}}'),
       })
       .strict()
       .optional(),
@@ -172,6 +348,23 @@ export const SitePack = z
           message: `names "${action.inverse}", which is not an action of this site pack`,
         });
       }
+    }
+    if (pack.list.paging?.parameter && !JSON.stringify(pack.list.steps).includes('{{page}}')) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['list', 'paging', 'parameter'],
+        message: `paging by parameter needs {{page}} in list.steps (filled with ${PARAMS_OF_LIST})`,
+      });
+    }
+    const own = pack.ownership;
+    if (own) {
+      const missing =
+        (own.source === 'api' && !pack.api?.ownerPath && 'api.ownerPath') ||
+        (own.source === 'list' && !pack.list.search && 'list.search') ||
+        (own.source === 'detail' && !(own.field && pack.detail?.fields[own.field]) && 'detail.fields.<ownership.field>') ||
+        (own.source === 'export' && !pack.export?.ownerColumn && 'export.ownerColumn');
+      if (missing)
+        ctx.addIssue({ code: 'custom', path: ['ownership', 'source'], message: `ownership from ${own.source} needs ${missing}` });
     }
   });
 export type SitePack = z.infer<typeof SitePack>;

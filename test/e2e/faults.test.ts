@@ -126,8 +126,8 @@ describe('fault handling on the embedded stack', () => {
     assert.match(String(result.output['reason']), /layout|row attribute|StructuredContractMissingError/);
     assert.deepEqual(await marksOf(t.billNo), []);
     const batch = await h.paperclip.runBatch({ taskId: 'T-faults-redesign', tenant: 'acme' });
-    assert.equal(batch.summary?.counts.done, 0);
-    assert.match(String(batch.summary?.error), /StructuredContractMissingError/);
+    assert.equal(batch.status, 'FAILED', 'a batch whose list read failed never ends as a success');
+    assert.match(String(batch.error), /StructuredContractMissingError: list\.rows \(table \\?"差异清单\\?"\) found no row/);
     assert.deepEqual(await h.control.journal(), []);
   });
 

@@ -76,7 +76,7 @@ test('plan drafts a reviewable file: instruction, page hash, model, steps; nothi
 
   const action = draftToSiteAction(draft, world.pack, { description: '导出待处理差异', appliesTo: ['PENDING'] });
   assert.equal(action.reversibility, 'read_only');
-  assert.equal(action.tiers.browser?.steps.length, 3);
+  assert.equal(action.tiers.browser?.steps?.length, 3);
 });
 
 test('plan exits 2 and writes nothing when no acceptable plan comes back', async () => {

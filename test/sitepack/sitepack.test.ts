@@ -47,3 +47,18 @@ test('template values are data: URL values are percent-encoded, missing values a
   assert.equal(fillTemplate('/diff/{{billNo}}', { billNo: '../../admin?x=1' }, 'url'), '/diff/..%2F..%2Fadmin%3Fx%3D1');
   assert.throws(() => fillTemplate('/diff/{{billNo}}', {}), /no value named "billNo"/);
 });
+
+test('a version 1 pack is refused with a pointer to the v2 format; a write without a commit mark is refused', () => {
+  const v1 = pack();
+  delete v1.version;
+  assert.throws(() => parseSitePack(stringify(v1), 'pack.yaml'), /version: site packs are version 2; see docs\/sitepack\.md/);
+  const unmarked = pack();
+  for (const step of unmarked.actions.mark_processed.tiers.browser.steps) delete step.commit;
+  assert.throws(
+    () => parseSitePack(stringify(unmarked), 'pack.yaml'),
+    /actions\.mark_processed\.tiers\.browser\.steps: mark every click that changes vendor state/,
+  );
+  const shadow = pack();
+  shadow.actions.refund.tiers.browser.steps.splice(1, 0, { action: 'extract', target: { text: '金额' }, as: 'amount' });
+  assert.throws(() => parseSitePack(stringify(shadow), 'pack.yaml'), /extract as "amount" would shadow a parameter/);
+});

@@ -22,10 +22,14 @@ export class VendorApi {
       throw new ReadFailedError(`reading ${url.pathname} failed: ${error.message}`);
     });
     if (response.status === 401) throw new SessionLostError('the vendor API rejected the identity token (401)');
-    if (response.status === 403 || response.status === 404) return undefined;
+    if (this.pack.api.notFoundStatus.includes(response.status)) return undefined;
     if (!response.ok) throw new ReadFailedError(`reading ${url.pathname} answered ${response.status}`);
-    const body = (await response.json()) as Record<string, unknown>;
-    return (body['bill'] as Record<string, unknown> | undefined) ?? body;
+    let item: unknown = await response.json();
+    // The item inside the answer, at the pack's dot path ('' for the answer itself).
+    for (const part of this.pack.api.itemPath.split('.').filter(Boolean)) {
+      item = item !== null && typeof item === 'object' && Object.hasOwn(item, part) ? (item as Record<string, unknown>)[part] : undefined;
+    }
+    return item !== null && typeof item === 'object' ? (item as Record<string, unknown>) : undefined;
   }
 
   /** Performs an action's api tier once, carrying the idempotency key when the vendor honours one. */

@@ -1,0 +1,236 @@
+import type { Locator as PwLocator, Page } from 'playwright-core';
+import { describeLocator } from '../sitepack/action-language.js';
+import type { FieldSource, Rows } from '../sitepack/schema.js';
+import { resolveLocator } from './resolve-locator.js';
+
+/**
+ * Reading values off pages that were not built for us: rows of tables, ARIA
+ * grids, list items and role-less cards, and values next to labels. Nothing
+ * from a site pack or an item ever becomes selector syntax: labels, headers and
+ * keys are compared as strings inside the page.
+ */
+
+/*
+ * Page-side code is built with `new Function`: the TypeScript loader renames
+ * helper functions written in a callback with a shim that does not exist in the
+ * page, and these readers need helpers.
+ */
+const PAGE_HELPERS = `
+  const norm = (s) => (s || '').replace(/\\s+/g, ' ').trim();
+  const textOf = (el) => norm(el.innerText !== undefined ? el.innerText : el.textContent);
+  const visible = (el) => el.getClientRects().length > 0 && getComputedStyle(el).visibility !== 'hidden';
+  const stripSep = (s) => norm(s).replace(/[:：]\\s*$/, '');
+  const labelValue = (root, label) => {
+    const all = [root, ...root.querySelectorAll('*')];
+    for (const el of all) {
+      if (!visible(el) || stripSep(textOf(el)) !== label) continue;
+      if ([...el.children].some((child) => stripSep(textOf(child)) === label)) continue;
+      if (el.control && 'value' in el.control) return el.control.value;
+      const sibling = el.nextElementSibling;
+      if (sibling && textOf(sibling)) return textOf(sibling);
+      const parentText = el.parentElement ? textOf(el.parentElement) : '';
+      const rest = parentText.startsWith(textOf(el)) ? norm(parentText.slice(textOf(el).length).replace(/^[:：]/, '')) : '';
+      if (rest) return rest;
+    }
+    const text = textOf(root);
+    const at = text.indexOf(label);
+    if (at >= 0) {
+      const m = /^\\s*[:：]\\s*(\\S+)/.exec(text.slice(at + label.length));
+      if (m) return m[1];
+    }
+    return undefined;
+  };
+`;
+
+/** What one row shows: its text, its cells in column order, and values next to the labels asked for. */
+interface RowText {
+  index: number;
+  text: string;
+  cells: string[];
+  labels: Record<string, string | undefined>;
+}
+
+interface TableText {
+  headers: string[];
+  rows: RowText[];
+}
+
+const readTable = new Function(
+  'elements',
+  'labels',
+  `${PAGE_HELPERS}
+  const cellSel = 'td,th,[role=cell],[role=gridcell],[role=columnheader],[role=rowheader]';
+  const cellsOf = (row) => [...row.querySelectorAll(cellSel)].filter((c) => c.closest('tr,[role=row]') === row);
+  const expand = (row) => cellsOf(row).flatMap((c) => Array(Math.max(1, Number(c.getAttribute('colspan')) || 1)).fill(textOf(c)));
+  const isHeader = (c) => c.matches('th:not([scope=row]),[role=columnheader]') && !c.matches('[role=cell],[role=gridcell],[role=rowheader]');
+  let headers = [];
+  const rows = [];
+  elements.forEach((row, index) => {
+    if (!visible(row)) return;
+    const cells = cellsOf(row);
+    if (cells.length === 0) return;
+    if (cells.every(isHeader)) {
+      if (headers.length === 0) headers = expand(row);
+      return;
+    }
+    rows.push({ index, text: textOf(row), cells: expand(row), labels: Object.fromEntries(labels.map((l) => [l, labelValue(row, l)])) });
+  });
+  return { headers, rows };`,
+) as (elements: Element[], labels: string[]) => TableText;
+
+const readItems = new Function(
+  'elements',
+  'labels',
+  `${PAGE_HELPERS}
+  return elements
+    .map((el, index) => ({ el, index }))
+    .filter(({ el }) => visible(el))
+    .map(({ el, index }) => ({ index, text: textOf(el), cells: [], labels: Object.fromEntries(labels.map((l) => [l, labelValue(el, l)])) }));`,
+) as (elements: Element[], labels: string[]) => RowText[];
+
+/** How many ancestors up each anchor's card is: the largest element around it holding no other anchor. */
+const cardLevels = new Function(
+  'anchors',
+  `return anchors.map((anchor) => {
+    let levels = 0;
+    let el = anchor;
+    while (el.parentElement && el.parentElement !== document.body && !anchors.some((other) => other !== anchor && el.parentElement.contains(other))) {
+      el = el.parentElement;
+      levels += 1;
+    }
+    return levels;
+  });`,
+) as (anchors: Element[]) => number[];
+
+const readLabel = new Function('root', 'label', `${PAGE_HELPERS} return labelValue(root, label);`) as (
+  root: Element,
+  label: string,
+) => string | undefined;
+
+const readText = new Function('root', `${PAGE_HELPERS} return textOf(root);`) as (root: Element) => string;
+
+/** The rows a list's `rows` definition finds on the page, readable one by one. */
+export interface RowSet {
+  /** For messages: `table "差异清单"`, `items role=listitem`... */
+  describe: string;
+  /** Visible rows, in page order, with what they show. */
+  rows: RowText[];
+  headers: string[];
+  /** The Playwright locator of a row (by its index among all matches). */
+  row(index: number): PwLocator;
+}
+
+export function describeRows(rows: Rows): string {
+  if (rows.table) return rows.table.name ? `table ${JSON.stringify(rows.table.name)}` : 'the table';
+  if (rows.items) return `items ${describeLocator(rows.items)}`;
+  return `cards around ${describeLocator(rows.around!)}`;
+}
+
+/** The locator whose first match shows that rows have rendered (single-page apps render late). */
+export function firstRow(page: Page, rows: Rows): PwLocator {
+  if (rows.table) {
+    const table = tables(page, rows.table.name);
+    return table.getByRole('cell').or(table.getByRole('gridcell')).first();
+  }
+  return resolveLocator(page, (rows.items ?? rows.around)!, {}).first();
+}
+
+function tables(page: Page, name: string | undefined): PwLocator {
+  const byName = name === undefined ? {} : { name };
+  return page.getByRole('table', byName).or(page.getByRole('grid', byName)).or(page.getByRole('treegrid', byName));
+}
+
+/** Finds the rows and what they show, in one round trip per kind of row. */
+export async function findRows(page: Page, rows: Rows, labels: string[]): Promise<RowSet> {
+  const describe = describeRows(rows);
+  if (rows.table) {
+    const candidates = tables(page, rows.table.name);
+    const count = await candidates.count();
+    // The first table (or grid) that shows data rows; nested tables are read as their own.
+    for (let i = 0; i < count; i++) {
+      const elements = candidates.nth(i).locator('tr, [role=row]');
+      const read = await elements.evaluateAll(readTable, labels);
+      if (read.rows.length > 0 || i === count - 1) {
+        return { describe, rows: read.rows, headers: read.headers, row: (index) => elements.nth(index) };
+      }
+    }
+    return { describe, rows: [], headers: [], row: () => candidates.first() };
+  }
+  if (rows.items) {
+    const elements = resolveLocator(page, rows.items, {});
+    const read = await elements.evaluateAll(readItems, labels);
+    return { describe, rows: read, headers: [], row: (index) => elements.nth(index) };
+  }
+  const anchors = resolveLocator(page, rows.around!, {});
+  const levels = await anchors.evaluateAll(cardLevels);
+  // The card is `levels` ancestors up from its anchor; built from integers only.
+  const card = (index: number) => anchors.nth(index).locator(`xpath=ancestor-or-self::*[${(levels[index] ?? 0) + 1}]`);
+  const read: RowText[] = [];
+  for (let index = 0; index < levels.length; index++) {
+    const [one] = await card(index).evaluateAll(readItems, labels);
+    if (one) read.push({ ...one, index });
+  }
+  return { describe, rows: read, headers: [], row: card };
+}
+
+/** Labels a set of field sources reads (so one round trip fetches them all). */
+export function labelsOf(sources: FieldSource[]): string[] {
+  return [...new Set(sources.flatMap((s) => (s.label === undefined ? [] : [s.label])))];
+}
+
+/** Why a field could not be read, for the error message. */
+export function describeField(source: FieldSource): string {
+  const how =
+    source.column !== undefined
+      ? `column ${JSON.stringify(source.column)}`
+      : source.label !== undefined
+        ? `label ${JSON.stringify(source.label)}`
+        : source.locator
+          ? describeLocator(source.locator)
+          : undefined;
+  const regex = source.regex !== undefined ? `regex /${source.regex}/` : undefined;
+  return [how, regex].filter(Boolean).join(' then ');
+}
+
+function applyRegex(text: string | undefined, regex: string | undefined): string | undefined {
+  if (text === undefined || regex === undefined) return text;
+  const match = new RegExp(regex, 'u').exec(text);
+  if (!match) return undefined;
+  return (match[1] ?? match[0]).trim();
+}
+
+/** The cell of `row` under the header `column` (exact header text first, then a header containing it). */
+function cellUnder(set: RowSet, row: RowText, column: string): string | undefined {
+  let at = set.headers.indexOf(column);
+  if (at < 0) at = set.headers.findIndex((h) => h.includes(column));
+  return at < 0 ? undefined : row.cells[at];
+}
+
+/** Reads one field of one row; undefined (or empty) when the row does not show it. */
+export async function rowField(set: RowSet, row: RowText, source: FieldSource): Promise<string | undefined> {
+  let text: string | undefined;
+  if (source.column !== undefined) text = cellUnder(set, row, source.column);
+  else if (source.label !== undefined) text = row.labels[source.label];
+  else if (source.locator) {
+    const found = resolveLocator(set.row(row.index), source.locator, {}).first();
+    text = (await found.count()) > 0 ? ((await found.innerText().catch(() => '')) ?? '').trim() : undefined;
+  } else text = row.text;
+  const value = applyRegex(text, source.regex);
+  return value === undefined || value === '' ? undefined : value;
+}
+
+/** Reads one field on a whole page (a detail page): by label, locator, regex over the page text, or a table column. */
+export async function pageField(page: Page, source: FieldSource): Promise<string | undefined> {
+  const body = page.locator('body');
+  let text: string | undefined;
+  if (source.label !== undefined) text = await body.evaluate(readLabel, source.label);
+  else if (source.locator) {
+    const found = resolveLocator(page, source.locator, {}).first();
+    text = (await found.count()) > 0 ? (await found.innerText()).trim() : undefined;
+  } else if (source.column !== undefined) {
+    const set = await findRows(page, { table: {} }, []);
+    text = set.rows[0] ? cellUnder(set, set.rows[0], source.column) : undefined;
+  } else text = await body.evaluate(readText);
+  const value = applyRegex(text ?? undefined, source.regex);
+  return value === undefined || value === '' ? undefined : value;
+}
