@@ -70,6 +70,7 @@ export function packagedRuntimeConfig(deploy: DeploymentConfig, source: Papercli
     })),
     evidence: { bucket: deploy.evidence.bucketName, retention_days: deploy.evidence.retentionDays },
     approvals: {
+      ...source.approvals,
       base_url: deploy.approvalBaseUrl ?? APPROVAL_URL_PLACEHOLDER,
       sender: deploy.email.senderAddress,
       signing_secret: { source: 'secrets_manager', secret_id: approvalSigningSecretName(deploy.prefix) },

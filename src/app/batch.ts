@@ -6,6 +6,7 @@ import { readContextFor, readList, type ListedItem } from './vendor-reads.js';
 import type { Tenant } from '../config/schema.js';
 import type { SitePack } from '../sitepack/schema.js';
 import { withSession } from './sessions.js';
+import { own } from '../lib/own.js';
 import type { ItemOutcome } from './guarded-write.js';
 import { sealBatchEvidence } from '../evidence/batch-end.js';
 
@@ -63,11 +64,11 @@ export async function readBatchList(s: Services, input: { batch: unknown }): Pro
   const alreadyMoved: BatchItem[] = [];
   const plans = planRows(tenant, s.pack, listed);
   for (const { row, action } of plans) {
-    const siteAction = action ? s.pack.actions[action] : undefined;
+    const siteAction = action ? own(s.pack.actions, action) : undefined;
     if (!action || !siteAction || !s.config.actions[action]) continue;
     // Amounts read from the list travel as data for actions that need them (a refund of exactly this amount).
     const params: Record<string, string> = {};
-    if (siteAction.params.includes('amount') && row.amount) params['amount'] = row.amount.replace(/[¥￥$,\s]/g, '');
+    if (own(siteAction.params, 'amount') && row.amount) params['amount'] = row.amount.replace(/[¥￥$,\s]/g, '');
     const task = { taskId: batch.taskId, tenant: tenant.id, billNo: row.billNo, action, requestedBy: batch.requestedBy, params };
     const item = { key: idempotencyKey(task), needsApproval: s.config.write_policy.approval_required.includes(action), task };
     (siteAction.appliesTo.includes(row.status) ? candidates : alreadyMoved).push(item);
@@ -107,15 +108,15 @@ export interface RowPlan {
  */
 export function planRows(tenant: Tenant, pack: SitePack, rows: readonly ListedItem[]): RowPlan[] {
   return rows.map((row) => {
-    const byStatus = tenant.actions_by_status[row.status];
-    const byKind = row.kind === undefined ? undefined : tenant.actions_by_kind[row.kind];
+    const byStatus = own(tenant.actions_by_status, row.status);
+    const byKind = row.kind === undefined ? undefined : own(tenant.actions_by_kind, row.kind);
     const action = byStatus ?? byKind ?? tenant.default_action;
     const how = byStatus ? `status ${row.status}` : byKind ? `kind ${row.kind}` : 'default_action';
     if (!action) {
       const kind = row.kind === undefined ? 'no kind' : `kind ${row.kind}`;
       return { row, why: `no action for status ${row.status} or ${kind} in actions_by_status / actions_by_kind, and no default_action` };
     }
-    const siteAction = pack.actions[action];
+    const siteAction = own(pack.actions, action);
     if (!siteAction) return { row, why: `${how} maps to "${action}", which the site pack does not define` };
     if (!siteAction.appliesTo.includes(row.status)) {
       return { row, action, why: `${how} -> ${action}, but ${action} applies to ${siteAction.appliesTo.join(', ')}, not ${row.status}` };

@@ -9,6 +9,7 @@ import { describeField, findRows, firstRow, labelsOf, pageField, rowField, type 
 import type { OpenedSession } from '../browser/identity-sessions.js';
 import type { VendorApi } from '../adapters/vendor/vendor-api.js';
 import { parseExport } from './export-file.js';
+import { own } from '../lib/own.js';
 
 /**
  * The read side of a site pack, as plain functions over a browser session: the
@@ -61,13 +62,13 @@ function stepContext(session: OpenedSession, ctx: ReadContext, params: Record<st
  */
 export function mapStatus(map: Readonly<Record<string, string>>, shown: string): string {
   const text = shown.replace(/\s+/g, ' ').trim();
-  const exact = map[text];
+  const exact = own(map, text);
   if (exact !== undefined) return exact;
   if (Object.values(map).includes(text)) return text;
   const contained = Object.keys(map)
     .filter((label) => text.includes(label))
     .sort((a, b) => b.length - a.length)[0];
-  return contained === undefined ? `UNKNOWN:${text}` : (map[contained] as string);
+  return contained === undefined ? `UNKNOWN:${text}` : (own(map, contained) as string);
 }
 
 async function runReadSteps(session: OpenedSession, ctx: ReadContext, steps: readonly Step[], params: Record<string, string>) {
@@ -115,7 +116,7 @@ async function readRowsOnPage(page: Page, ctx: ReadContext): Promise<ListedItem[
     items.push({
       billNo: key,
       status: mapStatus(ctx.pack.statuses, fields['status'] ?? ''),
-      kind: fields['kind'] === undefined ? undefined : (ctx.pack.kinds[fields['kind']] ?? fields['kind']),
+      kind: fields['kind'] === undefined ? undefined : (own(ctx.pack.kinds, fields['kind']) ?? fields['kind']),
       amount: fields['amount'],
       owner: fields['owner'],
       fields,

@@ -59,7 +59,8 @@ export async function handleFunctionUrlEvent(s: Services, event: unknown): Promi
   if (e.cookies?.length) headers['cookie'] = e.cookies.join('; ');
   const body = e.body === undefined ? '' : e.isBase64Encoded ? Buffer.from(e.body, 'base64').toString('utf8') : e.body;
   if (Buffer.byteLength(body) > MAX_BODY_BYTES) return plain(413, 'request too large');
-  const host = e.requestContext.domainName ?? headers['host'];
+  // The domain AWS routed this request to; the Host header is whatever the client sent.
+  const host = e.requestContext.domainName;
   const response = await handleApprovalHttp(s, {
     method: e.requestContext.http.method.toUpperCase(),
     path: e.rawPath,

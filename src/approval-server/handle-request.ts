@@ -5,6 +5,7 @@ import { verifyApprovalLink } from '../domain/approval-link.js';
 import { approvalSigningSecret } from '../app/approvals/request-approval.js';
 import { ApprovalRefusedError, decideApproval, openApproval } from '../app/approvals/decide-approval.js';
 import { CSRF_COOKIE, csrfCookie, csrfToken, newCsrfNonce, parseCookies, verifyCsrfToken } from './csrf.js';
+import { oneLine } from '../lib/one-line.js';
 import { approvalPage, decidedPage, refusalPage, type ApprovalView } from './pages.js';
 
 /**
@@ -21,7 +22,12 @@ export interface ApprovalHttpRequest {
   /** Lower-case header names. */
   headers: Record<string, string | undefined>;
   body: string;
-  /** This server's origin as the client addressed it, e.g. http://127.0.0.1:4200. */
+  /**
+   * This endpoint's origin as the platform knows it (the local server's bound
+   * address, the Function URL domain AWS routed to), never the client's Host
+   * header. Decisions are accepted only from the configured public base URL;
+   * this origin is used instead only while none is configured.
+   */
   selfOrigin: string;
 }
 
@@ -141,6 +147,17 @@ function originOf(value: string | undefined): string | undefined {
   }
 }
 
+/**
+ * The one origin a decision may come from: the public base URL the links in
+ * the mails point at. A deployment without one (the `.invalid` placeholder)
+ * falls back to the origin the platform reports for this endpoint.
+ */
+function allowedOrigin(s: Services, req: ApprovalHttpRequest): string | undefined {
+  const configured = originOf(s.config.approvals.base_url);
+  if (configured && !new URL(configured).hostname.endsWith('.invalid')) return configured;
+  return originOf(req.selfOrigin);
+}
+
 async function showApproval(s: Services, req: ApprovalHttpRequest, approvalId: string): Promise<ApprovalHttpResponse> {
   const link = parseWith(LinkParams, params(req.query, ['approver', 'exp', 'sig']), 'query');
   await verifyLink(s, approvalId, link);
@@ -204,8 +221,7 @@ async function recordDecision(s: Services, req: ApprovalHttpRequest, approvalId:
   await verifyLink(s, approvalId, form);
   // Cross-site form posts carry the other site's Origin (or none): refuse them before looking at anything else.
   const origin = originOf(req.headers['origin']) ?? originOf(req.headers['referer']);
-  const allowed = new Set([req.selfOrigin, originOf(s.config.approvals.base_url)]);
-  if (!origin || !allowed.has(origin)) {
+  if (!origin || origin !== allowedOrigin(s, req)) {
     throw new HttpRefusal(
       403,
       '请求来源不被接受',
@@ -274,7 +290,7 @@ export async function handleApprovalHttp(s: Services, req: ApprovalHttpRequest):
       const [zh, en] = REFUSAL_TEXT[error.code];
       return html(error.status, refusalPage(error.status, zh, en, error.message));
     }
-    console.error(`approval endpoint: ${req.method} ${req.path}: ${(error as Error).stack ?? String(error)}`);
+    console.error(`approval endpoint: ${oneLine(req.method, 10)} ${oneLine(req.path, 200)}: ${(error as Error).stack ?? String(error)}`);
     return html(
       500,
       refusalPage(

@@ -43,7 +43,8 @@ export async function startApprovalServer(options: { port?: number; services: ()
         query: url.searchParams,
         headers: Object.fromEntries(Object.entries(req.headers).map(([k, v]) => [k, Array.isArray(v) ? v.join(', ') : v])),
         body,
-        selfOrigin: req.headers.host ? `http://${req.headers.host}` : origin,
+        // The address this server is bound to; a Host header is the client's claim, not ours.
+        selfOrigin: origin,
       };
       const response = await handleApprovalHttp(options.services(), request);
       const headers: Record<string, string | string[]> = { ...response.headers };

@@ -7,8 +7,12 @@ import type { ApprovalRequest } from '../adapters/dynamodb/approvals-store.js';
  */
 
 import { escapeHtml } from '../http/escape-html.js';
+import { oneLine } from '../lib/one-line.js';
 
 export { escapeHtml };
+
+/** A stored value as one escaped, bounded line of data (see oneLine). */
+const show = (value: unknown, max = 120): string => escapeHtml(oneLine(value, max));
 
 const STYLE = `
 *{box-sizing:border-box}
@@ -102,21 +106,19 @@ export interface ApprovalView {
 function facts(view: ApprovalView): string {
   const { request } = view;
   const row = (zh: string, en: string, value: string) => `<div><dt>${zh}<span class="en">${en}</span></dt><dd>${value}</dd></div>`;
-  const tenant = view.tenantName
-    ? `${escapeHtml(view.tenantName)} <code>${escapeHtml(request.tenant)}</code>`
-    : `<code>${escapeHtml(request.tenant)}</code>`;
-  const action = `<code>${escapeHtml(request.action)}</code>${view.actionDescription ? ` ${escapeHtml(view.actionDescription)}` : ''}`;
+  const tenant = view.tenantName ? `${show(view.tenantName)} <code>${show(request.tenant)}</code>` : `<code>${show(request.tenant)}</code>`;
+  const action = `<code>${show(request.action)}</code>${view.actionDescription ? ` ${show(view.actionDescription)}` : ''}`;
   return `<dl class="facts">
 ${row('租户', 'Tenant', tenant)}
-${row('单号', 'Bill', `<code>${escapeHtml(request.billNo)}</code>`)}
+${row('单号', 'Bill', `<code>${show(request.billNo)}</code>`)}
 ${row('动作', 'Action', action)}
-${row('金额', 'Amount', `<span class="amount">${escapeHtml(formatAmount(request.amount))}</span>`)}
-${row('申请人', 'Requested by', escapeHtml(request.requester))}
-${row('任务', 'Task', `<code>${escapeHtml(request.taskId)}</code>`)}
-${row('幂等键', 'Idempotency key', `<code>${escapeHtml(request.key)}</code>`)}
+${row('金额', 'Amount', `<span class="amount">${show(formatAmount(request.amount), 40)}</span>`)}
+${row('申请人', 'Requested by', show(request.requester))}
+${row('任务', 'Task', `<code>${show(request.taskId)}</code>`)}
+${row('幂等键', 'Idempotency key', `<code>${show(request.key)}</code>`)}
 ${row('申请时间', 'Requested at', escapeHtml(formatTime(request.createdAt)))}
 ${row('有效期至', 'Expires', escapeHtml(formatTime(request.expiresAtIso)))}
-${row('审批人', 'You are', escapeHtml(view.approver))}
+${row('审批人', 'You are', show(view.approver))}
 ${row('状态', 'Status', escapeHtml(STATUS_LABELS[request.status]))}
 </dl>`;
 }
@@ -126,7 +128,7 @@ function screenshot(view: ApprovalView): string {
     return `<p class="fine">没有操作前截图。<span class="en">No before-screenshot was stored for this request.</span></p>`;
   }
   return `<figure>
-<img src="${escapeHtml(view.screenshotUrl)}" alt="操作前截图 Before screenshot of ${escapeHtml(view.request.billNo)}" width="1280">
+<img src="${escapeHtml(view.screenshotUrl)}" alt="操作前截图 Before screenshot of ${show(view.request.billNo)}" width="1280">
 <figcaption>操作前截图：快照时刻的供应商后台。<span class="en">Before screenshot: the vendor back office when the pre-state was read.</span></figcaption>
 </figure>`;
 }
@@ -138,7 +140,7 @@ export function approvalPage(view: ApprovalView, form: { action: string; hidden:
     .join('\n');
   const irreversible = view.reversibility === 'irreversible';
   return layout(
-    `审批 ${view.request.billNo}`,
+    `审批 ${oneLine(view.request.billNo, 64)}`,
     `<h1>待审批操作<span class="en">Approval request</span></h1>
 ${irreversible ? '<p class="warn" role="note"><strong>此操作不可撤销。</strong>请核对下列信息与截图后再决定。<span class="en">This action is irreversible. Check the details and the screenshot before you decide.</span></p>' : ''}
 <section class="card" aria-label="申请详情 Request details">${facts(view)}</section>
@@ -168,7 +170,7 @@ export function decidedPage(view: ApprovalView, result: { decision: 'approve' | 
       ? '<p class="warn ok" role="status">Paperclip 现在执行该操作；是否成功以独立回读为准，结果记录在审计链中。<span class="en">Paperclip now executes the action; success is decided by an independent readback and recorded in the audit trail.</span></p>'
       : '<p class="warn ok" role="status">该操作不会执行。<span class="en">The action will not be executed.</span></p>';
   return layout(
-    `${approved ? '已批准' : '已拒绝'} ${view.request.billNo}`,
+    `${approved ? '已批准' : '已拒绝'} ${oneLine(view.request.billNo, 64)}`,
     `<h1>${heading}</h1>\n${next}\n<section class="card">${facts(view)}</section>`,
   );
 }
@@ -179,7 +181,7 @@ export function refusalPage(status: number, zh: string, en: string, detail?: str
     zh,
     `<h1>${escapeHtml(zh)}<span class="en">${escapeHtml(en)}</span></h1>
 <p class="warn bad" role="alert">未做任何更改。<span class="en">Nothing was changed. (HTTP ${status})</span></p>
-${detail ? `<p>${escapeHtml(detail)}</p>` : ''}
+${detail ? `<p>${show(detail, 600)}</p>` : ''}
 ${view ? `<section class="card">${facts(view)}</section>` : ''}`,
   );
 }

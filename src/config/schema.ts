@@ -126,6 +126,11 @@ export const PaperclipConfig = z
         /** Public base URL of the approval pages (the link in the email). */
         base_url: z.string().url(),
         sender: z.string().email(),
+        /**
+         * Whether a+tag@example.com is the same person as a@example.com when checking
+         * self-approval and the approver allow-list (see docs/approvals.md).
+         */
+        plus_addressing: z.enum(['same_mailbox', 'distinct']).default('same_mailbox'),
         signing_secret: z.discriminatedUnion('source', [
           z.object({ source: z.literal('inline'), value: z.string().min(32, 'signing secrets are at least 32 characters') }).strict(),
           z.object({ source: z.literal('secrets_manager'), secret_id: z.string().min(1) }).strict(),

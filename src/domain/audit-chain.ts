@@ -21,7 +21,13 @@ export interface AuditEvent extends AuditEventInput {
 
 export const GENESIS_HASH = '0'.repeat(64);
 
-/** Canonical JSON: sorted keys, so the hash does not depend on property order. */
+/**
+ * Canonical JSON as RFC 8785 (JSON Canonicalization Scheme, JCS) defines it: no whitespace, properties sorted by
+ * their UTF-16 code units, numbers and strings serialized as ECMAScript's JSON.stringify does. An auditor can
+ * recompute every hash with any JCS implementation (test/domain/audit-chain.test.ts runs the standard's examples).
+ * Properties whose value is undefined are left out, as JSON.stringify leaves them out; NaN and Infinity, which JSON
+ * cannot express, are refused.
+ */
 export function canonicalJson(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
   if (value && typeof value === 'object') {
@@ -30,6 +36,7 @@ export function canonicalJson(value: unknown): string {
       .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
     return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
   }
+  if (typeof value === 'number' && !Number.isFinite(value)) throw new Error(`canonical JSON: ${value} is not a finite number`);
   return JSON.stringify(value ?? null);
 }
 

@@ -65,6 +65,16 @@ export class AmbiguousOutcomeError extends PaperclipError {
   readonly retryable = false;
 }
 
+/**
+ * An irreversible write found no approval it could prove from the approvals
+ * table and the audit chain (a forged or replayed workflow answer, a changed
+ * payload, a self-approval): nothing is written, a person takes over.
+ */
+export class ApprovalNotProvenError extends PaperclipError {
+  override name = 'ApprovalNotProvenError';
+  readonly retryable = false;
+}
+
 /** The claim changed hands (fencing version moved) between steps: stop, touch nothing. */
 export class ClaimFencedError extends PaperclipError {
   override name = 'ClaimFencedError';

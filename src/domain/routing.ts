@@ -2,6 +2,9 @@ import type { PaperclipConfig } from '../config/schema.js';
 import type { Reversibility, SitePack, Tier } from '../sitepack/schema.js';
 import { InputRejectedError } from './errors.js';
 import { idempotencyKey, WriteTask } from './task.js';
+import { own } from '../lib/own.js';
+import { canonicalPrincipal, PrincipalError } from './principal.js';
+import { checkParams } from '../sitepack/params.js';
 
 /** A task that passed validation and routing: who acts, how, under which policy. */
 export interface RoutedItem {
@@ -49,8 +52,8 @@ export function routeTask(raw: unknown, config: PaperclipConfig, pack: SitePack)
       'billNo',
     );
   }
-  const action = pack.actions[task.action];
-  const policy = config.actions[task.action];
+  const action = own(pack.actions, task.action);
+  const policy = own(config.actions, task.action);
   if (!action || !policy) {
     throw new InputRejectedError(
       `action "${task.action}" is not enabled; enabled actions: ${Object.keys(config.actions).join(', ')}`,
@@ -64,11 +67,9 @@ export function routeTask(raw: unknown, config: PaperclipConfig, pack: SitePack)
   if (!identity?.tenants.includes(task.tenant)) {
     throw new InputRejectedError(`identity "${tenant.identity}" is not scoped for tenant "${task.tenant}"`, 'tenant');
   }
-  const params = { ...(tenant.action_params[task.action] ?? {}), ...task.params };
-  const missing = action.params.filter((p) => params[p] === undefined);
-  if (missing.length > 0) {
-    throw new InputRejectedError(`action "${task.action}" needs params ${missing.join(', ')}`, `params.${missing[0]}`);
-  }
+  const params = { ...(own(tenant.action_params, task.action) ?? {}), ...task.params };
+  const problem = checkParams(task.action, action.params, params);
+  if (problem) throw new InputRejectedError(`task.params.${problem.param}: ${problem.message}`, `params.${problem.param}`);
   const tier = config.tool_ladder.find((t) => (t === 'api' && action.tiers.api) || (t === 'browser' && action.tiers.browser));
   if (!tier) {
     throw new InputRejectedError(`no tier of tool_ladder (${config.tool_ladder.join(', ')}) can run "${task.action}"`, 'action');
@@ -80,7 +81,7 @@ export function routeTask(raw: unknown, config: PaperclipConfig, pack: SitePack)
     billNo: task.billNo,
     action: task.action,
     params,
-    requestedBy: task.requestedBy,
+    requestedBy: requester(task.requestedBy, config),
     identity: identity.id,
     reversibility: action.reversibility,
     needsApproval: config.write_policy.approval_required.includes(task.action),
@@ -90,6 +91,16 @@ export function routeTask(raw: unknown, config: PaperclipConfig, pack: SitePack)
     targetStatus: action.targetStatus,
     compensates: task.compensates,
   };
+}
+
+/** The requester in the canonical form the self-approval rule compares. */
+function requester(raw: string, config: PaperclipConfig): string {
+  try {
+    return canonicalPrincipal(raw, config.approvals.plus_addressing);
+  } catch (error) {
+    if (error instanceof PrincipalError) throw new InputRejectedError(`task.requestedBy: ${error.message}`, 'requestedBy');
+    throw error;
+  }
 }
 
 /** What routing read about an item's owner (see the site pack's `ownership`). */

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { isRegExp, Locator, Scope, Step } from './action-language.js';
+import { ActionParams } from './params.js';
 
 /**
  * A site pack describes one vendor back office declaratively: how to log in and
@@ -103,8 +104,8 @@ export const SiteAction = z
       .object({ apiField: z.string().min(1), contains: z.string().min(1) })
       .strict()
       .optional(),
-    /** Parameters the caller must supply besides the item's own fields. */
-    params: z.array(Identifier).default([]),
+    /** Parameters the caller must supply besides the item's own fields, each with its schema (see params.ts). */
+    params: ActionParams,
     tiers: z
       .object({
         api: ApiRequest.optional(),
@@ -135,7 +136,7 @@ export const SiteAction = z
       });
     }
     const extracted = steps.flatMap((step) => (step.action === 'extract' ? [step.as] : []));
-    const clash = extracted.find((name) => a.params.includes(name) || name === 'billNo' || name === 'tenant');
+    const clash = extracted.find((name) => Object.hasOwn(a.params, name) || name === 'billNo' || name === 'tenant');
     if (clash) {
       ctx.addIssue({
         code: 'custom',

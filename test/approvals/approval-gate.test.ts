@@ -257,13 +257,18 @@ describe('approval gate for irreversible actions', () => {
       [...page.body.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)">/g)].map((m) => [m[1]!, m[2]!]),
     );
     const rejectForm = new URLSearchParams({ ...lambdaFields, decision: 'reject', note: '金额待核实 amount to be checked' }).toString();
-    const rejected = await approvalHttp({
-      ...functionUrlEvent('POST', new URL(url.pathname, url), domainName),
-      headers: { 'content-type': 'application/x-www-form-urlencoded', origin: `https://${domainName}` },
-      cookies: (page.cookies ?? []).map((c) => c.split(';')[0]!),
-      body: Buffer.from(rejectForm).toString('base64'),
-      isBase64Encoded: true,
-    });
+    const postVia = (origin: string) =>
+      approvalHttp({
+        ...functionUrlEvent('POST', new URL(url.pathname, url), domainName),
+        headers: { 'content-type': 'application/x-www-form-urlencoded', origin },
+        cookies: (page.cookies ?? []).map((c) => c.split(';')[0]!),
+        body: Buffer.from(rejectForm).toString('base64'),
+        isBase64Encoded: true,
+      });
+    // A public base URL is configured (the one in the mails): decisions come from there, not from the endpoint's own domain.
+    assert.equal((await postVia(`https://${domainName}`)).statusCode, 403);
+    await nothingChanged('a POST from an origin other than the public base URL');
+    const rejected = await postVia(h.paperclip.approvals.url);
     assert.equal(rejected.statusCode, 200, rejected.body);
     assert.match(rejected.body, /已拒绝/);
 

@@ -39,6 +39,10 @@ describe('approval timeout', () => {
     const late = await openLink(link);
     assert.equal(late.status, 410);
     assert.match(late.html, /审批链接已过期/);
-    assert.equal((await approvalsStore(h.paperclip.services).get(request.approvalId))?.status, 'PENDING', 'a late visit changes nothing');
+    const stored = await approvalsStore(h.paperclip.services).get(request.approvalId);
+    assert.equal(stored?.status, 'EXPIRED', 'the request is marked expired, never left pending');
+    const trail = (await h.paperclip.services.audit.events(key)).map((e) => e.type);
+    assert.equal(trail.filter((t) => t === 'approval_expired').length, 1, trail.join(', '));
+    assert.equal((await openLink(link)).status, 410, 'and stays refused');
   });
 });

@@ -1,4 +1,5 @@
 import { test } from 'node:test';
+import { setTimeout } from 'node:timers/promises';
 import assert from 'node:assert/strict';
 import { mapBounded } from '../../src/lib/map-bounded.js';
 
@@ -9,7 +10,7 @@ test('results keep input order, and no more than the limit run at once', async (
   const results = await mapBounded(delays, 3, async (ms, i) => {
     inFlight += 1;
     most = Math.max(most, inFlight);
-    await new Promise((r) => setTimeout(r, ms));
+    await setTimeout(ms);
     inFlight -= 1;
     return `${i}:${ms}`;
   });
@@ -23,6 +24,23 @@ test('results keep input order, and no more than the limit run at once', async (
 test('an empty list calls nothing; a limit below one still makes progress', async () => {
   assert.deepEqual(await mapBounded([], 4, async () => assert.fail('called')), []);
   assert.deepEqual(await mapBounded([1, 2], 0, async (n) => n * 2), [2, 4]);
+});
+
+test('after a failure no new item starts; the map rejects once the items in flight have finished', async () => {
+  const started: number[] = [];
+  const finished: number[] = [];
+  await assert.rejects(
+    mapBounded([1, 2, 3, 4, 5, 6], 2, async (n) => {
+      started.push(n);
+      if (n === 2) throw new Error('item 2 failed');
+      await setTimeout(20);
+      finished.push(n);
+      return n;
+    }),
+    /item 2 failed/,
+  );
+  assert.deepEqual(started, [1, 2]);
+  assert.deepEqual(finished, [1]);
 });
 
 test('a failure rejects the whole map', async () => {

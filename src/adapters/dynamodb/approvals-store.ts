@@ -11,6 +11,8 @@ export interface ApprovalRequest {
   billNo: string;
   action: string;
   amount?: string;
+  /** sha256 of the exact action (key, tenant, bill, action, params) the approver is shown; see approval-proof.ts. */
+  payloadHash?: string;
   requester: string;
   allowedApprovers: string[];
   /** Only ever read server-side to answer Step Functions; never rendered or mailed. */

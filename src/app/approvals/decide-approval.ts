@@ -2,6 +2,8 @@ import { SendTaskFailureCommand, SendTaskSuccessCommand } from '@aws-sdk/client-
 import type { Services } from '../services.js';
 import type { ApprovalRequest } from '../../adapters/dynamodb/approvals-store.js';
 import { approvalsStore } from './request-approval.js';
+import { canonicalPrincipal } from '../../domain/principal.js';
+import { oneLine } from '../../lib/one-line.js';
 
 /**
  * The approval decision, independent of HTTP: who may see a request, who may
@@ -55,22 +57,59 @@ export async function openApproval(
   input: { approvalId: string; approver: string; linkExpiresAt: number; now?: number },
 ): Promise<ApprovalRequest> {
   const now = input.now ?? Date.now();
-  const approver = input.approver.toLowerCase();
-  if (now >= input.linkExpiresAt * 1000) {
-    throw new ApprovalRefusedError('expired', 410, 'this approval link has expired');
-  }
+  const approver = approverOf(s, input.approver);
   const request = await approvalsStore(s).get(input.approvalId);
   if (!request) throw new ApprovalRefusedError('not_found', 404, 'there is no approval request with this id');
-  if (approver === request.requester.toLowerCase()) {
+  if (now >= input.linkExpiresAt * 1000) {
+    // A request left pending past its expiry is marked EXPIRED by whoever notices first.
+    if (request.status === 'PENDING' && pendingPastExpiry(request, now)) await expireApproval(s, request);
+    throw new ApprovalRefusedError('expired', 410, 'this approval link has expired');
+  }
+  const plus = s.config.approvals.plus_addressing;
+  if (approver === canonicalPrincipal(request.requester, plus)) {
     throw new ApprovalRefusedError('self_approval', 403, 'the requester of an action cannot approve it');
   }
-  if (!request.allowedApprovers.includes(approver)) {
+  if (!request.allowedApprovers.some((a) => canonicalPrincipal(a, plus) === approver)) {
     throw new ApprovalRefusedError('not_an_approver', 403, `${approver} is not an approver of tenant ${request.tenant}`);
   }
   if (request.status === 'PENDING' && pendingPastExpiry(request, now)) {
-    throw new ApprovalRefusedError('expired', 410, 'this approval request has expired; nothing was executed', request);
+    const expired = (await expireApproval(s, request)) ?? request;
+    throw new ApprovalRefusedError('expired', 410, 'this approval request has expired; nothing was executed', expired);
   }
   return request;
+}
+
+/** The approver in canonical form; a link or sign-in whose address cannot be parsed is nobody's. */
+function approverOf(s: Services, raw: string): string {
+  try {
+    return canonicalPrincipal(raw, s.config.approvals.plus_addressing);
+  } catch {
+    throw new ApprovalRefusedError('not_an_approver', 403, 'the approver is not a valid email address');
+  }
+}
+
+/**
+ * Marks a request that passed its expiry undecided as EXPIRED (one time, from
+ * PENDING) and says so in the trail. Returns the updated request, or undefined
+ * when it was no longer pending.
+ */
+export async function expireApproval(s: Services, request: ApprovalRequest): Promise<ApprovalRequest | undefined> {
+  const expired = await approvalsStore(s).decide(request.approvalId, 'EXPIRED', 'paperclip');
+  if (expired) {
+    await s.audit.append(request.key, {
+      type: 'approval_expired',
+      actor: 'paperclip',
+      data: { approvalId: request.approvalId, expiresAt: request.expiresAtIso },
+    });
+  }
+  return expired;
+}
+
+/** Marks every still-pending approval request of an item EXPIRED (the workflow stopped waiting). */
+export async function expireApprovalsOf(s: Services, key: string): Promise<void> {
+  for (const request of await approvalsStore(s).byKey(key)) {
+    if (request.status === 'PENDING') await expireApproval(s, request);
+  }
 }
 
 /**
@@ -84,7 +123,7 @@ export async function decideApproval(
   input: { approvalId: string; approver: string; linkExpiresAt: number; decision: Decision; note?: string; now?: number },
 ): Promise<DecisionResult> {
   const request = await openApproval(s, input);
-  const approver = input.approver.toLowerCase();
+  const approver = approverOf(s, input.approver);
   if (request.status !== 'PENDING') throw alreadyDecided(request);
   const store = approvalsStore(s);
   const decided = await store.decide(request.approvalId, input.decision === 'approve' ? 'APPROVED' : 'REJECTED', approver, input.note);
@@ -107,7 +146,7 @@ export async function decideApproval(
       const output: ApprovalOutput = { approvalId: request.approvalId, approver, decidedAt };
       await s.sfn.send(new SendTaskSuccessCommand({ taskToken: request.taskToken, output: JSON.stringify(output) }));
     } else {
-      const cause = `rejected by ${approver}${input.note ? `: ${input.note}` : ''}`;
+      const cause = `rejected by ${approver}${input.note ? `: ${oneLine(input.note, 200)}` : ''}`;
       await s.sfn.send(new SendTaskFailureCommand({ taskToken: request.taskToken, error: 'ApprovalRejected', cause }));
     }
   } catch (error) {

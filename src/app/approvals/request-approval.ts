@@ -6,6 +6,10 @@ import { ApprovalsStore, type ApprovalRequest } from '../../adapters/dynamodb/ap
 import { Mailer } from '../../adapters/ses/mailer.js';
 import { approvalUrl } from '../../domain/approval-link.js';
 import { escapeHtml } from '../../http/escape-html.js';
+import { actionPayloadHash } from '../../domain/approval-proof.js';
+import { canonicalPrincipal } from '../../domain/principal.js';
+import { own } from '../../lib/own.js';
+import { oneLine } from '../../lib/one-line.js';
 
 let cachedSecret: string | undefined;
 
@@ -31,8 +35,11 @@ export async function requestApproval(
   input: { state: ItemState; taskToken: string; executionArn: string },
 ): Promise<{ approvalId: string; notified: string[] }> {
   const { item } = input.state;
+  const plus = s.config.approvals.plus_addressing;
+  // Both sides canonical, so no spelling of the requester's address makes them their own approver.
+  const requester = canonicalPrincipal(item.requestedBy, plus);
   const tenant = s.config.tenants.find((t) => t.id === item.tenant);
-  const approvers = (tenant?.approvers ?? []).filter((a) => a.toLowerCase() !== item.requestedBy.toLowerCase());
+  const approvers = [...new Set((tenant?.approvers ?? []).map((a) => canonicalPrincipal(a, plus)))].filter((a) => a !== requester);
   if (approvers.length === 0)
     throw new Error(`tenant ${item.tenant} has no approvers other than the requester; configure tenants[].approvers`);
   const now = Date.now();
@@ -44,9 +51,10 @@ export async function requestApproval(
     tenant: item.tenant,
     billNo: item.billNo,
     action: item.action,
-    amount: item.params['amount'],
-    requester: item.requestedBy,
-    allowedApprovers: approvers.map((a) => a.toLowerCase()),
+    amount: own(item.params, 'amount'),
+    payloadHash: actionPayloadHash(item),
+    requester,
+    allowedApprovers: approvers,
     taskToken: input.taskToken,
     executionArn: input.executionArn,
     beforeScreenshotKey: input.state.snapshot?.evidence.find((e) => e.key.endsWith('before.png'))?.key,
@@ -58,29 +66,35 @@ export async function requestApproval(
   await approvalsStore(s).create(request);
   await s.audit.append(item.key, {
     type: 'approval_requested',
-    actor: item.requestedBy,
-    data: { approvalId: request.approvalId, approvers: request.allowedApprovers, expiresAt: request.expiresAtIso },
+    actor: requester,
+    data: {
+      approvalId: request.approvalId,
+      approvers: request.allowedApprovers,
+      expiresAt: request.expiresAtIso,
+      payloadHash: request.payloadHash,
+    },
   });
   const secret = await approvalSigningSecret(s);
   const mailer = new Mailer(s.ses, s.config.approvals.sender);
-  const action = s.pack.actions[item.action];
+  const action = own(s.pack.actions, item.action);
   for (const approver of request.allowedApprovers) {
     const link = approvalUrl(
       s.config.approvals.base_url,
       { approvalId: request.approvalId, approver, expiresAt: request.expiresAt },
       secret,
     );
+    // Every value is one bounded line of data: nothing a requester or a parameter holds can add a line or a link.
     const lines = [
-      `租户 Tenant: ${item.tenant}`,
-      `单号 Bill: ${item.billNo}`,
-      `动作 Action: ${item.action} (${action?.description ?? ''})`,
-      `金额 Amount: ${request.amount ? `¥${request.amount}` : '—'}`,
-      `申请人 Requested by: ${item.requestedBy}`,
+      `租户 Tenant: ${oneLine(item.tenant, 60)}`,
+      `单号 Bill: ${oneLine(item.billNo, 64)}`,
+      `动作 Action: ${oneLine(item.action, 60)} (${oneLine(action?.description ?? '', 120)})`,
+      `金额 Amount: ${request.amount ? `¥${oneLine(request.amount, 20)}` : '—'}`,
+      `申请人 Requested by: ${oneLine(requester, 120)}`,
       `有效期至 Expires: ${request.expiresAtIso}`,
     ];
     await mailer.send({
       to: [approver],
-      subject: `[Paperclip] 待审批：${item.tenant} ${item.billNo} ${item.action}`,
+      subject: `[Paperclip] 待审批：${oneLine(item.tenant, 60)} ${oneLine(item.billNo, 64)} ${oneLine(item.action, 60)}`,
       text: `${lines.join('\n')}\n\n打开链接查看并审批 / Review and decide:\n${link}\n\n此操作不可撤销。This action is irreversible.`,
       html: `<p>${lines.map(escapeHtml).join('<br>')}</p><p><a href="${escapeHtml(link)}">查看并审批 / Review and decide</a></p><p>此操作不可撤销。This action is irreversible.</p>`,
     });

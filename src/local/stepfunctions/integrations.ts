@@ -175,7 +175,9 @@ function runLambdaCallback(host: IntegrationHost, run: RunningExecution, task: T
   const events = taskEvents(host, run, task, () => true);
   return (async () => {
     await afterQueuedEvents();
-    events.scheduled(parameters);
+    // The history is readable by anyone allowed GetExecutionHistory: it records that a token was
+    // passed, not the token (AWS records it; there only states:SendTask* on the state machine protects it).
+    events.scheduled(replaceTokenPlaceholder(input, host.taskTokenPlaceholder, TOKEN_WITHHELD));
     events.started();
     try {
       const params = lambdaInvokeParameters(parameters, task.stateName);
@@ -398,6 +400,9 @@ function startExecutionParameters(input: unknown, stateName: string): { stateMac
     input: childInput,
   };
 }
+
+/** What the local history shows where a task token was passed. */
+export const TOKEN_WITHHELD = '[task token withheld from the history]';
 
 function replaceTokenPlaceholder(value: unknown, placeholder: string, token: string): unknown {
   if (typeof value === 'string') return value.split(placeholder).join(token);

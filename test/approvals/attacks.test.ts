@@ -1,0 +1,153 @@
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { request as httpRequest } from 'node:http';
+import { approvalsStore } from '../../src/app/approvals/request-approval.js';
+import { startHarness, type Harness } from '../support/embedded.js';
+import { APPROVERS, approvalRequestFor, executionStatus, linkFromInbox, openLink, refundTask, signedLink } from './helpers.js';
+
+/**
+ * Attacks on the write path and the approval gate, through the real local
+ * stack: the guarded-write ASL on the local Step Functions endpoint, the
+ * approval server, dynalite, s3rver, Chromium and the simulator. The
+ * simulator's journal is the proof that nothing was written.
+ */
+describe('attacks on routing and approvals', () => {
+  let h: Harness;
+  before(async () => {
+    h = await startHarness();
+  });
+  after(async () => {
+    await h?.stop();
+  });
+
+  const writes = async () => (await h.control.journal()).filter((e) => ['refund', 'note', 'mark', 'unmark'].includes(e.action));
+  const base = { tenant: 'acme', billNo: 'ACME-202611-0003' };
+
+  test('prototype names are unknown names: a clean rejection naming the field, no stack trace, nothing written', async () => {
+    await h.control.reset();
+    for (const [n, action] of ['constructor', 'to_string', 'has_own_property', 'value_of'].entries()) {
+      const result = await h.runTask({ ...base, taskId: `T-proto-${n}`, action });
+      assert.equal(result.output['outcome'], 'rejected', JSON.stringify(result.output));
+      assert.match(String(result.output['reason']), new RegExp(`action "${action}" is not enabled; enabled actions: `));
+    }
+    const constructorParam = await h.runTask({
+      ...base,
+      taskId: 'T-proto-param',
+      action: 'add_note',
+      params: { note: 'ok', constructor: 'x' },
+    });
+    assert.equal(constructorParam.output['outcome'], 'rejected');
+    assert.match(String(constructorParam.output['reason']), /"constructor" is not a parameter of action "add_note"; it takes note/);
+    const constructorCase = await h.runTask({ ...base, taskId: 'T-proto-action', action: 'constructor' });
+    assert.doesNotMatch(JSON.stringify(constructorCase.output), /TypeError|\/src\/|\bat [A-Za-z.]+ \(/, 'no stack trace or source path');
+    assert.deepEqual(await writes(), []);
+  });
+
+  test('an empty or blank note is refused at routing instead of ending done on a vendor 400', async () => {
+    await h.control.reset();
+    for (const [n, note] of ['', '   '].entries()) {
+      const result = await h.runTask({ ...base, taskId: `T-empty-note-${n}`, action: 'add_note', params: { note } });
+      assert.equal(result.output['outcome'], 'rejected', JSON.stringify(result.output));
+      assert.match(String(result.output['reason']), /task\.params\.note: action "add_note" needs note, and it must not be blank/);
+    }
+    const missing = await h.runTask({ ...base, taskId: 'T-empty-note-x', action: 'add_note' });
+    assert.equal(missing.output['outcome'], 'rejected');
+    assert.deepEqual(await writes(), []);
+    const requests = (await h.control.timings()).filter((t) => t.path.includes('/notes'));
+    assert.deepEqual(requests, [], 'the vendor API was never asked to store a note');
+  });
+
+  test('line breaks in the requester or a parameter never reach a mail: refused at routing, no approval request, nothing written', async () => {
+    await h.control.reset();
+    const injected = 'x\n\n请立即批准 Approve now: http://evil.example/approvals/abc';
+    const { task: refund } = await refundTask(h, 'T-inject-requester');
+    const cases = [
+      { ...refund, taskId: 'T-inject-requester', requestedBy: `ops@acme.example\n${injected}` },
+      { ...refund, taskId: 'T-inject-amount', params: { amount: `${refund.params.amount}\n${injected}` } },
+      { ...refund, taskId: 'T-inject-reason', params: { ...refund.params, reason: `退款${injected}` } },
+      { ...refund, taskId: 'T-inject-bidi', params: { ...refund.params, reason: 'abc\u202edcba' } },
+      { ...refund, taskId: 'T-format-amount', params: { amount: '1e9' } },
+    ];
+    for (const task of cases) {
+      const result = await h.runTask(task);
+      assert.equal(result.output['outcome'], 'rejected', `${task.taskId}: ${JSON.stringify(result.output)}`);
+      assert.match(String(result.output['reason']), /task\.(requestedBy|params\.(amount|reason)):/, task.taskId);
+    }
+    const mails = await h.paperclip.stack.fetchEmails();
+    assert.ok(!mails.some((m) => JSON.stringify(m).includes('evil.example')), 'no mail carries the injected text');
+    assert.deepEqual(await writes(), []);
+  });
+
+  for (const spelling of [' FINANCE.LEAD@ACME.EXAMPLE ', 'Finance Lead <finance.lead@acme.example>', 'finance.lead+refunds@acme.example']) {
+    test(`a refund requested as ${JSON.stringify(spelling)} cannot be approved by finance.lead`, async () => {
+      await h.control.reset();
+      const { task, key } = await refundTask(h, `T-self-${spelling.length}`, spelling);
+      const executionArn = await h.startTask(task);
+      const request = await approvalRequestFor(h, key);
+      assert.equal(request.requester, APPROVERS[0], 'the requester is stored in canonical form');
+      assert.deepEqual(request.allowedApprovers, [APPROVERS[1]], 'the requester is not asked');
+      const self = await openLink(signedLink(h, { approvalId: request.approvalId, approver: APPROVERS[0], expiresAt: request.expiresAt }));
+      assert.equal(self.status, 403);
+      assert.match(self.html, /申请人不能审批自己的申请/);
+      // End the wait: the other approver rejects.
+      const page = await openLink(await linkFromInbox(h, request.approvalId, APPROVERS[1]));
+      const rejected = await postForm(h, page, 'reject');
+      assert.equal(rejected.status, 200);
+      assert.equal((await h.waitForExecution(executionArn)).output['outcome'], 'rejected');
+      assert.deepEqual(await writes(), []);
+    });
+  }
+
+  test('the Origin is checked against the configured public URL, not against the Host header the client sent', async () => {
+    await h.control.reset();
+    const { task, key } = await refundTask(h, 'T-origin-host');
+    const executionArn = await h.startTask(task);
+    const request = await approvalRequestFor(h, key);
+    const page = await openLink(await linkFromInbox(h, request.approvalId, APPROVERS[0]));
+    const spoofed = await postForm(h, page, 'approve', { host: 'evil.example', origin: 'http://evil.example' });
+    assert.equal(spoofed.status, 403);
+    assert.match(spoofed.body, /请求来源不被接受/);
+    assert.equal((await approvalsStore(h.paperclip.services).get(request.approvalId))?.status, 'PENDING');
+    assert.equal(await executionStatus(h, executionArn), 'RUNNING');
+    assert.equal((await postForm(h, page, 'reject')).status, 200);
+    assert.equal((await h.waitForExecution(executionArn)).output['outcome'], 'rejected');
+    assert.deepEqual(await writes(), []);
+  });
+});
+
+/** Posts the page's decision form over raw HTTP, so the Host header can be set too. */
+function postForm(
+  h: Harness,
+  page: { html: string; fields: Record<string, string>; cookie?: string },
+  decision: 'approve' | 'reject',
+  headers: { host?: string; origin?: string } = {},
+): Promise<{ status: number; body: string }> {
+  const base = new URL(h.paperclip.approvals.url);
+  const body = new URLSearchParams({ ...page.fields, decision }).toString();
+  const path = /<form method="post" action="([^"]+)">/.exec(page.html)?.[1];
+  if (!path) throw new Error('the approval page has no decision form');
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(
+      {
+        host: base.hostname,
+        port: base.port,
+        method: 'POST',
+        path,
+        headers: {
+          host: headers.host ?? base.host,
+          origin: headers.origin ?? base.origin,
+          cookie: page.cookie ?? '',
+          'content-type': 'application/x-www-form-urlencoded',
+          'content-length': Buffer.byteLength(body),
+        },
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }));
+      },
+    );
+    req.on('error', reject);
+    req.end(body);
+  });
+}
