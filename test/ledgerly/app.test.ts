@@ -15,7 +15,7 @@ async function signedInPage(who = 'acme') {
   return { context, page };
 }
 
-test('hash-route login; the list is cards without data-* attributes, paged by "Load more", one org only', async () => {
+test('hash-route login; the list is cards without data-* attributes, paged by "Load more", one org only, with a card menu', async () => {
   const context = await newContext();
   const page = await context.newPage();
   await page.goto(`${t.url}/#/discrepancies`);
@@ -50,6 +50,19 @@ test('hash-route login; the list is cards without data-* attributes, paged by "L
   }));
   assert.deepEqual(markup.dataAttributes, []);
   assert.ok(markup.classes.length > 5 && markup.classes.every((c) => /^css-[0-9a-z]{1,6}$/.test(c)), markup.classes.join(' '));
+
+  // A card's own "⋯" menu: Reopen from the list, without opening the card.
+  const resolvedCard = cards.filter({ hasText: 'N-7009' });
+  await resolvedCard.getByRole('button', { name: 'More actions' }).click();
+  assert.deepEqual(await page.getByRole('menuitem').allTextContents(), ['View details', 'Reopen']);
+  await page.getByRole('menuitem', { name: 'Reopen' }).click();
+  await page.getByText('Discrepancy reopened.').waitFor();
+  assert.match((await resolvedCard.textContent()) ?? '', /^N-7009Open/);
+  assert.match(page.url(), /#\/discrepancies$/);
+  assert.deepEqual(
+    (await t.ctl.journal()).map((e) => `${e.billNo}:${e.action}`),
+    ['N-7009:reopen'],
+  );
   await context.close();
 });
 

@@ -50,7 +50,9 @@
     pair: 'display:grid;grid-template-columns:180px 1fr;padding:6px 0;border-bottom:1px solid #f0f1f5',
     pairLabel: 'color:#667085',
     actions: 'display:flex;gap:8px;position:relative;margin:12px 0 16px',
-    menu: 'position:absolute;top:38px;left:90px;background:#fff;border:1px solid #d0d5dd;border-radius:8px;box-shadow:0 8px 24px #0002;min-width:180px;padding:4px;z-index:5',
+    cardEnd: 'display:flex;gap:8px;align-items:center',
+    menuHost: 'position:relative',
+    menu: 'position:absolute;top:100%;right:0;background:#fff;border:1px solid #d0d5dd;border-radius:8px;box-shadow:0 8px 24px #0002;min-width:180px;padding:4px;z-index:5',
     menuItem: 'display:block;width:100%;text-align:left;padding:8px 12px;border:0;background:none;cursor:pointer;font-size:14px;border-radius:4px',
     overlay: 'position:fixed;inset:0;background:#0007;display:flex;align-items:center;justify-content:center;z-index:10',
     modal: 'background:#fff;border-radius:12px;padding:20px 24px;width:440px;display:grid;gap:10px',
@@ -66,6 +68,7 @@
   const style = document.createElement('style');
   style.textContent = Object.entries(RULES)
     .map(([name, css]) => `.${cls(name)}{${css}}`)
+    .concat('button:disabled{opacity:.5;cursor:not-allowed}')
     .join('\n');
   document.head.appendChild(style);
 
@@ -380,12 +383,33 @@
         'div',
         { class: 'cardTop' },
         h('a', { href: `#/discrepancies/${item.id}`, class: 'ref' }, item.id),
-        h('span', { class: 'badge' }, STATE_TEXT[item.state] || item.state),
+        h('span', { class: 'cardEnd' }, h('span', { class: 'badge' }, STATE_TEXT[item.state] || item.state), cardMenu(item)),
       ),
       h('div', {}, item.customer),
       h('div', { class: 'muted' }, `${TYPE_TEXT[item.type]} · ${money(item.amount)}`),
       h('div', { class: 'muted' }, `Updated ${when(item.updated_at)}`),
     );
+  }
+
+  /** The card's own "⋯" menu: details, and Reopen straight from the list. */
+  function cardMenu(item) {
+    const items = [['View details', () => open(item.id)]];
+    if (item.state === 'under_review' || item.state === 'resolved') {
+      items.push([
+        'Reopen',
+        async () => {
+          try {
+            const answer = await api('POST', `/api/discrepancies/${item.id}/reopen`);
+            listState.items = listState.items.map((i) => (i.id === item.id ? answer.data : i));
+            renderListPage();
+            toast('Discrepancy reopened.');
+          } catch (error) {
+            report(error);
+          }
+        },
+      ]);
+    }
+    return menuButton(items, '⋯', 'More actions');
   }
 
   function gridRow(item) {
@@ -554,9 +578,10 @@
     }
   }
 
-  function menuButton(items) {
-    const wrapper = h('div', {});
-    const button = h('button', { type: 'button', class: 'btn', 'aria-haspopup': 'menu', 'aria-expanded': 'false' }, T.more);
+  /** A button that opens a menu of actions; `name` is its accessible name, `text` what it shows. */
+  function menuButton(items, text = T.more, name = undefined) {
+    const wrapper = h('div', { class: 'menuHost', onclick: (event) => event.stopPropagation() });
+    const button = h('button', { type: 'button', class: 'btn', 'aria-haspopup': 'menu', 'aria-expanded': 'false', 'aria-label': name }, text);
     let menu = null;
     const close = () => {
       if (menu) menu.remove();
@@ -571,7 +596,7 @@
       if (menu) return close();
       menu = h(
         'div',
-        { role: 'menu', class: 'menu', 'aria-label': T.more },
+        { role: 'menu', class: 'menu', 'aria-label': name || text },
         items.map(([label, action]) =>
           h(
             'button',
