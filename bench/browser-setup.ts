@@ -7,6 +7,7 @@ import type { RequestTiming } from '../src/simulator/server.js';
 import { summarize, type Summary } from './stats.js';
 import { treeMemory, type TreeMemory } from './browser-memory.js';
 import { busyMs, toRequests, within } from './vendor-wait.js';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 /**
  * Browser costs outside a batch: a cold launch against a new context on a
@@ -64,8 +65,6 @@ const time = async <T>(work: () => Promise<T>): Promise<[T, number]> => {
   const value = await work();
   return [value, performance.now() - started];
 };
-
-const settle = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 export async function measureBrowserSetup(options: {
   coldSamples: number;
@@ -139,7 +138,7 @@ export async function measureBrowserSetup(options: {
   const probes = windows.map((w) => busyMs(within(requests, w), w));
 
   // Memory: the browser alone, then one more logged-in context (with the list page) at a time.
-  await settle(500);
+  await sleep(500);
   const browserOnly = treeMemory();
   const listUrl = new URL(`/diff/list?tenant=${options.tenant}&status=all&page_size=100`, options.baseUrl).toString();
   const open: Array<{ page: Page; close(): Promise<unknown> }> = [];
@@ -154,7 +153,7 @@ export async function measureBrowserSetup(options: {
       const session = await sessions.open(options.identityId, options.secret, 'read', { trace: false });
       open.push(session);
       await session.page.goto(listUrl);
-      await settle(400);
+      await sleep(400);
       withContexts.push({ contexts: n, ...treeMemory() });
     }
     const page = open[0]?.page;

@@ -7,6 +7,7 @@ import { summarize, type Summary } from './stats.js';
 import { chromiumPids } from './browser-memory.js';
 import { readExecution } from './execution-history.js';
 import { toRequests } from './vendor-wait.js';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 /**
  * A lost claim must be decided fast and must cost no browser. Measured two
@@ -90,7 +91,7 @@ export async function measureClaimConflict(options: {
         }),
       );
       while ((await s.sfn.send(new DescribeExecutionCommand({ executionArn: started.executionArn! }))).status === 'RUNNING') {
-        await new Promise((r) => setTimeout(r, 20));
+        await sleep(20);
       }
       parsed.push(await readExecution(s.sfn, started.executionArn!, options.prefix));
     }

@@ -16,6 +16,7 @@ import { pendingBills, planFaults, soakTenants, type PlannedFault } from './faul
 import { writeSoakConfig } from './config.js';
 import type { RunnerSpec } from './runner-spec.js';
 import { verifySoak, type SoakVerdict } from './verify.js';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 /**
  * The chaos soak: a seeded fault plan on the simulator, concurrent batch runs
@@ -78,8 +79,6 @@ const countBy = <T>(items: readonly T[], key: (t: T) => string) => {
   for (const t of items) counts[key(t)] = (counts[key(t)] ?? 0) + 1;
   return counts;
 };
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 function groupAlive(pid: number): boolean {
   try {

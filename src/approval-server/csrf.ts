@@ -38,15 +38,3 @@ export function csrfCookie(nonce: string, options: { approvalId: string; secure:
   if (options.secure) parts.push('Secure');
   return parts.join('; ');
 }
-
-/** Parses a Cookie header (or the Function URL's cookies array joined with "; "). */
-export function parseCookies(header: string | undefined): Record<string, string> {
-  const cookies: Record<string, string> = {};
-  for (const part of (header ?? '').split(';')) {
-    const eq = part.indexOf('=');
-    if (eq <= 0) continue;
-    const name = part.slice(0, eq).trim();
-    if (name && !(name in cookies)) cookies[name] = part.slice(eq + 1).trim();
-  }
-  return cookies;
-}

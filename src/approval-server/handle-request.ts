@@ -4,7 +4,8 @@ import type { ApprovalRequest } from '../adapters/dynamodb/approvals-store.js';
 import { verifyApprovalLink } from '../domain/approval-link.js';
 import { approvalSigningSecret } from '../app/approvals/request-approval.js';
 import { ApprovalRefusedError, decideApproval, openApproval } from '../app/approvals/decide-approval.js';
-import { CSRF_COOKIE, csrfCookie, csrfToken, newCsrfNonce, parseCookies, verifyCsrfToken } from './csrf.js';
+import { parseCookies } from '../http/cookies.js';
+import { CSRF_COOKIE, csrfCookie, csrfToken, newCsrfNonce, verifyCsrfToken } from './csrf.js';
 import { oneLine } from '../lib/one-line.js';
 import { approvalPage, decidedPage, refusalPage, type ApprovalView } from './pages.js';
 
@@ -229,7 +230,7 @@ async function recordDecision(s: Services, req: ApprovalHttpRequest, approvalId:
       '请在审批页面上做决定。 Decide from the approval page itself.',
     );
   }
-  const nonce = parseCookies(req.headers['cookie'])[CSRF_COOKIE];
+  const nonce = parseCookies(req.headers['cookie']).get(CSRF_COOKIE);
   const secret = await approvalSigningSecret(s);
   if (!nonce || !verifyCsrfToken(secret, { approvalId, approver: form.approver, nonce }, form.csrf)) {
     throw new HttpRefusal(

@@ -9,6 +9,7 @@ import { approvalsStore } from '../app/approvals/request-approval.js';
 import { parseFlags } from './args.js';
 import { createProgressRenderer } from './progress.js';
 import { startEmbeddedSession } from './embedded-session.js';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 const Flags = z.object({
   tenant: z
@@ -131,7 +132,7 @@ async function approvalLinks(
         }),
       );
     }
-    await new Promise((r) => setTimeout(r, 500));
+    await sleep(500);
   }
 }
 
@@ -150,7 +151,7 @@ function reportDecidedItems(paperclip: EmbeddedPaperclip, taskId: string): () =>
           log(`${c.billNo} ${c.action}: ${c.status.toLowerCase()}${c.reason ? ` (${c.reason})` : ''}`);
         }
       }
-      await new Promise((r) => setTimeout(r, 1000));
+      await sleep(1000);
     }
   })();
   return () => {

@@ -8,6 +8,7 @@ import { idempotencyKey, type WriteTask } from '../domain/task.js';
 import type { ReadbackSource } from '../sitepack/schema.js';
 import { parseFlags } from './args.js';
 import { startLocalEnvironment } from './demo.js';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 /**
  * The execute-then-undo drill: one reversible write on one pending bill, then
@@ -102,7 +103,7 @@ export async function runDrill(s: Services, options: DrillOptions): Promise<Dril
     let status = await read(billNo);
     const settling = [...siteAction.settlingStatuses, ...(s.pack.actions[siteAction.inverse!]?.settlingStatuses ?? [])];
     while (status !== null && settling.includes(status) && Date.now() < deadline) {
-      await new Promise((r) => setTimeout(r, s.config.write_policy.readback_poll_ms));
+      await sleep(s.config.write_policy.readback_poll_ms);
       status = await read(billNo);
     }
     return status;

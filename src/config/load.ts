@@ -1,18 +1,10 @@
-import { readFileSync } from 'node:fs';
-import { parse as parseYaml } from 'yaml';
 import { PaperclipConfig } from './schema.js';
-import { parseOrThrow, ValidationError } from './errors.js';
+import { loadYamlAs, parseYamlAs } from './yaml.js';
 
 export function parseConfig(yamlText: string, source = 'config'): PaperclipConfig {
-  let raw: unknown;
-  try {
-    raw = parseYaml(yamlText);
-  } catch (error) {
-    throw new ValidationError(source, [{ path: '', message: `not valid YAML: ${(error as Error).message}` }]);
-  }
-  return parseOrThrow(PaperclipConfig, raw, source);
+  return parseYamlAs(PaperclipConfig, yamlText, source);
 }
 
 export function loadConfig(path: string): PaperclipConfig {
-  return parseConfig(readFileSync(path, 'utf8'), path);
+  return loadYamlAs(PaperclipConfig, path);
 }

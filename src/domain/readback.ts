@@ -1,3 +1,5 @@
+import { setTimeout as wait } from 'node:timers/promises';
+
 /**
  * Readback verdicts. Only an observation from an independent source decides
  * whether a write landed; a toast, a vanished button or a screenshot never does.
@@ -71,7 +73,7 @@ export async function pollUntilSettled(
   options: PollOptions,
 ): Promise<ReadbackResult> {
   const now = options.now ?? Date.now;
-  const sleep = options.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
+  const sleep = options.sleep ?? wait;
   const deadline = now() + options.deadlineMs;
   const observations: Observation[] = [];
   for (;;) {

@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { parseCookies, sendJson } from '../simulator/http-util.js';
+import { parseCookies } from '../http/cookies.js';
+import { sendJson } from '../simulator/http-util.js';
 import type { FaultContext } from '../simulator/faults.js';
 import type { Session } from '../simulator/sessions.js';
 import type { LedgerlyUser } from './accounts.js';

@@ -10,6 +10,7 @@ import {
 import dynalite from 'dynalite';
 import { TABLES, tableName, type TableDefinition } from '../adapters/dynamodb/table-definitions.js';
 import { closeServer, listen, LOCAL_HOST } from './http-server.js';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 export interface LocalDynamoDbOptions {
   /** 0 (default) picks a free port. */
@@ -124,7 +125,7 @@ async function waitUntilActive(client: DynamoDBClient, name: string): Promise<vo
     const { Table } = await client.send(new DescribeTableCommand({ TableName: name }));
     const indexesActive = (Table?.GlobalSecondaryIndexes ?? []).every((i) => i.IndexStatus === 'ACTIVE');
     if (Table?.TableStatus === 'ACTIVE' && indexesActive) return;
-    await new Promise((r) => setTimeout(r, 10));
+    await sleep(10);
   }
   throw new Error(`table ${name} did not become ACTIVE within 5 s`);
 }

@@ -4,25 +4,6 @@ import type { Html } from './format.js';
 /** Bodies larger than this are refused with 413 before they are read whole. */
 export const MAX_BODY_BYTES = 64 * 1024;
 
-export function parseCookies(header: string | undefined): Map<string, string> {
-  const cookies = new Map<string, string>();
-  if (!header) return cookies;
-  for (const part of header.split(';')) {
-    const eq = part.indexOf('=');
-    if (eq <= 0) continue;
-    const name = part.slice(0, eq).trim();
-    const value = part.slice(eq + 1).trim();
-    if (!cookies.has(name)) {
-      try {
-        cookies.set(name, decodeURIComponent(value));
-      } catch {
-        cookies.set(name, value);
-      }
-    }
-  }
-  return cookies;
-}
-
 const NO_STORE = { 'cache-control': 'no-store' };
 
 export function sendHtml(res: ServerResponse, status: number, page: Html, headers: Record<string, string> = {}): void {

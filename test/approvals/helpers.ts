@@ -8,6 +8,7 @@ import type { ApprovalRequest } from '../../src/adapters/dynamodb/approvals-stor
 import { approvalUrl } from '../../src/domain/approval-link.js';
 import { idempotencyKey } from '../../src/domain/task.js';
 import type { Harness } from '../support/embedded.js';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 export const OVERCHARGE_BILL = 'ACME-202611-0013';
 export const APPROVERS = ['finance.lead@acme.example', 'controller@acme.example'] as const;
@@ -42,7 +43,7 @@ export async function waitUntil<T>(what: string, probe: () => Promise<T | undefi
     const value = await probe();
     if (value !== undefined) return value;
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 200));
+    await sleep(200);
   }
 }
 

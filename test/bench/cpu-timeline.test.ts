@@ -4,6 +4,7 @@ import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { existsSync, readFileSync } from 'node:fs';
 import { RunSampler } from '../../bench/cpu-timeline.js';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 /**
  * The benchmark's CPU accounting: what the machine spent during a run outside
@@ -47,7 +48,7 @@ test('a benchmark that ends without stopping its sampler exits, and takes the sa
   assert.ok(samplers.length > 0, 'the sampler process was found while the benchmark ran');
   const alive = () => samplers.filter((pid) => existsSync(`/proc/${pid}`) && !readFileSync(`/proc/${pid}/stat`, 'utf8').includes(') Z '));
   // The sampler notices its parent is gone when the IPC channel closes; give it a moment, never forever.
-  for (let i = 0; i < 50 && alive().length > 0; i++) await new Promise((resolve) => setTimeout(resolve, 100));
+  for (let i = 0; i < 50 && alive().length > 0; i++) await sleep(100);
   const survivors = alive();
   // A regression must fail, not leave a sampler holding this test's output open.
   for (const pid of survivors) process.kill(Number(pid));

@@ -6,6 +6,7 @@ import { idempotencyKey } from '../../src/domain/task.js';
 import { runDrill } from '../../src/cli/drill.js';
 import { startHarness, type Harness } from '../support/embedded.js';
 import { refundBehindOurBack, runCli, stackEnvironment } from './helpers.js';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 /**
  * Compensation end to end: the pre-state and inverse registered before the
@@ -115,7 +116,7 @@ describe('compensation', () => {
     const executionArn = await h.startTask(task);
     for (let i = 0; !(await journalOf(billNo)).includes('mark'); i++) {
       assert.ok(i < 600, 'the mark was never committed');
-      await new Promise((r) => setTimeout(r, 200));
+      await sleep(200);
     }
     await refundBehindOurBack(h, billNo, (bill.amountCents / 100).toFixed(2));
 

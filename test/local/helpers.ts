@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { DescribeExecutionCommand, type DescribeExecutionCommandOutput, type SFNClient } from '@aws-sdk/client-sfn';
 import { loadStateMachineDefinition, lambdaFunctionArn, stateMachineArn } from '../../src/local/stepfunctions/index.js';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 export const REGION = 'us-east-1';
 export const ACCOUNT = '000000000000';
@@ -35,7 +36,7 @@ export async function closedExecution(sfn: SFNClient, executionArn: string, limi
     const described = await sfn.send(new DescribeExecutionCommand({ executionArn }));
     if (described.status !== 'RUNNING') return described;
     if (Date.now() > until) throw new Error(`${executionArn} still RUNNING after ${limitMs} ms`);
-    await new Promise((r) => setTimeout(r, 20));
+    await sleep(20);
   }
 }
 

@@ -16,6 +16,7 @@ import {
 import { awsClientConfig } from '../../src/local/aws-config.js';
 import { startLocalStepFunctions, type LocalStepFunctionsEndpoint } from '../../src/local/stepfunctions/index.js';
 import { awsError, closedExecution, deferred, fixture, fnArn, NamedError, REGION, ROLE, smArn } from './helpers.js';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 interface ApprovalRequest {
   key: string;
@@ -56,7 +57,7 @@ const handlers = {
   },
   'test-work': async (event: { key: string; amount: number }) => {
     calls.work.set(event.key, (calls.work.get(event.key) ?? 0) + 1);
-    await new Promise((r) => setTimeout(r, 30));
+    await sleep(30);
     if (event.amount < 0) throw new NamedError('NegativeAmount', `amount ${event.amount} for ${event.key}`);
     return { key: event.key, charged: event.amount };
   },
@@ -380,7 +381,7 @@ describe('callbacks (lambda:invoke.waitForTaskToken)', () => {
         sfn.send(new StartExecutionCommand({ stateMachineArn: smArn('approval'), input: JSON.stringify({ key }) })),
       ),
     );
-    while (approvalRequests.length < before + 3) await new Promise((r) => setTimeout(r, 10));
+    while (approvalRequests.length < before + 3) await sleep(10);
     const requests = approvalRequests.slice(before);
     assert.equal(new Set(requests.map((r) => r.taskToken)).size, 3);
     for (const r of requests) {

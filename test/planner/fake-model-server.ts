@@ -2,6 +2,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import { createServer as createHttp2Server, type Http2ServerRequest, type Http2ServerResponse } from 'node:http2';
 import type { AddressInfo, Server } from 'node:net';
 import { z } from 'zod';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 /**
  * A local language-model server speaking the real wire formats the planner's
@@ -156,7 +157,7 @@ export async function startFakeModelServer(): Promise<FakeModelServer> {
       send(res, reply.status, reply.body);
       return;
     }
-    if (reply.delayMs) await new Promise((r) => setTimeout(r, reply.delayMs));
+    if (reply.delayMs) await sleep(reply.delayMs);
     const promptText = recorded.system + recorded.messages.map((m) => m.content).join('');
     const inputTokens = reply.inputTokens ?? approxTokens(promptText);
     const outputTokens = reply.outputTokens ?? approxTokens(reply.text);

@@ -4,6 +4,7 @@ import { closeSharedBrowser, sharedBrowser } from '../../src/browser/chromium.js
 import { accountFor, OPS_ACCOUNT } from '../../src/simulator/accounts.js';
 import { SimulatorControl } from '../../src/simulator/control-client.js';
 import { startSimulator, type RunningSimulator, type SimulatorOptions } from '../../src/simulator/server.js';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 export const CONTROL_TOKEN = 'test-control-token';
 
@@ -93,6 +94,6 @@ export async function waitFor<T>(probe: () => Promise<T>, accept: (value: T) => 
   for (;;) {
     const value = await probe();
     if (accept(value) || Date.now() > deadline) return value;
-    await new Promise((r) => setTimeout(r, 50));
+    await sleep(50);
   }
 }

@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { confirmRowAction, login, newContext, readRows, row, useTestSimulator, waitFor } from './helpers.js';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 const t = useTestSimulator();
 
@@ -56,7 +57,7 @@ test('an idle session expires after the TTL and the next page asks to log in aga
   const context = await newContext();
   const page = await context.newPage();
   await login(page, t.url, 'acme');
-  await new Promise((r) => setTimeout(r, 1300));
+  await sleep(1300);
   await page.goto(`${t.url}/diff/list?tenant=acme`);
   assert.equal(page.url(), `${t.url}/login?expired=1`);
   assert.equal(await page.getByRole('alert').textContent(), '会话已过期，请重新登录');

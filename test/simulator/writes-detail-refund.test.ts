@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import { plainYuan } from '../../src/simulator/format.js';
 import { confirmRowAction, login, newContext, readRows, row, useTestSimulator, waitFor } from './helpers.js';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 const t = useTestSimulator();
 
@@ -125,7 +126,7 @@ test('refund: the iframe form and its native confirm; dismissed sends nothing, a
     void d.dismiss();
   });
   await form.getByRole('button', { name: '提交退款' }).click();
-  await new Promise((r) => setTimeout(r, 300));
+  await sleep(300);
   assert.deepEqual(messages, [`确认向 ACME-202611-0013 退款 ¥${amount}？此操作不可撤销`]);
   assert.deepEqual(await t.ctl.journal(), [], 'a dismissed confirm sends nothing');
 

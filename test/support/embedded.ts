@@ -5,6 +5,7 @@ import { DescribeExecutionCommand, StartExecutionCommand } from '@aws-sdk/client
 import { startSimulator, type RunningSimulator } from '../../src/simulator/server.js';
 import { SimulatorControl } from '../../src/simulator/control-client.js';
 import { startEmbeddedPaperclip, type EmbeddedPaperclip } from '../../src/embedded/paperclip-stack.js';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 process.env['AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED'] ??= 'true';
 
@@ -51,7 +52,7 @@ export async function startHarness(options: { configPath?: string; asyncDelayMs?
       const d = await paperclip.services.sfn.send(new DescribeExecutionCommand({ executionArn }));
       if (d.status !== 'RUNNING')
         return { status: d.status ?? '', output: d.output ? JSON.parse(d.output) : { error: d.error, cause: d.cause } };
-      await new Promise((r) => setTimeout(r, 150));
+      await sleep(150);
     }
   };
   return {

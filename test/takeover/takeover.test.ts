@@ -11,6 +11,7 @@ import { takeoverStore } from '../../src/app/takeover/queue.js';
 import { TakeoverRefusedError } from '../../src/app/takeover/resolve.js';
 import { executeTakeover, parseTakeoverArgs, runTakeover, type Io } from '../../src/cli/takeover.js';
 import { startHarness, type Harness } from '../support/embedded.js';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 /**
  * The human takeover queue end to end: real Chromium against the simulator,
@@ -134,7 +135,7 @@ describe('human takeover queue', () => {
     for (let i = 0; i < 200; i++) {
       const bill = (await h.control.state()).bills.find((b) => b.billNo === task(2).billNo);
       if (bill?.status === 'PROCESSED') break;
-      await new Promise((r) => setTimeout(r, 250));
+      await sleep(250);
     }
     const resolved = await cli(resolveArgs(key, 'retry', 'the list shows 已处理 now; confirm it'));
     assert.match(resolved.out, /retry .*: done/);

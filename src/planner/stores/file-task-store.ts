@@ -2,6 +2,7 @@ import { mkdir, open, readdir, readFile, rename, rm, stat, writeFile } from 'nod
 import { join } from 'node:path';
 import { parseOrThrow } from '../../config/errors.js';
 import { TaskExistsError, TaskId, TaskRecord, TaskVersionConflictError, type TaskStatus, type TaskStore } from '../task-state.js';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 /**
  * Tasks as JSON files, one per task, for a single machine. Writes go to a
@@ -91,7 +92,7 @@ export class FileTaskStore implements TaskStore {
         );
         if (age > 30_000) await rm(lock, { force: true });
         else if (attempt > 200) throw new Error(`task ${taskId} stays locked by another process (${lock})`);
-        else await new Promise((r) => setTimeout(r, 10));
+        else await sleep(10);
       }
     }
     try {

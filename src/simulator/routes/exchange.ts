@@ -2,7 +2,8 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Identity, SimAccount } from '../accounts.js';
 import type { BackOffice } from '../back-office.js';
 import type { FaultContext } from '../faults.js';
-import { parseCookies, sleep } from '../http-util.js';
+import { parseCookies } from '../../http/cookies.js';
+import { sleep } from '../http-util.js';
 import type { Viewer } from '../pages/layout.js';
 import type { Session } from '../sessions.js';
 
