@@ -77,6 +77,39 @@ export interface Manifest {
   items: Map<string, SealedItem>;
   /** Seq of the batch-chain event that recorded the seal. */
   sealedAtSeq: number;
+  /**
+   * `item_sealed` entries that tried to replace what was sealed for a finished
+   * item other than by the documented extension; the earlier entry stays in force.
+   */
+  refused: Array<{ seq: number; key: string; problem: string }>;
+}
+
+/**
+ * Why a later `item_sealed` entry may not replace the sealed entry of an item
+ * that was already terminal, or undefined when it is the documented extension:
+ * the item's chain grew (every sealed event hash kept, in order, new ones
+ * appended), its status, bill and action are unchanged, and every sealed
+ * object keeps its hash except the page, which is re-rendered from the grown
+ * chain. Anything else would let whoever can append to the batch chain
+ * launder a rewritten item chain or a swapped object.
+ */
+export function replacementProblem(sealed: SealedItem, next: SealedItem): string | undefined {
+  if (!isTerminal(sealed.status)) return undefined;
+  if (next.status !== sealed.status) return `changes the sealed status ${sealed.status} to ${next.status ?? 'none'}`;
+  if (next.billNo !== sealed.billNo || next.action !== sealed.action) return 'changes the sealed bill or action';
+  const kept = sealed.events.every((hash, i) => next.events[i] === hash);
+  if (!kept) return "rewrites event hashes that were sealed (a finished item's chain only grows)";
+  const grown = next.events.length > sealed.events.length;
+  if (!grown) return 're-seals a finished item whose chain did not grow';
+  const nextObjects = new Map(next.objects.map((o) => [o.name, o]));
+  for (const object of sealed.objects) {
+    const now = nextObjects.get(object.name);
+    if (!now) return `drops the sealed object ${object.name}`;
+    if (now.sha256 !== object.sha256 && object.name !== PAGE_NAME) return `replaces the sealed object ${object.name}`;
+  }
+  const added = next.objects.find((o) => !sealed.objects.some((p) => p.name === o.name));
+  if (added) return `adds ${added.name} to a finished item`;
+  return undefined;
 }
 
 export function manifestOf(seal: Seal, sealedAtSeq: number, later: readonly AuditEvent[]): Manifest {
@@ -85,12 +118,18 @@ export function manifestOf(seal: Seal, sealedAtSeq: number, later: readonly Audi
     sealedAtSeq,
     batchObjects: new Map(seal.batchObjects.map((o) => [o.name, o])),
     items: new Map(seal.items.map((i) => [i.key, i])),
+    refused: [],
   };
   for (const event of later) {
     if (event.type !== ITEM_SEALED_EVENT || event.seq <= sealedAtSeq) continue;
     const data = ItemSealedData.safeParse(event.data);
     if (!data.success) continue;
-    for (const item of data.data.items) manifest.items.set(item.key, item);
+    for (const item of data.data.items) {
+      const sealed = manifest.items.get(item.key);
+      const problem = sealed && replacementProblem(sealed, item);
+      if (problem) manifest.refused.push({ seq: event.seq, key: item.key, problem });
+      else manifest.items.set(item.key, item);
+    }
     for (const object of data.data.batchObjects) manifest.batchObjects.set(object.name, object);
   }
   return manifest;

@@ -143,6 +143,15 @@ export async function verifyBatch(ctx: EvidenceContext, batch: BatchRef, options
     );
   }
   const manifest = state.manifest;
+  for (const refused of manifest?.refused ?? []) {
+    if (options.onlyKey && refused.key !== options.onlyKey) continue;
+    add({
+      kind: 'altered',
+      chain: batchChain(batch),
+      seq: refused.seq,
+      detail: `event seq ${refused.seq} (item_sealed) of chain ${batchChain(batch)} ${refused.problem} for item ${refused.key}; verified against the earlier sealed entry`,
+    });
+  }
 
   // Item chains and objects against the seal.
   const claims = (await ctx.claims.byTask(batch.taskId)).filter((c) => c.tenant === batch.tenant);

@@ -2,11 +2,11 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { DeleteObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
-import { DeleteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { Claim } from '../../src/domain/claim.js';
 import { batchKey, evidenceKey } from '../../src/adapters/s3/evidence-store.js';
 import { checkChain, verifyBatch, verifyKey } from '../../src/evidence/verify.js';
-import { sealEvent, GENESIS_HASH } from '../../src/domain/audit-chain.js';
+import { sealEvent, GENESIS_HASH, type AuditEvent } from '../../src/domain/audit-chain.js';
 import { startHarness, type Harness } from '../support/embedded.js';
 
 /**
@@ -159,6 +159,53 @@ describe('audit verify', () => {
       afterSeal.findings.some((f) => f.kind === 'altered' && f.object === sealKey),
       'a seal edited to hide an object is caught',
     );
+  });
+
+  test('a finished item whose chain was rewritten and re-hashed, then re-sealed by an appended item_sealed, is a finding', async () => {
+    const s = h.paperclip.services;
+    const taskId = 'T-evidence-launder';
+    await h.control.reset({ seed: 6, tenants: [{ id: 'acme', pending: 1, overcharge: 0, processed: 0 }] });
+    const run = await h.paperclip.runBatch({ taskId, tenant: 'acme' });
+    assert.equal(run.summary?.counts.done, 1, run.error);
+    const batch = { tenant: 'acme', taskId };
+    assert.deepEqual((await verifyBatch(s, batch)).findings, []);
+    const [claim] = await s.claims.byTask(taskId);
+    const key = claim!.key;
+
+    // With write access to the audit table: drop the readback, change who wrote, re-hash the whole chain...
+    const original = await s.audit.events(key);
+    const kept = original.filter((e) => e.type !== 'readback');
+    const forged: AuditEvent[] = [];
+    for (const [i, e] of kept.entries()) {
+      const actor = e.type === 'write_started' ? 'ops-shared' : e.actor;
+      forged.push(sealEvent(key, i + 1, forged[i - 1]?.hash ?? GENESIS_HASH, { type: e.type, actor, data: e.data }, e.at));
+    }
+    for (const e of original) await s.db.send(new DeleteCommand({ TableName: s.table('audit'), Key: { chain: key, seq: e.seq } }));
+    for (const e of forged) await s.db.send(new PutCommand({ TableName: s.table('audit'), Item: e }));
+    // ...and append one correctly chained item_sealed that vouches for the new hashes.
+    const seal = JSON.parse((await s.evidence.get(batchKey(batch, 'seal.json')))!.toString());
+    const entry = seal.items.find((i: { key: string }) => i.key === key);
+    await s.audit.append(`batch:acme:${taskId}`, {
+      type: 'item_sealed',
+      actor: claim!.identity,
+      data: { basedOn: seal.sealHash, items: [{ ...entry, events: forged.map((e) => e.hash) }], batchObjects: [] },
+    });
+    assert.equal(checkChain(key, await s.audit.events(key)).length, 0, 'the forged chain is internally consistent');
+
+    const result = await verifyBatch(s, batch);
+    const named = result.findings.map((f) => f.detail);
+    assert.ok(
+      result.findings.some(
+        (f) => f.kind === 'altered' && f.chain === `batch:acme:${taskId}` && /item_sealed.*rewrites event hashes/.test(f.detail),
+      ),
+      named.join('; '),
+    );
+    assert.ok(
+      result.findings.some((f) => f.chain === key && f.kind === 'altered'),
+      `the rewritten events are named against the original seal: ${named.join('; ')}`,
+    );
+    const cliRun = await cli(h, ['audit', 'verify', '--key', key]);
+    assert.equal(cliRun.code, 1, cliRun.stdout + cliRun.stderr);
   });
 
   test('chain checks name the exact event: edited, re-hashed, removed', () => {
