@@ -65,7 +65,7 @@ export async function readBatchList(s: Services, input: { batch: unknown }): Pro
   const plans = planRows(tenant, s.pack, listed);
   for (const { row, action } of plans) {
     const siteAction = action ? own(s.pack.actions, action) : undefined;
-    if (!action || !siteAction || !s.config.actions[action]) continue;
+    if (!action || !siteAction || !own(s.config.actions, action)) continue;
     // Amounts read from the list travel as data for actions that need them (a refund of exactly this amount).
     const params: Record<string, string> = {};
     if (own(siteAction.params, 'amount') && row.amount) params['amount'] = row.amount.replace(/[¥￥$,\s]/g, '');

@@ -5,6 +5,7 @@ import type { RoutedItem } from '../domain/routing.js';
 import type { WriteTask } from '../domain/task.js';
 import { idempotencyKey } from '../domain/task.js';
 import { refreshItemEvidence } from '../evidence/item-closed.js';
+import { own } from '../lib/own.js';
 
 /**
  * Compensation runs an item's registered inverse through the same guarded
@@ -87,7 +88,7 @@ export interface CompensationRequest {
 /** Why compensation must not run for this claim, or undefined when it may. */
 function refusal(s: Services, claim: Claim | undefined, input: CompensationRequest): string | undefined {
   if (!claim) return `there is no write with key ${input.key}; take the key from the audit trail or the evidence folder`;
-  const action = s.pack.actions[claim.action];
+  const action = own(s.pack.actions, claim.action);
   if (action?.reversibility === 'irreversible') {
     return `${claim.action} on ${claim.billNo} is irreversible: it has no inverse and cannot be compensated (irreversible actions are guarded by approval before they run; a mistake needs a person and the vendor)`;
   }
@@ -115,7 +116,7 @@ export async function compensate(s: Services, input: CompensationRequest): Promi
   const inverse = claim.inverse;
   const task = inverseTask({ ...claim }, inverse.action, input.requestedBy);
   const inverseKey = idempotencyKey(task);
-  const restoredTo = s.pack.actions[inverse.action]?.targetStatus;
+  const restoredTo = own(s.pack.actions, inverse.action)?.targetStatus;
   const restoresPreState = inverse.targetStatus === undefined || restoredTo === inverse.targetStatus;
   const result = (outcome: string, executionArn: string): CompensationResult => ({
     compensates: claim.key,

@@ -8,6 +8,7 @@ import { parseCookies } from '../http/cookies.js';
 import { CSRF_COOKIE, csrfCookie, csrfToken, newCsrfNonce, verifyCsrfToken } from './csrf.js';
 import { oneLine } from '../lib/one-line.js';
 import { approvalPage, decidedPage, refusalPage, type ApprovalView } from './pages.js';
+import { own } from '../lib/own.js';
 
 /**
  * The approval endpoint's request handling, shared by the local HTTP server
@@ -128,7 +129,7 @@ function linkQuery(link: LinkParams): string {
 }
 
 function viewOf(s: Services, request: ApprovalRequest, link: LinkParams): ApprovalView {
-  const action = s.pack.actions[request.action];
+  const action = own(s.pack.actions, request.action);
   return {
     request,
     approver: link.approver,

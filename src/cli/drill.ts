@@ -9,6 +9,7 @@ import type { ReadbackSource } from '../sitepack/schema.js';
 import { parseFlags } from './args.js';
 import { startLocalEnvironment } from './demo.js';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { own } from '../lib/own.js';
 
 /**
  * The execute-then-undo drill: one reversible write on one pending bill, then
@@ -73,8 +74,8 @@ export async function runDrill(s: Services, options: DrillOptions): Promise<Dril
       `tenant "${options.tenant}" is not configured; configured tenants: ${s.config.tenants.map((t) => t.id).join(', ')}`,
     );
   const action = options.action ?? 'mark_processed';
-  const siteAction = s.pack.actions[action];
-  if (!siteAction || !s.config.actions[action]) throw new DrillError(`action "${action}" is not enabled for ${s.pack.site}`);
+  const siteAction = own(s.pack.actions, action);
+  if (!siteAction || !own(s.config.actions, action)) throw new DrillError(`action "${action}" is not enabled for ${s.pack.site}`);
   if (siteAction.reversibility !== 'reversible' || !siteAction.inverse) {
     throw new DrillError(`action "${action}" is ${siteAction.reversibility} without an inverse; a drill needs a reversible action`);
   }
@@ -113,8 +114,9 @@ export async function runDrill(s: Services, options: DrillOptions): Promise<Dril
     options.billNo ??
     (await withSession(s, identity, 'read', { trace: false }, async (session) => {
       const rows = await readList(session, { pack: s.pack, baseUrl: s.config.vendor.base_url, tenant: tenant.id });
-      return rows.find((r) => siteAction.appliesTo.includes(r.status) && r.kind !== undefined && tenant.actions_by_kind[r.kind] === action)
-        ?.billNo;
+      return rows.find(
+        (r) => siteAction.appliesTo.includes(r.status) && r.kind !== undefined && own(tenant.actions_by_kind, r.kind) === action,
+      )?.billNo;
     }));
   if (!billNo)
     throw new DrillError(`tenant ${tenant.id} has no bill that ${action} applies to (${siteAction.appliesTo.join(', ')}); pass --bill`);

@@ -4,6 +4,7 @@ import type { SitePack } from '../sitepack/schema.js';
 import { loadConfig } from './load.js';
 import { loadSitePack } from '../sitepack/load.js';
 import { ValidationError } from './errors.js';
+import { own } from '../lib/own.js';
 
 /** Config and the site pack it names, checked against each other. */
 export interface Runtime {
@@ -15,12 +16,12 @@ export function checkConfigAgainstPack(config: PaperclipConfig, pack: SitePack, 
   const issues: Array<{ path: string; message: string }> = [];
   const policy = config.write_policy;
   for (const name of Object.keys(config.actions)) {
-    if (!pack.actions[name]) {
+    if (!own(pack.actions, name)) {
       issues.push({ path: `actions.${name}`, message: `site pack "${pack.site}" has no action "${name}"` });
     }
   }
   for (const [name, action] of Object.entries(pack.actions)) {
-    if (!config.actions[name]) continue;
+    if (!own(config.actions, name)) continue;
     if (
       action.reversibility === 'irreversible' &&
       !policy.approval_required.includes(name) &&
@@ -39,7 +40,7 @@ export function checkConfigAgainstPack(config: PaperclipConfig, pack: SitePack, 
       ...(tenant.default_action ? [['default_action', tenant.default_action] as [string, string]] : []),
     ];
     for (const [path, action] of mapped) {
-      if (!config.actions[action]) {
+      if (!own(config.actions, action)) {
         issues.push({ path: `tenants.${index}.${path}`, message: `action "${action}" is not enabled under actions` });
       }
     }

@@ -342,7 +342,7 @@ export const SitePack = z
   .strict()
   .superRefine((pack, ctx) => {
     for (const [name, action] of Object.entries(pack.actions)) {
-      if (action.inverse && !pack.actions[action.inverse]) {
+      if (action.inverse && !Object.hasOwn(pack.actions, action.inverse)) {
         ctx.addIssue({
           code: 'custom',
           path: ['actions', name, 'inverse'],

@@ -12,6 +12,7 @@ import {
   waitForExecution,
   type ExecutionResult,
 } from './executions.js';
+import { own } from '../../lib/own.js';
 
 /**
  * An operator's answer to a takeover item.
@@ -71,7 +72,7 @@ async function preflight(s: Services, request: ResolveRequest): Promise<{ entry:
       `the claim of ${request.key} is ${claim.status}, not TAKEOVER; the queue entry is out of date, nothing changed`,
     );
   }
-  if (request.as === 'retry' && !s.config.actions[claim.action]) {
+  if (request.as === 'retry' && !own(s.config.actions, claim.action)) {
     throw new TakeoverRefusedError(`action ${claim.action} is no longer enabled in the config; it cannot be retried`);
   }
   return { entry, claim };
