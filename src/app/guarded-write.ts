@@ -341,7 +341,7 @@ export async function browserWrite(s: Services, state: ItemState): Promise<Write
 
 /** Whether a locator shows now (after a short wait for a page that renders late). */
 async function shows(page: Page, check: { target: Locator; within?: Scope }, ctx: StepContext): Promise<boolean> {
-  const root = await scopeRoot(page, check.within, ctx.row, 2000).catch(() => undefined);
+  const root = await scopeRoot(page, check.within, ctx.row, 2000, ctx.params).catch(() => undefined);
   if (!root) return false;
   return resolveLocator(root, check.target, ctx.params)
     .first()
@@ -356,7 +356,7 @@ async function shows(page: Page, check: { target: Locator; within?: Scope }, ctx
  * page that does not settle is still pictured: readback, not the page, decides.
  */
 async function settled(page: Page, condition: Settled, ctx: StepContext): Promise<void> {
-  const root = await scopeRoot(page, condition.within, ctx.row, condition.timeoutMs).catch(() => undefined);
+  const root = await scopeRoot(page, condition.within, ctx.row, condition.timeoutMs, ctx.params).catch(() => undefined);
   if (!root) return;
   await resolveLocator(root, condition.target, ctx.params)
     .first()

@@ -174,7 +174,7 @@ export async function runStep(page: Page, step: Step, ctx: StepContext): Promise
     return { page, screenshot: { as: step.as, body: await page.screenshot({ fullPage: true }) } };
   }
 
-  const root = await scopeRoot(page, step.within, ctx.row, timeout);
+  const root = await scopeRoot(page, step.within, ctx.row, timeout, ctx.params);
   const target = resolveLocator(root, step.target, ctx.params).first();
   if (step.action !== 'wait_for' && step.action !== 'expect') await visibleOrExplain(page, target, step, ctx, timeout);
 

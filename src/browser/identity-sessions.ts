@@ -216,6 +216,8 @@ export class IdentitySessions {
       failOnStatusCode: false,
     });
     const location = probe.headers()['location'] ?? '';
+    // A JSON probe (a single-page app's API) says 401/403; a server-rendered page redirects to its login URL.
+    if (probe.status() === 401 || probe.status() === 403) return false;
     return !(probe.status() >= 300 && probe.status() < 400 && this.pack.sessionLost.urlContains.some((f) => location.includes(f)));
   }
 
@@ -225,7 +227,8 @@ export class IdentitySessions {
     const ctx = {
       baseUrl: this.baseUrl,
       params,
-      sessionLost: { urlContains: ['/__never__'], texts: this.pack.sessionLost.texts },
+      // Logging in is where a login form and a "session ended" notice belong: only the logged-in marker decides.
+      sessionLost: { texts: [] },
       traced: false,
     };
     await runStep(page, { action: 'open', url: this.pack.login.url }, ctx);

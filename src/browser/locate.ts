@@ -1,5 +1,5 @@
 import type { FrameLocator, Locator as PwLocator, Page } from 'playwright-core';
-import type { Scope } from '../sitepack/action-language.js';
+import { fillTemplate, type Scope } from '../sitepack/action-language.js';
 import type { SitePack } from '../sitepack/schema.js';
 import { StructuredContractMissingError } from '../domain/errors.js';
 import { describeField, findRows, firstRow, labelsOf, rowField } from './page-reading.js';
@@ -70,7 +70,15 @@ const modalLevels = new Function(
   return fallback < 0 ? 0 : fallback;`,
 ) as (element: Element) => number;
 
-export async function scopeRoot(page: Page, scope: Scope | undefined, row: RowBinding | undefined, timeoutMs = 10_000): Promise<Root> {
+export async function scopeRoot(
+  page: Page,
+  scope: Scope | undefined,
+  row: RowBinding | undefined,
+  timeoutMs = 10_000,
+  params: Readonly<Record<string, string>> = {},
+): Promise<Root> {
+  // Names and texts of scopes are filled from params as data, like a locator's ('Edit {{billNo}}').
+  const text = (value: string) => fillTemplate(value, params);
   if (!scope) return page;
   if (scope.row) {
     if (!row) throw new Error('a step scoped to the row needs the item key');
@@ -78,7 +86,7 @@ export async function scopeRoot(page: Page, scope: Scope | undefined, row: RowBi
   }
   if (scope.dialog === true) return page.getByRole('dialog').or(page.getByRole('alertdialog')).filter({ visible: true }).last();
   if (scope.dialog) {
-    const options = scope.dialog.name === undefined ? {} : { name: scope.dialog.name };
+    const options = scope.dialog.name === undefined ? {} : { name: text(scope.dialog.name) };
     const roles = scope.dialog.role
       ? page.getByRole(scope.dialog.role, options)
       : page.getByRole('dialog', options).or(page.getByRole('alertdialog', options));
@@ -86,11 +94,11 @@ export async function scopeRoot(page: Page, scope: Scope | undefined, row: RowBi
   }
   if (scope.modal) {
     const anchor = page
-      .getByText(scope.modal.text, { exact: scope.modal.exact ?? false })
+      .getByText(text(scope.modal.text), { exact: scope.modal.exact ?? false })
       .filter({ visible: true })
       .last();
     await anchor.waitFor({ state: 'visible', timeout: timeoutMs }).catch(() => {
-      throw new StructuredContractMissingError(`no modal showing ${JSON.stringify(scope.modal!.text)} on ${where(page)}`, {
+      throw new StructuredContractMissingError(`no modal showing ${JSON.stringify(text(scope.modal!.text))} on ${where(page)}`, {
         url: page.url(),
       });
     });

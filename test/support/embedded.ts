@@ -4,6 +4,8 @@ import { join } from 'node:path';
 import { DescribeExecutionCommand, StartExecutionCommand } from '@aws-sdk/client-sfn';
 import { startSimulator, type RunningSimulator } from '../../src/simulator/server.js';
 import { SimulatorControl } from '../../src/simulator/control-client.js';
+import { startLedgerly } from '../../src/ledgerly/server.js';
+import { LedgerlyControl } from '../../src/ledgerly/control-client.js';
 import { startEmbeddedPaperclip, type EmbeddedPaperclip } from '../../src/embedded/paperclip-stack.js';
 import { setTimeout as sleep } from 'node:timers/promises';
 
@@ -11,10 +13,10 @@ process.env['AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED'] ??= 'true';
 
 export const CONTROL_TOKEN = 'test-control-token';
 
-/** The simulator plus Paperclip on the embedded stack, as one test fixture. */
-export interface Harness {
-  sim: RunningSimulator;
-  control: SimulatorControl;
+/** A back office (the simulator, or Ledgerly) plus Paperclip on the embedded stack, as one test fixture. */
+export interface Harness<Control = SimulatorControl> {
+  sim: Pick<RunningSimulator, 'url' | 'close'>;
+  control: Control;
   paperclip: EmbeddedPaperclip;
   dataDir: string;
   /** Starts a guarded-write execution for one task and waits for its output. */
@@ -28,6 +30,20 @@ export interface Harness {
 
 export async function startHarness(options: { configPath?: string; asyncDelayMs?: number } = {}): Promise<Harness> {
   const sim = await startSimulator({ controlToken: CONTROL_TOKEN, asyncDelayMs: options.asyncDelayMs ?? 150 });
+  return harnessAround(sim, new SimulatorControl(sim.url, CONTROL_TOKEN), options);
+}
+
+/** Ledgerly (docs/ledgerly.md) with Paperclip driving it through sitepacks/ledgerly.yaml. */
+export async function startLedgerlyHarness(
+  options: { configPath?: string; asyncDelayMs?: number } = {},
+): Promise<Harness<LedgerlyControl>> {
+  const ledgerly = await startLedgerly({ controlToken: CONTROL_TOKEN, asyncDelayMs: options.asyncDelayMs ?? 150 });
+  return harnessAround(ledgerly, new LedgerlyControl(ledgerly.url, CONTROL_TOKEN), {
+    configPath: options.configPath ?? 'config/ledgerly.local.yaml',
+  });
+}
+
+async function harnessAround<Control>(sim: Harness['sim'], control: Control, options: { configPath?: string }): Promise<Harness<Control>> {
   const dataDir = mkdtempSync(join(tmpdir(), 'paperclip-test-'));
   const paperclip = await startEmbeddedPaperclip({
     vendorBaseUrl: sim.url,
@@ -35,7 +51,6 @@ export async function startHarness(options: { configPath?: string; asyncDelayMs?
     retryIntervalOverrideMs: 50,
     ...(options.configPath ? { configPath: options.configPath } : {}),
   });
-  const control = new SimulatorControl(sim.url, CONTROL_TOKEN);
   let counter = 0;
   const startTask = async (task: unknown, name?: string): Promise<string> => {
     const started = await paperclip.services.sfn.send(
