@@ -2,7 +2,8 @@ import { z } from 'zod';
 import type { Services } from '../app/services.js';
 import { withSession } from '../app/sessions.js';
 import { compensate, CompensationRefusedError, runGuardedWrite, type CompensationResult } from '../app/compensation.js';
-import { observeStatus, readList } from '../app/vendor-reads.js';
+import { observeStatus, readContextFor, readList } from '../app/vendor-reads.js';
+import { tokenApi } from '../app/ownership.js';
 import type { OpenedSession } from '../browser/identity-sessions.js';
 import { idempotencyKey, type WriteTask } from '../domain/task.js';
 import type { ReadbackSource } from '../sitepack/schema.js';
@@ -82,7 +83,8 @@ export async function runDrill(s: Services, options: DrillOptions): Promise<Dril
   const identity = tenant.identity;
   const source = independentSource(s);
   const read = async (billNo: string): Promise<string | null> => {
-    const api = source === 'api' ? await s.vendorApi(identity) : undefined;
+    // A token API is read without a browser; a cookie API (like every page source) needs the identity's session.
+    const api = source === 'api' ? await tokenApi(s, identity) : undefined;
     const observe = (session?: OpenedSession) =>
       observeStatus(source, {
         pack: s.pack,
@@ -92,8 +94,7 @@ export async function runDrill(s: Services, options: DrillOptions): Promise<Dril
         api,
         ...(session ? { session } : {}),
       });
-    const observation =
-      source === 'api' ? await observe() : await withSession(s, identity, 'read', { trace: false }, (session) => observe(session));
+    const observation = api ? await observe() : await withSession(s, identity, 'read', { trace: false }, (session) => observe(session));
     if (observation.status === undefined)
       throw new DrillError(`could not read ${billNo} from ${source}: ${observation.error ?? 'not listed'}`);
     return observation.status;
@@ -113,7 +114,7 @@ export async function runDrill(s: Services, options: DrillOptions): Promise<Dril
   const billNo =
     options.billNo ??
     (await withSession(s, identity, 'read', { trace: false }, async (session) => {
-      const rows = await readList(session, { pack: s.pack, baseUrl: s.config.vendor.base_url, tenant: tenant.id });
+      const rows = await readList(session, readContextFor(s, tenant.id));
       return rows.find(
         (r) => siteAction.appliesTo.includes(r.status) && r.kind !== undefined && own(tenant.actions_by_kind, r.kind) === action,
       )?.billNo;
