@@ -587,9 +587,9 @@ Flags are validated (zod); a bad one prints the reason and exits 2. \`test/bench
 (3 items, concurrency 1) inside \`npm test\` and checks outcomes only: every report field, and exactly one vendor
 mutation per item for both paths.
 
-**Benchmark-only switch**: \`PAPERCLIP_BENCHMARK_ONLY_WRITE_TRACE=off\` makes BrowserWrite skip its Playwright trace
-(\`src/app/guarded-write.ts\`). The benchmark sets it for the tracing-off runs to price the trace. Never set it in a
-deployment: the trace is part of the evidence every write must leave.
+**Tracing off**: the tracing-off runs start their local stack with \`evidence.write_trace: false\` in the config
+(docs/configuration.md), so BrowserWrite records no Playwright trace and the difference prices the trace. The
+config refuses that setting with \`environment: aws\`: a deployed write always keeps its trace as evidence.
 `);
   return out.join('\n');
 }

@@ -41,15 +41,17 @@ export interface BenchOptions {
 
 export const TENANT = 'acme';
 const CONTROL_TOKEN = 'bench-control-token';
-const TRACE_SWITCH = 'PAPERCLIP_BENCHMARK_ONLY_WRITE_TRACE';
 
 /** The same bills for every run: N pending mismatches, two already processed (skipped by both paths). */
 export function seedSpec(items: number, settleMs: number): ResetSpec {
   return { seed: 7, tenants: [{ id: TENANT, pending: items, overcharge: 0, processed: 2 }], asyncDelayMs: settleMs };
 }
 
-/** The local config with limits.max_concurrency overridden: the batch's Map concurrency. */
-function configWithConcurrency(sourcePath: string, concurrency: number, dir: string): string {
+/**
+ * The local config with limits.max_concurrency overridden (the batch's Map
+ * concurrency) and evidence.write_trace set by the tracing mode being measured.
+ */
+function benchConfig(sourcePath: string, concurrency: number, tracing: 'on' | 'off', dir: string): string {
   const raw = parseYaml(readFileSync(sourcePath, 'utf8')) as Record<string, any>;
   raw['limits'] = {
     ...(raw['limits'] ?? {}),
@@ -57,7 +59,8 @@ function configWithConcurrency(sourcePath: string, concurrency: number, dir: str
     max_batch_items: Math.max(500, raw['limits']?.max_batch_items ?? 0),
   };
   raw['vendor'] = { ...raw['vendor'], site_pack: resolve(String(raw['vendor']?.site_pack ?? 'sitepacks/vendor-sim.yaml')) };
-  const path = join(dir, `paperclip.bench.c${concurrency}.yaml`);
+  raw['evidence'] = { ...(raw['evidence'] ?? {}), write_trace: tracing === 'on' };
+  const path = join(dir, `paperclip.bench.c${concurrency}.tracing-${tracing}.yaml`);
   writeFileSync(path, stringifyYaml(raw));
   return path;
 }
@@ -154,7 +157,6 @@ export async function runBenchmark(options: BenchOptions): Promise<BenchReport> 
   const sim = await startSimulator({ controlToken: CONTROL_TOKEN, asyncDelayMs: options.settleMs });
   const control = new SimulatorControl(sim.url, CONTROL_TOKEN);
   const workDir = mkdtempSync(join(tmpdir(), 'paperclip-bench-'));
-  const previousSwitch = process.env[TRACE_SWITCH];
   const records: RunRecord[] = [];
   const rawRuns: Array<{
     concurrency: number;
@@ -232,16 +234,16 @@ export async function runBenchmark(options: BenchOptions): Promise<BenchReport> 
         }
       }
 
-      const paperclip: EmbeddedPaperclip = await startEmbeddedPaperclip({
-        vendorBaseUrl: sim.url,
-        dataDir: mkdtempSync(join(workDir, `stack-c${concurrency}-`)),
-        configPath: configWithConcurrency(configPath, concurrency, workDir),
-      });
-      const usage = new AwsUsage(paperclip.services);
-      try {
-        let lastTasks: Array<{ taskId: string; tenant: string; billNo: string; action: string }> = [];
-        for (const mode of modes) {
-          process.env[TRACE_SWITCH] = mode;
+      // One stack per tracing mode: the mode is the stack's config (evidence.write_trace), as it would be for an operator.
+      for (const [modeIndex, mode] of modes.entries()) {
+        const paperclip: EmbeddedPaperclip = await startEmbeddedPaperclip({
+          vendorBaseUrl: sim.url,
+          dataDir: mkdtempSync(join(workDir, `stack-c${concurrency}-tracing-${mode}-`)),
+          configPath: benchConfig(configPath, concurrency, mode, workDir),
+        });
+        const usage = new AwsUsage(paperclip.services);
+        try {
+          let lastTasks: Array<{ taskId: string; tenant: string; billNo: string; action: string }> = [];
           for (let r = 1; r <= options.repeat; r++) {
             await control.reset(spec);
             const taskId = `T-bench-c${concurrency}-${mode}-r${r}-${Date.now().toString(36)}`;
@@ -262,20 +264,20 @@ export async function runBenchmark(options: BenchOptions): Promise<BenchReport> 
               action: 'mark_processed',
             }));
           }
+          if (levelIndex === levels.length - 1 && modeIndex === modes.length - 1) {
+            log('claim conflict: conditional put on an existing key, and second-runner executions with no browser running');
+            claimConflict = await measureClaimConflict({
+              paperclip,
+              control,
+              tasks: lastTasks.filter((t) => t.billNo).slice(0, options.quick ? 3 : Math.min(12, lastTasks.length)),
+              samples: options.quick ? 10 : 50,
+              prefix,
+            });
+          }
+        } finally {
+          usage.detach();
+          await paperclip.stop();
         }
-        if (levelIndex === levels.length - 1) {
-          log('claim conflict: conditional put on an existing key, and second-runner executions with no browser running');
-          claimConflict = await measureClaimConflict({
-            paperclip,
-            control,
-            tasks: lastTasks.filter((t) => t.billNo).slice(0, options.quick ? 3 : Math.min(12, lastTasks.length)),
-            samples: options.quick ? 10 : 50,
-            prefix,
-          });
-        }
-      } finally {
-        usage.detach();
-        await paperclip.stop();
       }
     }
     if (!claimConflict) throw new Error('the claim conflict measurement did not run');
@@ -295,8 +297,6 @@ export async function runBenchmark(options: BenchOptions): Promise<BenchReport> 
       approvers,
     });
   } finally {
-    if (previousSwitch === undefined) delete process.env[TRACE_SWITCH];
-    else process.env[TRACE_SWITCH] = previousSwitch;
     await closeSharedBrowser();
     await sim.close();
     rmSync(workDir, { recursive: true, force: true });

@@ -1,5 +1,5 @@
 import { defineHandler, ExecutionArn, ItemStateEvent } from '../src/app/handler-kit.js';
-import { takeClaim } from '../src/app/guarded-write.js';
+import { takeClaim } from '../src/app/guarded-write/claim.js';
 import type { RoutedItem } from '../src/domain/routing.js';
 
 /** Claim: the conditional put in the idempotency registry. */

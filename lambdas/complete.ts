@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { defineHandler, ExecutionArn, ItemStateEvent } from '../src/app/handler-kit.js';
-import { complete, type ItemState } from '../src/app/guarded-write.js';
+import { complete } from '../src/app/guarded-write/complete.js';
+import type { ItemState } from '../src/app/guarded-write/state.js';
 
 /** Complete: done after a confirmed readback, or rejected / expired before anything ran. */
 export const handler = defineHandler(

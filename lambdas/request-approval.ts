@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { defineHandler, ExecutionArn, ItemStateEvent } from '../src/app/handler-kit.js';
 import { requestApproval } from '../src/app/approvals/request-approval.js';
-import type { ItemState } from '../src/app/guarded-write.js';
+import type { ItemState } from '../src/app/guarded-write/state.js';
 
 /** RequestApproval: stores the task token server-side and mails signed links to the approvers. */
 export const handler = defineHandler(

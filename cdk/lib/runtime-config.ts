@@ -68,7 +68,8 @@ export function packagedRuntimeConfig(deploy: DeploymentConfig, source: Papercli
       ...identity,
       credentials: { source: 'secrets_manager' as const, secret_id: identitySecretName(deploy.prefix, identity.id) },
     })),
-    evidence: { bucket: deploy.evidence.bucketName, retention_days: deploy.evidence.retentionDays },
+    // The deployed config always traces writes: the trace is evidence.
+    evidence: { bucket: deploy.evidence.bucketName, retention_days: deploy.evidence.retentionDays, write_trace: true },
     approvals: {
       ...source.approvals,
       base_url: deploy.approvalBaseUrl ?? APPROVAL_URL_PLACEHOLDER,

@@ -7,7 +7,7 @@ import type { Tenant } from '../config/schema.js';
 import type { SitePack } from '../sitepack/schema.js';
 import { withSession } from './sessions.js';
 import { own } from '../lib/own.js';
-import type { ItemOutcome } from './guarded-write.js';
+import type { ItemOutcome } from './guarded-write/state.js';
 import { sealBatchEvidence } from '../evidence/batch-end.js';
 
 export interface BatchItem {

@@ -119,6 +119,12 @@ export const PaperclipConfig = z
       .object({
         bucket: z.string().regex(/^[a-z0-9][a-z0-9.-]{2,62}$/, 'S3 bucket names are 3-63 lower-case letters, digits, dots, hyphens'),
         retention_days: z.number().int().min(1).default(365),
+        /**
+         * Record a Playwright trace of every browser write (the trace is part of
+         * the write's evidence). Only a local stack may turn it off, e.g. to
+         * measure what the trace costs; on AWS it must stay on.
+         */
+        write_trace: z.boolean().default(true),
       })
       .strict(),
     approvals: z
@@ -169,6 +175,13 @@ export const PaperclipConfig = z
         });
       }
     });
+    if (config.environment === 'aws' && !config.evidence.write_trace) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['evidence', 'write_trace'],
+        message: 'write_trace: false is for measuring a local stack only; on AWS every write keeps its trace as evidence',
+      });
+    }
     if (config.environment === 'aws') {
       config.identities.forEach((identity, index) => {
         if (identity.credentials.source === 'inline') {

@@ -1,7 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { judge, pollUntilSettled, type Observation } from '../../src/domain/readback.js';
-import { decideNext, type ItemState } from '../../src/app/guarded-write.js';
+import { decideNext } from '../../src/domain/next-after-readback.js';
+import type { ItemState } from '../../src/app/guarded-write/state.js';
 import { decideOnExistingClaim, type Claim } from '../../src/domain/claim.js';
 
 const expectation = { targetStatus: 'PROCESSED', settlingStatuses: ['PROCESSING'], preStatus: 'PENDING' };

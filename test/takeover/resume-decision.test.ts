@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { decideNext, type ItemState } from '../../src/app/guarded-write.js';
+import { decideNext } from '../../src/domain/next-after-readback.js';
+import type { ItemState } from '../../src/app/guarded-write/state.js';
 
 /**
  * A run that starts at Readback (a re-entered WRITING claim, an operator's

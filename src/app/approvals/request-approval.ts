@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { GetSecretValueCommand } from '@aws-sdk/client-secrets-manager';
 import type { Services } from '../services.js';
-import type { ItemState } from '../guarded-write.js';
+import type { ItemState } from '../guarded-write/state.js';
 import { ApprovalsStore, type ApprovalRequest } from '../../adapters/dynamodb/approvals-store.js';
 import { Mailer } from '../../adapters/ses/mailer.js';
 import { approvalUrl } from '../../domain/approval-link.js';

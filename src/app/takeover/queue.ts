@@ -1,5 +1,5 @@
 import type { Services } from '../services.js';
-import type { ItemState } from '../guarded-write.js';
+import type { ItemState } from '../guarded-write/state.js';
 import { Mailer } from '../../adapters/ses/mailer.js';
 import { evidenceKey } from '../../adapters/s3/evidence-store.js';
 import { TakeoverStore, type OpenResult, type TakeoverEntry } from '../../adapters/dynamodb/takeover-store.js';

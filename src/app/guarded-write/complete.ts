@@ -1,0 +1,45 @@
+import type { Services } from '../services.js';
+import { evidenceKey } from '../../adapters/s3/evidence-store.js';
+import { recordClosedItem } from '../../evidence/item-closed.js';
+import type { CloseAs, ItemOutcome, ItemState } from './state.js';
+import { outcomeRecord } from './outcome-record.js';
+
+/**
+ * Closes an item that needs no person: done after a confirmed readback, or
+ * rejected / expired before anything was executed.
+ */
+export async function complete(
+  s: Services,
+  input: { state: ItemState; executionArn: string; closeAs: CloseAs; reason?: string },
+): Promise<ItemOutcome> {
+  const { state, executionArn, closeAs } = input;
+  const { item } = state;
+  const claim = await s.claims.get(item.key);
+  if (!claim) throw new Error(`no claim for ${item.key}`);
+  if (closeAs === 'done') {
+    if (state.readback?.verdict !== 'confirmed') throw new Error('an item is done only after a confirmed readback');
+    await s.claims.transition(item.key, { owner: claim.owner, version: claim.version, from: ['WRITING'] }, 'DONE', { outcome: 'done' });
+  } else {
+    await s.claims.transition(
+      item.key,
+      { owner: claim.owner, version: claim.version, from: ['CLAIMED'] },
+      closeAs === 'rejected' ? 'REJECTED' : 'EXPIRED',
+      {
+        outcome: closeAs,
+        reason: input.reason,
+      },
+    );
+  }
+  const record = outcomeRecord(state, closeAs, executionArn, input.reason ? { reason: input.reason } : {});
+  // Independent of each other (a retried step rewrites both); the item's page, built next, needs both.
+  await Promise.all([
+    s.evidence.put(evidenceKey(item, 'record.json'), JSON.stringify(record, null, 2), 'application/json'),
+    s.audit.append(item.key, {
+      type: closeAs === 'done' ? 'completed' : closeAs,
+      actor: item.identity,
+      data: { verdict: state.readback?.verdict ?? null, reason: input.reason ?? null },
+    }),
+  ]);
+  await recordClosedItem(s, item, closeAs);
+  return { outcome: closeAs, key: item.key, billNo: item.billNo, reason: input.reason };
+}

@@ -1,0 +1,95 @@
+import type { Services } from '../services.js';
+import { ReadFailedError, StructuredContractMissingError } from '../../domain/errors.js';
+import { pollUntilSettled, type ReadbackResult } from '../../domain/readback.js';
+import { decideNext } from '../../domain/next-after-readback.js';
+import type { StoredObject } from '../../adapters/s3/evidence-store.js';
+import { hasRow } from '../../browser/evidence-screenshot.js';
+import { fillTemplate } from '../../sitepack/action-language.js';
+import { observeStatus, readContextFor } from '../vendor-reads.js';
+import { tokenApi } from '../ownership.js';
+import { withSession } from '../sessions.js';
+import type { ItemState, ReadbackOutcome } from './state.js';
+import { itemRow, openDetail, screenshotTo } from './step-support.js';
+
+/**
+ * Independent readback in a fresh session (never the write's), polling until
+ * settled. Decides what happens next; only here can an item become done.
+ */
+export async function readback(s: Services, state: ItemState): Promise<ReadbackOutcome> {
+  const { item } = state;
+  const action = s.pack.actions[item.action]!;
+  const policy = s.config.actions[item.action]!;
+  const api = await tokenApi(s, item.identity);
+  return withSession(s, item.identity, 'readback', { trace: false }, async (session) => {
+    const evidence: StoredObject[] = [];
+    let degraded = false;
+    const unreadable: string[] = [];
+    let result: ReadbackResult | undefined;
+    const poll = { deadlineMs: s.config.write_policy.readback_deadline_ms, intervalMs: s.config.write_policy.readback_poll_ms };
+    if (action.verify) {
+      if (!api) throw new ReadFailedError(`action ${item.action} is verified through the vendor API, which this site pack lacks`);
+      const { apiField, contains } = action.verify;
+      const wanted = fillTemplate(contains, { ...item.params, billNo: item.billNo });
+      // A separate GET of the item, not the answer to the write: the note must be on the bill.
+      result = await pollUntilSettled(
+        { targetStatus: 'PRESENT', settlingStatuses: [], preStatus: 'ABSENT' },
+        async () => {
+          const at = new Date().toISOString();
+          const bill = await api.readItem(item.billNo);
+          if (!bill) return { source: 'api', at, error: 'bill not visible' };
+          return {
+            source: 'api',
+            at,
+            status: JSON.stringify(bill[apiField] ?? null).includes(JSON.stringify(wanted).slice(1, -1)) ? 'PRESENT' : 'ABSENT',
+          };
+        },
+        poll,
+      );
+    }
+    for (const source of action.verify ? [] : s.config.write_policy.readback_sources) {
+      try {
+        const ctx = { ...readContextFor(s, item.tenant), billNo: item.billNo, session, api };
+        result = await pollUntilSettled(
+          {
+            targetStatus: action.targetStatus ?? 'UNKNOWN',
+            settlingStatuses: action.settlingStatuses,
+            preStatus: state.snapshot?.preStatus,
+          },
+          () => observeStatus(source, ctx),
+          poll,
+        );
+        break;
+      } catch (error) {
+        if (!(error instanceof StructuredContractMissingError)) throw error;
+        degraded = true;
+        unreadable.push(`${source}: ${error.message}`);
+      }
+    }
+    if (!result) throw new StructuredContractMissingError(`no readback source could read the item (${unreadable.join('; ')})`);
+    // Picture the page the verdict was read from; only an API or file verdict needs the detail page opened.
+    const verdictOnPage = result.source === 'detail' || (result.source === 'list' && (await hasRow(session.page, itemRow(s, item))));
+    if (!verdictOnPage) await openDetail(s, item, session).catch(() => undefined);
+    evidence.push(await screenshotTo(s, item, session.page, 'readback.png'));
+    const claim = await s.claims.get(item.key);
+    const decided = decideNext(result, state, policy, claim?.attempts ?? 1);
+    if (decided.next === 'retry' && claim) {
+      await s.claims.transition(item.key, { owner: claim.owner, version: claim.version, from: ['WRITING'] }, 'CLAIMED', {
+        attempts: claim.attempts + 1,
+      });
+    }
+    await s.audit.append(item.key, {
+      type: 'readback',
+      actor: item.identity,
+      data: {
+        verdict: result.verdict,
+        observed: result.observedStatus,
+        source: result.source,
+        next: decided.next,
+        why: decided.why,
+        degraded,
+        evidence,
+      },
+    });
+    return { ...result, ...decided, degraded, evidence };
+  });
+}

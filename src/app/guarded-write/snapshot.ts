@@ -1,0 +1,74 @@
+import type { Services } from '../services.js';
+import type { RoutedItem } from '../../domain/routing.js';
+import { ReadFailedError, StructuredContractMissingError } from '../../domain/errors.js';
+import type { OpenedSession } from '../../browser/identity-sessions.js';
+import type { ReadbackSource } from '../../sitepack/schema.js';
+import { observeStatus, readContextFor } from '../vendor-reads.js';
+import { tokenApi } from '../ownership.js';
+import { withSession } from '../sessions.js';
+import type { ItemState, SnapshotResult } from './state.js';
+import { heldClaim, openDetail, screenshotTo } from './step-support.js';
+
+/** Reads the pre-state from an independent source and registers the way back before the way in. */
+export async function snapshot(s: Services, state: ItemState): Promise<SnapshotResult> {
+  const { item } = state;
+  const ref = heldClaim(state);
+  const action = s.pack.actions[item.action]!;
+  return withSession(s, item.identity, 'read', { trace: false }, async (session) => {
+    const api = await tokenApi(s, item.identity);
+    const observation = await firstObservation(s, item, session, api);
+    await openDetail(s, item, session);
+    const evidence = [await screenshotTo(s, item, session.page, 'before.png')];
+    const preStatus = observation.status;
+    const stale = preStatus === undefined || !action.appliesTo.includes(preStatus);
+    if (stale) {
+      await s.claims.transition(item.key, { ...ref, from: ['CLAIMED'] }, 'STALE', {
+        outcome: 'stale',
+        reason: `vendor shows ${preStatus}`,
+      });
+      await s.audit.append(item.key, { type: 'stale', actor: item.identity, data: { preStatus, expected: action.appliesTo } });
+      return { stale: true, preStatus, source: observation.source, evidence };
+    }
+    const inverse = action.inverse ? { action: action.inverse, targetStatus: preStatus } : undefined;
+    await s.claims.transition(item.key, { ...ref, from: ['CLAIMED'] }, 'CLAIMED', {
+      preState: { status: preStatus, observedAt: observation.at, source: observation.source },
+      inverse,
+    });
+    await s.audit.append(item.key, {
+      type: 'pre_state_registered',
+      actor: item.identity,
+      data: { preStatus, source: observation.source, inverse: inverse ?? null, reversibility: item.reversibility, evidence },
+    });
+    return { stale: false, preStatus, source: observation.source, evidence };
+  });
+}
+
+/**
+ * The pre-state, from the vendor API when the site has one (no page needed),
+ * else from the first configured readback source that can read the item.
+ */
+async function firstObservation(
+  s: Services,
+  item: RoutedItem,
+  session: OpenedSession,
+  api: Awaited<ReturnType<Services['vendorApi']>> | undefined,
+) {
+  const configured = s.config.write_policy.readback_sources;
+  const sources: ReadbackSource[] = api && !configured.includes('api') ? ['api', ...configured] : configured;
+  // Every source's failure is kept: the reason given is all of them, so none hides another.
+  const failures: string[] = [];
+  let contractMissing = false;
+  for (const source of sources) {
+    try {
+      const observation = await observeStatus(source, { ...readContextFor(s, item.tenant), billNo: item.billNo, session, api });
+      if (observation.status !== undefined) return observation;
+      failures.push(`${source}: ${observation.error ?? `does not show ${item.billNo}`}`);
+    } catch (error) {
+      if (!(error instanceof StructuredContractMissingError)) throw error;
+      contractMissing = true;
+      failures.push(`${source}: ${error.message}`);
+    }
+  }
+  const message = `could not read the state of ${item.billNo} before writing (${failures.join('; ')})`;
+  throw contractMissing ? new StructuredContractMissingError(message) : new ReadFailedError(message);
+}

@@ -1,0 +1,37 @@
+import type { Page } from 'playwright-core';
+import type { Services } from '../services.js';
+import type { RoutedItem } from '../../domain/routing.js';
+import { evidenceKey, type StoredObject } from '../../adapters/s3/evidence-store.js';
+import { evidenceScreenshot } from '../../browser/evidence-screenshot.js';
+import type { OpenedSession } from '../../browser/identity-sessions.js';
+import { openDetail as openDetailPage, readContextFor } from '../vendor-reads.js';
+import type { ClaimRef, ItemState } from './state.js';
+
+/**
+ * What several guarded-write steps share: the claim they hold, its lease, and
+ * how they find and picture the item on the vendor's pages.
+ */
+
+/** A claim's lease: the step's budget, plus the approval wait for an item that needs one. */
+export function lease(s: Services, item: RoutedItem): string {
+  const seconds = s.config.write_policy.claim_lease_seconds + (item.needsApproval ? s.config.write_policy.approval_timeout_seconds : 0);
+  return new Date(Date.now() + seconds * 1000).toISOString();
+}
+
+/** The claim this run holds; the workflow only reaches a step that needs one after Claim granted it. */
+export function heldClaim(state: ItemState): ClaimRef {
+  const claim = state.claim;
+  if (!claim || claim.decision === 'skip') throw new Error('this step needs a held claim');
+  return claim.claim;
+}
+
+export const itemRow = (s: Services, item: RoutedItem) => ({ list: s.pack.list, key: item.billNo });
+
+export async function screenshotTo(s: Services, item: RoutedItem, page: Page, name: string): Promise<StoredObject> {
+  return s.evidence.put(evidenceKey(item, name), await evidenceScreenshot(page, itemRow(s, item)), 'image/png');
+}
+
+export async function openDetail(s: Services, item: RoutedItem, session: OpenedSession): Promise<void> {
+  if (!s.pack.detail) return;
+  await openDetailPage(session, { ...readContextFor(s, item.tenant), billNo: item.billNo });
+}

@@ -1,0 +1,171 @@
+import type { Page } from 'playwright-core';
+import type { Services } from '../services.js';
+import { AmbiguousOutcomeError, ClaimFencedError, WriteNotCommittedError } from '../../domain/errors.js';
+import { evidenceKey, type StoredObject } from '../../adapters/s3/evidence-store.js';
+import { dialogsSeen, firstVisibleText, runSteps, type StepContext } from '../../browser/executor.js';
+import { resolveLocator, scopeRoot } from '../../browser/locate.js';
+import { stagesOf, type SiteAction } from '../../sitepack/schema.js';
+import type { Locator, Scope } from '../../sitepack/action-language.js';
+import { readContextFor, readParams } from '../vendor-reads.js';
+import { evidenceScreenshot } from '../../browser/evidence-screenshot.js';
+import { withSession } from '../sessions.js';
+import type { ItemState, WriteResult } from './state.js';
+import { heldClaim, itemRow, lease, screenshotTo } from './step-support.js';
+
+type Settled = NonNullable<NonNullable<SiteAction['tiers']['browser']>['settled']>;
+
+/**
+ * The write itself. The claim moves to WRITING immediately before the commit
+ * click; any failure after that point is ambiguous and goes to readback.
+ */
+export async function browserWrite(s: Services, state: ItemState): Promise<WriteResult> {
+  const { item } = state;
+  const ref = heldClaim(state);
+  const action = s.pack.actions[item.action]!;
+  const params = { ...item.params, billNo: item.billNo, tenant: item.tenant };
+  const toWriting = () => s.claims.transition(item.key, { ...ref, from: ['CLAIMED'] }, 'WRITING', { leaseUntil: lease(s, item) });
+
+  if (item.tier === 'api') {
+    const api = await s.vendorApi(item.identity);
+    await toWriting();
+    await s.audit.append(item.key, { type: 'write_started', actor: item.identity, data: { tier: 'api' } });
+    const exchange = await api.write(action, params, item.key);
+    const evidence = [await s.evidence.put(evidenceKey(item, 'api-exchange.json'), JSON.stringify(exchange, null, 2), 'application/json')];
+    return { tier: 'api', committed: true, evidence, dialogs: [] };
+  }
+
+  const tier = action.tiers.browser;
+  const stages = tier ? stagesOf(tier) : [];
+  const evidence: StoredObject[] = [];
+  return withSession(s, item.identity, 'write', { trace: s.config.evidence.write_trace }, async (session) => {
+    let committed = false;
+    let page = session.page;
+    try {
+      const ctx: StepContext = {
+        baseUrl: s.config.vendor.base_url,
+        params: { ...readParams(readContextFor(s, item.tenant)), ...params },
+        row: itemRow(s, item),
+        sessionLost: s.pack.sessionLost,
+        traced: session.traced,
+      };
+      // Values a step extracts (the amount a confirmation shows) fill later steps, also across stages.
+      const extracted: Record<string, string> = {};
+      const alreadyDone: string[] = [];
+      const commitStep = async (stage: string, index: number) => {
+        if (committed) {
+          await s.audit.append(item.key, { type: 'write_step', actor: item.identity, data: { tier: 'browser', stage, step: index } });
+          return;
+        }
+        evidence.push(await screenshotTo(s, item, page, 'before-commit.png'));
+        await toWriting();
+        await s.audit.append(item.key, { type: 'write_started', actor: item.identity, data: { tier: 'browser', stage, step: index } });
+        committed = true;
+      };
+      for (const stage of stages) {
+        let steps = stage.steps;
+        if (stage.done) {
+          // A stage that already landed (a re-entry, or a retry after the first write of several) is not repeated.
+          const lead = steps.slice(
+            0,
+            Math.max(
+              0,
+              steps.findIndex((step) => !['open', 'wait_for', 'expect'].includes(step.action)),
+            ),
+          );
+          const opened = await runSteps(page, lead, { ...ctx, params: { ...ctx.params, ...extracted } });
+          page = opened.page;
+          steps = steps.slice(lead.length);
+          if (await shows(page, stage.done, { ...ctx, params: { ...ctx.params, ...extracted } })) {
+            alreadyDone.push(stage.name);
+            await s.audit.append(item.key, { type: 'stage_already_done', actor: item.identity, data: { stage: stage.name } });
+            continue;
+          }
+        }
+        const result = await runSteps(page, steps, { ...ctx, params: { ...ctx.params, ...extracted } }, async (step, index, current) => {
+          page = current;
+          if (step.action === 'click' && step.commit) await commitStep(stage.name, index);
+        });
+        page = result.page;
+        Object.assign(extracted, result.extracted);
+      }
+      if (!committed) {
+        // Every stage had landed before: nothing to click; readback decides, from WRITING as always.
+        await toWriting();
+        await s.audit.append(item.key, { type: 'write_started', actor: item.identity, data: { tier: 'browser', alreadyDone } });
+        committed = true;
+      }
+      await throwOnWriteFeedback(s, page);
+      if (tier?.settled) await settled(page, tier.settled, ctx);
+      evidence.push(await screenshotTo(s, item, page, 'after.png'));
+      return { tier: 'browser', committed: true as const, evidence, dialogs: dialogsSeen(page) };
+    } catch (error) {
+      session.discardOnClose();
+      if (error instanceof ClaimFencedError) throw error;
+      const shot = await evidenceScreenshot(page, itemRow(s, item)).catch(() => undefined);
+      if (shot) evidence.push(await s.evidence.put(evidenceKey(item, 'after.png'), shot, 'image/png'));
+      await s.audit.append(item.key, {
+        type: 'write_failed',
+        actor: item.identity,
+        data: { committed, error: (error as Error).name, message: (error as Error).message, evidence },
+      });
+      const name = (error as Error).name;
+      if (!committed) {
+        if (name === 'StructuredContractMissingError' || name === 'SessionLostError') throw error;
+        throw new WriteNotCommittedError(`write failed before the commit click: ${(error as Error).message}`);
+      }
+      if (name === 'SessionLostError' || name === 'WriteNotCommittedError' || name === 'AmbiguousOutcomeError') throw error;
+      throw new AmbiguousOutcomeError(`write may have landed: ${(error as Error).message}`);
+    } finally {
+      const trace = await session.close().catch(() => undefined);
+      if (trace) evidence.push(await s.evidence.put(evidenceKey(item, 'trace.zip'), trace, 'application/zip'));
+    }
+  });
+}
+
+/** Whether a locator shows now (after a short wait for a page that renders late). */
+async function shows(page: Page, check: { target: Locator; within?: Scope }, ctx: StepContext): Promise<boolean> {
+  const root = await scopeRoot(page, check.within, ctx.row, 2000, ctx.params).catch(() => undefined);
+  if (!root) return false;
+  return resolveLocator(root, check.target, ctx.params)
+    .first()
+    .waitFor({ state: 'visible', timeout: 2000 })
+    .then(() => true)
+    .catch(() => false);
+}
+
+/**
+ * Waits for the page to show the write's settled state before the "after"
+ * picture, so the evidence never pairs a success toast with a stale status. A
+ * page that does not settle is still pictured: readback, not the page, decides.
+ */
+async function settled(page: Page, condition: Settled, ctx: StepContext): Promise<void> {
+  const root = await scopeRoot(page, condition.within, ctx.row, condition.timeoutMs, ctx.params).catch(() => undefined);
+  if (!root) return;
+  await resolveLocator(root, condition.target, ctx.params)
+    .first()
+    .waitFor({ state: condition.state, timeout: condition.timeoutMs })
+    .catch(() => undefined);
+}
+
+/**
+ * Reads the page's own feedback after the commit click. It is never the
+ * verdict: it only tells readback whether the vendor refused outright or the
+ * request timed out, which decides whether a settled negative readback may be
+ * followed by another attempt.
+ */
+async function throwOnWriteFeedback(s: Services, page: Page): Promise<void> {
+  // The answer shows up as a live region (status or alert) once the vendor replies; give a slow page a moment.
+  await page
+    .getByRole('alert')
+    .or(page.getByRole('status'))
+    .first()
+    .waitFor({ state: 'visible', timeout: 3000 })
+    .catch(() => undefined);
+  const { rejected, timedOut } = s.pack.writeFeedback;
+  const text = await firstVisibleText(page, [...rejected, ...timedOut]);
+  if (text === undefined) return;
+  if (rejected.includes(text)) {
+    throw new WriteNotCommittedError(`the vendor answered "${(await page.getByText(text).first().textContent())?.trim()}"`);
+  }
+  throw new AmbiguousOutcomeError(`the vendor did not answer in time ("${text}"); the write may have landed`);
+}
