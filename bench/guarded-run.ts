@@ -1,4 +1,4 @@
-import { ListObjectsV2Command } from '@aws-sdk/client-s3';
+import { paginateListObjectsV2 } from '@aws-sdk/client-s3';
 import { sharedBrowser } from '../src/browser/chromium.js';
 import type { BatchSummary } from '../src/app/batch.js';
 import type { EmbeddedPaperclip } from '../src/embedded/paperclip-stack.js';
@@ -44,11 +44,8 @@ export interface GuardedRun {
 async function evidenceSizes(paperclip: EmbeddedPaperclip, tenant: string, taskId: string): Promise<EvidenceSizes> {
   const prefix = `evidence/${tenant}/${taskId}/`;
   const sizes: EvidenceSizes = { totalBytes: 0, objects: 0, perItemByName: {}, batchBytes: 0, batchObjects: 0 };
-  let token: string | undefined;
-  do {
-    const page = await paperclip.services.s3.send(
-      new ListObjectsV2Command({ Bucket: paperclip.services.evidence.bucket, Prefix: prefix, ContinuationToken: token }),
-    );
+  const pages = paginateListObjectsV2({ client: paperclip.services.s3 }, { Bucket: paperclip.services.evidence.bucket, Prefix: prefix });
+  for await (const page of pages) {
     for (const object of page.Contents ?? []) {
       const rest = (object.Key ?? '').slice(prefix.length).split('/');
       const bytes = object.Size ?? 0;
@@ -64,8 +61,7 @@ async function evidenceSizes(paperclip: EmbeddedPaperclip, tenant: string, taskI
         sizes.batchObjects += 1;
       }
     }
-    token = page.IsTruncated ? page.NextContinuationToken : undefined;
-  } while (token);
+  }
   return sizes;
 }
 

@@ -1,7 +1,7 @@
 import type { Dirent } from 'node:fs';
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { GetObjectCommand, ListObjectsV2Command, type S3Client } from '@aws-sdk/client-s3';
+import { GetObjectCommand, paginateListObjectsV2, type S3Client } from '@aws-sdk/client-s3';
 import { contentTypeOf } from './folder.js';
 
 /**
@@ -88,17 +88,12 @@ export class S3ApiBucket implements BucketReader {
 
   async list(prefix: string): Promise<BucketListing> {
     const listing: BucketListing = { folders: [], objects: [] };
-    let token: string | undefined;
-    do {
-      const page = await this.s3.send(
-        new ListObjectsV2Command({ Bucket: this.bucket, Prefix: prefix, Delimiter: '/', ContinuationToken: token }),
-      );
+    for await (const page of paginateListObjectsV2({ client: this.s3 }, { Bucket: this.bucket, Prefix: prefix, Delimiter: '/' })) {
       listing.folders.push(...(page.CommonPrefixes ?? []).map((p) => p.Prefix!).filter(Boolean));
       listing.objects.push(
         ...(page.Contents ?? []).map((o) => ({ key: o.Key!, bytes: o.Size ?? 0, ...(o.LastModified ? { modified: o.LastModified } : {}) })),
       );
-      token = page.IsTruncated ? page.NextContinuationToken : undefined;
-    } while (token);
+    }
     return listing;
   }
 

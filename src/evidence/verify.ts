@@ -1,5 +1,5 @@
-import { ListObjectsV2Command } from '@aws-sdk/client-s3';
-import { ScanCommand } from '@aws-sdk/lib-dynamodb';
+import { paginateListObjectsV2 } from '@aws-sdk/client-s3';
+import { paginateScan } from '@aws-sdk/lib-dynamodb';
 import { GENESIS_HASH, hashEvent, type AuditEvent } from '../domain/audit-chain.js';
 import { batchKey, evidenceKey } from '../adapters/s3/evidence-store.js';
 import { batchChain, batchFolder, hashObject, SEAL_NAME, type BatchRef, type EvidenceContext } from './folder.js';
@@ -313,14 +313,9 @@ export async function listBatches(ctx: EvidenceContext, tenant?: string): Promis
   const found = new Map<string, BatchRef>();
   const folders = async (prefix: string) => {
     const prefixes: string[] = [];
-    let token: string | undefined;
-    do {
-      const page = await ctx.s3.send(
-        new ListObjectsV2Command({ Bucket: ctx.evidence.bucket, Prefix: prefix, Delimiter: '/', ContinuationToken: token }),
-      );
+    for await (const page of paginateListObjectsV2({ client: ctx.s3 }, { Bucket: ctx.evidence.bucket, Prefix: prefix, Delimiter: '/' })) {
       prefixes.push(...(page.CommonPrefixes ?? []).map((p) => p.Prefix!).filter(Boolean));
-      token = page.IsTruncated ? page.NextContinuationToken : undefined;
-    } while (token);
+    }
     return prefixes;
   };
   const tenants = tenant ? [`evidence/${tenant}/`] : await folders('evidence/');
@@ -330,24 +325,22 @@ export async function listBatches(ctx: EvidenceContext, tenant?: string): Promis
       if (tenantId && taskId) found.set(`${tenantId}/${taskId}`, { tenant: tenantId, taskId });
     }
   }
-  let start: Record<string, unknown> | undefined;
-  do {
-    const page = await ctx.db.send(
-      new ScanCommand({
-        TableName: ctx.table('audit'),
-        ProjectionExpression: 'chain',
-        FilterExpression: 'begins_with(chain, :b) AND seq = :one',
-        ExpressionAttributeValues: { ':b': tenant ? `batch:${tenant}:` : 'batch:', ':one': 1 },
-        ExclusiveStartKey: start,
-      }),
-    );
+  const chains = paginateScan(
+    { client: ctx.db },
+    {
+      TableName: ctx.table('audit'),
+      ProjectionExpression: 'chain',
+      FilterExpression: 'begins_with(chain, :b) AND seq = :one',
+      ExpressionAttributeValues: { ':b': tenant ? `batch:${tenant}:` : 'batch:', ':one': 1 },
+    },
+  );
+  for await (const page of chains) {
     for (const item of page.Items ?? []) {
       const [, tenantId, ...rest] = String(item['chain']).split(':');
       const taskId = rest.join(':');
       if (tenantId && taskId) found.set(`${tenantId}/${taskId}`, { tenant: tenantId, taskId });
     }
-    start = page.LastEvaluatedKey;
-  } while (start);
+  }
   return [...found.values()].sort((a, b) => `${a.tenant}/${a.taskId}`.localeCompare(`${b.tenant}/${b.taskId}`));
 }
 

@@ -1,4 +1,4 @@
-import { ScanCommand } from '@aws-sdk/lib-dynamodb';
+import { paginateScan } from '@aws-sdk/lib-dynamodb';
 import type { Claim } from '../domain/claim.js';
 import { batchKey } from '../adapters/s3/evidence-store.js';
 import type { EvidenceContext } from '../evidence/folder.js';
@@ -33,20 +33,16 @@ export async function claimsInWindow(ctx: EvidenceContext, query: ReportQuery): 
     values[':tenant'] = query.tenant;
   }
   const claims: Claim[] = [];
-  let start: Record<string, unknown> | undefined;
-  do {
-    const page = await ctx.db.send(
-      new ScanCommand({
-        TableName: ctx.table('claims'),
-        FilterExpression: filters.join(' AND '),
-        ExpressionAttributeNames: names,
-        ExpressionAttributeValues: values,
-        ExclusiveStartKey: start,
-      }),
-    );
-    claims.push(...((page.Items ?? []) as Claim[]));
-    start = page.LastEvaluatedKey;
-  } while (start);
+  const pages = paginateScan(
+    { client: ctx.db },
+    {
+      TableName: ctx.table('claims'),
+      FilterExpression: filters.join(' AND '),
+      ExpressionAttributeNames: names,
+      ExpressionAttributeValues: values,
+    },
+  );
+  for await (const page of pages) claims.push(...((page.Items ?? []) as Claim[]));
   return claims;
 }
 

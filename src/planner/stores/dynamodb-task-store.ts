@@ -1,5 +1,5 @@
 import { ConditionalCheckFailedException, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient, GetCommand, PutCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
+import { DynamoDBDocumentClient, GetCommand, PutCommand, paginateScan } from '@aws-sdk/lib-dynamodb';
 import { tableName } from '../../adapters/dynamodb/table-definitions.js';
 import { parseOrThrow } from '../../config/errors.js';
 import { TaskExistsError, TaskId, TaskRecord, TaskVersionConflictError, type TaskStatus, type TaskStore } from '../task-state.js';
@@ -57,25 +57,23 @@ export class DynamoDbTaskStore implements TaskStore {
 
   async list(filter: { status?: TaskStatus } = {}): Promise<TaskRecord[]> {
     const records: TaskRecord[] = [];
-    let startKey: Record<string, unknown> | undefined;
-    do {
-      const page = await this.doc.send(
-        new ScanCommand({
-          TableName: this.table,
-          ConsistentRead: true,
-          ExclusiveStartKey: startKey,
-          ...(filter.status
-            ? {
-                FilterExpression: '#status = :status',
-                ExpressionAttributeNames: { '#status': 'status' },
-                ExpressionAttributeValues: { ':status': filter.status },
-              }
-            : {}),
-        }),
-      );
+    const pages = paginateScan(
+      { client: this.doc },
+      {
+        TableName: this.table,
+        ConsistentRead: true,
+        ...(filter.status
+          ? {
+              FilterExpression: '#status = :status',
+              ExpressionAttributeNames: { '#status': 'status' },
+              ExpressionAttributeValues: { ':status': filter.status },
+            }
+          : {}),
+      },
+    );
+    for await (const page of pages) {
       for (const item of page.Items ?? []) records.push(parseOrThrow(TaskRecord, item, `${this.table}/${String(item['taskId'])}`));
-      startKey = page.LastEvaluatedKey;
-    } while (startKey);
+    }
     return records.sort((a, b) => a.createdAt.localeCompare(b.createdAt));
   }
 }
