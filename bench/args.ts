@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { parseFlags } from '../src/cli/args.js';
+import { parseCommand, type CommandSpec } from '../src/cli/args.js';
 
 /** `npm run bench -- [--items N] [--concurrency 1,2,4] [--repeat R] [--tracing on|off|both] [--out BENCHMARKS.md]` */
 
@@ -35,22 +35,14 @@ export const BenchFlags = z
   .strict();
 export type BenchFlags = z.output<typeof BenchFlags>;
 
+const BENCH_SPEC: CommandSpec<typeof BenchFlags> = {
+  name: 'bench',
+  invocation: 'npm run bench --',
+  summary: 'measures the guarded path against raw clicks and writes BENCHMARKS.md',
+  description: 'See BENCHMARKS.md for what is measured and how.',
+  flags: BenchFlags,
+};
+
 export function parseBenchArgs(argv: string[]): BenchFlags {
-  const { flags, positionals } = parseFlags(
-    argv,
-    {
-      items: { type: 'string' },
-      concurrency: { type: 'string' },
-      repeat: { type: 'string' },
-      tracing: { type: 'string' },
-      out: { type: 'string' },
-      'settle-ms': { type: 'string' },
-      json: { type: 'string' },
-    },
-    BenchFlags,
-    'bench',
-  );
-  if (positionals.length > 0)
-    throw new Error(`bench takes no positional arguments (got ${positionals.join(' ')}); see BENCHMARKS.md for the flags`);
-  return flags;
+  return parseCommand(BENCH_SPEC, argv).flags;
 }

@@ -1,6 +1,6 @@
 import { writeFileSync } from 'node:fs';
 import { z } from 'zod';
-import { parseFlags } from '../src/cli/args.js';
+import { parseCommand, type CommandSpec } from '../src/cli/args.js';
 import { ValidationError } from '../src/config/errors.js';
 import { runSoak, type SoakReport } from './soak.js';
 
@@ -49,6 +49,14 @@ const Flags = z
     message: 'at most 100 bill faults (items × fault-rate)',
     path: ['fault-rate'],
   });
+
+const CHAOS_SPEC: CommandSpec<typeof Flags> = {
+  name: 'chaos',
+  invocation: 'npm run chaos --',
+  summary: 'the chaos soak: seeded faults, killed runners, invariants checked',
+  description: USAGE,
+  flags: Flags,
+};
 
 const pct = (x: number | null) => (x === null ? 'n/a (nothing to roll back)' : `${(x * 100).toFixed(1)}%`);
 
@@ -101,32 +109,7 @@ async function main(argv: string[]): Promise<number> {
   }
   let flags: z.output<typeof Flags>;
   try {
-    ({ flags } = parseFlags(
-      argv,
-      {
-        ...Object.fromEntries(
-          [
-            'items',
-            'runners',
-            'fault-rate',
-            'seed',
-            'kill-after',
-            'lease-seconds',
-            'readback-deadline-ms',
-            'concurrency',
-            'redesign-renders',
-            'time-limit-min',
-            'data-dir',
-            'config',
-            'report-file',
-          ].map((k) => [k, { type: 'string' as const }]),
-        ),
-        'no-operator-retry': { type: 'boolean' },
-        json: { type: 'boolean' },
-      },
-      Flags,
-      'chaos',
-    ));
+    ({ flags } = parseCommand(CHAOS_SPEC, argv));
   } catch (error) {
     if (error instanceof ValidationError) {
       process.stderr.write(`${error.message}\n\n${USAGE}\n`);

@@ -1,13 +1,32 @@
 import { z } from 'zod';
-import { ValidationError } from '../config/errors.js';
 import { DataSourceError, openDataSource } from '../evidence/data-source.js';
 import { verifyAll, verifyBatch, verifyKey, type VerifyResult } from '../evidence/verify.js';
-import { parseFlags } from './args.js';
+import { ConfigPath, DataDir, parseCommand, TenantId, type Command, type CommandSpec } from './args.js';
 
-export const AUDIT_USAGE = `Usage: paperclip audit verify [--batch <tenant>/<taskId> | --key <idempotency key> | --tenant <tenant>]
-                             [--json] [--data-dir .paperclip] [--config config/paperclip.local.yaml] [--aws]
+const Flags = z
+  .object({
+    batch: z
+      .string()
+      .regex(/^[a-z][a-z0-9-]{1,40}\/T-[A-Za-z0-9-]{1,60}$/, 'write the batch as <tenant>/<taskId>, e.g. acme/T-20261202-acme')
+      .optional()
+      .meta({ value: 'tenant/taskId', description: 'verify one batch' }),
+    key: z
+      .string()
+      .regex(/^k-[0-9a-f]{40}$/, 'an idempotency key looks like k- followed by 40 hex digits')
+      .optional()
+      .meta({ value: 'key', description: "verify one item's chain" }),
+    tenant: TenantId.optional().meta({ value: 'tenant', description: 'without --batch/--key: every batch of this tenant' }),
+    json: z.boolean().default(false).meta({ description: 'print the result as JSON' }),
+    'data-dir': DataDir.default('.paperclip'),
+    config: ConfigPath.default('config/paperclip.local.yaml'),
+    aws: z.boolean().default(false).meta({ description: 'read the deployed tables and bucket' }),
+  })
+  .refine((f) => [f.batch, f.key].filter(Boolean).length <= 1, { message: 'pass either --batch or --key, not both', path: ['key'] });
 
-Recomputes every audit chain (per idempotency key, and the batch chain
+export const AUDIT_SPEC: CommandSpec<typeof Flags> = {
+  name: 'audit verify',
+  summary: 'recomputes audit chains and evidence hashes against the batch seals',
+  description: `Recomputes every audit chain (per idempotency key, and the batch chain
 batch:<tenant>:<taskId>) and the sha256 of every evidence object, and compares
 them with the batch seal. Names each event that was altered or removed, each
 object that was altered or removed, and each object the seal does not account
@@ -15,28 +34,9 @@ for. Without --batch/--key: every batch (of --tenant).
 
 Reads the local data folder (also while npm start -- --keep runs on it), the
 endpoints in PAPERCLIP_DYNAMODB_ENDPOINT / PAPERCLIP_S3_ENDPOINT, or AWS (--aws).
-Exit code: 0 clean, 1 findings, 2 bad arguments.`;
-
-const Flags = z
-  .object({
-    batch: z
-      .string()
-      .regex(/^[a-z][a-z0-9-]{1,40}\/T-[A-Za-z0-9-]{1,60}$/, 'write the batch as <tenant>/<taskId>, e.g. acme/T-20261202-acme')
-      .optional(),
-    key: z
-      .string()
-      .regex(/^k-[0-9a-f]{40}$/, 'an idempotency key looks like k- followed by 40 hex digits')
-      .optional(),
-    tenant: z
-      .string()
-      .regex(/^[a-z][a-z0-9-]{1,40}$/, 'tenant ids are lower-kebab-case')
-      .optional(),
-    json: z.boolean().default(false),
-    'data-dir': z.string().min(1).default('.paperclip'),
-    config: z.string().min(1).default('config/paperclip.local.yaml'),
-    aws: z.boolean().default(false),
-  })
-  .refine((f) => [f.batch, f.key].filter(Boolean).length <= 1, { message: 'pass either --batch or --key, not both', path: ['key'] });
+Exit code: 0 clean, 1 findings, 2 bad arguments.`,
+  flags: Flags,
+};
 
 export function formatVerifyResult(result: VerifyResult): string {
   const lines = [`audit verify: ${result.scope}`];
@@ -52,26 +52,7 @@ export function formatVerifyResult(result: VerifyResult): string {
 }
 
 export async function runAudit(argv: string[]): Promise<number> {
-  const [sub, ...rest] = argv;
-  if (sub !== 'verify') {
-    throw new ValidationError('paperclip audit', [
-      { path: '', message: `${sub ? `unknown subcommand "${sub}"` : 'missing subcommand'}; use: paperclip audit verify (see --help)` },
-    ]);
-  }
-  const { flags } = parseFlags(
-    rest,
-    {
-      batch: { type: 'string' },
-      key: { type: 'string' },
-      tenant: { type: 'string' },
-      json: { type: 'boolean' },
-      'data-dir': { type: 'string' },
-      config: { type: 'string' },
-      aws: { type: 'boolean' },
-    },
-    Flags,
-    'audit verify',
-  );
+  const { flags } = parseCommand(AUDIT_SPEC, argv);
   let source: Awaited<ReturnType<typeof openDataSource>>;
   try {
     source = await openDataSource({ dataDir: flags['data-dir'], configPath: flags.config, aws: flags.aws });
@@ -94,3 +75,5 @@ export async function runAudit(argv: string[]): Promise<number> {
     await source.close();
   }
 }
+
+export const auditCommand: Command = { spec: AUDIT_SPEC, run: runAudit };

@@ -1,11 +1,27 @@
 import { z } from 'zod';
 import { createServices, type Services } from '../app/services.js';
 import { compensate, CompensationRefusedError, type CompensationResult } from '../app/compensation.js';
-import { parseFlags } from './args.js';
+import { ConfigPath, parseCommand, type Command, type CommandSpec } from './args.js';
 
-export const COMPENSATE_USAGE = `Usage: paperclip compensate <key> --reason "<why>" [--requested-by <who>] [--config <yaml>]
+const Flags = z.object({
+  reason: z
+    .string({ error: 'give --reason: why this write is undone (it goes into the audit trail)' })
+    .trim()
+    .min(3, 'give a reason of a few words')
+    .max(500)
+    .meta({ value: 'why', description: 'why this write is undone (goes into the audit trail)' }),
+  'requested-by': z.string().trim().min(1).max(200).optional().meta({ value: 'who', description: 'recorded in the audit trail' }),
+  config: ConfigPath.optional(),
+});
 
-Undoes one write through its registered inverse: the inverse runs as its own
+const Key = z
+  .string()
+  .regex(/^k-[0-9a-f]{40}$/, 'the key looks like k- followed by 40 hex digits (from the audit trail or the evidence folder)');
+
+export const COMPENSATE_SPEC: CommandSpec<typeof Flags> = {
+  name: 'compensate',
+  summary: 'undoes one write through its registered inverse, verified by readback',
+  description: `Undoes one write through its registered inverse: the inverse runs as its own
 guarded write (claim, evidence, independent readback), and the write counts as
 rolled back only when that readback shows the registered pre-state. The audit
 trail of <key> records compensation_started and compensated / compensation_failed.
@@ -16,24 +32,13 @@ PAPERCLIP_GUARDED_WRITE_ARN; locally, the PAPERCLIP_* endpoints that
 \`npm start -- --keep\` prints.
 
 Prints one JSON line. Exit code 0: rolled back; 1: the inverse ran but the
-pre-state was not confirmed; 2: refused or bad arguments (nothing ran).`;
-
-const Flags = z.object({
-  reason: z
-    .string({ error: 'give --reason: why this write is undone (it goes into the audit trail)' })
-    .trim()
-    .min(3, 'give a reason of a few words')
-    .max(500),
-  'requested-by': z.string().trim().min(1).max(200).optional(),
-  config: z.string().min(1).optional(),
-});
-
-const Key = z
-  .string()
-  .regex(/^k-[0-9a-f]{40}$/, 'the key looks like k- followed by 40 hex digits (from the audit trail or the evidence folder)');
+pre-state was not confirmed; 2: refused or bad arguments (nothing ran).`,
+  flags: Flags,
+  positionals: [{ name: 'key', description: 'the idempotency key of the write to undo', schema: Key }],
+};
 
 /** The operator command itself, with the services it should use. */
-export async function compensateCommand(
+export async function compensateWith(
   s: Services,
   input: { key: string; reason: string; requestedBy: string },
   out: (line: string) => void = (line) => process.stdout.write(`${line}\n`),
@@ -55,27 +60,16 @@ export async function compensateCommand(
 }
 
 export async function runCompensate(argv: string[]): Promise<number> {
-  const { flags, positionals } = parseFlags(
-    argv,
-    { reason: { type: 'string' }, 'requested-by': { type: 'string' }, config: { type: 'string' } },
-    Flags,
-    'compensate',
-  );
-  if (positionals.length !== 1) {
-    process.stderr.write(`paperclip compensate: give exactly one key\n\n${COMPENSATE_USAGE}\n`);
-    return 2;
-  }
-  const key = Key.safeParse(positionals[0]);
-  if (!key.success) {
-    process.stderr.write(`paperclip compensate: <key>: ${key.error.issues[0]?.message}\n`);
-    return 2;
-  }
+  const { flags, positionals } = parseCommand(COMPENSATE_SPEC, argv);
+  const key = positionals[0]!;
   const s = createServices(flags.config ? { ...process.env, PAPERCLIP_CONFIG: flags.config } : process.env);
   const requestedBy = flags['requested-by'] ?? `operator:${process.env['USER'] ?? 'unknown'}`;
   try {
-    return await compensateCommand(s, { key: key.data, reason: flags.reason, requestedBy });
+    return await compensateWith(s, { key, reason: flags.reason, requestedBy });
   } finally {
     s.db.destroy();
     s.sfn.destroy();
   }
 }
+
+export const compensateCommand: Command = { spec: COMPENSATE_SPEC, run: runCompensate };

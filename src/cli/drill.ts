@@ -7,7 +7,7 @@ import { tokenApi } from '../app/ownership.js';
 import type { OpenedSession } from '../browser/identity-sessions.js';
 import { idempotencyKey, type WriteTask } from '../domain/task.js';
 import type { ReadbackSource } from '../sitepack/schema.js';
-import { parseFlags } from './args.js';
+import { ConfigPath, DataDir, parseCommand, Port, TenantId, type Command, type CommandSpec } from './args.js';
 import { startLocalEnvironment } from './demo.js';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { own } from '../lib/own.js';
@@ -18,15 +18,6 @@ import { own } from '../lib/own.js';
  * source of its own. Passing means the way back works today, not just that
  * it was registered.
  */
-
-export const DRILL_USAGE = `Usage: paperclip drill [--tenant acme] [--bill ACME-202611-0001] [--action mark_processed]
-                      [--sim-port 0] [--seed 1] [--config config/paperclip.local.yaml] [--data-dir <dir>]
-
-Starts the vendor simulator and Paperclip on the embedded stack (as npm start
-does), executes one reversible action on one pending bill of the tenant through
-the guarded path, compensates it, and checks with independent reads that the
-vendor state returned to where it was. Prints one JSON line; exit code 0 when
-the state returned, 1 when it did not, 2 for bad arguments.`;
 
 export class DrillError extends Error {
   override readonly name = 'DrillError';
@@ -175,36 +166,37 @@ export async function runDrill(s: Services, options: DrillOptions): Promise<Dril
 }
 
 const Flags = z.object({
-  tenant: z
+  tenant: TenantId.default('acme').meta({ value: 'tenant', description: 'whose bill to write and undo' }),
+  bill: z
     .string()
-    .regex(/^[a-z][a-z0-9-]{1,40}$/, 'tenant ids are lower-kebab-case')
-    .default('acme'),
-  bill: z.string().min(1).max(64).optional(),
+    .min(1)
+    .max(64)
+    .optional()
+    .meta({ value: 'key', description: 'the bill (default: the first pending one the action applies to)' }),
   action: z
     .string()
     .regex(/^[a-z][a-z0-9_]{0,40}$/, 'action names are lower_snake_case')
-    .optional(),
-  'sim-port': z.coerce.number().int().min(0).max(65535).default(0),
-  seed: z.coerce.number().int().min(0).default(1),
-  config: z.string().min(1).default('config/paperclip.local.yaml'),
-  'data-dir': z.string().min(1).optional(),
+    .optional()
+    .meta({ value: 'name', description: 'a reversible action (default mark_processed)' }),
+  'sim-port': Port.default(0).meta({ value: 'port', description: 'simulator port (0: a free one)' }),
+  seed: z.coerce.number().int().min(0).default(1).meta({ value: 'n', description: "the simulator's data seed" }),
+  config: ConfigPath.default('config/paperclip.local.yaml'),
+  'data-dir': DataDir.optional(),
 });
 
+export const DRILL_SPEC: CommandSpec<typeof Flags> = {
+  name: 'drill',
+  summary: 'executes one reversible write on the simulator, undoes it, checks the state returned',
+  description: `Starts the vendor simulator and Paperclip on the embedded stack (as npm start
+does), executes one reversible action on one pending bill of the tenant through
+the guarded path, compensates it, and checks with independent reads that the
+vendor state returned to where it was. Prints one JSON line; exit code 0 when
+the state returned, 1 when it did not, 2 for bad arguments.`,
+  flags: Flags,
+};
+
 export async function runDrillCommand(argv: string[]): Promise<number> {
-  const { flags } = parseFlags(
-    argv,
-    {
-      tenant: { type: 'string' },
-      bill: { type: 'string' },
-      action: { type: 'string' },
-      'sim-port': { type: 'string' },
-      seed: { type: 'string' },
-      config: { type: 'string' },
-      'data-dir': { type: 'string' },
-    },
-    Flags,
-    'drill',
-  );
+  const { flags } = parseCommand(DRILL_SPEC, argv);
   const env = await startLocalEnvironment({
     simPort: flags['sim-port'],
     seed: flags.seed,
@@ -228,3 +220,5 @@ export async function runDrillCommand(argv: string[]): Promise<number> {
     await env.stop();
   }
 }
+
+export const drillCommand: Command = { spec: DRILL_SPEC, run: runDrillCommand };

@@ -5,34 +5,31 @@ import { z } from 'zod';
 import { loadConfig } from '../config/load.js';
 import { S3ApiBucket, S3rverFolderBucket, type BucketReader } from '../evidence/bucket.js';
 import { startEvidenceServer, type EvidenceServer } from '../evidence/server.js';
-import { parseFlags } from './args.js';
-
-export const EVIDENCE_USAGE = `Usage: paperclip evidence [--port 4300] [--data-dir .paperclip] [--config config/paperclip.local.yaml]
-                         [--s3-endpoint <url>]
-
-Serves the evidence bucket read-only on http://127.0.0.1:<port>/ with folder
-listings, for browsing the evidence pages during development. By default it
-reads the bucket's files in the data folder directly, so it works both while
-npm start -- --keep runs and with only the data folder on disk. With
---s3-endpoint (or PAPERCLIP_S3_ENDPOINT) it reads through the S3 API instead.
-Ctrl-C to stop.`;
+import { ConfigPath, DataDir, parseCommand, Port, type Command, type CommandSpec } from './args.js';
 
 const DEFAULT_PORT = 4300;
 
 const Flags = z.object({
-  port: z.coerce.number().int().min(0).max(65535).optional(),
-  'data-dir': z.string().min(1).default('.paperclip'),
-  config: z.string().min(1).default('config/paperclip.local.yaml'),
-  's3-endpoint': z.string().url().optional(),
+  port: Port.optional().meta({ value: 'port', description: `where to serve (default ${DEFAULT_PORT}, or a free one)` }),
+  'data-dir': DataDir.default('.paperclip'),
+  config: ConfigPath.default('config/paperclip.local.yaml'),
+  's3-endpoint': z.url().optional().meta({ value: 'url', description: 'read through this S3 API instead of the data folder' }),
 });
 
+export const EVIDENCE_SPEC: CommandSpec<typeof Flags> = {
+  name: 'evidence',
+  summary: 'serves the evidence bucket read-only for browsing the evidence pages',
+  description: `Serves the evidence bucket read-only on http://127.0.0.1:<port>/ with folder
+listings, for browsing the evidence pages during development. By default it
+reads the bucket's files in the data folder directly, so it works both while
+npm start -- --keep runs and with only the data folder on disk. With
+--s3-endpoint (or PAPERCLIP_S3_ENDPOINT) it reads through the S3 API instead.
+Ctrl-C to stop.`,
+  flags: Flags,
+};
+
 export async function runEvidence(argv: string[]): Promise<number> {
-  const { flags } = parseFlags(
-    argv,
-    { port: { type: 'string' }, 'data-dir': { type: 'string' }, config: { type: 'string' }, 's3-endpoint': { type: 'string' } },
-    Flags,
-    'evidence',
-  );
+  const { flags } = parseCommand(EVIDENCE_SPEC, argv);
   const config = loadConfig(resolve(flags.config));
   const endpoint = flags['s3-endpoint'] ?? process.env['PAPERCLIP_S3_ENDPOINT'];
   let reader: BucketReader;
@@ -72,3 +69,5 @@ export async function runEvidence(argv: string[]): Promise<number> {
   await server.stop();
   return 0;
 }
+
+export const evidenceCommand: Command = { spec: EVIDENCE_SPEC, run: runEvidence };

@@ -1,44 +1,72 @@
 #!/usr/bin/env node
 import { ValidationError } from '../config/errors.js';
 import { PaperclipError } from '../domain/errors.js';
-import { DEMO_USAGE, runDemo } from './demo.js';
-import { AUDIT_USAGE, runAudit } from './audit.js';
-import { EVIDENCE_USAGE, runEvidence } from './evidence.js';
-import { REPORT_USAGE, runReport } from './report.js';
-import { DRILL_USAGE, runDrillCommand } from './drill.js';
-import { COMPENSATE_USAGE, runCompensate } from './compensate.js';
-import { TAKEOVER_USAGE, runTakeover } from './takeover.js';
-import { PLAN_USAGE, runPlan } from './plan.js';
+import { usageText, type Command } from './args.js';
+import { demoCommand } from './demo.js';
+import { runCommand } from './run.js';
+import { sitepackCommands } from './sitepack.js';
+import { auditCommand } from './audit.js';
+import { evidenceCommand } from './evidence.js';
+import { reportCommand } from './report.js';
+import { drillCommand } from './drill.js';
+import { compensateCommand } from './compensate.js';
+import { takeoverCommands } from './takeover.js';
+import { planCommand } from './plan.js';
 
 // Locally this runs on Node 20 on purpose (Lambda runs 22); the SDK's notice about that is noise here.
 process.env['AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED'] ??= 'true';
 
-const COMMANDS: Record<string, { usage: string; run: (argv: string[]) => Promise<number> }> = {
-  demo: { usage: DEMO_USAGE, run: runDemo },
-  audit: { usage: AUDIT_USAGE, run: runAudit },
-  evidence: { usage: EVIDENCE_USAGE, run: runEvidence },
-  report: { usage: REPORT_USAGE, run: runReport },
-  drill: { usage: DRILL_USAGE, run: runDrillCommand },
-  compensate: { usage: COMPENSATE_USAGE, run: runCompensate },
-  takeover: { usage: TAKEOVER_USAGE, run: runTakeover },
-  plan: { usage: PLAN_USAGE, run: runPlan },
-};
+const COMMANDS: Command[] = [
+  runCommand,
+  ...sitepackCommands,
+  demoCommand,
+  drillCommand,
+  compensateCommand,
+  ...takeoverCommands,
+  auditCommand,
+  evidenceCommand,
+  reportCommand,
+  planCommand,
+];
 
-function usage(): string {
-  return `Usage: paperclip <command> [flags]\n\nCommands:\n${Object.keys(COMMANDS)
-    .map((c) => `  ${c}`)
-    .join('\n')}\n\nRun paperclip <command> --help for its flags.`;
+function listing(commands: Command[]): string {
+  const width = Math.max(...commands.map((c) => c.spec.name.length)) + 2;
+  return commands.map((c) => `  ${c.spec.name.padEnd(width)}${c.spec.summary}`).join('\n');
+}
+
+export function overview(): string {
+  return `Usage: paperclip <command> [flags]\n\nCommands:\n${listing(COMMANDS)}\n\nRun paperclip <command> --help for its flags. npm start runs the demo; npx paperclip runs this.`;
+}
+
+/** The command named by the leading words of argv (the longest name wins: `sitepack check` before `sitepack`). */
+function find(argv: string[]): { command?: Command; rest: string[]; group: Command[] } {
+  for (const words of [2, 1]) {
+    const name = argv.slice(0, words).join(' ');
+    const command = COMMANDS.find((c) => c.spec.name === name);
+    if (command) return { command, rest: argv.slice(words), group: [] };
+  }
+  const group = argv[0] ? COMMANDS.filter((c) => c.spec.name.startsWith(`${argv[0]} `)) : [];
+  return { rest: argv.slice(1), group };
 }
 
 async function main(argv: string[]): Promise<number> {
-  const [name, ...rest] = argv;
-  const command = name ? COMMANDS[name] : undefined;
+  if (argv.length === 0 || argv[0] === '--help' || argv[0] === 'help' || argv[0] === '-h') {
+    process.stdout.write(`${overview()}\n`);
+    return argv.length === 0 ? 2 : 0;
+  }
+  const { command, rest, group } = find(argv);
   if (!command) {
-    process.stderr.write(`${name ? `unknown command "${name}"\n\n` : ''}${usage()}\n`);
+    if (group.length > 0) {
+      const asked = rest[0] === undefined || rest[0] === '--help';
+      const head = asked ? '' : `paperclip ${argv[0]}: unknown subcommand "${rest[0]}"\n\n`;
+      (asked ? process.stdout : process.stderr).write(`${head}Usage: paperclip ${argv[0]} <subcommand> [flags]\n\n${listing(group)}\n`);
+      return rest[0] === '--help' ? 0 : 2;
+    }
+    process.stderr.write(`unknown command "${argv[0]}"\n\n${overview()}\n`);
     return 2;
   }
-  if (rest.includes('--help')) {
-    process.stdout.write(`${command.usage}\n`);
+  if (rest.includes('--help') || rest.includes('-h')) {
+    process.stdout.write(`${usageText(command.spec)}\n`);
     return 0;
   }
   try {

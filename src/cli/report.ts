@@ -6,45 +6,31 @@ import { buildReport } from '../report/collect.js';
 import { renderReportHtml } from '../report/render-html.js';
 import { renderReportText } from '../report/render-text.js';
 import { parseSince } from '../report/window.js';
-import { parseFlags } from './args.js';
+import { ConfigPath, DataDir, parseCommand, TenantId, type Command, type CommandSpec } from './args.js';
 
-export const REPORT_USAGE = `Usage: paperclip report [--since <ISO date | 90m | 24h | 7d | 2w>] [--tenant <tenant>] [--html <out.html>] [--json]
-                       [--data-dir .paperclip] [--config config/paperclip.local.yaml] [--aws]
+const Flags = z.object({
+  since: z.string().min(1).default('7d').meta({ value: 'ISO date | 90m | 24h | 7d | 2w', description: 'the window' }),
+  tenant: TenantId.optional().meta({ value: 'tenant', description: 'only this tenant' }),
+  html: z.string().min(1).optional().meta({ value: 'out.html', description: 'also write a page with charts' }),
+  json: z.boolean().default(false).meta({ description: 'print the report as JSON' }),
+  'data-dir': DataDir.default('.paperclip'),
+  config: ConfigPath.default('config/paperclip.local.yaml'),
+  aws: z.boolean().default(false).meta({ description: 'read the deployed tables and bucket' }),
+});
 
-Counts and rates of the four metrics (misoperation, task completion, human
+export const REPORT_SPEC: CommandSpec<typeof Flags> = {
+  name: 'report',
+  summary: 'misoperation, completion, takeover and rollback rates over a time window',
+  description: `Counts and rates of the four metrics (misoperation, task completion, human
 takeover, rollback success) and the outcome breakdown, over the claims whose
 updatedAt falls in the window (default: the last 7 days), with the batch
 summaries finished in it. --html also writes a page with charts (no script,
-nothing loaded from the network). Definitions: docs/report.md.`;
-
-const Flags = z.object({
-  since: z.string().min(1).default('7d'),
-  tenant: z
-    .string()
-    .regex(/^[a-z][a-z0-9-]{1,40}$/, 'tenant ids are lower-kebab-case')
-    .optional(),
-  html: z.string().min(1).optional(),
-  json: z.boolean().default(false),
-  'data-dir': z.string().min(1).default('.paperclip'),
-  config: z.string().min(1).default('config/paperclip.local.yaml'),
-  aws: z.boolean().default(false),
-});
+nothing loaded from the network). Definitions: docs/report.md.`,
+  flags: Flags,
+};
 
 export async function runReport(argv: string[]): Promise<number> {
-  const { flags } = parseFlags(
-    argv,
-    {
-      since: { type: 'string' },
-      tenant: { type: 'string' },
-      html: { type: 'string' },
-      json: { type: 'boolean' },
-      'data-dir': { type: 'string' },
-      config: { type: 'string' },
-      aws: { type: 'boolean' },
-    },
-    Flags,
-    'report',
-  );
+  const { flags } = parseCommand(REPORT_SPEC, argv);
   let since: Date;
   try {
     since = parseSince(flags.since);
@@ -73,3 +59,5 @@ export async function runReport(argv: string[]): Promise<number> {
     await source.close();
   }
 }
+
+export const reportCommand: Command = { spec: REPORT_SPEC, run: runReport };

@@ -1,63 +1,65 @@
 import { resolve } from 'node:path';
 import { z } from 'zod';
 import type { Services } from '../app/services.js';
-import { ValidationError } from '../config/errors.js';
 import { loadConfig } from '../config/load.js';
-import { parseFlags } from './args.js';
+import { ConfigPath, DataDir, parseCommand, TenantId, UsageError, type Command, type CommandSpec } from './args.js';
 import { openDataFolder, DataFolderError } from './embedded-session.js';
 import { takeoverStore, evidenceLink } from '../app/takeover/queue.js';
 import { KEY_PATTERN, resolveTakeover, TakeoverRefusedError } from '../app/takeover/resolve.js';
 import { findOrphanedClaims, recoverOrphanedClaims } from '../app/takeover/recover.js';
 import { RESOLUTIONS, type TakeoverEntry } from '../adapters/dynamodb/takeover-store.js';
 
-export const TAKEOVER_USAGE = `Usage: paperclip takeover <list|show|resolve|recover> [flags]
-
-  list    [--status open|resolved|all] [--tenant <id>] [--json]
-  show    <key> [--json]
-  resolve <key> --as done|retry|abandon --note "<what you checked or did>" --operator <email> [--detach]
-  recover [--task <taskId>] [--wait-for-leases]
-
-The human takeover queue of a local data folder. If a Paperclip process
-(npm start -- --keep, a chaos runner) holds the folder, the command works
-through that process's endpoints; otherwise it starts the embedded stack on
-the folder without running a batch.
-
-  --as done      you verified (or did) the write by hand: claim DONE (done_by_operator)
-  --as abandon   the write will not happen: claim FAILED
-  --as retry     the item goes through the guarded path again, reading back first:
-                 a write that landed is confirmed, never clicked twice
-  recover        resumes claims whose execution died (e.g. a killed runner), readback first
-
-Common flags: --data-dir .paperclip  --config config/paperclip.local.yaml
-              --vendor-url <url> (the back office, when this command starts the stack;
-              default: vendor.base_url of the config)`;
+const KeySchema = z.string().superRefine((key, ctx) => {
+  if (!KEY_PATTERN.test(key))
+    ctx.addIssue({
+      code: 'custom',
+      message: `${JSON.stringify(key.slice(0, 60))} is not a key; keys look like k- and 40 hex digits (see paperclip takeover list)`,
+    });
+});
+const KeyArg = [{ name: 'key', description: 'the idempotency key of the item (paperclip takeover list)', schema: KeySchema }];
 
 const Common = {
-  'data-dir': z.string().min(1).default('.paperclip'),
-  config: z.string().min(1).default('config/paperclip.local.yaml'),
-  'vendor-url': z.url({ message: 'must be the back office base URL, e.g. http://127.0.0.1:4100' }).optional(),
+  'data-dir': DataDir.default('.paperclip'),
+  config: ConfigPath.default('config/paperclip.local.yaml'),
+  'vendor-url': z
+    .url({ message: 'must be the back office base URL, e.g. http://127.0.0.1:4100' })
+    .optional()
+    .meta({ value: 'url', description: 'the back office, when this command starts the stack (default: vendor.base_url)' }),
 };
-const commonOptions = { 'data-dir': { type: 'string' }, config: { type: 'string' }, 'vendor-url': { type: 'string' } } as const;
+
+const QUEUE = `The human takeover queue of a local data folder. If a Paperclip process
+(npm start -- --keep, paperclip run --keep, a chaos runner) holds the folder, the
+command works through that process's endpoints; otherwise it starts the
+embedded stack on the folder without running a batch.`;
 
 const ListFlags = z
   .object({
     ...Common,
-    status: z.enum(['open', 'resolved', 'all'], { error: '--status must be open, resolved or all' }).default('open'),
-    tenant: z
-      .string()
-      .regex(/^[a-z][a-z0-9-]{1,40}$/, 'tenant ids are lower-kebab-case')
-      .optional(),
-    json: z.boolean().default(false),
+    status: z
+      .enum(['open', 'resolved', 'all'], { error: '--status must be open, resolved or all' })
+      .default('open')
+      .meta({ description: 'which entries' }),
+    tenant: TenantId.optional().meta({ value: 'tenant', description: 'only this tenant' }),
+    json: z.boolean().default(false).meta({ description: 'one JSON line per entry' }),
   })
   .strict();
-const ShowFlags = z.object({ ...Common, json: z.boolean().default(false) }).strict();
+const ShowFlags = z.object({ ...Common, json: z.boolean().default(false).meta({ description: 'print as JSON' }) }).strict();
 const ResolveFlags = z
   .object({
     ...Common,
-    as: z.enum(RESOLUTIONS, { error: `--as must be one of ${RESOLUTIONS.join(', ')}` }),
-    note: z.string({ error: '--note is required: say what you checked or did' }).trim().min(1, '--note must not be empty').max(2000),
-    operator: z.email({ message: '--operator must be your email address (it is recorded in the audit trail)' }),
-    detach: z.boolean().default(false),
+    as: z.enum(RESOLUTIONS, { error: `--as must be one of ${RESOLUTIONS.join(', ')}` }).meta({
+      description: 'done: you verified or did it by hand; abandon: it will not happen; retry: guarded path again, readback first',
+    }),
+    note: z
+      .string({ error: '--note is required: say what you checked or did' })
+      .trim()
+      .min(1, '--note must not be empty')
+      .max(2000)
+      .meta({ value: 'text', description: 'what you checked or did (audit trail)' }),
+    operator: z
+      .email({ message: '--operator must be your email address (it is recorded in the audit trail)' })
+      .meta({ value: 'email', description: 'who resolves' }),
+    detach: z.boolean().default(false).meta({ description: 'with --as retry: do not wait for the retry to finish' }),
   })
   .strict();
 const RecoverFlags = z
@@ -66,10 +68,43 @@ const RecoverFlags = z
     task: z
       .string()
       .regex(/^T-[A-Za-z0-9-]{1,60}$/, 'task ids look like T-20261202-acme')
-      .optional(),
-    'wait-for-leases': z.boolean().default(false),
+      .optional()
+      .meta({ value: 'taskId', description: 'only this task' }),
+    'wait-for-leases': z.boolean().default(false).meta({ description: 'wait for live leases to lapse instead of skipping them' }),
   })
   .strict();
+
+const LIST_SPEC: CommandSpec<typeof ListFlags> = {
+  name: 'takeover list',
+  summary: 'lists the human takeover queue',
+  description: QUEUE,
+  flags: ListFlags,
+};
+const SHOW_SPEC: CommandSpec<typeof ShowFlags> = {
+  name: 'takeover show',
+  summary: 'shows one takeover item: reason, claim, evidence links, audit trail',
+  description: QUEUE,
+  flags: ShowFlags,
+  positionals: KeyArg,
+};
+const RESOLVE_SPEC: CommandSpec<typeof ResolveFlags> = {
+  name: 'takeover resolve',
+  summary: 'closes a takeover item as done, abandon or retry (retry reads back first, never clicks twice)',
+  description: `${QUEUE}
+
+  --as done      you verified (or did) the write by hand: claim DONE (done_by_operator)
+  --as abandon   the write will not happen: claim FAILED
+  --as retry     the item goes through the guarded path again, reading back first:
+                 a write that landed is confirmed, never clicked twice`,
+  flags: ResolveFlags,
+  positionals: KeyArg,
+};
+const RECOVER_SPEC: CommandSpec<typeof RecoverFlags> = {
+  name: 'takeover recover',
+  summary: 'resumes claims whose execution died (e.g. a killed runner), readback first',
+  description: QUEUE,
+  flags: RecoverFlags,
+};
 
 export type TakeoverCommand =
   | { sub: 'list'; flags: z.output<typeof ListFlags> }
@@ -77,70 +112,24 @@ export type TakeoverCommand =
   | { sub: 'resolve'; key: string; flags: z.output<typeof ResolveFlags> }
   | { sub: 'recover'; flags: z.output<typeof RecoverFlags> };
 
-function oneKey(positionals: string[], sub: string): string {
-  if (positionals.length !== 1) {
-    throw new ValidationError(`paperclip takeover ${sub}`, [
-      { path: '<key>', message: `expected exactly one key, got ${positionals.length}` },
-    ]);
-  }
-  const key = positionals[0]!;
-  if (!KEY_PATTERN.test(key)) {
-    throw new ValidationError(`paperclip takeover ${sub}`, [
-      {
-        path: '<key>',
-        message: `${JSON.stringify(key.slice(0, 60))} is not a key; keys look like k- and 40 hex digits (see paperclip takeover list)`,
-      },
-    ]);
-  }
-  return key;
-}
-
-function noPositionals(positionals: string[], sub: string): void {
-  if (positionals.length > 0)
-    throw new ValidationError(`paperclip takeover ${sub}`, [
-      { path: '', message: `unexpected argument ${JSON.stringify(positionals[0])}` },
-    ]);
-}
-
 /** Parses and validates the whole command line before anything is opened or changed. */
 export function parseTakeoverArgs(argv: string[]): TakeoverCommand {
   const [sub, ...rest] = argv;
   switch (sub) {
-    case 'list': {
-      const { flags, positionals } = parseFlags(
-        rest,
-        { ...commonOptions, status: { type: 'string' }, tenant: { type: 'string' }, json: { type: 'boolean' } },
-        ListFlags,
-        'takeover list',
-      );
-      noPositionals(positionals, 'list');
-      return { sub, flags };
-    }
+    case 'list':
+      return { sub, flags: parseCommand(LIST_SPEC, rest).flags };
     case 'show': {
-      const { flags, positionals } = parseFlags(rest, { ...commonOptions, json: { type: 'boolean' } }, ShowFlags, 'takeover show');
-      return { sub, key: oneKey(positionals, 'show'), flags };
+      const { flags, positionals } = parseCommand(SHOW_SPEC, rest);
+      return { sub, key: positionals[0]!, flags };
     }
     case 'resolve': {
-      const { flags, positionals } = parseFlags(
-        rest,
-        { ...commonOptions, as: { type: 'string' }, note: { type: 'string' }, operator: { type: 'string' }, detach: { type: 'boolean' } },
-        ResolveFlags,
-        'takeover resolve',
-      );
-      return { sub, key: oneKey(positionals, 'resolve'), flags };
+      const { flags, positionals } = parseCommand(RESOLVE_SPEC, rest);
+      return { sub, key: positionals[0]!, flags };
     }
-    case 'recover': {
-      const { flags, positionals } = parseFlags(
-        rest,
-        { ...commonOptions, task: { type: 'string' }, 'wait-for-leases': { type: 'boolean' } },
-        RecoverFlags,
-        'takeover recover',
-      );
-      noPositionals(positionals, 'recover');
-      return { sub, flags };
-    }
+    case 'recover':
+      return { sub, flags: parseCommand(RECOVER_SPEC, rest).flags };
     default:
-      throw new ValidationError('paperclip takeover', [
+      throw new UsageError('takeover', [
         { path: '', message: `${sub ? `unknown subcommand "${sub}"` : 'a subcommand is required'}; use list, show, resolve or recover` },
       ]);
   }
@@ -304,3 +293,8 @@ export async function runTakeover(argv: string[], io: Io = processIo): Promise<n
     await session.close();
   }
 }
+
+export const takeoverCommands: Command[] = [LIST_SPEC, SHOW_SPEC, RESOLVE_SPEC, RECOVER_SPEC].map((spec) => ({
+  spec,
+  run: (argv: string[]) => runTakeover([spec.name.split(' ')[1]!, ...argv]),
+}));

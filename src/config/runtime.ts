@@ -45,6 +45,46 @@ export function checkConfigAgainstPack(config: PaperclipConfig, pack: SitePack, 
       }
     }
   });
+  const offered: Record<string, boolean> = {
+    list: true,
+    detail: pack.detail !== undefined,
+    export: pack.export !== undefined,
+    api: pack.api !== undefined,
+  };
+  policy.readback_sources.forEach((name, index) => {
+    if (!offered[name]) {
+      issues.push({
+        path: `write_policy.readback_sources.${index}`,
+        message: `site pack "${pack.site}" has no ${name} source; describe it in the pack or drop it here (the pack offers: ${Object.keys(
+          offered,
+        )
+          .filter((k) => offered[k])
+          .join(', ')})`,
+      });
+    }
+  });
+  policy.approval_required.forEach((name, index) => {
+    if (!own(pack.actions, name)) {
+      issues.push({ path: `write_policy.approval_required.${index}`, message: `site pack "${pack.site}" has no action "${name}"` });
+    }
+  });
+  config.tenants.forEach((tenant, index) => {
+    for (const [name, params] of Object.entries(tenant.action_params)) {
+      const action = own(pack.actions, name);
+      if (!action) {
+        issues.push({ path: `tenants.${index}.action_params.${name}`, message: `site pack "${pack.site}" has no action "${name}"` });
+        continue;
+      }
+      for (const param of Object.keys(params)) {
+        if (!own(action.params, param)) {
+          issues.push({
+            path: `tenants.${index}.action_params.${name}.${param}`,
+            message: `action "${name}" takes no parameter "${param}" (it takes: ${Object.keys(action.params).join(', ') || 'none'})`,
+          });
+        }
+      }
+    }
+  });
   if (issues.length > 0) throw new ValidationError(source, issues);
 }
 

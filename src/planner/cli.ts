@@ -61,36 +61,6 @@ export const PlanCommandArgs = z
   });
 export type PlanCommandArgs = z.input<typeof PlanCommandArgs>;
 
-/** Parses `plan` argv (after the word "plan") into PlanCommandArgs, for the main CLI's dispatcher. */
-export function parsePlanArgv(argv: readonly string[]): PlanCommandArgs {
-  const flags: Record<string, string | boolean> = {};
-  const positional: string[] = [];
-  const names: Record<string, keyof PlanCommandArgs> = {
-    '--site': 'site',
-    '--tenant': 'tenant',
-    '--task': 'task',
-    '--config': 'config',
-    '--planner-config': 'plannerConfig',
-    '--start': 'start',
-    '--base-url': 'baseUrl',
-    '--drafts': 'draftsDir',
-    '--store': 'store',
-    '--dynamodb-endpoint': 'dynamodbEndpoint',
-  };
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i]!;
-    if (arg === '--run') flags['run'] = true;
-    else if (arg in names) {
-      const value = argv[++i];
-      if (value === undefined) throw new ValidationError('plan command', [{ path: arg, message: `${arg} needs a value` }]);
-      flags[names[arg]!] = value;
-    } else if (arg.startsWith('--')) {
-      throw new ValidationError('plan command', [{ path: arg, message: `unknown option; known: --run, ${Object.keys(names).join(', ')}` }]);
-    } else positional.push(arg);
-  }
-  return { instruction: positional.join(' '), ...flags } as PlanCommandArgs;
-}
-
 export interface OpenedPage {
   page: Page;
   close(): Promise<void>;

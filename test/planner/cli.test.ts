@@ -4,7 +4,8 @@ import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { stringify as stringifyYaml } from 'yaml';
 import { closeSharedBrowser } from '../../src/browser/chromium.js';
-import { parsePlanArgv, runPlanCommand } from '../../src/planner/cli.js';
+import { runPlanCommand } from '../../src/planner/cli.js';
+import { planArgs } from '../../src/cli/plan.js';
 import { draftToSiteAction, loadDraft } from '../../src/planner/drafts.js';
 import { memoryLogger } from '../../src/planner/log.js';
 import { startWorld, type World } from './world.js';
@@ -39,7 +40,7 @@ const PLAN = JSON.stringify([
 ]);
 
 function argv(...extra: string[]) {
-  return parsePlanArgv([
+  return planArgs([
     '把今天待处理的差异导出成CSV',
     '--site',
     'vendor-sim',
@@ -105,8 +106,8 @@ test('plan --run executes the task, persists it and prints one JSON summary line
 });
 
 test('plan arguments are validated with the fix named', async () => {
-  assert.throws(() => parsePlanArgv(['x', '--site']), /--site needs a value/);
-  assert.throws(() => parsePlanArgv(['x', '--sites', 'a']), /unknown option/);
+  assert.throws(() => planArgs(['x', '--site']), /--site: it needs a value: --site <pack>/);
+  assert.throws(() => planArgs(['x', '--sites', 'a']), /unknown flag --sites; did you mean --site\?/);
   await assert.rejects(runPlanCommand({ instruction: '', site: 'vendor-sim' }), /instruction: give the instruction in plain words/);
   await assert.rejects(runPlanCommand({ instruction: 'x', site: 'vendor-sim', tenant: 'ACME' }), /tenant: --tenant is a tenant id/);
   await assert.rejects(runPlanCommand({ instruction: 'x', site: 'vendor-sim', task: 'T-1' }), /--task resumes a task and needs --run/);

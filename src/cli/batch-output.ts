@@ -1,0 +1,145 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { BatchSummary } from '../app/batch.js';
+import { approvalsStore } from '../app/approvals/request-approval.js';
+import type { EmbeddedPaperclip } from '../embedded/paperclip-stack.js';
+import { createProgressRenderer } from './progress.js';
+
+/**
+ * What `npm start` and `paperclip run` print around a batch: the stack's
+ * addresses, progress on stderr, where the evidence is, the approval links of
+ * items that wait for a person, and last the one JSON summary line on stdout.
+ */
+
+export function log(line: string): void {
+  process.stderr.write(`${line}\n`);
+}
+
+/** The flat summary line: task, read, then one count per outcome. */
+export function summaryLine(summary: BatchSummary): string {
+  return JSON.stringify({
+    task: summary.task,
+    tenant: summary.tenant,
+    read: summary.read,
+    ...summary.counts,
+    ...(summary.error ? { error: summary.error } : {}),
+  });
+}
+
+/** One line per address of a started stack. */
+export function logStack(paperclip: EmbeddedPaperclip, dataDir?: string): void {
+  const { endpoints } = paperclip.stack;
+  log(`local stack        dynamodb ${endpoints.dynamodb}  s3 ${endpoints.s3}  stepfunctions ${endpoints.stepfunctions}`);
+  log(`approval emails    ${endpoints.sesInbox}`);
+  log(`approval pages     ${paperclip.approvals.url}`);
+  if (dataDir) log(`data folder        ${dataDir}`);
+}
+
+/** A task id for a run started now: T-<yyyymmddhhmmss>-<tenant>. */
+export function newTaskId(tenant: string): string {
+  return `T-${new Date().toISOString().replace(/[-:T]/g, '').slice(0, 14)}-${tenant}`;
+}
+
+/**
+ * The approval links of a task's items that wait for a person, read from the
+ * local SES inbox. Those items run on in the background, so this waits a
+ * bounded time for their mail to be sent.
+ */
+export async function approvalLinks(
+  paperclip: EmbeddedPaperclip,
+  taskId: string,
+  expected: number,
+  timeoutMs: number,
+): Promise<Array<{ billNo: string; to: string; link: string }>> {
+  const s = paperclip.services;
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const claims = (await s.claims.byTask(taskId)).filter((c) => s.config.write_policy.approval_required.includes(c.action));
+    const requests = (await Promise.all(claims.map((c) => approvalsStore(s).byKey(c.key)))).flat();
+    if (requests.length >= expected || Date.now() > deadline) {
+      const emails = await paperclip.stack.fetchEmails();
+      return requests.flatMap((r) =>
+        emails.flatMap((mail) => {
+          const link = mail.body.text?.match(/https?:\/\/\S+\/approvals\/\S+/)?.[0];
+          return link?.includes(r.approvalId) ? mail.destination.to.map((to) => ({ billNo: r.billNo, to, link })) : [];
+        }),
+      );
+    }
+    await sleep(500);
+  }
+}
+
+/** With --keep: reports each waiting item once it is decided and finished, until the process stops. */
+function reportDecidedItems(paperclip: EmbeddedPaperclip, taskId: string): () => void {
+  const s = paperclip.services;
+  const reported = new Set<string>();
+  let stopped = false;
+  void (async () => {
+    while (!stopped) {
+      const claims = await s.claims.byTask(taskId).catch(() => []);
+      for (const c of claims) {
+        if (!s.config.write_policy.approval_required.includes(c.action) || reported.has(c.key)) continue;
+        if (['DONE', 'REJECTED', 'EXPIRED', 'TAKEOVER', 'STALE', 'FAILED'].includes(c.status)) {
+          reported.add(c.key);
+          log(`${c.billNo} ${c.action}: ${c.status.toLowerCase()}${c.reason ? ` (${c.reason})` : ''}`);
+        }
+      }
+      await sleep(1000);
+    }
+  })();
+  return () => {
+    stopped = true;
+  };
+}
+
+export interface BatchCommandOptions {
+  tenant: string;
+  taskId: string;
+  requestedBy: string;
+  keep: boolean;
+  /** As the user wrote it, for the follow-up commands printed. */
+  dataDirLabel: string;
+  configPath: string;
+  vendorBaseUrl: string;
+}
+
+/** Runs one batch with progress, prints the summary line; exit code 0 when the batch succeeded and read its list. */
+export async function runBatchCommand(paperclip: EmbeddedPaperclip, o: BatchCommandOptions): Promise<number> {
+  const began = Date.now();
+  const { endpoints } = paperclip.stack;
+  log(`batch ${o.taskId}: reading the ${o.tenant} discrepancy list, then one guarded write per pending item`);
+  const progress = createProgressRenderer();
+  const run = await paperclip.runBatch({ taskId: o.taskId, tenant: o.tenant, requestedBy: o.requestedBy }, (p) => progress.update(p));
+  progress.finish();
+  log(
+    `batch ${run.status.toLowerCase()} in ${((Date.now() - began) / 1000).toFixed(1)} s; evidence under s3://${paperclip.services.config.evidence.bucket}/evidence/${o.tenant}/${o.taskId}/`,
+  );
+  log(`evidence pages     npx paperclip evidence --data-dir ${o.dataDirLabel}  then open /evidence/${o.tenant}/${o.taskId}/index.html`);
+  const dataDirFlag = o.dataDirLabel === '.paperclip' ? '' : ` --data-dir ${o.dataDirLabel}`;
+  log(
+    `verify and report  npx paperclip audit verify --batch ${o.tenant}/${o.taskId}${dataDirFlag}  ·  npx paperclip report --since 24h${dataDirFlag}`,
+  );
+  const awaiting = run.summary?.counts.awaiting_approval ?? 0;
+  if (awaiting > 0) {
+    log(`${awaiting} irreversible item(s) await approval: the emails are in ${endpoints.sesInbox}`);
+    for (const { billNo, to, link } of await approvalLinks(paperclip, o.taskId, awaiting, 90_000)) log(`  ${billNo} → ${to}: ${link}`);
+    log(
+      o.keep
+        ? '  approve in a browser and the item runs here, in the background'
+        : '  (rerun with --keep to approve them: the approval pages live as long as this process)',
+    );
+  }
+  if (run.summary) process.stdout.write(`${summaryLine(run.summary)}\n`);
+  else process.stdout.write(`${JSON.stringify({ task: o.taskId, tenant: o.tenant, error: run.error ?? run.status })}\n`);
+  if (o.keep) {
+    log(
+      `operator commands against this stack (e.g. paperclip compensate <key> --reason ...) need: PAPERCLIP_CONFIG=${o.configPath} ` +
+        `PAPERCLIP_VENDOR_BASE_URL=${o.vendorBaseUrl} PAPERCLIP_DYNAMODB_ENDPOINT=${endpoints.dynamodb} PAPERCLIP_S3_ENDPOINT=${endpoints.s3} ` +
+        `PAPERCLIP_SES_ENDPOINT=${endpoints.ses} PAPERCLIP_SFN_ENDPOINT=${endpoints.stepfunctions} PAPERCLIP_GUARDED_WRITE_ARN=${paperclip.arns.guardedWrite}`,
+    );
+    log('everything stays up; press Ctrl-C to stop');
+    const stopReporting = reportDecidedItems(paperclip, o.taskId);
+    await new Promise<void>((r) => process.once('SIGINT', () => r()));
+    stopReporting();
+  }
+  return run.status === 'SUCCEEDED' && run.summary && !run.summary.error ? 0 : 1;
+}

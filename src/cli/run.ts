@@ -1,0 +1,163 @@
+import { mkdirSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { z } from 'zod';
+import { runGuardedWrite } from '../app/compensation.js';
+import { loadRuntime } from '../config/runtime.js';
+import { InputRejectedError } from '../domain/errors.js';
+import { routeTask } from '../domain/routing.js';
+import { idempotencyKey, type WriteTask } from '../domain/task.js';
+import type { EmbeddedPaperclip } from '../embedded/paperclip-stack.js';
+import { ConfigPath, DataDir, KeyValueList, parseCommand, Port, TenantId, UsageError, type Command, type CommandSpec } from './args.js';
+import { approvalLinks, log, logStack, newTaskId, runBatchCommand } from './batch-output.js';
+import { DataFolderError, startEmbeddedSession } from './embedded-session.js';
+
+const Flags = z
+  .object({
+    config: ConfigPath,
+    tenant: TenantId.meta({ value: 'tenant', description: 'a tenant of the config' }),
+    task: z
+      .string()
+      .regex(/^T-[A-Za-z0-9-]{1,60}$/, 'task ids look like T-20261202-acme (letters, digits, -)')
+      .optional()
+      .meta({ value: 'id', description: 'the task id; the same id again finds every item already claimed (default: T-<now>-<tenant>)' }),
+    item: z.string().min(1).max(64).optional().meta({ value: 'key', description: 'run one guarded write on this item instead of a batch' }),
+    action: z
+      .string()
+      .regex(/^[a-z][a-z0-9_]{0,40}$/, 'action names are lower_snake_case, e.g. mark_processed')
+      .optional()
+      .meta({ value: 'name', description: 'with --item: the site-pack action to run' }),
+    param: KeyValueList.meta({ value: 'name=value', description: 'with --item: an action parameter (repeatable)' }),
+    'data-dir': DataDir.default('.paperclip'),
+    keep: z.boolean().default(false).meta({ description: 'stay up after the batch, so approval links keep working (Ctrl-C to stop)' }),
+    'approval-port': Port.optional().meta({ value: 'port', description: 'port of the approval pages (default: a free one)' }),
+    'requested-by': z.string().trim().min(1).max(200).optional().meta({ value: 'who', description: 'recorded in the audit trail' }),
+  })
+  .superRefine((f, ctx) => {
+    if (f.item && !f.action) ctx.addIssue({ code: 'custom', path: ['action'], message: 'is required with --item: name the action to run' });
+    if (!f.item && f.action) ctx.addIssue({ code: 'custom', path: ['item'], message: 'is required with --action: name the item to write' });
+    if (!f.item && Object.keys(f.param).length > 0)
+      ctx.addIssue({ code: 'custom', path: ['param'], message: 'only goes with --item (a batch takes its parameters from the config)' });
+  });
+
+export const RUN_SPEC: CommandSpec<typeof Flags> = {
+  name: 'run',
+  summary: "runs a batch (or one guarded write) against the config's vendor.base_url, without the simulator",
+  description: `Starts Paperclip on the embedded local stack (DynamoDB, S3, SES and Step Functions
+emulated here, state kept in --data-dir) and runs one batch for the tenant
+against the back office at the config's vendor.base_url: read the list, then one
+guarded write per pending item. Progress goes to stderr, one JSON summary line
+to stdout. Exit code 0 when the batch succeeded, 1 when it failed (its list
+could not be read, or the execution failed), 2 for bad arguments or a bad
+config (nothing started).
+
+With --item <key> --action <name> [--param k=v ...] it runs one guarded write
+instead and prints its outcome as one JSON line; exit code 0 when the outcome
+is done, 1 otherwise. An action that needs an approval waits for it here: the
+link is printed, and this process serves the approval page until it is decided.`,
+  flags: Flags,
+};
+
+type RunFlags = z.output<typeof Flags>;
+
+/** A rejected task, said in terms of the flag that carries the field. */
+function rejectionAsUsage(error: InputRejectedError): UsageError {
+  const field = error.field.split('.')[0] ?? '';
+  const flag =
+    { billNo: '--item', action: '--action', tenant: '--tenant', params: '--param', taskId: '--task', requestedBy: '--requested-by' }[
+      field
+    ] ?? '';
+  return new UsageError('run', [{ path: flag, message: error.message }]);
+}
+
+async function runOneWrite(paperclip: EmbeddedPaperclip, task: WriteTask): Promise<number> {
+  const s = paperclip.services;
+  const key = idempotencyKey(task);
+  const needsApproval = s.config.write_policy.approval_required.includes(task.action);
+  log(`${task.billNo} ${task.action}: guarded write ${key}${needsApproval ? ' (waits for an approval)' : ''}`);
+  const running = runGuardedWrite(s, task, {
+    timeoutMs: needsApproval ? (s.config.write_policy.approval_timeout_seconds + 600) * 1000 : undefined,
+  });
+  if (needsApproval) {
+    void approvalLinks(paperclip, task.taskId, 1, 60_000).then((links) => {
+      for (const { to, link } of links) log(`  approval for ${to}: ${link}`);
+    });
+  }
+  const { executionArn, output } = await running;
+  const claim = await s.claims.get(key);
+  process.stdout.write(
+    `${JSON.stringify({
+      task: task.taskId,
+      tenant: task.tenant,
+      item: task.billNo,
+      action: task.action,
+      key,
+      outcome: output.outcome,
+      ...(output.reason ? { reason: output.reason } : {}),
+      ...(claim ? { claim: claim.status } : {}),
+      executionArn,
+    })}\n`,
+  );
+  return output.outcome === 'done' ? 0 : 1;
+}
+
+export async function runRun(argv: string[]): Promise<number> {
+  const { flags } = parseCommand(RUN_SPEC, argv);
+  const configPath = resolve(flags.config);
+  // Config and site pack are checked against each other before anything starts.
+  const { config, sitePack } = loadRuntime(configPath);
+  if (!config.tenants.some((t) => t.id === flags.tenant)) {
+    throw new UsageError('run', [
+      {
+        path: '--tenant',
+        message: `"${flags.tenant}" is not a tenant of ${flags.config}; its tenants: ${config.tenants.map((t) => t.id).join(', ')}`,
+      },
+    ]);
+  }
+  const taskId = flags.task ?? newTaskId(flags.tenant);
+  const requestedBy = flags['requested-by'] ?? `operator:${process.env['USER'] ?? 'unknown'}`;
+  const task = flags.item ? oneTask(flags, taskId, requestedBy) : undefined;
+  if (task) {
+    try {
+      routeTask(task, config, sitePack);
+    } catch (error) {
+      if (error instanceof InputRejectedError) throw rejectionAsUsage(error);
+      throw error;
+    }
+  }
+  const dataDir = resolve(flags['data-dir']);
+  mkdirSync(dataDir, { recursive: true });
+  let session: Awaited<ReturnType<typeof startEmbeddedSession>>;
+  try {
+    session = await startEmbeddedSession({
+      vendorBaseUrl: config.vendor.base_url,
+      configPath,
+      dataDir,
+      ...(flags['approval-port'] !== undefined ? { approvalPort: flags['approval-port'] } : {}),
+    });
+  } catch (error) {
+    if (!(error instanceof DataFolderError)) throw error;
+    throw new UsageError('run', [{ path: '--data-dir', message: error.message }]);
+  }
+  log(`vendor             ${config.vendor.base_url}  (${sitePack.site})`);
+  logStack(session.paperclip, dataDir);
+  try {
+    if (task) return await runOneWrite(session.paperclip, task);
+    return await runBatchCommand(session.paperclip, {
+      tenant: flags.tenant,
+      taskId,
+      requestedBy,
+      keep: flags.keep,
+      dataDirLabel: flags['data-dir'],
+      configPath: flags.config,
+      vendorBaseUrl: config.vendor.base_url,
+    });
+  } finally {
+    await session.close();
+  }
+}
+
+function oneTask(flags: RunFlags, taskId: string, requestedBy: string): WriteTask {
+  return { taskId, tenant: flags.tenant, billNo: flags.item!, action: flags.action!, params: flags.param, requestedBy };
+}
+
+export const runCommand: Command = { spec: RUN_SPEC, run: runRun };
