@@ -1,8 +1,6 @@
-import { defineHandler, ExecutionArn, ItemStateEvent } from '../src/app/handler-kit.js';
+import { defineHandler } from '../src/app/handler-kit.js';
+import { StepInput } from '../src/app/guarded-write/state.js';
 import { takeClaim } from '../src/app/guarded-write/claim.js';
-import type { RoutedItem } from '../src/domain/routing.js';
 
 /** Claim: the conditional put in the idempotency registry. */
-export const handler = defineHandler('claim', ItemStateEvent.extend({ executionArn: ExecutionArn }), (s, event) =>
-  takeClaim(s, { item: event.item as unknown as RoutedItem, executionArn: event.executionArn }),
-);
+export const handler = defineHandler('claim', StepInput.Claim, takeClaim);

@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { defineHandler, ExecutionArn } from '../src/app/handler-kit.js';
+import { defineHandler } from '../src/app/handler-kit.js';
+import { ExecutionArn } from '../src/app/guarded-write/state.js';
 import { readBatchList } from '../src/app/batch.js';
 
 /** ReadList: the tenant's discrepancy list through a read-only session. */

@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { defineHandler, ExecutionArn } from '../src/app/handler-kit.js';
+import { defineHandler } from '../src/app/handler-kit.js';
+import { ExecutionArn } from '../src/app/guarded-write/state.js';
 import { summarizeBatch, type BatchList } from '../src/app/batch.js';
 
 /** SummarizeBatch: counts outcomes and stores the batch summary. */

@@ -1,11 +1,12 @@
-import { z } from 'zod';
+import type { z } from 'zod';
 import { InputRejectedError } from '../domain/errors.js';
 import { services, type Services } from './services.js';
 
 /**
- * Shapes a Lambda handler: validate the event at the boundary, call the
- * domain with the process-wide services, return its result. Errors keep their
- * class name, which is what the workflow's Catch clauses match.
+ * Shapes a Lambda handler: validate the event at the boundary with the
+ * schema of the workflow state that invokes it, call the app layer with the
+ * process-wide services, return its result. Errors keep their class name,
+ * which is what the workflow's Catch clauses match.
  */
 export function defineHandler<S extends z.ZodType, R>(name: string, schema: S, run: (s: Services, event: z.output<S>) => Promise<R>) {
   return async (event: unknown): Promise<R> => {
@@ -18,12 +19,3 @@ export function defineHandler<S extends z.ZodType, R>(name: string, schema: S, r
     return run(services(), parsed.data);
   };
 }
-
-/** The workflow state every guarded-write step receives; built by our own ASL, checked loosely. */
-export const ItemStateEvent = z
-  .object({
-    item: z.object({ key: z.string(), taskId: z.string(), tenant: z.string(), billNo: z.string(), action: z.string() }).passthrough(),
-  })
-  .passthrough();
-
-export const ExecutionArn = z.string().min(1);

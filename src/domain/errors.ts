@@ -89,7 +89,7 @@ export function errorName(error: unknown): string {
  * The human-readable message of a workflow error. A Lambda error's Cause is a
  * JSON document ({errorType, errorMessage, trace}); other causes are plain text.
  */
-export function failureMessage(failure: { Error?: string; Cause?: string } | undefined): string {
+export function failureMessage(failure: { Error?: string; Cause?: string } | null | undefined): string {
   if (!failure) return 'unknown';
   if (failure.Cause) {
     try {

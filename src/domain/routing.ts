@@ -1,5 +1,6 @@
 import type { PaperclipConfig } from '../config/schema.js';
-import type { Reversibility, SitePack, Tier } from '../sitepack/schema.js';
+import { z } from 'zod';
+import { Reversibility, Tier, type SitePack } from '../sitepack/schema.js';
 import { InputRejectedError } from './errors.js';
 import { idempotencyKey, WriteTask } from './task.js';
 import { own } from '../lib/own.js';
@@ -7,24 +8,25 @@ import { canonicalPrincipal, PrincipalError } from './principal.js';
 import { checkParams } from '../sitepack/params.js';
 
 /** A task that passed validation and routing: who acts, how, under which policy. */
-export interface RoutedItem {
-  key: string;
-  taskId: string;
-  tenant: string;
-  billNo: string;
-  action: string;
-  params: Record<string, string>;
-  requestedBy: string;
-  identity: string;
-  reversibility: Reversibility;
-  needsApproval: boolean;
+export const RoutedItem = z.object({
+  key: z.string().min(1),
+  taskId: z.string().min(1),
+  tenant: z.string().min(1),
+  billNo: z.string().min(1),
+  action: z.string().min(1),
+  params: z.record(z.string(), z.string()),
+  requestedBy: z.string(),
+  identity: z.string().min(1),
+  reversibility: Reversibility,
+  needsApproval: z.boolean(),
   /** How long an approval may take before the item expires unexecuted. */
-  approvalTimeoutSeconds: number;
-  tier: Tier;
-  inverse?: string;
-  targetStatus?: string;
-  compensates?: string;
-}
+  approvalTimeoutSeconds: z.number(),
+  tier: Tier,
+  inverse: z.string().optional(),
+  targetStatus: z.string().optional(),
+  compensates: z.string().optional(),
+});
+export type RoutedItem = z.infer<typeof RoutedItem>;
 
 /**
  * Validates a raw task and decides identity, tier and approval. Everything here

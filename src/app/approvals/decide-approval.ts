@@ -4,6 +4,7 @@ import type { ApprovalRequest } from '../../adapters/dynamodb/approvals-store.js
 import { approvalsStore } from './request-approval.js';
 import { canonicalPrincipal } from '../../domain/principal.js';
 import { oneLine } from '../../lib/one-line.js';
+import type { ApprovalOutput } from '../guarded-write/state.js';
 
 /**
  * The approval decision, independent of HTTP: who may see a request, who may
@@ -28,13 +29,6 @@ export class ApprovalRefusedError extends Error {
 }
 
 export type Decision = 'approve' | 'reject';
-
-/** The output RequestApproval's waiting task receives on approval; the workflow puts it in $.approval. */
-export interface ApprovalOutput {
-  approvalId: string;
-  approver: string;
-  decidedAt: string;
-}
 
 export interface DecisionResult {
   request: ApprovalRequest;

@@ -1,56 +1,128 @@
-import type { RoutedItem } from '../../domain/routing.js';
-import type { ReadbackResult } from '../../domain/readback.js';
-import type { NextAfterReadback } from '../../domain/next-after-readback.js';
-import type { StoredObject } from '../../adapters/s3/evidence-store.js';
+import { z } from 'zod';
+import { RoutedItem } from '../../domain/routing.js';
 
 /**
- * What the guarded-write workflow carries between its states, and what each
- * step returns into it. The steps live one per module beside this one.
+ * What the guarded-write workflow (statemachines/guarded-write.asl.json)
+ * carries between its states and hands to each Lambda, as zod schemas; the
+ * TypeScript types are inferred from them. The workflow's Initialise state
+ * sets every result that is not there yet to null, so those fields are
+ * present and nullable, not optional. Every handler parses its event with
+ * the schema of its state, so a state the ASL did not build is refused with
+ * the field that is wrong.
  */
 
-export interface ClaimRef {
-  owner: string;
-  version: number;
-}
+export const StoredObject = z.object({
+  key: z.string().min(1),
+  sha256: z.string(),
+  bytes: z.number().int().min(0),
+  contentType: z.string(),
+});
 
-export type ClaimDecision =
-  | { decision: 'proceed'; claim: ClaimRef }
-  | { decision: 'readback_first'; claim: ClaimRef }
-  | { decision: 'skip'; reason: string; status?: string };
+/** What a Catch clause puts at its ResultPath: the error name the Lambda reported and its cause. */
+export const StepFailure = z.object({ Error: z.string(), Cause: z.string().optional() });
+export type StepFailure = z.infer<typeof StepFailure>;
 
-export interface SnapshotResult {
-  stale: boolean;
-  preStatus?: string;
-  source: string;
-  evidence: StoredObject[];
-}
+export const ClaimRef = z.object({ owner: z.string().min(1), version: z.number().int().min(1) });
+export type ClaimRef = z.infer<typeof ClaimRef>;
 
-export interface WriteResult {
-  tier: string;
-  committed: true;
-  evidence: StoredObject[];
-  dialogs: Array<{ type: string; message: string; accepted: boolean }>;
-}
+export const ClaimDecision = z.discriminatedUnion('decision', [
+  z.object({ decision: z.literal('proceed'), claim: ClaimRef }),
+  z.object({ decision: z.literal('readback_first'), claim: ClaimRef }),
+  z.object({ decision: z.literal('skip'), reason: z.string(), status: z.string().optional() }),
+]);
+export type ClaimDecision = z.infer<typeof ClaimDecision>;
 
-export interface ReadbackOutcome extends ReadbackResult {
-  next: NextAfterReadback;
-  why: string;
-  degraded: boolean;
-  evidence: StoredObject[];
-}
+export const SnapshotResult = z.object({
+  stale: z.boolean(),
+  preStatus: z.string().optional(),
+  source: z.string(),
+  evidence: z.array(StoredObject),
+});
+export type SnapshotResult = z.infer<typeof SnapshotResult>;
 
-/** What the workflow carries between states. */
-export interface ItemState {
-  item: RoutedItem;
-  claim?: ClaimDecision;
-  snapshot?: SnapshotResult;
-  approval?: { approvalId: string; approver: string; decidedAt: string };
-  write?: WriteResult;
-  writeError?: { Error: string; Cause?: string };
-  readback?: ReadbackOutcome;
-  takeoverReason?: { Error: string; Cause?: string };
-  compensation?: { rolledBack?: boolean; outcome?: string; Error?: string; Cause?: string };
-}
+/** What the approval page hands the waiting RequestApproval task on approval. */
+export const ApprovalOutput = z.object({ approvalId: z.string().min(1), approver: z.string().min(1), decidedAt: z.string().min(1) });
+export type ApprovalOutput = z.infer<typeof ApprovalOutput>;
+
+export const WriteResult = z.object({
+  tier: z.string(),
+  committed: z.literal(true),
+  evidence: z.array(StoredObject),
+  dialogs: z.array(z.object({ type: z.string(), message: z.string(), accepted: z.boolean() })),
+});
+export type WriteResult = z.infer<typeof WriteResult>;
+
+export const ReadbackOutcome = z.object({
+  verdict: z.enum(['confirmed', 'not_applied', 'unknown']),
+  observedStatus: z.string().optional(),
+  source: z.string(),
+  observations: z.array(z.object({ status: z.string().optional(), at: z.string(), source: z.string(), error: z.string().optional() })),
+  reason: z.string(),
+  next: z.enum(['complete', 'retry', 'compensate', 'takeover']),
+  why: z.string(),
+  degraded: z.boolean(),
+  evidence: z.array(StoredObject),
+});
+export type ReadbackOutcome = z.infer<typeof ReadbackOutcome>;
+
+/** What Compensate returns (see src/app/compensation.ts), or its Catch's failure. */
+export const CompensationOutcome = z.union([
+  z.object({
+    compensates: z.string(),
+    inverseKey: z.string(),
+    inverseAction: z.string(),
+    outcome: z.string(),
+    rolledBack: z.boolean(),
+    executionArn: z.string(),
+    preStatus: z.string().nullable(),
+    restoredStatus: z.string().nullable(),
+    alreadyCompensated: z.boolean().optional(),
+  }),
+  StepFailure,
+]);
+export type CompensationOutcome = z.infer<typeof CompensationOutcome>;
+
+/** The state every step after routing receives: the item and each step's result, null until that step ran. */
+export const ItemState = z
+  .object({
+    item: RoutedItem,
+    claim: ClaimDecision.nullable(),
+    snapshot: SnapshotResult.nullable(),
+    approval: ApprovalOutput.nullable(),
+    write: WriteResult.nullable(),
+    writeError: StepFailure.nullable(),
+    readback: ReadbackOutcome.nullable(),
+    takeoverReason: StepFailure.nullable(),
+    compensation: CompensationOutcome.nullable(),
+  })
+  .strict();
+export type ItemState = z.infer<typeof ItemState>;
+
+/** `$$.Execution.Id`, which every workflow hands its Lambdas so they can name the run that acts. */
+export const ExecutionArn = z.string().min(1);
+
+/** The input of each Lambda, by the ASL state that invokes it. */
+export const StepInput = {
+  ValidateRoute: z.object({ task: z.unknown(), executionArn: ExecutionArn }).strict(),
+  Claim: z.object({ item: RoutedItem, executionArn: ExecutionArn }).strict(),
+  Snapshot: ItemState,
+  RequestApproval: z.object({ state: ItemState, taskToken: z.string().min(1), executionArn: ExecutionArn }).strict(),
+  BrowserWrite: ItemState,
+  Readback: ItemState,
+  Compensate: ItemState.extend({ executionArn: ExecutionArn }).strict(),
+  /** Complete, ApprovalRejected and ApprovalExpired: one Lambda closes the item three ways. */
+  Complete: z
+    .object({
+      state: ItemState,
+      executionArn: ExecutionArn,
+      closeAs: z.enum(['done', 'rejected', 'expired']),
+      reason: z.string().optional(),
+    })
+    .strict(),
+  Takeover: z.object({ state: ItemState, executionArn: ExecutionArn }).strict(),
+} as const;
+
+export type CloseAs = z.infer<typeof StepInput.Complete>['closeAs'];
 
 /** What an item's execution ends with: the batch counts these. */
 export interface ItemOutcome {
@@ -59,5 +131,3 @@ export interface ItemOutcome {
   billNo?: string;
   reason?: string;
 }
-
-export type CloseAs = 'done' | 'rejected' | 'expired';

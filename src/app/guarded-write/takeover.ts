@@ -4,16 +4,14 @@ import { ClaimFencedError, failureMessage } from '../../domain/errors.js';
 import { evidenceKey } from '../../adapters/s3/evidence-store.js';
 import { recordClosedItem } from '../../evidence/item-closed.js';
 import { enqueueTakeover } from '../takeover/queue.js';
-import type { ItemOutcome, ItemState } from './state.js';
+import type { CompensationOutcome, ItemOutcome, ItemState } from './state.js';
 import { outcomeRecord } from './outcome-record.js';
 
 /** Takeover: the machine refuses to decide; a person gets the item with its evidence. */
 export async function takeover(s: Services, input: { state: ItemState; executionArn: string }): Promise<ItemOutcome> {
   const { state, executionArn } = input;
   const { item } = state;
-  const compensation = state.compensation
-    ? `; compensation ${state.compensation.rolledBack ? 'rolled it back (verified by readback)' : `failed: ${state.compensation.outcome ?? failureMessage(state.compensation)}`}`
-    : '';
+  const compensation = compensationNote(state.compensation);
   const reason = (state.readback?.why ?? failureMessage(state.takeoverReason)) + compensation;
   const errorName = state.takeoverReason?.Error;
   // Only the run that holds the claim hands the item over: a run fenced out meanwhile must not queue, overwrite records or move the claim.
@@ -61,4 +59,12 @@ export async function takeover(s: Services, input: { state: ItemState; execution
     await recordClosedItem(s, item, 'takeover');
   }
   return { outcome: 'takeover', key: item.key, billNo: item.billNo, reason };
+}
+
+function compensationNote(compensation: CompensationOutcome | null): string {
+  if (!compensation) return '';
+  if ('Error' in compensation) return `; compensation failed: ${failureMessage(compensation)}`;
+  return compensation.rolledBack
+    ? '; compensation rolled it back (verified by readback)'
+    : `; compensation failed: ${compensation.outcome}`;
 }
