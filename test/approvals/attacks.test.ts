@@ -1,9 +1,10 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { request as httpRequest } from 'node:http';
+import { GetExecutionHistoryCommand, SendTaskSuccessCommand } from '@aws-sdk/client-sfn';
 import { approvalsStore } from '../../src/app/approvals/request-approval.js';
 import { startHarness, type Harness } from '../support/embedded.js';
-import { APPROVERS, approvalRequestFor, executionStatus, linkFromInbox, openLink, refundTask, signedLink } from './helpers.js';
+import { APPROVERS, approvalRequestFor, executionStatus, linkFromInbox, openLink, refundTask, signedLink, waitUntil } from './helpers.js';
 
 /**
  * Attacks on the write path and the approval gate, through the real local
@@ -97,6 +98,41 @@ describe('attacks on routing and approvals', () => {
       assert.deepEqual(await writes(), []);
     });
   }
+
+  test('a forged SendTaskSuccess with the task token ends in takeover with an alert: nothing written, the table still PENDING', async () => {
+    await h.control.reset();
+    const { task, key } = await refundTask(h, 'T-forged-callback');
+    const executionArn = await h.startTask(task);
+    const request = await approvalRequestFor(h, key);
+    const sfn = h.paperclip.services.sfn;
+    // A reader of the execution history does not get the token here (AWS records it; see docs/approvals.md).
+    const history = await sfn.send(new GetExecutionHistoryCommand({ executionArn, maxResults: 1000 }));
+    assert.ok(!JSON.stringify(history.events).includes(request.taskToken), 'the local history withholds the task token');
+    // Someone who has it anyway (read access to the approvals table) answers the waiting task with an invented approval.
+    await sfn.send(
+      new SendTaskSuccessCommand({
+        taskToken: request.taskToken,
+        output: JSON.stringify({ approvalId: request.approvalId, approver: 'mallory@evil.example', decidedAt: new Date().toISOString() }),
+      }),
+    );
+    const result = await h.waitForExecution(executionArn);
+    assert.equal(result.output['outcome'], 'takeover', JSON.stringify(result.output));
+    assert.match(String(result.output['reason']), /ApprovalNotProvenError: no provable approval .*no APPROVED request/);
+    assert.deepEqual(await writes(), [], 'no refund reached the vendor');
+    assert.equal((await approvalsStore(h.paperclip.services).get(request.approvalId))?.status, 'PENDING');
+    const trail = await h.paperclip.services.audit.events(key);
+    const refused = trail.find((e) => e.type === 'approval_not_proven');
+    assert.ok(refused, trail.map((e) => e.type).join(', '));
+    assert.deepEqual((refused.data['claimedByWorkflow'] as { approver?: string }).approver, 'mallory@evil.example');
+    assert.ok(!trail.some((e) => e.type === 'write_started' || e.type === 'approved'));
+    assert.equal((await h.paperclip.services.claims.get(key))?.status, 'TAKEOVER');
+    const alert = await waitUntil('the operators alert', async () =>
+      (await h.paperclip.stack.fetchEmails()).find(
+        (m) => m.destination.to.includes('ops-oncall@ops.example') && JSON.stringify(m).includes(key),
+      ),
+    );
+    assert.ok(alert);
+  });
 
   test('the Origin is checked against the configured public URL, not against the Host header the client sent', async () => {
     await h.control.reset();

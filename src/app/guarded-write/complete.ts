@@ -3,6 +3,7 @@ import { evidenceKey } from '../../adapters/s3/evidence-store.js';
 import { recordClosedItem } from '../../evidence/item-closed.js';
 import type { CloseAs, ItemOutcome, ItemState } from './state.js';
 import { outcomeRecord } from './outcome-record.js';
+import { expireApprovalsOf } from '../approvals/decide-approval.js';
 
 /**
  * Closes an item that needs no person: done after a confirmed readback, or
@@ -30,6 +31,8 @@ export async function complete(
       },
     );
   }
+  // The workflow stopped waiting: a request nobody decided is marked EXPIRED, not left pending.
+  if (closeAs === 'expired') await expireApprovalsOf(s, item.key);
   const record = outcomeRecord(state, closeAs, executionArn, input.reason ? { reason: input.reason } : {});
   // Independent of each other (a retried step rewrites both); the item's page, built next, needs both.
   await Promise.all([

@@ -14,7 +14,8 @@ export function outcomeRecord(state: ItemState, outcome: string, executionArn: s
     action: item.action,
     tier: state.write?.tier ?? item.tier,
     executionArn,
-    approval: state.approval ?? null,
+    // The approval the write proved, never what the workflow carried in $.approval.
+    approval: state.write?.approval ?? null,
     preState: state.snapshot?.preStatus ?? null,
     verdict: state.readback?.verdict ?? null,
     observedStatus: state.readback?.observedStatus ?? null,

@@ -49,6 +49,8 @@ export const WriteResult = z.object({
   committed: z.literal(true),
   evidence: z.array(StoredObject),
   dialogs: z.array(z.object({ type: z.string(), message: z.string(), accepted: z.boolean() })),
+  /** The approval the write proved before it started (irreversible actions). */
+  approval: z.object({ approvalId: z.string(), approver: z.string(), decidedAt: z.string() }).optional(),
 });
 export type WriteResult = z.infer<typeof WriteResult>;
 

@@ -11,6 +11,7 @@ import { evidenceScreenshot } from '../../browser/evidence-screenshot.js';
 import { withSession } from '../sessions.js';
 import type { ItemState, WriteResult } from './state.js';
 import { heldClaim, itemRow, lease, screenshotTo } from './step-support.js';
+import { proveApproval, type ProvenApproval } from '../approvals/prove-approval.js';
 
 type Settled = NonNullable<NonNullable<SiteAction['tiers']['browser']>['settled']>;
 
@@ -23,7 +24,13 @@ export async function browserWrite(s: Services, state: ItemState): Promise<Write
   const ref = heldClaim(state);
   const action = s.pack.actions[item.action]!;
   const params = { ...item.params, billNo: item.billNo, tenant: item.tenant };
-  const toWriting = () => s.claims.transition(item.key, { ...ref, from: ['CLAIMED'] }, 'WRITING', { leaseUntil: lease(s, item) });
+  let approval: ProvenApproval | undefined;
+  const toWriting = async () => {
+    // The write proves its own approval from the table and the trail, just before the claim moves to
+    // WRITING: $.approval is only what someone answered the task token with.
+    if (item.needsApproval) approval = await proveApproval(s, item, state.approval);
+    return s.claims.transition(item.key, { ...ref, from: ['CLAIMED'] }, 'WRITING', { leaseUntil: lease(s, item) });
+  };
 
   if (item.tier === 'api') {
     const api = await s.vendorApi(item.identity);
@@ -31,7 +38,7 @@ export async function browserWrite(s: Services, state: ItemState): Promise<Write
     await s.audit.append(item.key, { type: 'write_started', actor: item.identity, data: { tier: 'api' } });
     const exchange = await api.write(action, params, item.key);
     const evidence = [await s.evidence.put(evidenceKey(item, 'api-exchange.json'), JSON.stringify(exchange, null, 2), 'application/json')];
-    return { tier: 'api', committed: true, evidence, dialogs: [] };
+    return { tier: 'api', committed: true, evidence, dialogs: [], ...(approval ? { approval } : {}) };
   }
 
   const tier = action.tiers.browser;
@@ -97,7 +104,7 @@ export async function browserWrite(s: Services, state: ItemState): Promise<Write
       await throwOnWriteFeedback(s, page);
       if (tier?.settled) await settled(page, tier.settled, ctx);
       evidence.push(await screenshotTo(s, item, page, 'after.png'));
-      return { tier: 'browser', committed: true as const, evidence, dialogs: dialogsSeen(page) };
+      return { tier: 'browser', committed: true as const, evidence, dialogs: dialogsSeen(page), ...(approval ? { approval } : {}) };
     } catch (error) {
       session.discardOnClose();
       if (error instanceof ClaimFencedError) throw error;
@@ -110,7 +117,7 @@ export async function browserWrite(s: Services, state: ItemState): Promise<Write
       });
       const name = (error as Error).name;
       if (!committed) {
-        if (name === 'StructuredContractMissingError' || name === 'SessionLostError') throw error;
+        if (name === 'StructuredContractMissingError' || name === 'SessionLostError' || name === 'ApprovalNotProvenError') throw error;
         throw new WriteNotCommittedError(`write failed before the commit click: ${(error as Error).message}`);
       }
       if (name === 'SessionLostError' || name === 'WriteNotCommittedError' || name === 'AmbiguousOutcomeError') throw error;
