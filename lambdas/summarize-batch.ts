@@ -1,16 +1,22 @@
 import { z } from 'zod';
 import { defineHandler } from '../src/app/handler-kit.js';
 import { ExecutionArn } from '../src/app/guarded-write/state.js';
-import { summarizeBatch, type BatchList } from '../src/app/batch.js';
+import { summarizeBatch } from '../src/app/batch.js';
+import { MapRunOutput } from '../src/adapters/s3/map-run-results.js';
 
-/** SummarizeBatch: counts outcomes and stores the batch summary. */
+const StepError = z.object({ Error: z.string(), Cause: z.string().optional() });
+
+/** SummarizeBatch: counts outcomes from the map run's results in S3, stores the batch summary and seals. */
 export const handler = defineHandler(
   'summarize-batch',
   z.object({
-    batch: z.object({ taskId: z.string(), tenant: z.string(), list: z.unknown().optional() }).passthrough(),
-    results: z.array(z.object({ outcome: z.string().optional() }).passthrough()),
-    readError: z.object({ Error: z.string(), Cause: z.string().optional() }).optional(),
+    // The request; summarizeBatch normalises it as ReadList does.
+    batch: z.object({ taskId: z.string(), tenant: z.string() }).passthrough(),
+    read: z.number().int().min(0).optional(),
+    // Where the map run wrote every item's result, or why the map run failed.
+    results: z.union([MapRunOutput, StepError]).optional(),
+    readError: StepError.optional(),
     executionArn: ExecutionArn,
   }),
-  (s, event) => summarizeBatch(s, { ...event, batch: { ...event.batch, list: event.batch.list as BatchList | undefined } }),
+  (s, event) => summarizeBatch(s, event),
 );

@@ -64,6 +64,8 @@ export function grantAccess(scope: Construct, grantee: IGrantable, access: Funct
   if (access.writesEvidence) resources.evidence.grantWriteEvidence(grantee);
   if (access.readsEvidence === 'before-screenshots') resources.evidence.grantReadBeforeScreenshots(grantee);
   if (access.readsEvidence === 'folders') resources.evidence.grantReadEvidenceFolders(grantee);
+  if (access.batchRunFiles === 'writes-items') resources.evidence.grantWriteBatchItems(grantee);
+  if (access.batchRunFiles === 'reads-results') resources.evidence.grantReadMapRunResults(grantee);
 
   if (access.readsIdentitySecrets && resources.identitySecrets.length > 0) {
     principal.addToPrincipalPolicy(

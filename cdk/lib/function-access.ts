@@ -30,6 +30,8 @@ export interface FunctionAccess {
    *   Traces stay unreadable: the bucket policy denies them to all but the auditor.
    */
   readsEvidence: 'none' | 'before-screenshots' | 'folders';
+  /** A batch's working files under runs/: ReadList writes the item list, Summarize reads the map run's results. */
+  batchRunFiles: 'none' | 'writes-items' | 'reads-results';
   /** GetSecretValue on the per-identity vendor credentials (login, API token). */
   readsIdentitySecrets: boolean;
   /** GetSecretValue on the HMAC key that signs approval links. */
@@ -59,6 +61,7 @@ const NOTHING: FunctionAccess = {
   tables: {},
   writesEvidence: false,
   readsEvidence: 'none',
+  batchRunFiles: 'none',
   readsIdentitySecrets: false,
   readsApprovalSigningKey: false,
   sendsEmail: false,
@@ -76,7 +79,13 @@ const VENDOR_STEP: FunctionAccess = {
 
 export const FUNCTION_ACCESS: Readonly<Record<FunctionName, FunctionAccess>> = {
   // Reads the tenant's list through a read-only session, and looks up which rows already have a claim.
-  'read-list': { ...NOTHING, tables: { claims: { actions: ['dynamodb:BatchGetItem'] } }, readsIdentitySecrets: true, writesEvidence: true },
+  'read-list': {
+    ...NOTHING,
+    tables: { claims: { actions: ['dynamodb:BatchGetItem'] } },
+    readsIdentitySecrets: true,
+    writesEvidence: true,
+    batchRunFiles: 'writes-items',
+  },
   // Not a browser function, but it asks the vendor API who owns the bill, with the identity's API token.
   'validate-route': { ...NOTHING, tables: { audit: AUDIT_APPEND }, readsIdentitySecrets: true },
   claim: {
@@ -112,6 +121,7 @@ export const FUNCTION_ACCESS: Readonly<Record<FunctionName, FunctionAccess>> = {
     ...NOTHING,
     tables: { claims: { actions: ['dynamodb:GetItem', 'dynamodb:Query'], indexes: ['byTask'] }, audit: AUDIT_APPEND },
     ...EVIDENCE_FOLDERS,
+    batchRunFiles: 'reads-results',
   },
   'approval-http': {
     ...NOTHING,

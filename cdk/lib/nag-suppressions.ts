@@ -69,6 +69,35 @@ export function applyNagSuppressions(stack: PaperclipStack): void {
     'The approval page shows the pre-state screenshot of the item being approved; its key contains the tenant, task and idempotency key ' +
       'only known at run time. Only before.png objects are readable, never traces or other evidence.',
   );
+  const runsReason =
+    "A batch's working files are runs/<tenant>/<taskId>/<execution>/…, named at run time, so the pattern is the narrowest fixed " +
+    'resource; it matches only the item list or the map run results, never evidence.';
+  acknowledge(
+    stack.handlers.workflow.ReadList.role,
+    `AwsSolutions-IAM5[Resource::${bucketArn}/runs/*/items.json]`,
+    `${runsReason} PutObject only.`,
+  );
+  acknowledge(
+    stack.handlers.workflow.SummarizeBatch.role,
+    `AwsSolutions-IAM5[Resource::${bucketArn}/runs/*/results/*]`,
+    `${runsReason} GetObject only.`,
+  );
+  acknowledge(
+    stack.workflows.roles.Batch,
+    `AwsSolutions-IAM5[Resource::${bucketArn}/runs/*/items.json]`,
+    `${runsReason} The Distributed Map's ItemReader reads the list.`,
+  );
+  acknowledge(
+    stack.workflows.roles.Batch,
+    `AwsSolutions-IAM5[Resource::${bucketArn}/runs/*/results/*]`,
+    `${runsReason} The Distributed Map's ResultWriter writes the results (multipart actions for large result files).`,
+  );
+  acknowledge(
+    stack.workflows.roles.Batch,
+    `AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:states:<AWS::Region>:<AWS::AccountId>:execution:${stack.workflows.names.Batch}/*]`,
+    'A Distributed Map runs its items as child executions named <state machine>/<map run label>:<id> at run time; this is the ' +
+      "documented least privilege for watching and stopping them, scoped to the batch workflow's own children.",
+  );
   for (const role of [stack.handlers.workflow.Compensate.role, stack.workflows.roles.Batch]) {
     acknowledge(
       role,

@@ -97,6 +97,7 @@ export class PaperclipStack extends Stack {
       definitionPath: props.definitionPath ?? ((file) => join(props.projectRoot, 'statemachines', file)),
       logRetention,
       writePolicy: packaged.write_policy,
+      evidence: this.evidence,
     });
 
     this.approvalEndpoint = new ApprovalEndpoint(this, 'Approval', {

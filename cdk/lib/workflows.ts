@@ -16,6 +16,7 @@ import { applyPolicy } from '../../src/workflow/definition-policy.js';
 import type { PaperclipConfig } from '../../src/config/schema.js';
 import { allStates, substitutionVariables, type AslMachine } from './asl.js';
 import { guardedWriteArns } from './access-grants.js';
+import type { EvidenceStore } from './evidence.js';
 
 type StateMachineId = (typeof STATE_MACHINES)[number]['id'];
 
@@ -27,6 +28,17 @@ export interface WorkflowsProps {
   logRetention: RetentionDays;
   /** Numbers the ASL takes from policy (the approval timeout), set the same way the local stack sets them. */
   writePolicy: PaperclipConfig['write_policy'];
+  /** Where a Distributed Map reads its items and writes its results. */
+  evidence: EvidenceStore;
+}
+
+/** Whether a definition has a Map state in DISTRIBUTED mode (it then runs its items as child executions of itself). */
+export function hasDistributedMap(definition: string): boolean {
+  return [...allStates(JSON.parse(definition) as AslMachine)].some(
+    ([, state]) =>
+      state.Type === 'Map' &&
+      (state as { ItemProcessor?: { ProcessorConfig?: { Mode?: string } } }).ItemProcessor?.ProcessorConfig?.Mode === 'DISTRIBUTED',
+  );
 }
 
 /**
@@ -144,6 +156,32 @@ export class Workflows extends Construct {
             resources: [stack.formatArn({ service: 'events', resource: 'rule', resourceName: SYNC_EVENTS_RULE })],
           }),
         );
+      }
+
+      if (hasDistributedMap(definition)) {
+        // A map run starts its items as child executions of this state machine and watches them (documented least privilege).
+        const own = stack.formatArn({
+          service: 'states',
+          resource: 'stateMachine',
+          resourceName: name,
+          arnFormat: ArnFormat.COLON_RESOURCE_NAME,
+        });
+        role.addToPolicy(new PolicyStatement({ sid: 'StartOwnMapRunChildren', actions: ['states:StartExecution'], resources: [own] }));
+        role.addToPolicy(
+          new PolicyStatement({
+            sid: 'WatchOwnMapRunChildren',
+            actions: ['states:DescribeExecution', 'states:StopExecution'],
+            resources: [
+              stack.formatArn({
+                service: 'states',
+                resource: 'execution',
+                resourceName: `${name}/*`,
+                arnFormat: ArnFormat.COLON_RESOURCE_NAME,
+              }),
+            ],
+          }),
+        );
+        props.evidence.grantMapRun(role);
       }
 
       const logGroup = new LogGroup(this, `${machine.id}Logs`, {

@@ -2,12 +2,12 @@ import type { Services } from './services.js';
 import { BatchRequest, idempotencyKey } from '../domain/task.js';
 import { InputRejectedError, failureMessage } from '../domain/errors.js';
 import { batchKey, type StoredObject } from '../adapters/s3/evidence-store.js';
+import { readMapRunResults, type MapRunItemResult, type MapRunOutput } from '../adapters/s3/map-run-results.js';
 import { readContextFor, readList, type ListedItem } from './vendor-reads.js';
 import type { Tenant } from '../config/schema.js';
 import type { SitePack } from '../sitepack/schema.js';
 import { withSession } from './sessions.js';
 import { own } from '../lib/own.js';
-import type { ItemOutcome } from './guarded-write/state.js';
 import { sealBatchEvidence } from '../evidence/batch-end.js';
 
 export interface BatchItem {
@@ -16,14 +16,31 @@ export interface BatchItem {
   task: { taskId: string; tenant: string; billNo: string; action: string; requestedBy: string; params: Record<string, string> };
 }
 
+/**
+ * What ReadList hands the workflow: where the items are, never the items, so
+ * the state stays a few hundred bytes at any batch size (the Distributed Map
+ * reads them from S3 and writes every result back there).
+ */
 export interface BatchList {
-  items: BatchItem[];
+  /** The request as normalised (a scheduled task id without its colons). */
+  batch: BatchRequest;
   read: number;
+  count: number;
   maxConcurrency: number;
+  toleratedFailurePercentage: number;
+  items: { bucket: string; key: string };
+  results: { bucket: string; prefix: string };
+  /** The list's own evidence (screenshot, rows, plan). */
   evidence: StoredObject[];
 }
 
-function parseBatch(raw: unknown): BatchRequest {
+/** Working files of one batch execution: the item list and the map run's results (not evidence, so not sealed). */
+export function runFolder(batch: { tenant: string; taskId: string }, executionArn: string): string {
+  const execution = executionArn.split(':').at(-1) ?? 'local';
+  return `runs/${batch.tenant}/${batch.taskId}/${execution}`;
+}
+
+export function parseBatch(raw: unknown): BatchRequest {
   const parsed = BatchRequest.safeParse(raw);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
@@ -34,7 +51,7 @@ function parseBatch(raw: unknown): BatchRequest {
 }
 
 /** Read step of a batch: the tenant's list through a read-only session, mapped to write tasks. */
-export async function readBatchList(s: Services, input: { batch: unknown }): Promise<BatchList> {
+export async function readBatchList(s: Services, input: { batch: unknown; executionArn: string }): Promise<BatchList> {
   const batch = parseBatch(input.batch);
   const tenant = s.config.tenants.find((t) => t.id === batch.tenant);
   if (!tenant) throw new InputRejectedError(`tenant "${batch.tenant}" is not configured; add it under tenants`, 'tenant');
@@ -85,12 +102,27 @@ export async function readBatchList(s: Services, input: { batch: unknown }): Pro
     ),
   );
   const claimed = new Set((await s.claims.existing(alreadyMoved.map((i) => i.key))).map((c) => c.key));
-  const items = [...candidates, ...alreadyMoved.filter((i) => claimed.has(i.key))];
+  const items = [...candidates, ...alreadyMoved.filter((i) => claimed.has(i.key))].slice(0, s.config.limits.max_batch_items);
+  return storeBatchItems(s, { batch, read: listed.length, items, executionArn: input.executionArn, evidence });
+}
+
+/** Writes the batch's items to S3 for the Distributed Map and returns where they are. */
+export async function storeBatchItems(
+  s: Services,
+  input: { batch: BatchRequest; read: number; items: BatchItem[]; executionArn: string; evidence?: StoredObject[] },
+): Promise<BatchList> {
+  const folder = runFolder(input.batch, input.executionArn);
+  const key = `${folder}/items.json`;
+  await s.evidence.put(key, JSON.stringify(input.items), 'application/json');
   return {
-    items: items.slice(0, s.config.limits.max_batch_items),
-    read: listed.length,
+    batch: input.batch,
+    read: input.read,
+    count: input.items.length,
     maxConcurrency: s.config.limits.max_concurrency,
-    evidence,
+    toleratedFailurePercentage: s.config.limits.tolerated_failure_percentage,
+    items: { bucket: s.evidence.bucket, key },
+    results: { bucket: s.evidence.bucket, prefix: `${folder}/results` },
+    evidence: input.evidence ?? [],
   };
 }
 
@@ -152,41 +184,63 @@ export interface BatchSummary {
   error?: string;
 }
 
-/** Counts the items' outcomes and stores the batch summary beside the evidence. */
+/** One item's line in the summary: small and the same shape whatever happened to the item. */
+export type ItemResult = MapRunItemResult;
+
+/**
+ * Counts the items' outcomes and stores the batch summary beside the evidence.
+ * Results are read from the map run's files in S3 one line at a time; what is
+ * kept per item is its small result line (about 200 bytes), so 10,000 items
+ * fit comfortably in the function's memory.
+ */
 export async function summarizeBatch(
   s: Services,
   input: {
-    batch: { taskId: string; tenant: string; list?: BatchList };
-    results: Array<Partial<ItemOutcome> & { outcome?: string }>;
+    batch: unknown;
+    read?: number;
+    results?: MapRunOutput | { Error: string; Cause?: string };
     readError?: { Error: string; Cause?: string };
     executionArn?: string;
   },
 ): Promise<BatchSummary> {
+  // The same normalisation ReadList applies: a scheduled id's colons are dropped, so the seal lands in the batch's own folder.
+  const batch = parseBatch(pickRequest(input.batch));
   const counts = Object.fromEntries(OUTCOMES.map((o) => [o, 0])) as Record<Outcome, number>;
-  for (const result of input.results) {
-    const outcome = (OUTCOMES as readonly string[]).includes(result.outcome ?? '') ? (result.outcome as Outcome) : 'error';
+  const results: ItemResult[] = [];
+  let mapError: string | undefined;
+  if (input.results && 'ResultWriterDetails' in input.results) {
+    for await (const result of readMapRunResults(s.s3, input.results)) results.push(result);
+  } else if (input.results && 'Error' in input.results) {
+    mapError = failureMessage(input.results);
+  }
+  for (const result of results) {
+    const outcome = (OUTCOMES as readonly string[]).includes(result.outcome) ? (result.outcome as Outcome) : 'error';
     counts[outcome] += 1;
   }
+  const error = input.readError ? failureMessage(input.readError) : mapError;
   const summary: BatchSummary = {
-    task: input.batch.taskId,
-    tenant: input.batch.tenant,
-    read: input.batch.list?.read ?? 0,
-    items: input.results.length,
+    task: batch.taskId,
+    tenant: batch.tenant,
+    read: input.read ?? 0,
+    items: results.length,
     counts,
-    ...(input.readError ? { error: failureMessage(input.readError) } : {}),
+    ...(error ? { error } : {}),
   };
   await s.evidence.put(
-    batchKey({ tenant: input.batch.tenant, taskId: input.batch.taskId }, 'batch.json'),
-    JSON.stringify({ ...summary, results: input.results, finishedAt: new Date().toISOString() }, null, 2),
+    batchKey(batch, 'batch.json'),
+    JSON.stringify({ ...summary, results, finishedAt: new Date().toISOString() }, null, 2),
     'application/json',
   );
   // Item pages, the batch page and the seal over the whole folder; see docs/evidence.md.
-  await sealBatchEvidence(
-    s,
-    { tenant: input.batch.tenant, taskId: input.batch.taskId },
-    { sealedBy: input.executionArn ?? 'summarize-batch', results: input.results },
-  );
+  await sealBatchEvidence(s, batch, { sealedBy: input.executionArn ?? 'summarize-batch', results });
   // Reading the list failed: the summary and seal are stored, and the execution fails with the reason.
-  if (summary.error) throw new BatchReadFailedError(`the list could not be read, no item was processed: ${summary.error}`);
+  if (input.readError) throw new BatchReadFailedError(`the list could not be read, no item was processed: ${summary.error}`);
   return summary;
+}
+
+/** The request fields of a batch input that may carry more (ReadFailed passes the whole state). */
+function pickRequest(raw: unknown): unknown {
+  if (!raw || typeof raw !== 'object') return raw;
+  const { taskId, tenant, requestedBy } = raw as Record<string, unknown>;
+  return { taskId, tenant, ...(requestedBy !== undefined ? { requestedBy } : {}) };
 }

@@ -152,9 +152,14 @@ export const PaperclipConfig = z
         max_batch_items: z.number().int().min(1).max(10_000).default(500),
         max_concurrency: z.number().int().min(1).max(40).default(2),
         max_task_bytes: z.number().int().min(256).max(256_000).default(8192),
+        /**
+         * Share of a batch's item executions that may fail (an unexpected fault: a guarded write's own
+         * failures end as an 'error' result, not a failed item) before the batch stops starting more.
+         */
+        tolerated_failure_percentage: z.number().min(0).max(100).default(0),
       })
       .strict()
-      .default({ max_batch_items: 500, max_concurrency: 2, max_task_bytes: 8192 }),
+      .default({ max_batch_items: 500, max_concurrency: 2, max_task_bytes: 8192, tolerated_failure_percentage: 0 }),
   })
   .strict()
   .superRefine((config, ctx) => {

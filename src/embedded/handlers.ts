@@ -28,6 +28,9 @@ const BY_NAME: Record<WorkflowFunctionName, (event: unknown) => Promise<unknown>
   'summarize-batch': summarizeBatch,
 };
 
-export function workflowHandlers(prefix: string): LocalHandlers {
-  return localFunctionHandlers(prefix, BY_NAME);
+export function workflowHandlers(
+  prefix: string,
+  overrides: Partial<Record<WorkflowFunctionName, (event: unknown) => Promise<unknown>>> = {},
+): LocalHandlers {
+  return localFunctionHandlers(prefix, { ...BY_NAME, ...overrides });
 }

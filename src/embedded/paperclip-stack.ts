@@ -2,12 +2,13 @@ import { resolve } from 'node:path';
 import { DescribeExecutionCommand, GetExecutionHistoryCommand, StartExecutionCommand } from '@aws-sdk/client-sfn';
 import { startLocalStack, type LocalStack } from '../local/stack.js';
 import { loadStateMachineDefinition, localSubstitutions, stateMachinePhysicalName } from '../local/stepfunctions/index.js';
-import { STATE_MACHINES } from '../workflow/functions.js';
+import { STATE_MACHINES, type WorkflowFunctionName } from '../workflow/functions.js';
 import { applyPolicy } from '../workflow/definition-policy.js';
 import { loadRuntime } from '../config/runtime.js';
 import { createServices, useServices, type Services } from '../app/services.js';
 import { closeSharedBrowser } from '../browser/chromium.js';
 import type { BatchSummary } from '../app/batch.js';
+import { TERMINAL_STATUSES } from '../domain/claim.js';
 import { workflowHandlers } from './handlers.js';
 import { startApprovalServer, type ApprovalServer } from '../approval-server/local-server.js';
 
@@ -25,6 +26,8 @@ export interface EmbeddedOptions {
   retryIntervalOverrideMs?: number;
   /** Port of the approval pages; 0 or omitted picks a free one. Approval links follow the actual address. */
   approvalPort?: number;
+  /** Replaces workflow steps by name (tests that are not about that step, e.g. a ReadList of 2,000 rows). */
+  handlerOverrides?: Partial<Record<WorkflowFunctionName, (event: unknown) => Promise<unknown>>>;
 }
 
 export interface EmbeddedPaperclip {
@@ -47,10 +50,13 @@ export interface BatchProgress {
   finished?: number;
 }
 
-/** The batch's phase and item counts, from its execution history (the Map state and its iterations). */
-async function batchStage(sfn: Services['sfn'], executionArn: string): Promise<Pick<BatchProgress, 'phase' | 'total' | 'finished'>> {
+/**
+ * The batch's phase and item count, from its execution history. The items run
+ * as a Distributed Map's child executions, whose events are not in this
+ * history; how many have finished comes from their claims.
+ */
+async function batchStage(sfn: Services['sfn'], executionArn: string): Promise<Pick<BatchProgress, 'phase' | 'total'>> {
   let total: number | undefined;
-  let finished = 0;
   let phase: BatchProgress['phase'] = 'reading';
   let nextToken: string | undefined;
   do {
@@ -59,20 +65,18 @@ async function batchStage(sfn: Services['sfn'], executionArn: string): Promise<P
       if (event.type === 'MapStateEntered') {
         phase = 'writing';
         try {
-          const input = JSON.parse(event.stateEnteredEventDetails?.input ?? '{}') as { list?: { items?: unknown[] } };
-          total = input.list?.items?.length;
+          const input = JSON.parse(event.stateEnteredEventDetails?.input ?? '{}') as { list?: { count?: number } };
+          total = input.list?.count;
         } catch {
           // no item count; the bar shows claims only
         }
       }
-      if (event.type === 'MapIterationSucceeded' || event.type === 'MapIterationFailed' || event.type === 'MapIterationAborted')
-        finished += 1;
       if (event.type === 'MapStateExited' || (event.type === 'TaskStateEntered' && event.stateEnteredEventDetails?.name === 'ReadFailed'))
         phase = 'sealing';
     }
     nextToken = page.nextToken;
   } while (nextToken);
-  return { phase, ...(total !== undefined ? { total } : {}), finished };
+  return { phase, ...(total !== undefined ? { total } : {}) };
 }
 
 export interface BatchRun {
@@ -96,7 +100,7 @@ export async function startEmbeddedPaperclip(options: EmbeddedOptions): Promise<
     dataDir: options.dataDir,
     prefix: config.prefix,
     bucket: config.evidence.bucket,
-    handlers: workflowHandlers(config.prefix),
+    handlers: workflowHandlers(config.prefix, options.handlerOverrides),
     stateMachines,
     region,
     accountId,
@@ -137,7 +141,11 @@ export async function startEmbeddedPaperclip(options: EmbeddedOptions): Promise<
     onProgress?: (p: BatchProgress) => void,
   ): Promise<BatchRun> {
     // A unique name per run: running the same task again must be possible (and finds every key already claimed).
-    const name = `${request.taskId}-${Date.now().toString(36)}${Math.floor(Math.random() * 1e6).toString(36)}`.slice(0, 80);
+    // Execution names may not hold colons; a scheduled id carries them in its time (the batch itself drops them too).
+    const name = `${request.taskId.replace(/:/g, '')}-${Date.now().toString(36)}${Math.floor(Math.random() * 1e6).toString(36)}`.slice(
+      0,
+      80,
+    );
     const started = await services.sfn.send(
       new StartExecutionCommand({ stateMachineArn: arns.batch, name, input: JSON.stringify({ requestedBy: 'schedule', ...request }) }),
     );
@@ -156,7 +164,8 @@ export async function startEmbeddedPaperclip(options: EmbeddedOptions): Promise<
         const claims = await services.claims.byTask(request.taskId);
         const byStatus: Record<string, number> = {};
         for (const c of claims) byStatus[c.status] = (byStatus[c.status] ?? 0) + 1;
-        onProgress({ claimed: claims.length, byStatus, ...(await batchStage(services.sfn, executionArn).catch(() => ({}))) });
+        const finished = claims.filter((c) => TERMINAL_STATUSES.includes(c.status)).length;
+        onProgress({ claimed: claims.length, byStatus, finished, ...(await batchStage(services.sfn, executionArn).catch(() => ({}))) });
       }
       await new Promise((r) => setTimeout(r, 300));
     }

@@ -295,13 +295,23 @@ describe('least privilege', () => {
       const s3 = actionsOfRole(template, roleOf(name)).filter((a) => a.startsWith('s3:'));
       if (s3.includes('s3:PutObject')) {
         writers.push(name);
-        assert.deepEqual(resourcesGranted(template, roleOf(name), 's3:PutObject'), [`${bucket}/evidence/*`], name);
+        const runFiles = name === 'read-list' ? [`${bucket}/runs/*/items.json`] : [];
+        assert.deepEqual(
+          resourcesGranted(template, roleOf(name), 's3:PutObject').sort(),
+          [`${bucket}/evidence/*`, ...runFiles].sort(),
+          name,
+        );
       }
       if (s3.includes('s3:ListBucket')) {
         folderReaders.push(name);
         const list = statementsOfRole(template, roleOf(name)).find((s) => actionsOf(s).includes('s3:ListBucket'))!;
         assert.deepEqual(list.Condition, { StringLike: { 's3:prefix': ['evidence/*'] } }, `${name} lists evidence/ only`);
-        assert.deepEqual(resourcesGranted(template, roleOf(name), 's3:GetObject'), [`${bucket}/evidence/*`], name);
+        const results = name === 'summarize-batch' ? [`${bucket}/runs/*/results/*`] : [];
+        assert.deepEqual(
+          resourcesGranted(template, roleOf(name), 's3:GetObject').sort(),
+          [`${bucket}/evidence/*`, ...results].sort(),
+          name,
+        );
       }
       assert.ok(!s3.some((a) => /s3:(Delete|PutObjectRetention|PutObjectLegalHold|BypassGovernance|PutBucket)/.test(a)), `${name}: ${s3}`);
     }
@@ -499,6 +509,23 @@ describe('workflows', () => {
     );
   });
 
+  it('run the batch items as a Distributed Map that reads them from S3 and writes results to S3, with settings from config', () => {
+    const batch = JSON.parse(deployedDefinition(byName('batch'))) as AslMachine;
+    const map = stateNamed(batch, 'ProcessItems') as unknown as Record<string, any>;
+    assert.equal(map['ItemProcessor']['ProcessorConfig']['Mode'], 'DISTRIBUTED');
+    assert.equal(map['ItemReader']['Resource'], 'arn:aws:states:::s3:getObject');
+    assert.deepEqual(map['ItemReader']['Parameters'], { 'Bucket.$': '$.list.items.bucket', 'Key.$': '$.list.items.key' });
+    assert.equal(map['ResultWriter']['Resource'], 'arn:aws:states:::s3:putObject');
+    assert.equal(map['MaxConcurrencyPath'], '$.list.maxConcurrency');
+    assert.equal(map['ToleratedFailurePercentagePath'], '$.list.toleratedFailurePercentage');
+    assert.deepEqual(Object.keys(stateNamed(batch, 'Summarize').Parameters as object).sort(), [
+      'batch.$',
+      'executionArn.$',
+      'read.$',
+      'results.$',
+    ]);
+  });
+
   it('never retry BrowserWrite on Lambda service errors, retry the idempotent steps, and time out approval waits', () => {
     const guarded = JSON.parse(deployedDefinition(byName('guarded-write'))) as AslMachine;
     assertNoLambdaServiceRetry(guarded, 'BrowserWrite');
@@ -523,20 +550,48 @@ describe('workflows', () => {
     }
   });
 
-  it('let the batch start, watch and stop guarded-write executions (with the .sync rule), and nothing else', () => {
+  it('let the batch start, watch and stop guarded-write executions (with the .sync rule) and run its Distributed Map, nothing else', () => {
     const role = logicalIdOf(stack.workflows.roles.Batch);
     const actions = actionsOfRole(template, role).filter((a) => !a.startsWith('logs:') && !a.startsWith('xray:'));
     assert.deepEqual(actions, [
       'events:DescribeRule',
       'events:PutRule',
       'events:PutTargets',
+      'kms:Decrypt',
+      'kms:GenerateDataKey',
       'lambda:InvokeFunction',
+      's3:AbortMultipartUpload',
+      's3:GetObject',
+      's3:ListMultipartUploadParts',
+      's3:PutObject',
       'states:DescribeExecution',
       'states:StartExecution',
       'states:StopExecution',
     ]);
-    assert.match(resourcesGranted(template, role, 'states:StartExecution')[0]!, new RegExp(`stateMachine:${physical('guarded-write')}$`));
-    assert.match(resourcesGranted(template, role, 'states:StopExecution')[0]!, new RegExp(`execution:${physical('guarded-write')}:\\*$`));
+    const started = resourcesGranted(template, role, 'states:StartExecution');
+    assert.ok(
+      started.some((r) => new RegExp(`stateMachine:${physical('guarded-write')}$`).test(r)),
+      `${started}`,
+    );
+    assert.ok(
+      started.some((r) => new RegExp(`stateMachine:${physical('batch')}$`).test(r)),
+      `map run children: ${started}`,
+    );
+    const stopped = resourcesGranted(template, role, 'states:StopExecution');
+    assert.ok(
+      stopped.some((r) => new RegExp(`execution:${physical('guarded-write')}:\\*$`).test(r)),
+      `${stopped}`,
+    );
+    assert.ok(
+      stopped.some((r) => new RegExp(`execution:${physical('batch')}/\\*$`).test(r)),
+      `${stopped}`,
+    );
+    const bucket = `GetAtt:${logicalIdOf(stack.evidence.bucket)}.Arn`;
+    assert.deepEqual(resourcesGranted(template, role, 's3:PutObject'), [`${bucket}/runs/*/results/*`]);
+    assert.deepEqual(resourcesGranted(template, role, 's3:GetObject').sort(), [
+      `${bucket}/runs/*/items.json`,
+      `${bucket}/runs/*/results/*`,
+    ]);
     assert.match(resourcesGranted(template, role, 'events:PutRule')[0]!, /rule\/StepFunctionsGetEventsForStepFunctionsExecutionRule$/);
     const guardedActions = actionsOfRole(template, logicalIdOf(stack.workflows.roles.GuardedWrite));
     assert.ok(!guardedActions.some((a) => a.startsWith('states:') || a.startsWith('events:')), `${guardedActions}`);

@@ -6,7 +6,7 @@ import { startSimulator, type RunningSimulator } from '../../src/simulator/serve
 import { SimulatorControl } from '../../src/simulator/control-client.js';
 import { startLedgerly } from '../../src/ledgerly/server.js';
 import { LedgerlyControl } from '../../src/ledgerly/control-client.js';
-import { startEmbeddedPaperclip, type EmbeddedPaperclip } from '../../src/embedded/paperclip-stack.js';
+import { startEmbeddedPaperclip, type EmbeddedOptions, type EmbeddedPaperclip } from '../../src/embedded/paperclip-stack.js';
 import { setTimeout as sleep } from 'node:timers/promises';
 
 process.env['AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED'] ??= 'true';
@@ -28,7 +28,14 @@ export interface Harness<Control = SimulatorControl> {
   stop(): Promise<void>;
 }
 
-export async function startHarness(options: { configPath?: string; asyncDelayMs?: number } = {}): Promise<Harness> {
+interface HarnessOptions {
+  configPath?: string;
+  handlerOverrides?: EmbeddedOptions['handlerOverrides'];
+  /** Claims, executions and tables in memory (S3 still in a temporary folder): for tests that run thousands of items. */
+  inMemory?: boolean;
+}
+
+export async function startHarness(options: HarnessOptions & { asyncDelayMs?: number } = {}): Promise<Harness> {
   const sim = await startSimulator({ controlToken: CONTROL_TOKEN, asyncDelayMs: options.asyncDelayMs ?? 150 });
   return harnessAround(sim, new SimulatorControl(sim.url, CONTROL_TOKEN), options);
 }
@@ -43,13 +50,14 @@ export async function startLedgerlyHarness(
   });
 }
 
-async function harnessAround<Control>(sim: Harness['sim'], control: Control, options: { configPath?: string }): Promise<Harness<Control>> {
+async function harnessAround<Control>(sim: Harness['sim'], control: Control, options: HarnessOptions): Promise<Harness<Control>> {
   const dataDir = mkdtempSync(join(tmpdir(), 'paperclip-test-'));
   const paperclip = await startEmbeddedPaperclip({
     vendorBaseUrl: sim.url,
-    dataDir,
+    ...(options.inMemory ? {} : { dataDir }),
     retryIntervalOverrideMs: 50,
     ...(options.configPath ? { configPath: options.configPath } : {}),
+    ...(options.handlerOverrides ? { handlerOverrides: options.handlerOverrides } : {}),
   });
   let counter = 0;
   const startTask = async (task: unknown, name?: string): Promise<string> => {

@@ -33,12 +33,21 @@ export class EvidenceStore {
     return { key, sha256, bytes: bytes.length, contentType };
   }
 
+  /**
+   * The object's bytes, or undefined when there is none. The functions may list
+   * only under a prefix (a condition on s3:ListBucket), and a GET carries no
+   * prefix, so for a missing key S3 answers 403 AccessDenied, not 404: a denied
+   * GET is taken as "missing" only when a listing narrowed to the key finds
+   * nothing (the first seal of a batch reads a seal.json that does not exist yet).
+   */
   async get(key: string): Promise<Buffer | undefined> {
     try {
       const result = await this.s3.send(new GetObjectCommand({ Bucket: this.bucket, Key: key }));
       return Buffer.from(await result.Body!.transformToByteArray());
     } catch (error) {
-      if ((error as { name?: string }).name === 'NoSuchKey') return undefined;
+      const name = (error as { name?: string }).name;
+      if (name === 'NoSuchKey') return undefined;
+      if (name === 'AccessDenied' && !(await this.exists(key).catch(() => true))) return undefined;
       throw error;
     }
   }

@@ -1,0 +1,145 @@
+import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { parse as parseYaml, stringify as stringifyYaml } from 'yaml';
+import { after, before, test } from 'node:test';
+import { parseBatch, storeBatchItems, type BatchItem } from '../../src/app/batch.js';
+import { useServices } from '../../src/app/services.js';
+import { handler as validateRoute } from '../../lambdas/validate-route.js';
+import { batchKey } from '../../src/adapters/s3/evidence-store.js';
+import { idempotencyKey } from '../../src/domain/task.js';
+import type { Claim } from '../../src/domain/claim.js';
+import { parseSeal } from '../../src/evidence/seal.js';
+import { startHarness, type Harness } from '../support/embedded.js';
+
+// The batch workflow at scale, through the real batch ASL on the local Step Functions runner
+// (Distributed Map, S3 item list and results, enforced payload/history limits). No browser:
+// ReadList is replaced by one that stores a prepared item list the way ReadList stores it,
+// and every item's claim is already settled, so each item is routed and claimed, never written.
+
+let h: Harness;
+/** The items the next batch's ReadList hands over. */
+let nextItems: BatchItem[] = [];
+/** Bills whose routing fails as if the vendor API were down (the simulator's API has no fault for reads). */
+const unreachable = new Set<string>();
+
+const config = temporaryConfig();
+
+/** The local config with the widest item concurrency the schema allows, as a deployment running big batches would set. */
+function temporaryConfig(): { path: string; remove(): void } {
+  const dir = mkdtempSync(join(tmpdir(), 'paperclip-batch-scale-'));
+  const parsed = parseYaml(readFileSync('config/paperclip.local.yaml', 'utf8')) as Record<string, unknown>;
+  parsed['limits'] = { ...((parsed['limits'] as object | undefined) ?? {}), max_batch_items: 10_000, max_concurrency: 40 };
+  // Relative paths in the config (the site pack) resolve against the config's folder.
+  const vendor = parsed['vendor'] as { site_pack: string };
+  vendor.site_pack = resolve(vendor.site_pack);
+  const path = join(dir, 'paperclip.yaml');
+  writeFileSync(path, stringifyYaml(parsed));
+  return { path, remove: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+before(async () => {
+  h = await startHarness({
+    configPath: config.path,
+    inMemory: true,
+    handlerOverrides: {
+      'validate-route': async (event: unknown) => {
+        const billNo = (event as { task?: { billNo?: string } }).task?.billNo ?? '';
+        if (unreachable.has(billNo))
+          throw Object.assign(new Error(`vendor API unreachable reading ${billNo}`), { name: 'VendorUnavailableError' });
+        return validateRoute(event);
+      },
+      'read-list': async (event: unknown) => {
+        const { batch, executionArn } = event as { batch: unknown; executionArn: string };
+        const services = h.paperclip.services;
+        return storeBatchItems(services, { batch: parseBatch(batch), read: nextItems.length, items: nextItems, executionArn });
+      },
+    },
+  });
+  useServices(h.paperclip.services);
+});
+
+after(async () => {
+  await h?.stop();
+  config.remove();
+});
+
+function item(taskId: string, billNo: string, action = 'mark_processed'): BatchItem {
+  const task = { taskId, tenant: 'acme', billNo, action, requestedBy: 'schedule', params: {} };
+  return { key: idempotencyKey(task), needsApproval: false, task };
+}
+
+/** Claims as an earlier run left them: DONE, so Claim decides 'skip' without a browser. */
+async function settle(items: BatchItem[]): Promise<void> {
+  const now = new Date().toISOString();
+  const claims = h.paperclip.services.claims;
+  for (let i = 0; i < items.length; i += 50) {
+    await Promise.all(
+      items.slice(i, i + 50).map(({ key, task }) => {
+        const claim: Claim = {
+          key,
+          taskId: task.taskId,
+          tenant: task.tenant,
+          billNo: task.billNo,
+          action: task.action,
+          identity: 'svc-recon-acme',
+          owner: 'arn:aws:states:us-east-1:000000000000:execution:earlier:run',
+          status: 'DONE',
+          version: 1,
+          leaseUntil: now,
+          attempts: 1,
+          createdAt: now,
+          updatedAt: now,
+        };
+        return claims.tryCreate(claim);
+      }),
+    );
+  }
+}
+
+async function sealOf(tenant: string, taskId: string) {
+  const { seal, problem } = parseSeal(await h.paperclip.services.evidence.get(batchKey({ tenant, taskId }, 'seal.json')));
+  assert.ok(seal, `seal of ${tenant}/${taskId}: ${problem}`);
+  return seal;
+}
+
+test('a rejected item and a routing failure are summarised with the rest, and the batch is sealed in its scheduled folder', async () => {
+  await h.control.reset({ tenants: [{ id: 'acme', pending: 0, overcharge: 0, processed: 5 }] });
+  const acme = (await h.control.state()).bills.filter((b) => b.tenant === 'acme').map((b) => b.billNo);
+  // A scheduler fills in the time with colons; the folder is the same id without them.
+  const scheduled = 'T-acme-2026-12-02T01:00:00Z';
+  const taskId = parseBatch({ taskId: scheduled, tenant: 'acme' }).taskId;
+  const settled = acme.slice(0, 3).map((billNo) => item(taskId, billNo));
+  await settle(settled);
+  const refused = item(taskId, acme[4]!, 'delete_bill'); // an action the policy does not know: routing rejects it
+  const unroutable = item(taskId, acme[3]!); // the vendor API fails while routing
+  unreachable.add(acme[3]!);
+  nextItems = [...settled, refused, unroutable];
+
+  const run = await h.paperclip.runBatch({ taskId: scheduled, tenant: 'acme' });
+  unreachable.clear();
+  assert.equal(run.status, 'SUCCEEDED', run.error);
+  assert.equal(run.summary?.task, taskId);
+  assert.equal(run.summary?.items, 5);
+  assert.equal(run.summary?.counts.skipped, 3);
+  assert.equal(run.summary?.counts.rejected, 1);
+  assert.equal(run.summary?.counts.error, 1);
+
+  const stored = JSON.parse((await h.paperclip.services.evidence.get(batchKey({ tenant: 'acme', taskId }, 'batch.json')))!.toString()) as {
+    results: Array<{ billNo: string; outcome: string }>;
+  };
+  const byBill = Object.fromEntries(stored.results.map((r) => [r.billNo, r.outcome]));
+  assert.equal(byBill[acme[4]!], 'rejected');
+  assert.equal(byBill[acme[3]!], 'error');
+  const seal = await sealOf('acme', taskId);
+  assert.ok(
+    seal.batchObjects.some((o) => o.name === 'batch.json'),
+    'the seal covers the summary in the batch folder',
+  );
+  assert.deepEqual(
+    settled.map((i) => i.key).filter((k) => !seal.items.some((s) => s.key === k)),
+    [],
+    'every settled item is in the seal',
+  );
+});
