@@ -40,16 +40,17 @@ export function newTaskId(tenant: string): string {
 }
 
 /**
- * The approval links of a task's items that wait for a person, read from the
- * local SES inbox. Those items run on in the background, so this waits a
- * bounded time for their mail to be sent.
+ * Who was mailed for each of a task's items that wait for a person, read from
+ * the local SES inbox. Those items run on in the background, so this waits a
+ * bounded time for their mail to be sent. The links themselves are never
+ * returned: a link decides an approval, so it stays in the approver's mail.
  */
-export async function approvalLinks(
+export async function approvalRecipients(
   paperclip: EmbeddedPaperclip,
   taskId: string,
   expected: number,
   timeoutMs: number,
-): Promise<Array<{ billNo: string; to: string; link: string }>> {
+): Promise<Array<{ billNo: string; to: string }>> {
   const s = paperclip.services;
   const deadline = Date.now() + timeoutMs;
   for (;;) {
@@ -60,7 +61,7 @@ export async function approvalLinks(
       return requests.flatMap((r) =>
         emails.flatMap((mail) => {
           const link = mail.body.text?.match(/https?:\/\/\S+\/approvals\/\S+/)?.[0];
-          return link?.includes(r.approvalId) ? mail.destination.to.map((to) => ({ billNo: r.billNo, to, link })) : [];
+          return link?.includes(r.approvalId) ? mail.destination.to.map((to) => ({ billNo: r.billNo, to })) : [];
         }),
       );
     }
@@ -121,7 +122,9 @@ export async function runBatchCommand(paperclip: EmbeddedPaperclip, o: BatchComm
   const awaiting = run.summary?.counts.awaiting_approval ?? 0;
   if (awaiting > 0) {
     log(`${awaiting} irreversible item(s) await approval: the emails are in ${endpoints.sesInbox}`);
-    for (const { billNo, to, link } of await approvalLinks(paperclip, o.taskId, awaiting, 90_000)) log(`  ${billNo} → ${to}: ${link}`);
+    for (const { billNo, to } of await approvalRecipients(paperclip, o.taskId, awaiting, 90_000)) {
+      log(`  ${billNo} → ${to} (open the mail to ${to} in the inbox)`);
+    }
     log(
       o.keep
         ? '  approve in a browser and the item runs here, in the background'

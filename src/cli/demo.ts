@@ -53,7 +53,7 @@ export async function startLocalEnvironment(options: {
     startSimulator({ port: 0, seed: options.seed }),
   );
   const tenant = options.tenant ?? 'acme';
-  log(`vendor simulator   ${sim.url}  (login svc-recon-${tenant} / pw-${tenant}-2026)`);
+  log(`vendor simulator   ${sim.url}  (sign in as svc-recon-${tenant}; the seeded passwords are in docs/simulator.md)`);
   const approvalPort = options.approvalPort ?? Number(new URL(loadConfig(options.config).approvals.base_url).port || 0);
   // On a data folder the stack records itself there, so paperclip takeover (and the like) can work through it while it runs.
   const start = (port: number): Promise<{ paperclip: EmbeddedPaperclip; close(): Promise<void> }> =>

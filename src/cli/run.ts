@@ -8,7 +8,7 @@ import { routeTask } from '../domain/routing.js';
 import { idempotencyKey, type WriteTask } from '../domain/task.js';
 import type { EmbeddedPaperclip } from '../embedded/paperclip-stack.js';
 import { ConfigPath, DataDir, KeyValueList, parseCommand, Port, TenantId, UsageError, type Command, type CommandSpec } from './args.js';
-import { approvalLinks, log, logStack, newTaskId, runBatchCommand } from './batch-output.js';
+import { approvalRecipients, log, logStack, newTaskId, runBatchCommand } from './batch-output.js';
 import { DataFolderError, startEmbeddedSession } from './embedded-session.js';
 
 const Flags = z
@@ -53,7 +53,8 @@ config (nothing started).
 With --item <key> --action <name> [--param k=v ...] it runs one guarded write
 instead and prints its outcome as one JSON line; exit code 0 when the outcome
 is done, 1 otherwise. An action that needs an approval waits for it here: the
-link is printed, and this process serves the approval page until it is decided.`,
+approver's mail is in the local SES inbox, and this process serves the approval
+page until it is decided.`,
   flags: Flags,
 };
 
@@ -78,8 +79,8 @@ async function runOneWrite(paperclip: EmbeddedPaperclip, task: WriteTask): Promi
     timeoutMs: needsApproval ? (s.config.write_policy.approval_timeout_seconds + 600) * 1000 : undefined,
   });
   if (needsApproval) {
-    void approvalLinks(paperclip, task.taskId, 1, 60_000).then((links) => {
-      for (const { to, link } of links) log(`  approval for ${to}: ${link}`);
+    void approvalRecipients(paperclip, task.taskId, 1, 60_000).then((recipients) => {
+      for (const { to } of recipients) log(`  approval mailed to ${to}: open it in the inbox at ${paperclip.stack.endpoints.sesInbox}`);
     });
   }
   const { executionArn, output } = await running;
