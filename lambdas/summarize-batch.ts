@@ -1,8 +1,7 @@
 import { z } from 'zod';
 import { defineHandler } from '../src/app/handler-kit.js';
 import { ExecutionArn } from '../src/app/guarded-write/state.js';
-import { summarizeBatch } from '../src/app/batch.js';
-import { MapRunOutput } from '../src/adapters/s3/map-run-results.js';
+import { MapRunOutput, summarizeBatch } from '../src/app/batch.js';
 
 const StepError = z.object({ Error: z.string(), Cause: z.string().optional() });
 

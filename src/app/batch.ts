@@ -2,13 +2,16 @@ import type { Services } from './services.js';
 import { BatchRequest, idempotencyKey } from '../domain/task.js';
 import { InputRejectedError, failureMessage } from '../domain/errors.js';
 import { batchKey, type StoredObject } from '../adapters/s3/evidence-store.js';
-import { readMapRunResults, type MapRunItemResult, type MapRunOutput } from '../adapters/s3/map-run-results.js';
+import { readMapRunResults, type MapRunItemResult, MapRunOutput } from '../adapters/s3/map-run-results.js';
 import { readContextFor, readList, type ListedItem } from './vendor-reads.js';
 import type { Tenant } from '../config/schema.js';
 import type { SitePack } from '../sitepack/schema.js';
 import { withSession } from './sessions.js';
 import { own } from '../lib/own.js';
 import { sealBatchEvidence } from '../evidence/batch-end.js';
+
+/** The map run's output as SummarizeBatch receives it; the handler validates its event with this. */
+export { MapRunOutput };
 
 export interface BatchItem {
   key: string;
