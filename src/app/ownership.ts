@@ -6,22 +6,28 @@ import { withSession } from './sessions.js';
 /**
  * Proves, before any write session opens, that the item belongs to the task's
  * tenant, the way the site pack says: the API's owner field (no browser when it
- * takes a token), a tenant-filtered search of the list, a detail-page field or
- * the export's owner column (a read-only session of the tenant's identity).
- * A pack without `ownership` relies on the identity's own scope at the vendor.
+ * takes a token or signs in by api.login), a tenant-filtered search of the list,
+ * a detail-page field or the export's owner column (a read-only session of the
+ * tenant's identity). A pack without `ownership` relies on the identity's own
+ * scope at the vendor.
  */
 export async function proveOwnership(s: Services, item: RoutedItem): Promise<void> {
   const ownership = s.pack.ownership;
   if (!ownership) return;
   const ctx = { ...readContextFor(s, item.tenant), billNo: item.billNo };
-  const byToken = ownership.source === 'api' && s.pack.api?.auth === 'token';
-  const found = byToken
-    ? await readOwnership({ ...ctx, api: await s.vendorApi(item.identity) })
+  const api = ownership.source === 'api' ? await browserlessApi(s, item.identity) : undefined;
+  const found = api
+    ? await readOwnership({ ...ctx, api })
     : await withSession(s, item.identity, 'read', { trace: false }, (session) => readOwnership({ ...ctx, session }));
   assertBillBelongsToTenant(item, found);
 }
 
-/** The token client of an identity when the pack's API takes a token; cookie APIs read through a session. */
-export async function tokenApi(s: Services, identity: string) {
-  return s.pack.api?.auth === 'token' ? s.vendorApi(identity) : undefined;
+/**
+ * The identity's client for the pack's API when it needs no browser: a token
+ * API, or a cookie API that signs in by api.login. A cookie API without a login
+ * request is read through a browser session instead (undefined here).
+ */
+export async function browserlessApi(s: Services, identity: string) {
+  const api = s.pack.api;
+  return api && (api.auth === 'token' || api.login) ? s.vendorApi(identity) : undefined;
 }

@@ -39,6 +39,7 @@ export interface Services {
   table(id: Parameters<typeof tableName>[1]): string;
   identity(id: string): Identity;
   secret(identityId: string): Promise<IdentitySecret>;
+  /** The vendor's JSON API as the identity: by its token, or by the session cookie of the pack's api.login. */
   vendorApi(identityId: string): Promise<VendorApi>;
   /** ARN of the guarded-write state machine, for compensation and operator retries. */
   guardedWriteArn(): string;
@@ -105,9 +106,12 @@ export function createServices(env: NodeJS.ProcessEnv = process.env): Services {
     identity,
     secret,
     async vendorApi(identityId: string) {
-      const { apiToken } = await secret(identityId);
+      const { username, password, apiToken } = await secret(identityId);
+      if (sitePack.api?.auth === 'cookie' && sitePack.api.login) {
+        return new VendorApi(config.vendor.base_url, sitePack, { kind: 'login', username, password });
+      }
       if (!apiToken) throw new Error(`identity ${identityId} has no API token`);
-      return new VendorApi(config.vendor.base_url, sitePack, apiToken);
+      return new VendorApi(config.vendor.base_url, sitePack, { kind: 'token', token: apiToken });
     },
     guardedWriteArn() {
       if (!vars.PAPERCLIP_GUARDED_WRITE_ARN) throw new Error('set PAPERCLIP_GUARDED_WRITE_ARN to the guarded-write state machine ARN');

@@ -224,7 +224,7 @@ export interface ItemReading {
 export interface ObserveContext extends ReadContext {
   billNo: string;
   session?: OpenedSession;
-  /** The identity's token client, for `api` with token auth. */
+  /** The identity's API client without a browser: token auth, or cookie auth signed in by api.login. */
   api?: VendorApi;
 }
 
@@ -317,11 +317,14 @@ export function atPath(document: unknown, path: string): unknown {
 export async function readApiItem(ctx: ObserveContext): Promise<Record<string, unknown> | undefined> {
   const spec = ctx.pack.api;
   if (!spec) throw new ReadFailedError(`site pack ${ctx.pack.site} declares no api`);
-  if (spec.auth === 'token') {
-    if (!ctx.api) throw new ReadFailedError('no vendor API token for this identity');
-    return ctx.api.readItem(ctx.billNo);
+  // A token, or the cookie of api.login: no browser involved.
+  if (ctx.api) return ctx.api.readItem(ctx.billNo);
+  if (spec.auth === 'token') throw new ReadFailedError('no vendor API token for this identity');
+  if (!ctx.session) {
+    throw new ReadFailedError(
+      'the api authenticates with the session cookie and needs a browser session (or api.login to sign in without one)',
+    );
   }
-  if (!ctx.session) throw new ReadFailedError('the api authenticates with the session cookie and needs a browser session');
   const url = new URL(fillTemplate(spec.itemUrl, readParams(ctx, { billNo: ctx.billNo }), 'url'), ctx.baseUrl);
   const response = await ctx.session.context.request
     .get(url.toString(), { failOnStatusCode: false, maxRedirects: 0, headers: { accept: 'application/json' } })

@@ -3,7 +3,7 @@ import type { Services } from '../app/services.js';
 import { withSession } from '../app/sessions.js';
 import { compensate, CompensationRefusedError, runGuardedWrite, type CompensationResult } from '../app/compensation.js';
 import { observeStatus, readContextFor, readList } from '../app/vendor-reads.js';
-import { tokenApi } from '../app/ownership.js';
+import { browserlessApi } from '../app/ownership.js';
 import type { OpenedSession } from '../browser/identity-sessions.js';
 import { idempotencyKey, type WriteTask } from '../domain/task.js';
 import type { ReadbackSource } from '../sitepack/schema.js';
@@ -75,7 +75,7 @@ export async function runDrill(s: Services, options: DrillOptions): Promise<Dril
   const source = independentSource(s);
   const read = async (billNo: string): Promise<string | null> => {
     // A token API is read without a browser; a cookie API (like every page source) needs the identity's session.
-    const api = source === 'api' ? await tokenApi(s, identity) : undefined;
+    const api = source === 'api' ? await browserlessApi(s, identity) : undefined;
     const observe = (session?: OpenedSession) =>
       observeStatus(source, {
         pack: s.pack,

@@ -5,6 +5,7 @@ import { createServices, type Services } from '../app/services.js';
 import { withSession } from '../app/sessions.js';
 import { planRows, type RowPlan } from '../app/batch.js';
 import { checkSession, readContextFor, readItem, readList, type ListedItem } from '../app/vendor-reads.js';
+import { browserlessApi } from '../app/ownership.js';
 import { runStep } from '../browser/executor.js';
 import { closeSharedBrowser, sharedBrowser } from '../browser/chromium.js';
 import type { OpenedSession } from '../browser/identity-sessions.js';
@@ -147,7 +148,7 @@ export async function probe(s: Services, options: { tenant: string; item?: strin
   if (item) {
     result.item = item;
     const sources = sourcesOf(s, tenant.identity);
-    const api = sources.some((x) => x.source === 'api') ? await s.vendorApi(tenant.identity).catch(() => undefined) : undefined;
+    const api = sources.some((x) => x.source === 'api') ? await browserlessApi(s, tenant.identity).catch(() => undefined) : undefined;
     await withSession(s, tenant.identity, 'readback', { trace: true }, async (session: OpenedSession) => {
       for (const { source, configured } of sources) {
         try {

@@ -209,6 +209,25 @@ const Paging = z
 
 const StatusMap = z.record(z.string().min(1), StatusCode);
 
+/**
+ * The request that signs an identity in for a cookie-authenticated API: the
+ * credentials go as data ({{username}} and {{password}} in the body, JSON or a
+ * form), and the cookies the answer sets authenticate the api calls after it.
+ */
+const ApiLogin = z
+  .object({
+    url: PathTemplate,
+    method: z.enum(['POST', 'PUT']).default('POST'),
+    /** How the body is sent: a JSON object, or an application/x-www-form-urlencoded form. */
+    format: z.enum(['json', 'form']).default('json'),
+    /** Field -> value; values may use {{username}} and {{password}}. */
+    body: z
+      .record(z.string().min(1), z.string())
+      .refine((body) => Object.values(body).some((v) => v.includes('{{password}}')), 'api.login.body must send {{password}} in a field'),
+  })
+  .strict();
+export type ApiLogin = z.infer<typeof ApiLogin>;
+
 const PARAMS_OF_LIST = 'tenant, page and the tenant site_params';
 
 export const SitePack = z
@@ -312,6 +331,11 @@ export const SitePack = z
       .object({
         itemUrl: PathTemplate,
         auth: z.enum(['cookie', 'token']).default('token'),
+        /**
+         * With cookie auth: how to get the session cookie without a browser (the login request the
+         * vendor's own page sends). Without it, a cookie API is read through a browser session.
+         */
+        login: ApiLogin.optional(),
         /** Dot path to the item inside the answer ('' for the answer itself), e.g. data.bill. */
         itemPath: z.string().max(100).default(''),
         statusPath: z.string().min(1).max(100),
@@ -322,6 +346,10 @@ export const SitePack = z
         notFoundStatus: z.array(z.number().int().min(400).max(499)).default([403, 404]),
       })
       .strict()
+      .refine((api) => api.login === undefined || api.auth === 'cookie', {
+        path: ['login'],
+        message: 'api.login gets a session cookie; set auth: cookie, or drop login for a token API',
+      })
       .optional(),
     /**
      * How routing proves an item belongs to the task's tenant before any write

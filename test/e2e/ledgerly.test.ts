@@ -85,11 +85,17 @@ describe('guarded writes on Ledgerly', () => {
     assert.equal(refunds.length, 1);
   });
 
-  test('an item of another org is rejected at routing with the reason; the vendor is not written', async () => {
+  test('an item of another org is rejected at routing with the reason, before any browser opens; the vendor is not written', async () => {
     await h.control.reset(small);
+    const browsers = h.paperclip.services.sessions.stats;
     const result = await h.runTask(resolveTask('N-8001', 'T-ledgerly-scope'));
     assert.equal(result.output['outcome'], 'rejected');
     assert.match(String(result.output['reason']), /N-8001 is not visible to svc-ledgerly-acme \(api\)/);
+    assert.deepEqual(
+      h.paperclip.services.sessions.stats,
+      browsers,
+      'ownership read through api.login: no browser context created or reused',
+    );
     assert.deepEqual(await h.control.journal(), []);
   });
 

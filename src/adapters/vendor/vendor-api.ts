@@ -2,15 +2,26 @@ import { fillTemplate } from '../../sitepack/action-language.js';
 import type { SiteAction, SitePack } from '../../sitepack/schema.js';
 import { ReadFailedError, SessionLostError, WriteNotCommittedError, AmbiguousOutcomeError } from '../../domain/errors.js';
 
+/** How requests to the vendor's JSON API are authenticated. */
+export type VendorApiAuth =
+  /** The identity's API token, as `Authorization: Bearer`. */
+  | { kind: 'token'; token: string }
+  /** The session cookie the pack's `api.login` request gets with the identity's credentials. */
+  | { kind: 'login'; username: string; password: string };
+
 /**
  * The vendor's JSON API, where the site pack declares one: the `api` tier of
- * the tool ladder for writes, and an independent readback source.
+ * the tool ladder for writes, and an independent readback source. A cookie
+ * API with an `api.login` is reached the same way, without a browser: one
+ * login per client, then its cookies on every call.
  */
 export class VendorApi {
+  private cookie: Promise<string> | undefined;
+
   constructor(
     private readonly baseUrl: string,
     private readonly pack: SitePack,
-    private readonly token: string,
+    private readonly auth: VendorApiAuth,
     private readonly timeoutMs = 10_000,
   ) {}
 
@@ -21,8 +32,8 @@ export class VendorApi {
     const response = await this.fetch(url, { method: 'GET' }).catch((error: Error) => {
       throw new ReadFailedError(`reading ${url.pathname} failed: ${error.message}`);
     });
-    if (response.status === 401) throw new SessionLostError('the vendor API rejected the identity token (401)');
     if (this.pack.api.notFoundStatus.includes(response.status)) return undefined;
+    this.assertAuthenticated(response);
     if (!response.ok) throw new ReadFailedError(`reading ${url.pathname} answered ${response.status}`);
     let item: unknown = await response.json();
     // The item inside the answer, at the pack's dot path ('' for the answer itself).
@@ -47,17 +58,71 @@ export class VendorApi {
       throw new AmbiguousOutcomeError(`the vendor API did not answer ${request.method} ${url.pathname}: ${(error as Error).message}`);
     }
     const text = await response.text();
-    if (response.status === 401) throw new SessionLostError('the vendor API rejected the identity token (401)');
+    this.assertAuthenticated(response);
     if (response.status >= 500) throw new AmbiguousOutcomeError(`the vendor API answered ${response.status}`);
     if (!response.ok) throw new WriteNotCommittedError(`the vendor API refused the write (${response.status}): ${text.slice(0, 200)}`);
     return { status: response.status, body: text ? JSON.parse(text) : null };
   }
 
-  private fetch(url: URL, init: RequestInit): Promise<Response> {
+  /** A 401 (a cookie API: also 403 or a redirect to its login) means the identity's session or token is gone. */
+  private assertAuthenticated(response: Response): void {
+    const what = this.auth.kind === 'token' ? 'the identity token' : 'the session cookie from api.login';
+    const lost =
+      response.status === 401 ||
+      (this.auth.kind === 'login' && (response.status === 403 || (response.status >= 300 && response.status < 400)));
+    if (lost) throw new SessionLostError(`the vendor API answered ${response.status} to ${what}: the session is gone`);
+  }
+
+  private async fetch(url: URL, init: RequestInit): Promise<Response> {
+    const auth: Record<string, string> =
+      this.auth.kind === 'token' ? { authorization: `Bearer ${this.auth.token}` } : { cookie: await this.sessionCookie() };
     return fetch(url, {
       ...init,
-      headers: { ...(init.headers as Record<string, string>), authorization: `Bearer ${this.token}` },
+      redirect: 'manual',
+      headers: { accept: 'application/json', ...(init.headers as Record<string, string>), ...auth },
       signal: AbortSignal.timeout(this.timeoutMs),
     });
+  }
+
+  /** Signs in once with the pack's api.login request; the cookies it sets authenticate every later call. */
+  private sessionCookie(): Promise<string> {
+    this.cookie ??= this.login().catch((error: unknown) => {
+      this.cookie = undefined;
+      throw error;
+    });
+    return this.cookie;
+  }
+
+  private async login(): Promise<string> {
+    const spec = this.pack.api?.login;
+    if (!spec || this.auth.kind !== 'login') throw new ReadFailedError(`site pack ${this.pack.site} declares no api.login`);
+    const credentials = { username: this.auth.username, password: this.auth.password };
+    const fields = Object.fromEntries(Object.entries(spec.body).map(([k, v]) => [k, fillTemplate(v, credentials)]));
+    const url = new URL(fillTemplate(spec.url, {}, 'url'), this.baseUrl);
+    const body = spec.format === 'json' ? JSON.stringify(fields) : new URLSearchParams(fields).toString();
+    const contentType = spec.format === 'json' ? 'application/json' : 'application/x-www-form-urlencoded';
+    // Credentials travel only in the body, never in a URL; a failure names the request, never the password.
+    const response = await fetch(url, {
+      method: spec.method,
+      redirect: 'manual',
+      headers: { 'content-type': contentType, accept: 'application/json' },
+      body,
+      signal: AbortSignal.timeout(this.timeoutMs),
+    }).catch((error: Error) => {
+      throw new ReadFailedError(`api.login ${spec.method} ${url.pathname} failed: ${error.message}`);
+    });
+    await response.arrayBuffer().catch(() => undefined);
+    const cookies = response.headers
+      .getSetCookie()
+      .map((line) => line.split(';', 1)[0]!.trim())
+      .filter((pair) => pair.includes('='));
+    if (response.status >= 400 || cookies.length === 0) {
+      throw new SessionLostError(
+        `api.login ${spec.method} ${url.pathname} as ${this.auth.username} answered ${response.status}${
+          cookies.length === 0 ? ' and set no cookie' : ''
+        }: check the identity's credentials and api.login.body`,
+      );
+    }
+    return cookies.join('; ');
   }
 }

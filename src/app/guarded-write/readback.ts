@@ -6,7 +6,7 @@ import type { StoredObject } from '../../adapters/s3/evidence-store.js';
 import { hasRow } from '../../browser/evidence-screenshot.js';
 import { fillTemplate } from '../../sitepack/action-language.js';
 import { observeStatus, readContextFor } from '../vendor-reads.js';
-import { tokenApi } from '../ownership.js';
+import { browserlessApi } from '../ownership.js';
 import { withSession } from '../sessions.js';
 import type { ItemState, ReadbackOutcome } from './state.js';
 import { itemRow, openDetail, screenshotTo } from './step-support.js';
@@ -19,7 +19,7 @@ export async function readback(s: Services, state: ItemState): Promise<ReadbackO
   const { item } = state;
   const action = s.pack.actions[item.action]!;
   const policy = s.config.actions[item.action]!;
-  const api = await tokenApi(s, item.identity);
+  const api = await browserlessApi(s, item.identity);
   return withSession(s, item.identity, 'readback', { trace: false }, async (session) => {
     const evidence: StoredObject[] = [];
     let degraded = false;

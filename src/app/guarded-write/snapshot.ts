@@ -4,7 +4,7 @@ import { ReadFailedError, StructuredContractMissingError } from '../../domain/er
 import type { OpenedSession } from '../../browser/identity-sessions.js';
 import type { ReadbackSource } from '../../sitepack/schema.js';
 import { observeStatus, readContextFor } from '../vendor-reads.js';
-import { tokenApi } from '../ownership.js';
+import { browserlessApi } from '../ownership.js';
 import { withSession } from '../sessions.js';
 import type { ItemState, SnapshotResult } from './state.js';
 import { heldClaim, openDetail, screenshotTo } from './step-support.js';
@@ -15,7 +15,7 @@ export async function snapshot(s: Services, state: ItemState): Promise<SnapshotR
   const ref = heldClaim(state);
   const action = s.pack.actions[item.action]!;
   return withSession(s, item.identity, 'read', { trace: false }, async (session) => {
-    const api = await tokenApi(s, item.identity);
+    const api = await browserlessApi(s, item.identity);
     const observation = await firstObservation(s, item, session, api);
     await openDetail(s, item, session);
     const evidence = [await screenshotTo(s, item, session.page, 'before.png')];
