@@ -262,9 +262,18 @@ export const SitePack = z
       .object({
         rejected: z.array(z.string().min(1)).default([]),
         timedOut: z.array(z.string().min(1)).default([]),
+        /** Texts the vendor shows once it accepted a write (a toast); they end the wait for an answer early. */
+        accepted: z.array(z.string().min(1)).default([]),
+        /**
+         * Where the vendor's answer shows, for notifications without an ARIA role. Without it the wait
+         * looks for a live region (role alert or status) and the texts above.
+         */
+        locator: Locator.optional(),
+        /** How long to wait for an answer after the last commit click before readback takes over. */
+        timeoutMs: z.number().int().min(0).max(30_000).default(3000),
       })
       .strict()
-      .default({ rejected: [], timedOut: [] }),
+      .default({ rejected: [], timedOut: [], accepted: [], timeoutMs: 3000 }),
     /** Any one of these means the vendor session is gone: the item fails loudly, no retry. */
     sessionLost: z
       .object({

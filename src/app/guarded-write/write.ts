@@ -161,14 +161,18 @@ async function settled(page: Page, condition: Settled, ctx: StepContext): Promis
  * followed by another attempt.
  */
 async function throwOnWriteFeedback(s: Services, page: Page): Promise<void> {
-  // The answer shows up as a live region (status or alert) once the vendor replies; give a slow page a moment.
-  await page
-    .getByRole('alert')
-    .or(page.getByRole('status'))
+  const { rejected, timedOut, accepted, locator, timeoutMs } = s.pack.writeFeedback;
+  // The answer shows up once the vendor replies: a live region, the pack's locator, or one of its known texts
+  // (many admin UIs show toasts with no ARIA role). Give a slow page a moment, never longer than the pack says.
+  const texts = [...accepted, ...rejected, ...timedOut];
+  const answer = [...(locator ? [resolveLocator(page, locator, {})] : []), ...texts.map((text) => page.getByText(text))].reduce(
+    (either, next) => either.or(next),
+    page.getByRole('alert').or(page.getByRole('status')),
+  );
+  await answer
     .first()
-    .waitFor({ state: 'visible', timeout: 3000 })
+    .waitFor({ state: 'visible', timeout: timeoutMs })
     .catch(() => undefined);
-  const { rejected, timedOut } = s.pack.writeFeedback;
   const text = await firstVisibleText(page, [...rejected, ...timedOut]);
   if (text === undefined) return;
   if (rejected.includes(text)) {
