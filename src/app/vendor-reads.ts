@@ -329,7 +329,7 @@ export async function readApiItem(ctx: ObserveContext): Promise<Record<string, u
   const response = await ctx.session.context.request
     .get(url.toString(), { failOnStatusCode: false, maxRedirects: 0, headers: { accept: 'application/json' } })
     .catch((error: Error) => {
-      throw new ReadFailedError(`reading ${url.pathname} failed: ${error.message}`);
+      throw new ReadFailedError(`reading ${url.pathname} failed: ${error.message}`, {}, { cause: error });
     });
   const status = response.status();
   if (spec.notFoundStatus.includes(status)) return undefined;

@@ -161,7 +161,7 @@ export async function runStep(page: Page, step: Step, ctx: StepContext): Promise
         ? page.reload({ timeout, waitUntil: 'domcontentloaded' })
         : page.goto(url.toString(), { timeout, waitUntil: 'domcontentloaded' });
     const response = await go.catch((error: Error) => {
-      throw new ReadFailedError(`could not open ${url.pathname}${url.hash}: ${error.message}`, { url: url.toString() });
+      throw new ReadFailedError(`could not open ${url.pathname}${url.hash}: ${error.message}`, { url: url.toString() }, { cause: error });
     });
     await assertSessionAlive(page, ctx.sessionLost);
     if (response && response.status() >= 500) {

@@ -11,6 +11,7 @@ import { closeSharedBrowser, sharedBrowser } from '../browser/chromium.js';
 import type { OpenedSession } from '../browser/identity-sessions.js';
 import type { ReadbackSource } from '../sitepack/schema.js';
 import { ConfigPath, parseCommand, TenantId, UsageError, type Command, type CommandSpec } from './args.js';
+import { SessionLostError } from '../domain/errors.js';
 
 /**
  * `paperclip sitepack probe`: a read-only dry run on the live site. Every
@@ -184,7 +185,7 @@ export async function probe(s: Services, options: { tenant: string; item?: strin
         detail: `${probeUrl} without a session showed ${new URL(page.url()).pathname}${new URL(page.url()).hash} and nothing matched sessionLost; add what the vendor shows there (a URL part or a text)`,
       });
     } catch (error) {
-      const lost = (error as Error).name === 'SessionLostError';
+      const lost = error instanceof SessionLostError;
       result.sessionLoss.push({
         check: 'logged-out visit',
         ok: lost,

@@ -1,4 +1,5 @@
 import type { ReadbackResult } from './readback.js';
+import { WriteNotCommittedError } from './errors.js';
 
 /**
  * What happens after an independent readback: the one decision that turns a
@@ -33,7 +34,7 @@ export function decideNext(
   if (preStatus !== undefined && result.observedStatus !== preStatus && state.item.reversibility === 'reversible' && state.item.inverse) {
     return { next: 'compensate', why: `the item settled on ${result.observedStatus}, neither ${preStatus} nor the target: undo it` };
   }
-  const refusedBeforeCommit = state.writeError?.Error === 'WriteNotCommittedError';
+  const refusedBeforeCommit = state.writeError?.Error === WriteNotCommittedError.errorName;
   // A run that starts at Readback carries write: null and writeError: null (the workflow's initial values).
   const resumedAfterCrash = state.write == null && state.writeError == null;
   if ((refusedBeforeCommit || resumedAfterCrash) && policy.retry_after_negative_readback && attempts < policy.max_write_attempts) {

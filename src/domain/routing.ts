@@ -100,7 +100,8 @@ function requester(raw: string, config: PaperclipConfig): string {
   try {
     return canonicalPrincipal(raw, config.approvals.plus_addressing);
   } catch (error) {
-    if (error instanceof PrincipalError) throw new InputRejectedError(`task.requestedBy: ${error.message}`, 'requestedBy');
+    if (error instanceof PrincipalError)
+      throw new InputRejectedError(`task.requestedBy: ${error.message}`, 'requestedBy', {}, { cause: error });
     throw error;
   }
 }

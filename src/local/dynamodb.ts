@@ -2,6 +2,8 @@ import { mkdirSync } from 'node:fs';
 import {
   CreateTableCommand,
   DescribeTableCommand,
+  ResourceInUseException,
+  ResourceNotFoundException,
   UpdateTimeToLiveCommand,
   type AttributeDefinition,
   type DynamoDBClient,
@@ -65,7 +67,7 @@ export async function createTables(client: DynamoDBClient, prefix: string): Prom
       result.created.push(name);
     } catch (err) {
       // Another process created it between our check and our create.
-      if ((err as Error).name !== 'ResourceInUseException') throw err;
+      if (!(err instanceof ResourceInUseException)) throw err;
       result.existing.push(name);
       continue;
     }
@@ -114,7 +116,7 @@ async function tableExists(client: DynamoDBClient, name: string): Promise<boolea
     await client.send(new DescribeTableCommand({ TableName: name }));
     return true;
   } catch (err) {
-    if ((err as Error).name === 'ResourceNotFoundException') return false;
+    if (err instanceof ResourceNotFoundException) return false;
     throw err;
   }
 }

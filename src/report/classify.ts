@@ -1,5 +1,6 @@
 import type { AuditEvent } from '../domain/audit-chain.js';
 import type { Claim } from '../domain/claim.js';
+import { SessionLostError } from '../domain/errors.js';
 
 /**
  * What one item's claim and audit chain show, in the terms of the four
@@ -85,7 +86,7 @@ export function classifyItem(claim: Claim, events: readonly AuditEvent[]): ItemF
         break;
       case 'write_failed':
         writeFailedSinceCommit = true;
-        if (event.data['error'] === 'SessionLostError') sessionLost = true;
+        if (event.data['error'] === SessionLostError.errorName) sessionLost = true;
         break;
       case 'readback': {
         lastVerdict = String(event.data['verdict'] ?? '');
@@ -98,7 +99,7 @@ export function classifyItem(claim: Claim, events: readonly AuditEvent[]): ItemF
         break;
       }
       case 'takeover':
-        if (event.data['error'] === 'SessionLostError') sessionLost = true;
+        if (event.data['error'] === SessionLostError.errorName) sessionLost = true;
         break;
     }
   }

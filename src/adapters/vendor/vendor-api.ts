@@ -30,7 +30,7 @@ export class VendorApi {
     if (!this.pack.api) throw new ReadFailedError(`site pack ${this.pack.site} declares no api`);
     const url = new URL(fillTemplate(this.pack.api.itemUrl, { billNo }, 'url'), this.baseUrl);
     const response = await this.fetch(url, { method: 'GET' }).catch((error: Error) => {
-      throw new ReadFailedError(`reading ${url.pathname} failed: ${error.message}`);
+      throw new ReadFailedError(`reading ${url.pathname} failed: ${error.message}`, {}, { cause: error });
     });
     if (this.pack.api.notFoundStatus.includes(response.status)) return undefined;
     this.assertAuthenticated(response);
@@ -55,7 +55,11 @@ export class VendorApi {
     try {
       response = await this.fetch(url, { method: request.method, headers, body: JSON.stringify(body) });
     } catch (error) {
-      throw new AmbiguousOutcomeError(`the vendor API did not answer ${request.method} ${url.pathname}: ${(error as Error).message}`);
+      throw new AmbiguousOutcomeError(
+        `the vendor API did not answer ${request.method} ${url.pathname}: ${(error as Error).message}`,
+        {},
+        { cause: error },
+      );
     }
     const text = await response.text();
     this.assertAuthenticated(response);

@@ -5,6 +5,7 @@ import { approvalsStore } from './request-approval.js';
 import { canonicalPrincipal } from '../../domain/principal.js';
 import { oneLine } from '../../lib/one-line.js';
 import type { ApprovalOutput } from '../guarded-write/state.js';
+import { TASK_FAILURES } from '../../domain/errors.js';
 
 /**
  * The approval decision, independent of HTTP: who may see a request, who may
@@ -141,7 +142,7 @@ export async function decideApproval(
       await s.sfn.send(new SendTaskSuccessCommand({ taskToken: request.taskToken, output: JSON.stringify(output) }));
     } else {
       const cause = `rejected by ${approver}${input.note ? `: ${oneLine(input.note, 200)}` : ''}`;
-      await s.sfn.send(new SendTaskFailureCommand({ taskToken: request.taskToken, error: 'ApprovalRejected', cause }));
+      await s.sfn.send(new SendTaskFailureCommand({ taskToken: request.taskToken, error: TASK_FAILURES.approvalRejected, cause }));
     }
   } catch (error) {
     // The decision stands in the table and the trail, but the workflow no longer

@@ -1,6 +1,13 @@
 import type { Page } from 'playwright-core';
 import type { Services } from '../services.js';
-import { AmbiguousOutcomeError, ClaimFencedError, WriteNotCommittedError } from '../../domain/errors.js';
+import {
+  AmbiguousOutcomeError,
+  ApprovalNotProvenError,
+  ClaimFencedError,
+  SessionLostError,
+  StructuredContractMissingError,
+  WriteNotCommittedError,
+} from '../../domain/errors.js';
 import { evidenceKey, type StoredObject } from '../../adapters/s3/evidence-store.js';
 import { dialogsSeen, firstVisibleText, runSteps, type StepContext } from '../../browser/executor.js';
 import { resolveLocator, scopeRoot } from '../../browser/locate.js';
@@ -115,13 +122,14 @@ export async function browserWrite(s: Services, state: ItemState): Promise<Write
         actor: item.identity,
         data: { committed, error: (error as Error).name, message: (error as Error).message, evidence },
       });
-      const name = (error as Error).name;
       if (!committed) {
-        if (name === 'StructuredContractMissingError' || name === 'SessionLostError' || name === 'ApprovalNotProvenError') throw error;
-        throw new WriteNotCommittedError(`write failed before the commit click: ${(error as Error).message}`);
+        if (error instanceof StructuredContractMissingError || error instanceof SessionLostError || error instanceof ApprovalNotProvenError)
+          throw error;
+        throw new WriteNotCommittedError(`write failed before the commit click: ${(error as Error).message}`, {}, { cause: error });
       }
-      if (name === 'SessionLostError' || name === 'WriteNotCommittedError' || name === 'AmbiguousOutcomeError') throw error;
-      throw new AmbiguousOutcomeError(`write may have landed: ${(error as Error).message}`);
+      if (error instanceof SessionLostError || error instanceof WriteNotCommittedError || error instanceof AmbiguousOutcomeError)
+        throw error;
+      throw new AmbiguousOutcomeError(`write may have landed: ${(error as Error).message}`, {}, { cause: error });
     } finally {
       const trace = await session.close().catch(() => undefined);
       if (trace) evidence.push(await s.evidence.put(evidenceKey(item, 'trace.zip'), trace, 'application/zip'));
