@@ -12,6 +12,7 @@ import {
   type Sizing,
 } from './cost-model.js';
 import type { GuardedRun } from './guarded-run.js';
+import type { ParsedHistory } from './execution-history.js';
 import type { MachineInfo } from './machine.js';
 import type { RawRun } from './raw-script.js';
 import { BenchReportSchema, type BenchReport, type RunRecord, type StepRow } from './report-schema.js';
@@ -75,10 +76,13 @@ function rawSplit(runs: AnalysisInput['rawRuns']) {
   const kinds: Record<string, number> = {};
   let requests = 0;
   let contexts = 0;
+  let steadyRequests = 0;
+  let steadyItems = 0;
+  const firsts: number[] = [];
   for (const { run, requests: all, cpu: timeline, concurrency } of runs) {
     // One login context, then one context per worker.
     contexts += 1 + Math.min(concurrency, run.items.length);
-    for (const item of run.items) {
+    for (const [index, item] of run.items.entries()) {
       const window = { start: item.startedAt, end: item.endedAt };
       const inItem = within(all, window);
       latencies.push(item.latencyMs);
@@ -86,11 +90,17 @@ function rawSplit(runs: AnalysisInput['rawRuns']) {
       cpu.push(timeline.between(window.start, window.end));
       requests += inItem.length;
       countKinds(inItem, kinds);
+      if (index === 0) firsts.push(item.latencyMs);
+      else {
+        steadyRequests += inItem.length;
+        steadyItems += 1;
+      }
     }
   }
   const n = latencies.length || 1;
   return {
     itemMs: summarize(latencies),
+    firstItemMs: round(mean(firsts)),
     vendorMs: round(mean(vendor)),
     ownMs: round(mean(latencies) - mean(vendor)),
     cpuMs: cpuMeans(cpu),
@@ -98,9 +108,47 @@ function rawSplit(runs: AnalysisInput['rawRuns']) {
     // The raw script keeps one page per worker for the whole run.
     sessionsPerItem: round(contexts / n, 2),
     vendorRequestsPerItem: round(requests / n, 2),
+    steadyVendorRequestsPerItem: round(steadyRequests / (steadyItems || 1), 2),
+    // After the first item the script keeps using the page it has: no new session per item.
+    steadySessionsPerItem: 0,
+    loginsPerItem: round(runs.length / n, 2),
     requestKinds: perItem(kinds, n),
   };
 }
+
+interface OpenCounts {
+  sessions: number;
+  contexts: number;
+  logins: number;
+}
+
+/**
+ * Which item and state took each session: the Lambda invocation that started last before the open. State windows
+ * from the history can overlap the next state's invocation by a few milliseconds; invocations of one item at
+ * concurrency 1 follow each other, so the latest one started is the one that asked.
+ */
+function attributeOpens(run: GuardedRun): Map<number, Map<string, OpenCounts>> {
+  const invocations = run.items.flatMap((item, index) => item.invocations.map((inv) => ({ index, inv })));
+  const out = new Map<number, Map<string, OpenCounts>>();
+  for (const open of run.sessionOpens) {
+    let best: { index: number; inv: (typeof invocations)[number]['inv'] } | undefined;
+    for (const candidate of invocations) {
+      if (candidate.inv.startedAt <= open.at && open.at <= candidate.inv.endedAt && (!best || candidate.inv.startedAt > best.inv.startedAt))
+        best = candidate;
+    }
+    if (!best) continue; // the batch's own list read, outside every item
+    const byState = out.get(best.index) ?? new Map<string, OpenCounts>();
+    out.set(best.index, byState);
+    const counts = byState.get(best.inv.state) ?? { sessions: 0, contexts: 0, logins: 0 };
+    byState.set(best.inv.state, counts);
+    counts.sessions += 1;
+    if (open.newContext) counts.contexts += 1;
+    if (open.login) counts.logins += 1;
+  }
+  return out;
+}
+
+const sumOpens = (byState: Map<string, OpenCounts> | undefined) => [...(byState?.values() ?? [])].reduce((t, c) => t + c.sessions, 0);
 
 function guardedSplit(runs: AnalysisInput['guardedRuns']) {
   const durations: number[] = [];
@@ -113,18 +161,35 @@ function guardedSplit(runs: AnalysisInput['guardedRuns']) {
     cpu: Array<{ nodeMs: number; chromiumMs: number }>;
     requests: number;
     kinds: Record<string, number>;
+    sessions: number;
+    contexts: number;
+    logins: number;
   };
+  const emptyAcc = (): Acc => ({ ms: [], vendor: [], cpu: [], requests: 0, kinds: {}, sessions: 0, contexts: 0, logins: 0 });
   const perStep = new Map<string, Acc>();
-  const other: Acc = { ms: [], vendor: [], cpu: [], requests: 0, kinds: {} };
+  const other = emptyAcc();
+  const firsts: number[] = [];
+  let steadyRequests = 0;
+  let steadySessions = 0;
+  let steadyItems = 0;
+  let logins = 0;
   const cpu: Array<{ nodeMs: number; chromiumMs: number }> = [];
   let contexts = 0;
   let sessions = 0;
   for (const { run, requests: all, cpu: timeline } of runs) {
     contexts += run.contextsCreated;
     sessions += Object.values(run.sessionsOpened).reduce((a, b) => a + b, 0);
-    for (const item of run.items) {
+    logins += run.logins;
+    const opens = attributeOpens(run);
+    for (const [index, item] of run.items.entries()) {
       const window = { start: item.startedAt, end: item.stoppedAt };
       const inItem = within(all, window);
+      if (index === 0) firsts.push(item.durationMs);
+      else {
+        steadyRequests += inItem.length;
+        steadySessions += sumOpens(opens.get(index));
+        steadyItems += 1;
+      }
       const itemVendor = busyMs(inItem, window);
       const itemCpu = timeline.between(window.start, window.end);
       durations.push(item.durationMs);
@@ -145,7 +210,13 @@ function guardedSplit(runs: AnalysisInput['guardedRuns']) {
         const c = windows
           .map((w) => timeline.between(w.start, w.end))
           .reduce((a, b) => ({ nodeMs: a.nodeMs + b.nodeMs, chromiumMs: a.chromiumMs + b.chromiumMs }), { nodeMs: 0, chromiumMs: 0 });
-        const entry = perStep.get(step) ?? { ms: [], vendor: [], cpu: [], requests: 0, kinds: {} };
+        const entry = perStep.get(step) ?? emptyAcc();
+        const o = opens.get(index)?.get(step);
+        if (o) {
+          entry.sessions += o.sessions;
+          entry.contexts += o.contexts;
+          entry.logins += o.logins;
+        }
         entry.ms.push(ms);
         entry.vendor.push(v);
         entry.cpu.push(c);
@@ -175,18 +246,25 @@ function guardedSplit(runs: AnalysisInput['guardedRuns']) {
     cpuMs: cpuMeans(e.cpu),
     sharePercent: round((mean(e.ms) / itemMean) * 100),
     vendorRequestsPerItem: round(e.requests / n, 2),
+    sessionsPerItem: round(e.sessions / n, 2),
+    newContextsPerItem: round(e.contexts / n, 2),
+    loginsPerItem: round(e.logins / n, 2),
     requestKinds: perItem(e.kinds, n),
   });
-  const steps = GUARDED_STEPS.map((s) => row(s, perStep.get(s) ?? { ms: [0], vendor: [0], cpu: [], requests: 0, kinds: {} }));
+  const steps = GUARDED_STEPS.map((s) => row(s, perStep.get(s) ?? { ...emptyAcc(), ms: [0], vendor: [0] }));
   steps.push(row('Step Functions runner between states', other));
   return {
     itemMs: summarize(durations),
+    firstItemMs: round(mean(firsts)),
     vendorMs: round(mean(vendor)),
     ownMs: round(itemMean - mean(vendor)),
     cpuMs: cpuMeans(cpu),
     contextsPerItem: round(contexts / n, 2),
     sessionsPerItem: round(sessions / n, 2),
     vendorRequestsPerItem: round(requests / n, 2),
+    steadyVendorRequestsPerItem: round(steadyRequests / (steadyItems || 1), 2),
+    steadySessionsPerItem: round(steadySessions / (steadyItems || 1), 2),
+    loginsPerItem: round(logins / n, 2),
     requestKinds: perItem(kinds, n),
     steps,
   };
@@ -209,7 +287,9 @@ export function measuredWork(runs: AnalysisInput['guardedRuns'], tracing: 'on' |
   for (const { run } of runs) {
     const fixedEntries = BATCH_FIXED_STATES.reduce((t, s) => t + (run.batch.statesEntered[s] ?? 0), 0);
     fixedTransitions += fixedEntries;
+    // An inline Map's iterations are in the batch's own history; a Distributed Map's are child executions.
     iterationTransitions += run.batch.stateTransitions - fixedEntries;
+    iterationTransitions += run.iterations.reduce((t, it) => t + it.stateTransitions, 0);
   }
   const group = (per: 'item' | 'batch'): FunctionWork[] => {
     const byFn = new Map<string, { ms: number[]; vendor: number[]; cpu: number[] }>();
@@ -291,6 +371,60 @@ function evidenceByName(runs: AnalysisInput['guardedRuns']): Record<string, { pe
   );
 }
 
+/** The first item of each run, step by step: where a cold start of the batch's sessions shows. */
+function firstItemSteps(runs: AnalysisInput['guardedRuns']): string {
+  const first = runs[0]?.run.items[0];
+  if (!first) return 'n/a';
+  const opens = attributeOpens(runs[0]!.run).get(0);
+  return GUARDED_STEPS.map((step) => {
+    const ms = first.steps.filter((st) => st.state === step).reduce((t, w) => t + w.durationMs, 0);
+    const logins = opens?.get(step)?.logins ?? 0;
+    const contexts = opens?.get(step)?.contexts ?? 0;
+    const extra = [logins ? `${logins} login` : '', contexts ? `${contexts} new context` : ''].filter(Boolean).join(', ');
+    return `${step} ${ms} ms${extra ? ` (${extra})` : ''}`;
+  }).join(', ');
+}
+
+/** The states one item entered, in order, from its execution history (the first item of the first run). */
+function statesPath(runs: AnalysisInput['guardedRuns']): string {
+  const first = runs[0]?.run.items[1] ?? runs[0]?.run.items[0];
+  return first
+    ? [...first.steps]
+        .sort((a, b) => a.enteredAt - b.enteredAt)
+        .map((st) => st.state)
+        .join(' → ') + ' (child); plus the Map iteration'
+    : 'n/a';
+}
+
+/**
+ * What the guarantees leave behind, checked in the run's own evidence and session log: a readback
+ * session of its own per item, before/after/readback pictures, the write's trace when tracing is on,
+ * a hashed record per item and the batch's seal.
+ */
+function guaranteesKept(runs: AnalysisInput['guardedRuns'], tracing: 'on' | 'off'): { measured: string; met: boolean; note: string } {
+  const items = runs.reduce((n, r) => n + r.run.items.length, 0) || 1;
+  const per = evidenceByName(runs);
+  const each = (name: string) => (per[name]?.perItem ?? 0) >= 1;
+  const pictures = ['before.png', 'after.png', 'readback.png'].every(each);
+  const traced = tracing === 'off' || each('trace.zip');
+  const recorded = each('record.json');
+  const sealed = runs.every((r) => r.run.evidence.batchNames.includes('seal.json'));
+  let readbackInOwnSession = 0;
+  for (const { run } of runs) {
+    for (const item of run.items) {
+      const windows = item.steps.filter((st) => st.state === 'Readback');
+      if (windows.some((w) => run.sessionOpens.some((o) => o.purpose === 'readback' && o.at >= w.enteredAt && o.at <= w.exitedAt)))
+        readbackInOwnSession += 1;
+    }
+  }
+  const independent = readbackInOwnSession === items;
+  return {
+    measured: `readback in a readback session for ${readbackInOwnSession} of ${items} items; pictures ${pictures ? 'before, after and readback for every item' : 'MISSING'}; trace ${tracing === 'off' ? 'off in this run' : traced ? 'for every write' : 'MISSING'}; record.json ${recorded ? 'for every item' : 'MISSING'}; batch ${sealed ? 'sealed' : 'NOT sealed'}`,
+    met: independent && pictures && traced && recorded && sealed,
+    note: "a readback session is never a write or read session (its own slot and login); record.json carries every evidence object's SHA-256 and the seal covers the folder; e2e tests check legibility and verification",
+  };
+}
+
 export function baselineScenario(sizing: Sizing): Scenario {
   return {
     writes: 1000,
@@ -343,6 +477,10 @@ export function analyse(input: AnalysisInput): BenchReport {
       speedupVsC1: round(itemsPerMin / base, 2),
       // The benchmark's own CPU (Node and Chromium) over wall time: how many cores the runs kept busy.
       coresBusy: round(rs.reduce((t, r) => t + r.cpu.nodeMs + r.cpu.chromiumMs, 0) / rs.reduce((t, r) => t + r.wallMs, 0), 2),
+      itemsPerCoreSecond: round(
+        rs.reduce((t, r) => t + r.items, 0) / (rs.reduce((t, r) => t + r.cpu.nodeMs + r.cpu.chromiumMs, 0) / 1000),
+        3,
+      ),
       otherCpuPercent: round(median(rs.map((r) => otherCpuPercent(r, input.machine.cores))), 1),
     };
   });
@@ -374,6 +512,17 @@ export function analyse(input: AnalysisInput): BenchReport {
   const rawEvidenceVendor = rawSplit(rawEvidence1);
   const guardedVendor = Object.fromEntries(modes.map((m) => [m, guardedSplit(guarded1(m))]));
   const added = Object.fromEntries(modes.map((m) => [m, round(guardedVendor[m]!.ownMs - rawVendor.ownMs)]));
+  // The headline: the guarded path against V1 as written (its before/after screenshots and trace), same run.
+  const vsV1 = Object.fromEntries(
+    modes.map((m) => [
+      m,
+      {
+        median: round(guardedLatency[m]!.median / rawEvidenceLatency.median, 2),
+        p95: round(guardedLatency[m]!.p95 / rawEvidenceLatency.p95, 2),
+        cpu: round(guardedVendor[m]!.cpuMs.totalMs / rawEvidenceVendor.cpuMs.totalMs, 2),
+      },
+    ]),
+  ) as Partial<Record<'on' | 'off', { median: number; p95: number; cpu: number }>>;
   const runVendorShare = input.records.map((r) => ({
     path: r.path,
     tracing: r.tracing,
@@ -441,17 +590,70 @@ export function analyse(input: AnalysisInput): BenchReport {
   const screenshotCount = Number.isInteger(screenshotsPerItem) ? String(screenshotsPerItem) : fmt(screenshotsPerItem, 1);
   const allowanceMs = 0.5 * rawLatency.median;
   const scalingCeiling = g1 ? input.machine.cores / g1.coresBusy : Number.NaN;
+  const guarantees = guaranteesKept(guarded1(headline), headline);
   const targets = [
     {
-      target: 'guarded/raw per-item latency at concurrency 1 <= 1.5x (aim 1.25x)',
-      measured: `${fmt(ratio, 2)}x median (${fmt(guardedLatency[headline]!.median)} ms vs ${fmt(rawLatency.median)} ms), ${fmt(ratioP95[headline]!, 2)}x p95; ${fmt(ratioVsEvidence[headline]!, 2)}x against V1 with its screenshots and trace (${fmt(rawEvidenceLatency.median)} ms); CPU per item ${fmt(cpuRatio, 1)}x (${fmt(headSplit.cpuMs.totalMs)} vs ${fmt(rawVendor.cpuMs.totalMs)} ms)`,
-      met: Number.isFinite(ratio) ? ratio <= 1.5 : null,
-      note: `the evidence alone needs ${screenshotCount} screenshots per item at ${fmt(captureMs)} ms each (${fmt(evidenceFloorMs)} ms) where 1.5x leaves ${fmt(allowanceMs)} ms over raw; slowest steps: ${slowest
+      target: 'median per-item latency <= 1.25x V1 as written (screenshots and trace), concurrency 1',
+      measured: `${fmt(vsV1[headline]!.median, 2)}x (${fmt(guardedLatency[headline]!.median)} ms vs ${fmt(rawEvidenceLatency.median)} ms); bare script without evidence: ${fmt(ratio, 2)}x (${fmt(rawLatency.median)} ms)`,
+      met: Number.isFinite(vsV1[headline]!.median) ? vsV1[headline]!.median <= 1.25 : null,
+      note: `slowest steps: ${slowest
         .slice(0, 3)
         .map((st) => `${st.step} ${fmt(st.meanMs)} ms (vendor ${fmt(st.vendorMs)} ms)`)
-        .join(
-          ', ',
-        )}; ${fmt(headSplit.contextsPerItem, 1)} browser contexts per guarded item against ${fmt(rawVendor.contextsPerItem, 2)} for raw`,
+        .join(', ')}; ${screenshotCount} screenshots per guarded item at ${fmt(captureMs)} ms each against V1's 2 full-page captures`,
+    },
+    {
+      target: "p95 per-item latency <= 1.5x V1's p95",
+      measured: `${fmt(vsV1[headline]!.p95, 2)}x (${fmt(guardedLatency[headline]!.p95)} ms vs ${fmt(rawEvidenceLatency.p95)} ms); bare script: ${fmt(ratioP95[headline]!, 2)}x`,
+      met: Number.isFinite(vsV1[headline]!.p95) ? vsV1[headline]!.p95 <= 1.5 : null,
+      note: `first item ${fmt(headSplit.firstItemMs)} ms against a median of ${fmt(guardedLatency[headline]!.median)} ms`,
+    },
+    {
+      target: "CPU per item (Node + Chromium) <= 1.3x V1's",
+      measured: `${fmt(vsV1[headline]!.cpu, 2)}x (${fmt(headSplit.cpuMs.totalMs)} ms vs ${fmt(rawEvidenceVendor.cpuMs.totalMs)} ms); bare script: ${fmt(cpuRatio, 2)}x (${fmt(rawVendor.cpuMs.totalMs)} ms)`,
+      met: Number.isFinite(vsV1[headline]!.cpu) ? vsV1[headline]!.cpu <= 1.3 : null,
+      note: `Chromium ${fmt(headSplit.cpuMs.chromiumMs)} / Node ${fmt(headSplit.cpuMs.nodeMs)} ms; Node's share includes the in-process simulator and AWS emulators`,
+    },
+    {
+      target: 'vendor requests per item <= 5 (steady state)',
+      measured: `${fmt(headSplit.steadyVendorRequestsPerItem, 1)} per item after the first (${fmt(headSplit.vendorRequestsPerItem, 1)} with the first); V1: ${fmt(rawEvidenceVendor.vendorRequestsPerItem, 1)}`,
+      met: headSplit.steadyVendorRequestsPerItem <= 5,
+      note: headSplit.steps
+        .filter((st) => st.vendorRequestsPerItem > 0)
+        .map((st) => `${st.step} ${fmt(st.vendorRequestsPerItem, 1)}`)
+        .join(', '),
+    },
+    {
+      target: 'browser sessions opened per item <= 2 (steady state)',
+      measured: `${fmt(headSplit.steadySessionsPerItem, 2)} per item after the first (${fmt(headSplit.sessionsPerItem, 2)} with the batch's list read); ${fmt(headSplit.loginsPerItem, 2)} logins and ${fmt(headSplit.contextsPerItem, 2)} new contexts per item`,
+      met: headSplit.steadySessionsPerItem <= 2,
+      note: headSplit.steps
+        .filter((st) => st.sessionsPerItem > 0)
+        .map((st) => `${st.step} ${fmt(st.sessionsPerItem, 2)}`)
+        .join(', '),
+    },
+    {
+      target: 'first item of a batch <= median + 20%',
+      measured: `${fmt(headSplit.firstItemMs)} ms against a median of ${fmt(guardedLatency[headline]!.median)} ms (${fmt((100 * headSplit.firstItemMs) / guardedLatency[headline]!.median - 100)}%)`,
+      met: Number.isFinite(headSplit.firstItemMs) ? headSplit.firstItemMs <= 1.2 * guardedLatency[headline]!.median : null,
+      note: `the first item's steps: ${firstItemSteps(guarded1(headline))}`,
+    },
+    {
+      target: 'state transitions per item <= 10 (path without approval)',
+      measured: `${fmt(headWork.transitionsPerItem, 2)} per item (child execution and Map iteration, retries included)`,
+      met: headWork.transitionsPerItem <= 10,
+      note: `states entered: ${statesPath(guarded1(headline))}`,
+    },
+    {
+      target: 'modelled AWS cost <= $0.40 per 1000 guarded writes',
+      measured: `$${cost.total.toFixed(3)} per 1000 with durations as measured, $${costCpu.total.toFixed(3)} on the CPU basis (tracing ${headline}; batches of ${scenario.batchSize}, cold start ${scenario.coldInitSecondsBrowser} s)`,
+      met: cost.total <= 0.4,
+      note: `largest line: ${[...cost.lines].sort((a, b) => b.cost - a.cost)[0]!.item}; evidence retention adds $${cost.evidenceRetention.toFixed(3)} over ${sizing.evidenceRetentionDays} days`,
+    },
+    {
+      target: 'every guarantee kept: independent readback session, before/after screenshots, the write traced, evidence hashed and sealed',
+      measured: guarantees.measured,
+      met: guarantees.met,
+      note: guarantees.note,
     },
     {
       target: 'guarded throughput at concurrency 2 >= 1.7x concurrency 1',
@@ -488,18 +690,6 @@ export function analyse(input: AnalysisInput): BenchReport {
       met: setup.median <= 100,
       note: `of which the vendor answered the session probe in ${fmt(input.browser.warmTaskSetup.vendorProbeMs.median, 1)} ms median`,
     },
-    {
-      target: 'modelled AWS cost <= $0.75 per 1000 guarded writes (durations as measured here)',
-      measured: `$${cost.total.toFixed(3)} per 1000 (tracing ${headline}; batches of ${scenario.batchSize}, cold start ${scenario.coldInitSecondsBrowser} s)`,
-      met: cost.total <= 0.75,
-      note: `largest line: ${[...cost.lines].sort((a, b) => b.cost - a.cost)[0]!.item}; evidence retention adds $${cost.evidenceRetention.toFixed(3)} over ${sizing.evidenceRetentionDays} days`,
-    },
-    {
-      target: 'modelled AWS cost <= $0.75 per 1000 guarded writes (durations from CPU time: vendor wait + CPU / vCPU share)',
-      measured: `$${costCpu.total.toFixed(3)} per 1000 (tracing ${headline}, same scenario)`,
-      met: costCpu.total <= 0.75,
-      note: `removes the time spent waiting for one of the ${input.machine.cores} shared cores; CPU includes the in-process emulators, so it is still an upper bound; largest line: ${[...costCpu.lines].sort((a, b) => b.cost - a.cost)[0]!.item}`,
-    },
   ];
 
   const findings: string[] = [];
@@ -532,7 +722,11 @@ export function analyse(input: AnalysisInput): BenchReport {
     );
   }
   findings.push(
-    `What tuning cannot remove here: the evidence takes ${screenshotCount} screenshots per guarded item (before, before-commit, after, readback), and one viewport capture costs ${fmt(captureMs)} ms on this machine (median of the warm-page measure below; Chromium's software compositor, so the image format changes little: compare the full-page PNG and JPEG rows). That is ${fmt(evidenceFloorMs)} ms per item before any page is loaded or read back, while a 1.5x target leaves ${fmt(allowanceMs)} ms over the raw script's ${fmt(rawLatency.median)} ms. Meeting it would mean dropping evidence the guarantees require; against V1 with its own screenshots and trace the guarded path is ${fmt(ratioVsEvidence[headline]!, 2)}x.`,
+    `The evidence takes ${screenshotCount} screenshots per guarded item (${Object.keys(evidenceByName(guarded1(headline)))
+      .filter((name) => name.endsWith('.png'))
+      .join(
+        ', ',
+      )}), and one viewport capture costs ${fmt(captureMs)} ms on this machine (median of the warm-page measure below; Chromium's software compositor, so the image format changes little). That is ${fmt(evidenceFloorMs)} ms per item of CPU-bound work; the bare script takes none, so against it a 1.5x target (${fmt(allowanceMs)} ms over its ${fmt(rawLatency.median)} ms) cannot be met without dropping evidence. V1 as written takes two full-page captures and a trace, so it is the fair anchor: the guarded path is ${fmt(vsV1[headline]!.median, 2)}x its median and ${fmt(vsV1[headline]!.cpu, 2)}x its CPU.`,
   );
   if (g1) {
     findings.push(
@@ -560,6 +754,7 @@ export function analyse(input: AnalysisInput): BenchReport {
       rawEvidence: rawEvidenceLatency,
       guarded: guardedLatency,
       ratioMedianVsRawEvidence: ratioVsEvidence,
+      vsV1,
       ratioMedian,
       ratioP95,
       cpuRatio: Object.fromEntries(modes.map((m) => [m, round(guardedVendor[m]!.cpuMs.totalMs / rawVendor.cpuMs.totalMs, 2)])),

@@ -284,6 +284,9 @@ export function computeCost(work: MeasuredWork, prices: Prices, sizing: Sizing, 
   };
 }
 
+/** State transitions per item the workflow needed before its Pass states were folded into task results. */
+export const TRANSITIONS_BEFORE_FOLDING = 15;
+
 export interface Lever {
   lever: string;
   setting: string;
@@ -333,5 +336,12 @@ export function levers(
   for (const k of [5, 10])
     push('several items per invocation', `${k} items per browser-function invocation`, run({ itemsPerInvocation: k }));
   if (tracingOff) push('tracing', 'Playwright trace off for the write (measured run)', run({}, tracingOff));
+  // The workflow before its Pass states were folded into task results and its two Choices merged into one.
+  if (base.work.transitionsPerItem < TRANSITIONS_BEFORE_FOLDING)
+    push(
+      'state transitions',
+      `${TRANSITIONS_BEFORE_FOLDING} per item, as before Pass states were folded into task results`,
+      run({}, { ...base.work, transitionsPerItem: TRANSITIONS_BEFORE_FOLDING }),
+    );
   return out;
 }

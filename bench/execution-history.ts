@@ -162,3 +162,25 @@ export async function executionsBetween(sfn: SFNClient, stateMachineArn: string,
   } while (nextToken);
   return arns;
 }
+
+/**
+ * A Distributed Map's iterations: one child execution per item, named `<first 8 of the map run id>-<index>` under
+ * `<state machine>/<map label>`, each with its own history. Read until the first index that does not exist.
+ */
+export async function readMapIterations(sfn: SFNClient, batchExecutionArn: string, prefix: string): Promise<ParsedHistory[]> {
+  const events = await fullHistory(sfn, batchExecutionArn);
+  const out: ParsedHistory[] = [];
+  for (const event of events) {
+    const mapRunArn = event.mapRunStartedEventDetails?.mapRunArn;
+    const m = mapRunArn ? /^arn:aws:states:([^:]+):([^:]+):mapRun:(.+):([0-9a-f-]+)$/.exec(mapRunArn) : null;
+    if (!m) continue;
+    const [, region, account, childMachine, runId] = m;
+    for (let index = 0; ; index++) {
+      const arn = `arn:aws:states:${region}:${account}:execution:${childMachine}:${runId!.slice(0, 8)}-${index}`;
+      const parsed = await readExecution(sfn, arn, prefix).catch(() => undefined);
+      if (!parsed) break;
+      out.push(parsed);
+    }
+  }
+  return out;
+}

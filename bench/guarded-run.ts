@@ -3,7 +3,7 @@ import { sharedBrowser } from '../src/browser/chromium.js';
 import type { BatchSummary } from '../src/app/batch.js';
 import type { EmbeddedPaperclip } from '../src/embedded/paperclip-stack.js';
 import type { AwsUsage, AwsUsageSnapshot } from './aws-usage.js';
-import { executionsBetween, readExecution, type ParsedHistory } from './execution-history.js';
+import { executionsBetween, readMapIterations, readExecution, type ParsedHistory } from './execution-history.js';
 
 /**
  * One guarded batch through the local Step Functions endpoint (`runBatch`),
@@ -21,6 +21,8 @@ export interface EvidenceSizes {
   /** Batch-level objects (list, batch summary, pages, seal). */
   batchBytes: number;
   batchObjects: number;
+  /** Names of the batch-level objects (batch.json, index.html, seal.json, ...). */
+  batchNames: string[];
 }
 
 export interface GuardedRun {
@@ -32,6 +34,8 @@ export interface GuardedRun {
   stoppedAt: number;
   wallMs: number;
   batch: ParsedHistory;
+  /** The Distributed Map's iterations, each a child execution with its own history (billed transitions too). */
+  iterations: ParsedHistory[];
   items: ParsedHistory[];
   usage: AwsUsageSnapshot;
   evidence: EvidenceSizes;
@@ -39,11 +43,22 @@ export interface GuardedRun {
   sessionsOpened: Record<string, number>;
   /** Browser contexts actually created for them (a kept context serves several sessions). */
   contextsCreated: number;
+  /** Logins through the vendor's login form during the run. */
+  logins: number;
+  /** Every session taken, when, for what, and whether it needed a new context or a login: attributed to steps by time. */
+  sessionOpens: SessionOpen[];
+}
+
+export interface SessionOpen {
+  purpose: string;
+  at: number;
+  newContext: boolean;
+  login: boolean;
 }
 
 async function evidenceSizes(paperclip: EmbeddedPaperclip, tenant: string, taskId: string): Promise<EvidenceSizes> {
   const prefix = `evidence/${tenant}/${taskId}/`;
-  const sizes: EvidenceSizes = { totalBytes: 0, objects: 0, perItemByName: {}, batchBytes: 0, batchObjects: 0 };
+  const sizes: EvidenceSizes = { totalBytes: 0, objects: 0, perItemByName: {}, batchBytes: 0, batchObjects: 0, batchNames: [] };
   const pages = paginateListObjectsV2({ client: paperclip.services.s3 }, { Bucket: paperclip.services.evidence.bucket, Prefix: prefix });
   for await (const page of pages) {
     for (const object of page.Contents ?? []) {
@@ -59,6 +74,7 @@ async function evidenceSizes(paperclip: EmbeddedPaperclip, tenant: string, taskI
       } else {
         sizes.batchBytes += bytes;
         sizes.batchObjects += 1;
+        sizes.batchNames.push(rest.join('/'));
       }
     }
   }
@@ -75,12 +91,25 @@ export async function runGuardedBatch(
   const sessions = paperclip.services.sessions;
   const realOpen = sessions.open.bind(sessions);
   const sessionsOpened: Record<string, number> = {};
-  // Counting only: every call goes on to the real IdentitySessions.
-  sessions.open = (...args: Parameters<typeof realOpen>) => {
+  const sessionOpens: SessionOpen[] = [];
+  // Counting only: every call goes on to the real IdentitySessions. At concurrency 1 one open runs at a time,
+  // so the counters' change across a call is that call's.
+  sessions.open = async (...args: Parameters<typeof realOpen>) => {
     sessionsOpened[args[2]] = (sessionsOpened[args[2]] ?? 0) + 1;
-    return realOpen(...args);
+    const at = Date.now();
+    const before = sessions.stats;
+    const opened = await realOpen(...args);
+    const after = sessions.stats;
+    sessionOpens.push({
+      purpose: args[2],
+      at,
+      newContext: after.contextsCreated > before.contextsCreated,
+      login: after.logins > before.logins,
+    });
+    return opened;
   };
   const contextsBefore = sessions.stats.contextsCreated;
+  const loginsBefore = sessions.stats.logins;
   const before = Date.now();
   let run: Awaited<ReturnType<EmbeddedPaperclip['runBatch']>>;
   try {
@@ -92,6 +121,7 @@ export async function runGuardedBatch(
   const after = Date.now();
   const sfn = paperclip.services.sfn;
   const batch = await readExecution(sfn, run.executionArn, request.prefix);
+  const iterations = await readMapIterations(sfn, run.executionArn, request.prefix);
   const childArns = await executionsBetween(sfn, paperclip.arns.guardedWrite, before - 1000, after + 1000);
   const items: ParsedHistory[] = [];
   for (const arn of childArns) items.push(await readExecution(sfn, arn, request.prefix));
@@ -105,10 +135,13 @@ export async function runGuardedBatch(
     stoppedAt: batch.stoppedAt,
     wallMs: batch.durationMs,
     batch,
+    iterations,
     items,
     usage: used,
     evidence: await evidenceSizes(paperclip, request.tenant, request.taskId),
     sessionsOpened,
     contextsCreated: sessions.stats.contextsCreated - contextsBefore,
+    logins: sessions.stats.logins - loginsBefore,
+    sessionOpens,
   };
 }

@@ -44,6 +44,10 @@ const StepRow = z
     cpuMs: z.object({ totalMs: num, nodeMs: num, chromiumMs: num }).strict(),
     sharePercent: num,
     vendorRequestsPerItem: num,
+    /** Browser sessions taken in this step per item, and how many of them needed a new context or a login. */
+    sessionsPerItem: num,
+    newContextsPerItem: num,
+    loginsPerItem: num,
     requestKinds: z.record(z.string(), num),
   })
   .strict();
@@ -52,6 +56,8 @@ export type StepRow = z.infer<typeof StepRow>;
 const Split = z
   .object({
     itemMs: SummarySchema,
+    /** The first item of each run (mean over runs): it pays for new contexts and logins. */
+    firstItemMs: num,
     vendorMs: num,
     ownMs: num,
     cpuMs: z.object({ totalMs: num, nodeMs: num, chromiumMs: num }).strict(),
@@ -59,6 +65,10 @@ const Split = z
     /** Browser sessions used per item; more than contexts when kept contexts are reused. */
     sessionsPerItem: num,
     vendorRequestsPerItem: num,
+    /** Every item but the first of each run: what an item costs once sessions exist. */
+    steadyVendorRequestsPerItem: num,
+    steadySessionsPerItem: num,
+    loginsPerItem: num,
     requestKinds: z.record(z.string(), num),
   })
   .strict();
@@ -160,6 +170,8 @@ export const BenchReportSchema = z
         rawEvidence: SummarySchema,
         guarded: z.partialRecord(z.enum(['on', 'off']), SummarySchema),
         ratioMedianVsRawEvidence: z.partialRecord(z.enum(['on', 'off']), num),
+        /** The headline: guarded over V1 as written (its screenshots and trace), median, p95 and CPU per item. */
+        vsV1: z.partialRecord(z.enum(['on', 'off']), z.object({ median: num, p95: num, cpu: num }).strict()),
         ratioMedian: z.partialRecord(z.enum(['on', 'off']), num),
         ratioP95: z.partialRecord(z.enum(['on', 'off']), num),
         /** CPU per item (Node and Chromium), guarded over raw: the work ratio, independent of how long the CPU was waited for. */
@@ -176,6 +188,8 @@ export const BenchReportSchema = z
             itemsPerMin: num,
             speedupVsC1: num,
             coresBusy: num,
+            /** Items per second of the benchmark's own CPU (Node and Chromium): throughput with the machine's load taken out. */
+            itemsPerCoreSecond: num,
             otherCpuPercent: num,
           })
           .strict(),
@@ -308,7 +322,9 @@ export const BenchReportSchema = z
         evidencePerItem: z.record(z.string(), z.object({ perItem: num, meanBytes: num }).strict()),
       })
       .strict(),
-    targets: z.array(z.object({ target: z.string(), measured: z.string(), met: z.boolean().nullable(), note: z.string() }).strict()).min(7),
+    targets: z
+      .array(z.object({ target: z.string(), measured: z.string(), met: z.boolean().nullable(), note: z.string() }).strict())
+      .min(10),
     findings: z.array(z.string()),
   })
   .strict();

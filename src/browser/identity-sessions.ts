@@ -58,6 +58,8 @@ export interface SessionStats {
   contextsCreated: number;
   /** Tasks served by a kept context instead of a new one. */
   reused: number;
+  /** Logins through the pack's login form. */
+  logins: number;
 }
 
 /**
@@ -76,7 +78,7 @@ export interface SessionStats {
 export class IdentitySessions {
   private readonly stored = new Map<string, Awaited<ReturnType<BrowserContext['storageState']>>>();
   private readonly idle = new Map<string, Lease[]>();
-  private readonly counters: SessionStats = { contextsCreated: 0, reused: 0 };
+  private readonly counters: SessionStats = { contextsCreated: 0, reused: 0, logins: 0 };
 
   constructor(
     private readonly browser: () => Promise<Browser>,
@@ -222,6 +224,7 @@ export class IdentitySessions {
   }
 
   private async login(context: BrowserContext, secret: IdentitySecret): Promise<void> {
+    this.counters.logins += 1;
     const page = await context.newPage();
     const params = { username: secret.username, password: secret.password };
     const ctx = {

@@ -89,5 +89,12 @@ test('every lever moves the cost in the expected direction', () => {
   assert.ok(find(/^10 items per/).total < baseline);
   assert.ok(find(/nothing got faster/).total > baseline);
   assert.ok(find(/trace off/).total < baseline);
+  assert.equal(
+    rows.find((r) => r.lever === 'state transitions'),
+    undefined,
+    'no folding lever while the workflow still takes as many transitions as before folding',
+  );
+  const folded = levers({ work: { ...work, transitionsPerItem: 9 }, scenario: base }, undefined, prices, sizing);
+  assert.ok(folded.find((r) => r.lever === 'state transitions')!.delta > 0, 'the unfolded workflow costs more');
   for (const r of rows) assert.ok(Math.abs(r.delta - (r.total - baseline)) < 1e-12);
 });
