@@ -71,6 +71,14 @@ export const deploymentConfigSchema = z
      * your own domain; otherwise the Function URL itself is used.
      */
     approvalBaseUrl: z.url({ protocol: /^https$/, message: 'must be an https:// URL' }).optional(),
+    /**
+     * Prefix of the approvers' hosted sign-in domain (<prefix>.auth.<region>.amazoncognito.com), used when
+     * the runtime config has approvals.sign_in. Default: <prefix>-approvers.
+     */
+    signInDomainPrefix: z
+      .string()
+      .regex(/^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/, "must be a DNS label of a-z, 0-9 and '-', e.g. 'acme-paperclip-approvers'")
+      .optional(),
     vendorBaseUrl: z.url({ protocol: /^https$/, message: 'must be the https:// base URL of the vendor back office' }),
     email: z.object(
       {

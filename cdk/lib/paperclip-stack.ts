@@ -6,6 +6,7 @@ import { WORKFLOW_FUNCTIONS, type WorkflowFunctionId } from '../../src/workflow/
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import { guardedWriteArns } from './access-grants.js';
 import { ApprovalEndpoint } from './approval-endpoint.js';
+import { ApproverSignIn } from './approver-sign-in.js';
 import { AuditorRole } from './auditor-role.js';
 import { assertLocalEsbuild } from './bundling.js';
 import { SenderIdentity } from './email.js';
@@ -40,6 +41,8 @@ export class PaperclipStack extends Stack {
   readonly handlers: Handlers;
   readonly workflows: Workflows;
   readonly approvalEndpoint: ApprovalEndpoint;
+  /** Present when the runtime config asks for approver sign-in. */
+  readonly approverSignIn?: ApproverSignIn;
   readonly schedules: BatchSchedules;
   readonly observability: Observability;
   readonly deployment: ResolvedDeployment;
@@ -105,6 +108,15 @@ export class PaperclipStack extends Stack {
       requestApproval: this.handlers.workflow.RequestApproval,
       publicBaseUrl: deploy.approvalBaseUrl,
     });
+
+    if (packaged.approvals.sign_in && deploy.approvalBaseUrl) {
+      this.approverSignIn = new ApproverSignIn(this, 'ApproverSignIn', {
+        prefix,
+        approvalBaseUrl: deploy.approvalBaseUrl,
+        domainPrefix: deploy.signInDomainPrefix ?? `${prefix}-approvers`,
+        approvalHttp: this.handlers.approvalHttp.fn,
+      });
+    }
 
     this.schedules = new BatchSchedules(this, 'Schedules', {
       prefix,

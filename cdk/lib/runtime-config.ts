@@ -33,6 +33,14 @@ export const SITE_PACK_PATH_IN_LAMBDA = `/var/task/${RUNTIME_DIR_IN_BUNDLE}/site
  */
 export const APPROVAL_URL_PLACEHOLDER = 'https://approval-url.invalid/';
 
+/**
+ * The user pool and its client are created by the stack, so their ids are not
+ * known when the config is packaged: they reach the approval function as
+ * PAPERCLIP_SIGN_IN_ISSUER and PAPERCLIP_SIGN_IN_CLIENT_ID.
+ */
+export const SIGN_IN_ISSUER_PLACEHOLDER = 'https://sign-in-issuer.invalid/';
+export const SIGN_IN_CLIENT_PLACEHOLDER = 'from-deployment';
+
 export interface ResolvedDeployment {
   deploy: DeploymentConfig;
   /** The operator's YAML, as written. */
@@ -75,6 +83,17 @@ export function packagedRuntimeConfig(deploy: DeploymentConfig, source: Papercli
       base_url: deploy.approvalBaseUrl ?? APPROVAL_URL_PLACEHOLDER,
       sender: deploy.email.senderAddress,
       signing_secret: { source: 'secrets_manager', secret_id: approvalSigningSecretName(deploy.prefix) },
+      ...(source.approvals.sign_in
+        ? {
+            sign_in: {
+              ...source.approvals.sign_in,
+              issuer: SIGN_IN_ISSUER_PLACEHOLDER,
+              client_id: SIGN_IN_CLIENT_PLACEHOLDER,
+              // The approvers' passwords live in the user pool, never in a bundle.
+              embedded_users: [],
+            },
+          }
+        : {}),
     },
   };
 }
@@ -104,6 +123,11 @@ export function resolveDeployment(deploy: DeploymentConfig, projectRoot: string,
       );
     }
   });
+  if (source.approvals.sign_in && !deploy.approvalBaseUrl) {
+    problems.push(
+      'field "approvalBaseUrl": required when the runtime config has approvals.sign_in (the user pool client must know the callback URL); set the https URL approvers open',
+    );
+  }
   if (problems.length > 0) throw new DeploymentConfigError(deploySource, problems);
 
   const packaged = packagedRuntimeConfig(deploy, source);

@@ -43,6 +43,8 @@ export interface Services {
   vendorApi(identityId: string): Promise<VendorApi>;
   /** ARN of the guarded-write state machine, for compensation and operator retries. */
   guardedWriteArn(): string;
+  /** The approver sign-in issuer URL (the embedded provider's address locally); undefined without sign-in. */
+  signInIssuer(): string | undefined;
 }
 
 const Environment = z.object({
@@ -57,6 +59,10 @@ const Environment = z.object({
   PAPERCLIP_GUARDED_WRITE_ARN: z.string().startsWith('arn:').optional(),
   /** Where approval links point when it is only known at deploy or start time (a Function URL, the local server). */
   PAPERCLIP_APPROVAL_BASE_URL: z.string().url().optional(),
+  /** The embedded OpenID provider's address, for `approvals.sign_in.issuer: embedded`. */
+  PAPERCLIP_SIGN_IN_ISSUER: z.string().url().optional(),
+  /** The app client approvers sign in with, when the deployment created it (a Cognito user pool client on AWS). */
+  PAPERCLIP_SIGN_IN_CLIENT_ID: z.string().min(1).optional(),
 });
 
 function clientConfig(region: string, endpoint: string | undefined) {
@@ -76,6 +82,7 @@ export function createServices(env: NodeJS.ProcessEnv = process.env): Services {
   const vars = parseOrThrow(Environment, env, 'environment');
   const { config, sitePack } = loadRuntime(vars.PAPERCLIP_CONFIG, { vendorBaseUrl: vars.PAPERCLIP_VENDOR_BASE_URL });
   if (vars.PAPERCLIP_APPROVAL_BASE_URL) config.approvals.base_url = vars.PAPERCLIP_APPROVAL_BASE_URL;
+  if (vars.PAPERCLIP_SIGN_IN_CLIENT_ID && config.approvals.sign_in) config.approvals.sign_in.client_id = vars.PAPERCLIP_SIGN_IN_CLIENT_ID;
   const region = vars.PAPERCLIP_AWS_REGION ?? config.region;
   const db = DynamoDBDocumentClient.from(new DynamoDBClient(clientConfig(region, vars.PAPERCLIP_DYNAMODB_ENDPOINT)), {
     marshallOptions: { removeUndefinedValues: true },
@@ -116,6 +123,16 @@ export function createServices(env: NodeJS.ProcessEnv = process.env): Services {
     guardedWriteArn() {
       if (!vars.PAPERCLIP_GUARDED_WRITE_ARN) throw new Error('set PAPERCLIP_GUARDED_WRITE_ARN to the guarded-write state machine ARN');
       return vars.PAPERCLIP_GUARDED_WRITE_ARN;
+    },
+    signInIssuer() {
+      const issuer = config.approvals.sign_in?.issuer;
+      if (!issuer) return undefined;
+      // The deployment's own issuer (the embedded provider locally, the stack's user pool on AWS) comes with the environment.
+      if (vars.PAPERCLIP_SIGN_IN_ISSUER) return vars.PAPERCLIP_SIGN_IN_ISSUER;
+      if (issuer !== 'embedded') return issuer;
+      if (!vars.PAPERCLIP_SIGN_IN_ISSUER)
+        throw new Error('approvals.sign_in.issuer is embedded but no embedded provider runs here (PAPERCLIP_SIGN_IN_ISSUER is unset)');
+      return vars.PAPERCLIP_SIGN_IN_ISSUER;
     },
   };
 }

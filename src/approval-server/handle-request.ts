@@ -9,6 +9,21 @@ import { CSRF_COOKIE, csrfCookie, csrfToken, newCsrfNonce, verifyCsrfToken } fro
 import { oneLine } from '../lib/one-line.js';
 import { approvalPage, decidedPage, refusalPage, type ApprovalView } from './pages.js';
 import { own } from '../lib/own.js';
+import { canonicalPrincipal } from '../domain/principal.js';
+import {
+  beginSignIn,
+  CALLBACK_PATH,
+  currentApprover,
+  finishSignIn,
+  FLOW_COOKIE,
+  safeReturnPath,
+  SESSION_COOKIE,
+  SIGN_IN_PATH,
+  SignInFailedError,
+  signInRequired,
+  type SignedInApprover,
+  type SignInContext,
+} from './sign-in.js';
 
 /**
  * The approval endpoint's request handling, shared by the local HTTP server
@@ -160,6 +175,30 @@ function allowedOrigin(s: Services, req: ApprovalHttpRequest): string | undefine
   return originOf(req.selfOrigin);
 }
 
+async function signInContext(s: Services): Promise<SignInContext | undefined> {
+  const signIn = s.config.approvals.sign_in;
+  const issuer = s.signInIssuer();
+  if (!signIn || !issuer) return undefined;
+  return { config: s.config, signIn, issuer, secret: await approvalSigningSecret(s), baseUrl: s.config.approvals.base_url };
+}
+
+/**
+ * Who may decide this request from this browser: nobody needs to be signed in
+ * unless policy says so; then the session must be the approver the link names.
+ */
+async function signInState(
+  s: Services,
+  req: ApprovalHttpRequest,
+  request: ApprovalRequest,
+  approver: string,
+): Promise<{ required: boolean; signedIn?: SignedInApprover; matches: boolean }> {
+  const required = signInRequired(s.config.approvals.sign_in, request);
+  if (!required) return { required, matches: true };
+  const signedIn = currentApprover(await approvalSigningSecret(s), parseCookies(req.headers['cookie']).get(SESSION_COOKIE));
+  const matches = signedIn !== undefined && signedIn.email === canonicalPrincipal(approver, s.config.approvals.plus_addressing);
+  return { required, ...(signedIn ? { signedIn } : {}), matches };
+}
+
 async function showApproval(s: Services, req: ApprovalHttpRequest, approvalId: string): Promise<ApprovalHttpResponse> {
   const link = parseWith(LinkParams, params(req.query, ['approver', 'exp', 'sig']), 'query');
   await verifyLink(s, approvalId, link);
@@ -168,6 +207,13 @@ async function showApproval(s: Services, req: ApprovalHttpRequest, approvalId: s
   if (request.status !== 'PENDING') {
     const by = request.decidedBy ? `${request.decidedBy}, ${request.decidedAt}` : request.status;
     return html(409, refusalPage(409, '该申请已有决定', 'This request was already decided', by, view));
+  }
+  const signIn = await signInState(s, req, request, link.approver);
+  if (!signIn.matches) {
+    // The link alone shows the request; deciding needs the named approver signed in.
+    const returnTo = `/approvals/${approvalId}?${linkQuery(link)}`;
+    const signInUrl = `${SIGN_IN_PATH}?${new URLSearchParams({ return: returnTo }).toString()}`;
+    return html(200, approvalPage(view, { kind: 'sign_in', signInUrl, ...(signIn.signedIn ? { signedInAs: signIn.signedIn.email } : {}) }));
   }
   const secret = await approvalSigningSecret(s);
   const nonce = newCsrfNonce();
@@ -182,7 +228,48 @@ async function showApproval(s: Services, req: ApprovalHttpRequest, approvalId: s
     sig: link.sig,
     csrf: csrfToken(secret, { approvalId, approver: link.approver, nonce }),
   };
-  return html(200, approvalPage(view, { action: `/approvals/${approvalId}`, hidden }), [cookie]);
+  const panel = {
+    kind: 'form' as const,
+    action: `/approvals/${approvalId}`,
+    hidden,
+    ...(signIn.signedIn ? { signedInAs: signIn.signedIn.email } : {}),
+  };
+  return html(200, approvalPage(view, panel), [cookie]);
+}
+
+function redirect(location: string, cookies: string[]): ApprovalHttpResponse {
+  return { status: 303, headers: { location, ...SECURITY_HEADERS }, cookies, body: '' };
+}
+
+const NO_SIGN_IN = new HttpRefusal(
+  404,
+  '未启用登录',
+  'Sign-in is not configured',
+  '此部署的审批页面不需要登录。 Approval pages here need no sign-in.',
+);
+
+/** GET /auth/sign-in?return=<approval page>: off to the identity provider. */
+async function startSignIn(s: Services, req: ApprovalHttpRequest): Promise<ApprovalHttpResponse> {
+  const ctx = await signInContext(s);
+  if (!ctx) throw NO_SIGN_IN;
+  const returnTo = safeReturnPath(params(req.query, ['return'])['return']);
+  if (!returnTo) throw new HttpRefusal(400, '链接无效', 'Invalid sign-in link', 'return must be an approval page of this server');
+  const approver = new URL(returnTo, 'http://x.invalid').searchParams.get('approver') ?? undefined;
+  const started = await beginSignIn(ctx, { returnTo, ...(approver ? { loginHint: approver } : {}) });
+  return redirect(started.location, [started.cookie]);
+}
+
+/** GET /auth/callback?code&state: the provider's answer; back to the approval page signed in. */
+async function completeSignIn(s: Services, req: ApprovalHttpRequest): Promise<ApprovalHttpResponse> {
+  const ctx = await signInContext(s);
+  if (!ctx) throw NO_SIGN_IN;
+  try {
+    const done = await finishSignIn(ctx, { query: req.query, flowCookie: parseCookies(req.headers['cookie']).get(FLOW_COOKIE) });
+    return redirect(done.returnTo, done.cookies);
+  } catch (error) {
+    if (error instanceof SignInFailedError) throw new HttpRefusal(401, '登录未完成', 'Sign-in failed', error.message);
+    throw error;
+  }
 }
 
 async function serveScreenshot(s: Services, req: ApprovalHttpRequest, approvalId: string): Promise<ApprovalHttpResponse> {
@@ -241,12 +328,30 @@ async function recordDecision(s: Services, req: ApprovalHttpRequest, approvalId:
       '请重新打开邮件中的链接，并在该页面上做决定。 Open the link from your email again and decide on that page.',
     );
   }
+  const request = await openApproval(s, { approvalId, approver: form.approver, linkExpiresAt: form.exp });
+  const signIn = await signInState(s, req, request, form.approver);
+  if (!signIn.matches) {
+    throw signIn.signedIn
+      ? new HttpRefusal(
+          403,
+          '登录身份不是此申请的审批人',
+          'Signed in as someone else',
+          `此申请只能由 ${form.approver} 决定。 Only ${form.approver}, signed in, can decide this request.`,
+        )
+      : new HttpRefusal(
+          401,
+          '需要登录',
+          'Sign-in required',
+          '此申请需要审批人登录后才能决定；仅凭链接不能决定。 This request needs the approver signed in; the link alone cannot decide it.',
+        );
+  }
   const result = await decideApproval(s, {
     approvalId,
     approver: form.approver,
     linkExpiresAt: form.exp,
     decision: form.decision,
     ...(form.note ? { note: form.note } : {}),
+    ...(signIn.signedIn ? { signedIn: { issuer: signIn.signedIn.issuer, subject: signIn.signedIn.subject } } : {}),
   });
   const spent = csrfCookie('', { approvalId, secure: req.selfOrigin.startsWith('https:'), maxAgeSeconds: 0 });
   return html(result.delivered ? 200 : 410, decidedPage(viewOf(s, result.request, form), result), [spent]);
@@ -264,6 +369,10 @@ export async function handleApprovalHttp(s: Services, req: ApprovalHttpRequest):
   try {
     if (req.path === '/healthz')
       return { status: 200, headers: { 'content-type': 'text/plain', ...SECURITY_HEADERS }, cookies: [], body: 'ok' };
+    if (req.path === SIGN_IN_PATH || req.path === CALLBACK_PATH) {
+      if (req.method !== 'GET') throw new HttpRefusal(405, '不支持的请求方法', 'Method not allowed');
+      return req.path === SIGN_IN_PATH ? await startSignIn(s, req) : await completeSignIn(s, req);
+    }
     const route = ROUTE.exec(req.path);
     const approvalId = route?.[1];
     if (!route || !approvalId || !APPROVAL_ID.test(approvalId)) {

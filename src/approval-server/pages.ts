@@ -133,20 +133,28 @@ function screenshot(view: ApprovalView): string {
 </figure>`;
 }
 
-/** GET of a pending request: what will happen, and the decision form. */
-export function approvalPage(view: ApprovalView, form: { action: string; hidden: Record<string, string> }): string {
-  const hidden = Object.entries(form.hidden)
+/** What the decision section holds: the form, or (when policy requires sign-in and nobody suitable is signed in) the way to sign in. */
+export type DecisionPanel =
+  | { kind: 'form'; action: string; hidden: Record<string, string>; signedInAs?: string }
+  | { kind: 'sign_in'; signInUrl: string; signedInAs?: string };
+
+function decisionSection(view: ApprovalView, panel: DecisionPanel): string {
+  if (panel.kind === 'sign_in') {
+    const other = panel.signedInAs
+      ? `<p class="warn bad" role="alert">您当前登录的是 ${show(panel.signedInAs)}，而此申请发给 ${show(view.approver)}。<span class="en">You are signed in as ${show(panel.signedInAs)}, but this request is addressed to ${show(view.approver)}: only that approver can decide it.</span></p>`
+      : '';
+    return `<section class="card" aria-label="决定 Decision">
+<p class="warn" role="note"><strong>此申请需要审批人登录后才能决定。</strong>仅凭链接只能查看。<span class="en">This request needs the approver to sign in before deciding. The link alone only shows it.</span></p>
+${other}
+<p><a href="${escapeHtml(panel.signInUrl)}">以 ${show(view.approver)} 登录 <span class="en">Sign in as ${show(view.approver)}</span></a></p>
+</section>`;
+  }
+  const hidden = Object.entries(panel.hidden)
     .map(([name, value]) => `<input type="hidden" name="${escapeHtml(name)}" value="${escapeHtml(value)}">`)
     .join('\n');
-  const irreversible = view.reversibility === 'irreversible';
-  return layout(
-    `审批 ${oneLine(view.request.billNo, 64)}`,
-    `<h1>待审批操作<span class="en">Approval request</span></h1>
-${irreversible ? '<p class="warn" role="note"><strong>此操作不可撤销。</strong>请核对下列信息与截图后再决定。<span class="en">This action is irreversible. Check the details and the screenshot before you decide.</span></p>' : ''}
-<section class="card" aria-label="申请详情 Request details">${facts(view)}</section>
-<section class="card" aria-label="操作前截图 Before screenshot">${screenshot(view)}</section>
-<section class="card" aria-label="决定 Decision">
-<form method="post" action="${escapeHtml(form.action)}">
+  return `<section class="card" aria-label="决定 Decision">
+${panel.signedInAs ? `<p class="fine" role="status">已登录：${show(panel.signedInAs)}<span class="en">Signed in as ${show(panel.signedInAs)}</span></p>` : ''}
+<form method="post" action="${escapeHtml(panel.action)}">
 ${hidden}
 <label for="note">备注（可选）<span class="en">Note (optional, kept in the audit trail)</span></label>
 <textarea id="note" name="note" maxlength="500"></textarea>
@@ -155,7 +163,19 @@ ${hidden}
 <button type="submit" name="decision" value="reject" class="reject">拒绝 <span class="en">Reject</span></button>
 </div>
 </form>
-</section>
+</section>`;
+}
+
+/** GET of a pending request: what will happen, and the decision form (or the way to sign in first). */
+export function approvalPage(view: ApprovalView, panel: DecisionPanel): string {
+  const irreversible = view.reversibility === 'irreversible';
+  return layout(
+    `审批 ${oneLine(view.request.billNo, 64)}`,
+    `<h1>待审批操作<span class="en">Approval request</span></h1>
+${irreversible ? '<p class="warn" role="note"><strong>此操作不可撤销。</strong>请核对下列信息与截图后再决定。<span class="en">This action is irreversible. Check the details and the screenshot before you decide.</span></p>' : ''}
+<section class="card" aria-label="申请详情 Request details">${facts(view)}</section>
+<section class="card" aria-label="操作前截图 Before screenshot">${screenshot(view)}</section>
+${decisionSection(view, panel)}
 <p class="fine">打开本页不会做出任何决定；只有点击按钮才会记录您的决定，且每个申请只能决定一次。<span class="en">Opening this page decides nothing. Only the buttons record a decision, and each request can be decided once.</span></p>`,
   );
 }

@@ -68,6 +68,11 @@ export function checkConfigAgainstPack(config: PaperclipConfig, pack: SitePack, 
       issues.push({ path: `write_policy.approval_required.${index}`, message: `site pack "${pack.site}" has no action "${name}"` });
     }
   });
+  config.approvals.sign_in?.required_for.actions.forEach((name, index) => {
+    if (!own(pack.actions, name)) {
+      issues.push({ path: `approvals.sign_in.required_for.actions.${index}`, message: `site pack "${pack.site}" has no action "${name}"` });
+    }
+  });
   config.tenants.forEach((tenant, index) => {
     for (const [name, params] of Object.entries(tenant.action_params)) {
       const action = own(pack.actions, name);

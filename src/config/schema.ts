@@ -98,6 +98,53 @@ export const WritePolicy = z
   .strict();
 export type WritePolicy = z.infer<typeof WritePolicy>;
 
+/**
+ * Approver sign-in (OpenID Connect) on the approval pages. Where policy requires
+ * it, the signed link only shows the request: the decision needs the approver
+ * named on the link signed in with the identity provider. See docs/approvals.md.
+ */
+/** Where the identity provider sends approvers back: the redirect URI registered with it (locally and in Cognito). */
+export const SIGN_IN_CALLBACK_PATH = '/auth/callback';
+
+export const ApproverSignIn = z
+  .object({
+    /**
+     * The OpenID issuer: `embedded` for the provider the local stack starts (its users
+     * under embedded_users), or the issuer URL (a Cognito user pool:
+     * https://cognito-idp.<region>.amazonaws.com/<pool id>).
+     */
+    issuer: z.union([z.literal('embedded'), z.url({ protocol: /^https$/, error: 'sign_in.issuer is embedded or an https issuer URL' })]),
+    /** The app client; a public client (no secret): PKCE binds the code to the browser that signed in. */
+    client_id: z.string().regex(/^[A-Za-z0-9_.-]{1,128}$/, 'sign_in.client_id is the identity provider app client id'),
+    /** Which requests need a signed-in approver: any listed action, or any amount above the threshold. */
+    required_for: z
+      .object({
+        actions: z.array(ActionName).default([]),
+        /** A decimal such as "1000" or "1000.00"; a request whose amount is above it needs sign-in. */
+        amount_above: z
+          .string()
+          .regex(/^\d{1,12}(\.\d{1,2})?$/, 'amount_above is a decimal such as "1000.00"')
+          .optional(),
+      })
+      .strict()
+      .default({ actions: [] }),
+    /** How long a sign-in lasts on the approval pages. */
+    session_minutes: z.number().int().min(1).max(720).default(30),
+    /** Users of the embedded provider (local stack only), each an approver's email and a password. */
+    embedded_users: z
+      .array(
+        z
+          .object({
+            email: z.string().toLowerCase().pipe(z.email('embedded_users[].email is an email address')),
+            password: z.string().min(8, 'embedded_users[].password is at least 8 characters'),
+          })
+          .strict(),
+      )
+      .default([]),
+  })
+  .strict();
+export type ApproverSignIn = z.infer<typeof ApproverSignIn>;
+
 export const PaperclipConfig = z
   .object({
     environment: z.enum(['local', 'aws']),
@@ -137,6 +184,7 @@ export const PaperclipConfig = z
          * self-approval and the approver allow-list (see docs/approvals.md).
          */
         plus_addressing: z.enum(['same_mailbox', 'distinct']).default('same_mailbox'),
+        sign_in: ApproverSignIn.optional(),
         signing_secret: z.discriminatedUnion('source', [
           z.object({ source: z.literal('inline'), value: z.string().min(32, 'signing secrets are at least 32 characters') }).strict(),
           z.object({ source: z.literal('secrets_manager'), secret_id: z.string().min(1) }).strict(),
@@ -185,6 +233,21 @@ export const PaperclipConfig = z
         code: 'custom',
         path: ['evidence', 'write_trace'],
         message: 'write_trace: false is for measuring a local stack only; on AWS every write keeps its trace as evidence',
+      });
+    }
+    const signIn = config.approvals.sign_in;
+    if (signIn?.issuer === 'embedded' && config.environment === 'aws') {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['approvals', 'sign_in', 'issuer'],
+        message: 'the embedded provider is for the local stack only; on AWS set the Cognito user pool issuer URL',
+      });
+    }
+    if (signIn && signIn.issuer !== 'embedded' && signIn.embedded_users.length > 0) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['approvals', 'sign_in', 'embedded_users'],
+        message: 'embedded_users are only for issuer: embedded; users of a real issuer live in that issuer',
       });
     }
     if (config.environment === 'aws') {

@@ -11,6 +11,8 @@ import type { BatchSummary } from '../app/batch.js';
 import { TERMINAL_STATUSES } from '../domain/claim.js';
 import { workflowHandlers } from './handlers.js';
 import { startApprovalServer, type ApprovalServer } from '../approval-server/local-server.js';
+import type { EmbeddedOidcProvider } from '../local/oidc-provider.js';
+import { CALLBACK_PATH } from '../approval-server/sign-in.js';
 
 /**
  * Paperclip on the embedded local stack: the same ASL and handlers as on AWS,
@@ -35,6 +37,8 @@ export interface EmbeddedPaperclip {
   services: Services;
   /** The approval pages (the links in the approval emails point here). */
   approvals: ApprovalServer;
+  /** The OpenID provider approvers sign in with, when `approvals.sign_in.issuer` is `embedded`. */
+  signInProvider?: EmbeddedOidcProvider;
   arns: { batch: string; guardedWrite: string };
   runBatch(request: { taskId: string; tenant: string; requestedBy?: string }, onProgress?: (p: BatchProgress) => void): Promise<BatchRun>;
   stop(): Promise<void>;
@@ -122,6 +126,22 @@ export async function startEmbeddedPaperclip(options: EmbeddedOptions): Promise<
     await stack.stop();
     throw error;
   });
+  const signIn = config.approvals.sign_in;
+  const signInProvider =
+    signIn?.issuer === 'embedded'
+      ? // Loaded only when configured: the provider is a local stand-in for Cognito, not part of every start.
+        await (await import('../local/oidc-provider.js'))
+          .startEmbeddedOidcProvider({
+            clientId: signIn.client_id,
+            redirectUris: [new URL(CALLBACK_PATH, approvals.url).href],
+            users: signIn.embedded_users,
+          })
+          .catch(async (error: unknown) => {
+            await approvals.stop();
+            await stack.stop();
+            throw error;
+          })
+      : undefined;
   const services = createServices({
     PAPERCLIP_CONFIG: configPath,
     PAPERCLIP_VENDOR_BASE_URL: options.vendorBaseUrl,
@@ -132,6 +152,7 @@ export async function startEmbeddedPaperclip(options: EmbeddedOptions): Promise<
     PAPERCLIP_SFN_ENDPOINT: stack.endpoints.stepfunctions,
     PAPERCLIP_GUARDED_WRITE_ARN: arns.guardedWrite,
     PAPERCLIP_APPROVAL_BASE_URL: approvals.url,
+    ...(signInProvider ? { PAPERCLIP_SIGN_IN_ISSUER: signInProvider.issuer } : {}),
   });
   useServices(services);
   approvalServices = services;
@@ -175,10 +196,12 @@ export async function startEmbeddedPaperclip(options: EmbeddedOptions): Promise<
     stack,
     services,
     approvals,
+    ...(signInProvider ? { signInProvider } : {}),
     arns,
     runBatch,
     async stop() {
       await approvals.stop();
+      await signInProvider?.stop();
       await stack.stop();
       useServices(undefined);
       await closeSharedBrowser();

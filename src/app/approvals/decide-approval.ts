@@ -115,7 +115,16 @@ export async function expireApprovalsOf(s: Services, key: string): Promise<void>
  */
 export async function decideApproval(
   s: Services,
-  input: { approvalId: string; approver: string; linkExpiresAt: number; decision: Decision; note?: string; now?: number },
+  input: {
+    approvalId: string;
+    approver: string;
+    linkExpiresAt: number;
+    decision: Decision;
+    note?: string;
+    now?: number;
+    /** The approver's sign-in, when policy required one (kept in the audit event). */
+    signedIn?: { issuer: string; subject: string };
+  },
 ): Promise<DecisionResult> {
   const request = await openApproval(s, input);
   const approver = approverOf(s, input.approver);
@@ -134,6 +143,7 @@ export async function decideApproval(
     amount: request.amount ?? null,
     note: input.note ?? null,
     executionArn: request.executionArn,
+    signIn: input.signedIn ?? null,
   };
   await s.audit.append(request.key, { type: input.decision === 'approve' ? 'approved' : 'rejected', actor: approver, data: eventData });
   try {

@@ -1,0 +1,168 @@
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parse, stringify } from 'yaml';
+import type { BrowserContext } from 'playwright-core';
+import { sharedBrowser } from '../../src/browser/chromium.js';
+import { approvalsStore } from '../../src/app/approvals/request-approval.js';
+import { csrfToken } from '../../src/approval-server/csrf.js';
+import { signInRequired } from '../../src/approval-server/sign-in.js';
+import { ApproverSignIn } from '../../src/config/schema.js';
+import { startHarness, type Harness } from '../support/embedded.js';
+import { APPROVERS, approvalRequestFor, executionStatus, linkFromInbox, openLink, postDecision, refundTask } from './helpers.js';
+
+/**
+ * Approver sign-in through the embedded OpenID provider, with real Chromium:
+ * when policy requires sign-in, the emailed link shows the request but cannot
+ * decide it; only the approver the link names, signed in, can.
+ */
+const PASSWORDS: Record<string, string> = {
+  [APPROVERS[0]]: 'finance-lead-local-password',
+  [APPROVERS[1]]: 'controller-local-password',
+};
+
+function configWithSignIn(): string {
+  const config = parse(readFileSync('config/paperclip.local.yaml', 'utf8')) as { approvals: Record<string, unknown> };
+  config.approvals['sign_in'] = {
+    issuer: 'embedded',
+    client_id: 'paperclip-approvals',
+    required_for: { actions: ['refund'] },
+    embedded_users: Object.entries(PASSWORDS).map(([email, password]) => ({ email, password })),
+  };
+  const path = join(mkdtempSync(join(tmpdir(), 'paperclip-config-')), 'paperclip.yaml');
+  writeFileSync(path, stringify(config));
+  return path;
+}
+
+describe('approver sign-in (OIDC) required by policy', () => {
+  let h: Harness;
+  before(async () => {
+    h = await startHarness({ configPath: configWithSignIn() });
+  });
+  after(async () => {
+    await h?.stop();
+  });
+
+  const refunds = async () => (await h.control.journal()).filter((e) => e.action === 'refund');
+
+  /** Opens the link in a fresh browser, signs in through the provider as `who`, and returns on the approval page. */
+  async function signInAs(context: BrowserContext, link: string, who: string) {
+    const page = await context.newPage();
+    assert.equal((await page.goto(link))?.status(), 200);
+    await page.getByRole('link', { name: /登录|Sign in as/ }).click();
+    await page.getByLabel(/邮箱/).fill(who);
+    await page.getByLabel(/密码/).fill(PASSWORDS[who]!);
+    await page.getByRole('button', { name: /登录/ }).click();
+    await page.waitForURL((url) => url.href.startsWith(`${h.paperclip.approvals.url}/approvals/`));
+    return page;
+  }
+
+  test('the link alone shows the request but cannot decide; another signed-in approver cannot; the named approver signed in can', async () => {
+    await h.control.reset();
+    assert.ok(h.paperclip.signInProvider, 'the embedded stack started the OpenID provider');
+    const { task, key } = await refundTask(h, 'T-sign-in');
+    const executionArn = await h.startTask(task);
+    const request = await approvalRequestFor(h, key);
+    const link = await linkFromInbox(h, request.approvalId, APPROVERS[0]);
+
+    // The link alone: the page shows the request, offers sign-in, and has no decision form.
+    const anonymous = await openLink(link);
+    assert.equal(anonymous.status, 200);
+    assert.match(anonymous.html, /ACME-202611-0013/);
+    assert.match(anonymous.html, /需要审批人登录/);
+    assert.doesNotMatch(anonymous.html, /<form method="post"/);
+    // Even with a valid CSRF pair (the best a link holder could have), the POST is refused.
+    const secret = h.paperclip.services.config.approvals.signing_secret;
+    assert.equal(secret.source, 'inline');
+    const nonce = 'n'.repeat(24);
+    const linkParams = new URL(link).searchParams;
+    const form = {
+      approver: linkParams.get('approver')!,
+      exp: linkParams.get('exp')!,
+      sig: linkParams.get('sig')!,
+      csrf: csrfToken(secret.value, { approvalId: request.approvalId, approver: APPROVERS[0], nonce }),
+      decision: 'approve',
+    };
+    const linkOnly = await postDecision(h, link, form, { cookie: `pc_csrf=${nonce}` });
+    assert.equal(linkOnly.status, 401, linkOnly.html);
+    assert.match(linkOnly.html, /需要登录/);
+    assert.equal((await approvalsStore(h.paperclip.services).get(request.approvalId))?.status, 'PENDING');
+    assert.equal(await executionStatus(h, executionArn), 'RUNNING');
+    assert.deepEqual(await refunds(), []);
+
+    const browser = await sharedBrowser();
+    // The controller signs in (a real approver of the tenant) but holds finance.lead's link: refused.
+    const other = await browser.newContext({ locale: 'zh-CN' });
+    try {
+      const page = await signInAs(other, link, APPROVERS[1]);
+      const text = await page.locator('main').innerText();
+      assert.match(text, /您当前登录的是 controller@acme\.example/);
+      assert.equal(await page.locator('form[method="post"]').count(), 0, 'no decision form for another person');
+      const posted = await postDecision(h, link, form, {
+        cookie: `pc_csrf=${nonce}; ${(await other.cookies(`${h.paperclip.approvals.url}/approvals/x`))
+          .filter((c) => c.name === 'pc_signin')
+          .map((c) => `${c.name}=${c.value}`)
+          .join('; ')}`,
+      });
+      assert.equal(posted.status, 403, posted.html);
+      assert.match(posted.html, /登录身份不是此申请的审批人/);
+    } finally {
+      await other.close();
+    }
+    assert.equal((await approvalsStore(h.paperclip.services).get(request.approvalId))?.status, 'PENDING');
+    assert.deepEqual(await refunds(), []);
+
+    // finance.lead signs in and approves in the browser.
+    const named = await browser.newContext({ locale: 'zh-CN' });
+    try {
+      const page = await signInAs(named, link, APPROVERS[0]);
+      assert.match(await page.locator('main').innerText(), /已登录：finance\.lead@acme\.example/);
+      await page.getByRole('button', { name: /批准/ }).click();
+      await page.getByRole('heading', { name: /已批准/ }).waitFor();
+    } finally {
+      await named.close();
+    }
+    const result = await h.waitForExecution(executionArn);
+    assert.equal(result.output['outcome'], 'done', JSON.stringify(result.output));
+    assert.equal((await refunds()).length, 1, 'exactly one refund');
+    const approved = (await h.paperclip.services.audit.events(key)).find((e) => e.type === 'approved');
+    assert.equal(approved?.actor, APPROVERS[0]);
+    assert.deepEqual(approved?.data['signIn'], { issuer: h.paperclip.signInProvider.issuer, subject: APPROVERS[0] });
+  });
+
+  test('a callback that this browser did not start, or with a forged state, signs nobody in', async () => {
+    const response = await fetch(`${h.paperclip.approvals.url}/auth/callback?code=abc&state=forged`, { redirect: 'manual' });
+    assert.equal(response.status, 401);
+    assert.equal(response.headers.getSetCookie().length, 0);
+    const offsite = await fetch(`${h.paperclip.approvals.url}/auth/sign-in?return=${encodeURIComponent('https://evil.example/')}`, {
+      redirect: 'manual',
+    });
+    assert.equal(offsite.status, 400, 'sign-in never returns to another site');
+  });
+});
+
+describe('sign-in policy', () => {
+  const policy = ApproverSignIn.parse({
+    issuer: 'embedded',
+    client_id: 'c',
+    required_for: { actions: ['delete'], amount_above: '1000.00' },
+  });
+
+  test('listed actions and amounts above the threshold need sign-in; others do not', () => {
+    assert.equal(signInRequired(policy, { action: 'delete' }), true);
+    assert.equal(signInRequired(policy, { action: 'refund', amount: '1000.01' }), true);
+    assert.equal(signInRequired(policy, { action: 'refund', amount: '1000' }), false);
+    assert.equal(signInRequired(policy, { action: 'refund', amount: '999.99' }), false);
+    assert.equal(signInRequired(undefined, { action: 'delete' }), false);
+  });
+
+  test('the config names the field and the fix', () => {
+    const https = ApproverSignIn.safeParse({ issuer: 'http://idp.example', client_id: 'c' });
+    assert.equal(https.success, false);
+    assert.match(JSON.stringify(https.error?.issues), /embedded or an https issuer URL/);
+    const amount = ApproverSignIn.safeParse({ issuer: 'embedded', client_id: 'c', required_for: { amount_above: '1e3' } });
+    assert.match(JSON.stringify(amount.error?.issues), /amount_above is a decimal/);
+  });
+});
