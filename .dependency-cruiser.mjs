@@ -42,6 +42,14 @@ export default {
       to: { path: '^src/app/' },
     },
     {
+      name: 'app-talks-to-ports',
+      comment:
+        'src/app talks to stores, the mailer and the executions port (src/app/services.ts); the AWS SDK clients live in src/adapters.',
+      severity: 'error',
+      from: { path: '^src/app/' },
+      to: { path: '(^|node_modules/)@aws-sdk/' },
+    },
+    {
       name: 'lambdas-only-call-the-app-layer',
       comment: 'A handler in lambdas/ parses, calls the app layer (src/app, with the handler kit) and shapes the output.',
       severity: 'error',

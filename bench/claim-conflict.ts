@@ -83,17 +83,17 @@ export async function measureClaimConflict(options: {
   const parsed = [];
   try {
     for (const [i, task] of tasks.entries()) {
-      const started = await s.sfn.send(
+      const started = await s.clients.sfn.send(
         new StartExecutionCommand({
           stateMachineArn: paperclip.arns.guardedWrite,
           name: `second-runner-${stamp}-${i}`,
           input: JSON.stringify({ task: { ...task, requestedBy: 'schedule', params: {} } }),
         }),
       );
-      while ((await s.sfn.send(new DescribeExecutionCommand({ executionArn: started.executionArn! }))).status === 'RUNNING') {
+      while ((await s.clients.sfn.send(new DescribeExecutionCommand({ executionArn: started.executionArn! }))).status === 'RUNNING') {
         await sleep(20);
       }
-      parsed.push(await readExecution(s.sfn, started.executionArn!, options.prefix));
+      parsed.push(await readExecution(s.clients.sfn, started.executionArn!, options.prefix));
     }
   } finally {
     clearInterval(watcher);

@@ -59,7 +59,10 @@ export interface SessionOpen {
 async function evidenceSizes(paperclip: EmbeddedPaperclip, tenant: string, taskId: string): Promise<EvidenceSizes> {
   const prefix = `evidence/${tenant}/${taskId}/`;
   const sizes: EvidenceSizes = { totalBytes: 0, objects: 0, perItemByName: {}, batchBytes: 0, batchObjects: 0, batchNames: [] };
-  const pages = paginateListObjectsV2({ client: paperclip.services.s3 }, { Bucket: paperclip.services.evidence.bucket, Prefix: prefix });
+  const pages = paginateListObjectsV2(
+    { client: paperclip.services.clients.s3 },
+    { Bucket: paperclip.services.evidence.bucket, Prefix: prefix },
+  );
   for await (const page of pages) {
     for (const object of page.Contents ?? []) {
       const rest = (object.Key ?? '').slice(prefix.length).split('/');
@@ -119,7 +122,7 @@ export async function runGuardedBatch(
   }
   const used = usage.snapshot();
   const after = Date.now();
-  const sfn = paperclip.services.sfn;
+  const sfn = paperclip.services.clients.sfn;
   const batch = await readExecution(sfn, run.executionArn, request.prefix);
   const iterations = await readMapIterations(sfn, run.executionArn, request.prefix);
   const childArns = await executionsBetween(sfn, paperclip.arns.guardedWrite, before - 1000, after + 1000);

@@ -241,7 +241,7 @@ export async function runBenchmark(options: BenchOptions): Promise<BenchReport> 
           dataDir: mkdtempSync(join(workDir, `stack-c${concurrency}-tracing-${mode}-`)),
           configPath: benchConfig(configPath, concurrency, mode, workDir),
         });
-        const usage = new AwsUsage(paperclip.services);
+        const usage = new AwsUsage(paperclip.services.clients);
         try {
           let lastTasks: Array<{ taskId: string; tenant: string; billNo: string; action: string }> = [];
           for (let r = 1; r <= options.repeat; r++) {

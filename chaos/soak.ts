@@ -8,9 +8,8 @@ import { DescribeExecutionCommand, ListExecutionsCommand, type ExecutionListItem
 import { startSimulator } from '../src/simulator/server.js';
 import { SimulatorControl } from '../src/simulator/control-client.js';
 import { startEmbeddedSession } from '../src/cli/embedded-session.js';
-import { takeoverStore } from '../src/app/takeover/queue.js';
 import { resolveTakeover } from '../src/app/takeover/resolve.js';
-import type { Services } from '../src/app/services.js';
+import type { WiredServices as Services } from '../src/app/services.js';
 import { RUNNER_RESTARTED_ERROR } from '../src/local/stepfunctions/index.js';
 import { pendingBills, planFaults, soakTenants, type PlannedFault } from './faults.js';
 import { writeSoakConfig } from './config.js';
@@ -187,7 +186,7 @@ async function allExecutions(s: Services): Promise<ExecutionListItem[]> {
   const items: ExecutionListItem[] = [];
   let nextToken: string | undefined;
   do {
-    const page = await s.sfn.send(new ListExecutionsCommand({ stateMachineArn: s.guardedWriteArn(), maxResults: 1000, nextToken }));
+    const page = await s.clients.sfn.send(new ListExecutionsCommand({ stateMachineArn: s.guardedWriteArn(), maxResults: 1000, nextToken }));
     items.push(...(page.executions ?? []));
     nextToken = page.nextToken;
   } while (nextToken);
@@ -263,7 +262,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
     const session = await startEmbeddedSession({ dataDir, configPath, vendorBaseUrl: sim.url });
     try {
       const s = session.services;
-      const store = takeoverStore(s);
+      const store = s.takeovers;
       let operator: SoakReport['operator'] = null;
       if (options.operatorRetry) {
         const open = (await store.list('OPEN')).filter((e) => tasks.some((t) => t.taskId === e.taskId));
@@ -315,7 +314,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
       const executions = await allExecutions(s);
       const failed: SoakReport['executions']['failed'] = [];
       for (const e of executions.filter((x) => x.status === 'FAILED')) {
-        const described = await s.sfn.send(new DescribeExecutionCommand({ executionArn: e.executionArn }));
+        const described = await s.clients.sfn.send(new DescribeExecutionCommand({ executionArn: e.executionArn }));
         if (described.error !== RUNNER_RESTARTED_ERROR)
           failed.push({ name: e.name ?? '', error: `${described.error}: ${(described.cause ?? '').slice(0, 200)}` });
       }

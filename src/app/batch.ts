@@ -2,7 +2,7 @@ import type { Services } from './services.js';
 import { BatchRequest, idempotencyKey } from '../domain/task.js';
 import { InputRejectedError, failureMessage } from '../domain/errors.js';
 import { batchKey, type StoredObject } from '../adapters/s3/evidence-store.js';
-import { readMapRunResults, type MapRunItemResult, MapRunOutput } from '../adapters/s3/map-run-results.js';
+import { type MapRunItemResult, MapRunOutput } from '../adapters/s3/map-run-results.js';
 import { readContextFor, readList, type ListedItem } from './vendor-reads.js';
 import type { Tenant } from '../config/schema.js';
 import type { SitePack } from '../sitepack/schema.js';
@@ -212,7 +212,7 @@ export async function summarizeBatch(
   const results: ItemResult[] = [];
   let mapError: string | undefined;
   if (input.results && 'ResultWriterDetails' in input.results) {
-    for await (const result of readMapRunResults(s.s3, input.results)) results.push(result);
+    for await (const result of s.mapRuns.read(input.results)) results.push(result);
   } else if (input.results && 'Error' in input.results) {
     mapError = failureMessage(input.results);
   }

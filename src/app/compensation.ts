@@ -1,4 +1,3 @@
-import { DescribeExecutionCommand, StartExecutionCommand } from '@aws-sdk/client-sfn';
 import type { Services } from './services.js';
 import { TERMINAL_STATUSES, type Claim } from '../domain/claim.js';
 import type { RoutedItem } from '../domain/routing.js';
@@ -6,6 +5,7 @@ import type { WriteTask } from '../domain/task.js';
 import { idempotencyKey } from '../domain/task.js';
 import { refreshItemEvidence } from '../evidence/item-closed.js';
 import { own } from '../lib/own.js';
+import { failureReason } from '../adapters/sfn/executions.js';
 
 /**
  * Compensation runs an item's registered inverse through the same guarded
@@ -49,24 +49,15 @@ export async function runGuardedWrite(
   task: WriteTask,
   options: { pollMs?: number; timeoutMs?: number } = {},
 ): Promise<{ executionArn: string; output: { outcome: string; reason?: string } }> {
-  const stateMachineArn = s.guardedWriteArn();
-  const name = idempotencyKey(task);
-  const started = await s.sfn.send(new StartExecutionCommand({ stateMachineArn, name, input: JSON.stringify({ task }) }));
-  const executionArn = started.executionArn!;
+  const executionArn = await s.executions.start(s.guardedWriteArn(), idempotencyKey(task), { task });
   // Inside the compensate Lambda's 5-minute timeout, so the wait ends with an answer, not a kill.
-  const deadline = Date.now() + (options.timeoutMs ?? 4 * 60_000);
-  for (;;) {
-    const described = await s.sfn.send(new DescribeExecutionCommand({ executionArn }));
-    if (described.status === 'SUCCEEDED') return { executionArn, output: JSON.parse(described.output ?? '{}') };
-    if (described.status !== 'RUNNING') {
-      return {
-        executionArn,
-        output: { outcome: 'error', reason: `${described.status}: ${described.error ?? ''} ${described.cause ?? ''}`.trim() },
-      };
-    }
-    if (Date.now() > deadline) return { executionArn, output: { outcome: 'error', reason: 'timed out waiting for the execution' } };
-    await new Promise((r) => setTimeout(r, options.pollMs ?? 250));
-  }
+  const done = await s.executions.wait(executionArn, {
+    timeoutMs: options.timeoutMs ?? 4 * 60_000,
+    ...(options.pollMs !== undefined ? { pollMs: options.pollMs } : {}),
+  });
+  if (done.timedOut) return { executionArn, output: { outcome: 'error', reason: 'timed out waiting for the execution' } };
+  if (done.status === 'SUCCEEDED') return { executionArn, output: JSON.parse(done.output ?? '{}') };
+  return { executionArn, output: { outcome: 'error', reason: failureReason(done) } };
 }
 
 /** A compensation that must not run; nothing was started. The message says why and what to do. */

@@ -1,9 +1,3 @@
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { S3Client } from '@aws-sdk/client-s3';
-import { SESv2Client } from '@aws-sdk/client-sesv2';
-import { SFNClient } from '@aws-sdk/client-sfn';
-import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { z } from 'zod';
 import { loadRuntime } from '../config/runtime.js';
 import type { PaperclipConfig } from '../config/schema.js';
@@ -13,6 +7,13 @@ import { ClaimsStore } from '../adapters/dynamodb/claims-store.js';
 import { AuditLog } from '../adapters/dynamodb/audit-log.js';
 import { tableName } from '../adapters/dynamodb/table-definitions.js';
 import { EvidenceStore } from '../adapters/s3/evidence-store.js';
+import { MapRunResults } from '../adapters/s3/map-run-results.js';
+import { ApprovalsStore } from '../adapters/dynamodb/approvals-store.js';
+import { TakeoverStore } from '../adapters/dynamodb/takeover-store.js';
+import { Mailer } from '../adapters/ses/mailer.js';
+import { Executions } from '../adapters/sfn/executions.js';
+import { SecretStrings } from '../adapters/secrets/secret-strings.js';
+import { createAwsClients, destroyAwsClients, type AwsClients } from '../adapters/aws-clients.js';
 import { IdentitySecrets } from '../adapters/secrets/identity-secrets.js';
 import { VendorApi } from '../adapters/vendor/vendor-api.js';
 import { IdentitySessions, type IdentitySecret } from '../browser/identity-sessions.js';
@@ -22,29 +23,44 @@ import type { Identity } from '../config/schema.js';
 /**
  * Everything a workflow step needs, built once per process (a warm Lambda, or
  * the local stack) from the environment. Only endpoints and credentials differ
- * between AWS and the local stack.
+ * between AWS and the local stack. The app layer talks to stores, the mailer
+ * and the executions port; the AWS clients stay inside the adapters.
  */
 export interface Services {
   config: PaperclipConfig;
   pack: SitePack;
-  db: DynamoDBDocumentClient;
   claims: ClaimsStore;
   audit: AuditLog;
   evidence: EvidenceStore;
+  approvals: ApprovalsStore;
+  takeovers: TakeoverStore;
+  /** Mail from the configured sender (approval requests, takeover notices). */
+  mail: Mailer;
+  /** Starting and waiting for workflow executions, and answering task tokens. */
+  executions: Executions;
+  /** The batch map run's result files. */
+  mapRuns: MapRunResults;
+  /** Plain secrets by id (the approval signing key on AWS). */
+  secretStrings: SecretStrings;
   sessions: IdentitySessions;
-  s3: S3Client;
-  ses: SESv2Client;
-  sfn: SFNClient;
-  secretsManager: SecretsManagerClient;
   table(id: Parameters<typeof tableName>[1]): string;
   identity(id: string): Identity;
   secret(identityId: string): Promise<IdentitySecret>;
-  /** The vendor's JSON API as the identity: by its token, or by the session cookie of the pack's api.login. */
   vendorApi(identityId: string): Promise<VendorApi>;
   /** ARN of the guarded-write state machine, for compensation and operator retries. */
   guardedWriteArn(): string;
   /** The approver sign-in issuer URL (the embedded provider's address locally); undefined without sign-in. */
   signInIssuer(): string | undefined;
+  /** Closes the AWS clients' sockets (a CLI command that is done). */
+  close(): void;
+}
+
+/**
+ * Services with the AWS clients under them, for what wires and inspects a
+ * stack (the embedded runtime, CLI tools, tests): never handed to the app layer.
+ */
+export interface WiredServices extends Services {
+  clients: AwsClients;
 }
 
 const Environment = z.object({
@@ -65,31 +81,21 @@ const Environment = z.object({
   PAPERCLIP_SIGN_IN_CLIENT_ID: z.string().min(1).optional(),
 });
 
-function clientConfig(region: string, endpoint: string | undefined) {
-  if (!endpoint) return { region };
-  // The local emulators take fixed credentials (s3rver insists on these); they keep the SDK from looking for real ones.
-  return {
-    region,
-    endpoint,
-    credentials: { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' },
-    forcePathStyle: true,
-    requestChecksumCalculation: 'WHEN_REQUIRED' as const,
-    responseChecksumValidation: 'WHEN_REQUIRED' as const,
-  };
-}
-
-export function createServices(env: NodeJS.ProcessEnv = process.env): Services {
+export function createServices(env: NodeJS.ProcessEnv = process.env): WiredServices {
   const vars = parseOrThrow(Environment, env, 'environment');
   const { config, sitePack } = loadRuntime(vars.PAPERCLIP_CONFIG, { vendorBaseUrl: vars.PAPERCLIP_VENDOR_BASE_URL });
   if (vars.PAPERCLIP_APPROVAL_BASE_URL) config.approvals.base_url = vars.PAPERCLIP_APPROVAL_BASE_URL;
   if (vars.PAPERCLIP_SIGN_IN_CLIENT_ID && config.approvals.sign_in) config.approvals.sign_in.client_id = vars.PAPERCLIP_SIGN_IN_CLIENT_ID;
   const region = vars.PAPERCLIP_AWS_REGION ?? config.region;
-  const db = DynamoDBDocumentClient.from(new DynamoDBClient(clientConfig(region, vars.PAPERCLIP_DYNAMODB_ENDPOINT)), {
-    marshallOptions: { removeUndefinedValues: true },
+  const clients = createAwsClients(region, {
+    dynamodb: vars.PAPERCLIP_DYNAMODB_ENDPOINT,
+    s3: vars.PAPERCLIP_S3_ENDPOINT,
+    ses: vars.PAPERCLIP_SES_ENDPOINT,
+    sfn: vars.PAPERCLIP_SFN_ENDPOINT,
+    secrets: vars.PAPERCLIP_SECRETS_ENDPOINT,
   });
-  const s3 = new S3Client(clientConfig(region, vars.PAPERCLIP_S3_ENDPOINT));
-  const secretsManager = new SecretsManagerClient(clientConfig(region, vars.PAPERCLIP_SECRETS_ENDPOINT));
-  const secrets = new IdentitySecrets(secretsManager);
+  const { db, s3 } = clients;
+  const secrets = new IdentitySecrets(clients.secretsManager);
   const table = (id: Parameters<typeof tableName>[1]) => tableName(config.prefix, id);
   const identity = (id: string) => {
     const found = config.identities.find((i) => i.id === id);
@@ -100,15 +106,17 @@ export function createServices(env: NodeJS.ProcessEnv = process.env): Services {
   return {
     config,
     pack: sitePack,
-    db,
+    clients,
     claims: new ClaimsStore(db, table('claims')),
     audit: new AuditLog(db, table('audit')),
     evidence: new EvidenceStore(s3, config.evidence.bucket),
+    approvals: new ApprovalsStore(db, table('approvals')),
+    takeovers: new TakeoverStore(db, table('takeover')),
+    mail: new Mailer(clients.ses, config.approvals.sender),
+    executions: new Executions(clients.sfn),
+    mapRuns: new MapRunResults(s3),
+    secretStrings: new SecretStrings(clients.secretsManager),
     sessions: new IdentitySessions(sharedBrowser, sitePack, config.vendor.base_url),
-    s3,
-    ses: new SESv2Client(clientConfig(region, vars.PAPERCLIP_SES_ENDPOINT)),
-    sfn: new SFNClient(clientConfig(region, vars.PAPERCLIP_SFN_ENDPOINT)),
-    secretsManager,
     table,
     identity,
     secret,
@@ -133,6 +141,9 @@ export function createServices(env: NodeJS.ProcessEnv = process.env): Services {
       if (!vars.PAPERCLIP_SIGN_IN_ISSUER)
         throw new Error('approvals.sign_in.issuer is embedded but no embedded provider runs here (PAPERCLIP_SIGN_IN_ISSUER is unset)');
       return vars.PAPERCLIP_SIGN_IN_ISSUER;
+    },
+    close() {
+      destroyAwsClients(clients);
     },
   };
 }

@@ -1,6 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { BatchSummary } from '../app/batch.js';
-import { approvalsStore } from '../app/approvals/request-approval.js';
 import type { EmbeddedPaperclip } from '../embedded/paperclip-stack.js';
 import { createProgressRenderer } from './progress.js';
 
@@ -55,7 +54,7 @@ export async function approvalRecipients(
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const claims = (await s.claims.byTask(taskId)).filter((c) => s.config.write_policy.approval_required.includes(c.action));
-    const requests = (await Promise.all(claims.map((c) => approvalsStore(s).byKey(c.key)))).flat();
+    const requests = (await Promise.all(claims.map((c) => s.approvals.byKey(c.key)))).flat();
     if (requests.length >= expected || Date.now() > deadline) {
       const emails = await paperclip.stack.fetchEmails();
       return requests.flatMap((r) =>

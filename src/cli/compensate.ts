@@ -67,8 +67,7 @@ export async function runCompensate(argv: string[]): Promise<number> {
   try {
     return await compensateWith(s, { key, reason: flags.reason, requestedBy });
   } finally {
-    s.db.destroy();
-    s.sfn.destroy();
+    s.close();
   }
 }
 

@@ -1,7 +1,7 @@
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { z } from 'zod';
-import { createServices, type Services } from '../app/services.js';
+import { createServices, type WiredServices } from '../app/services.js';
 import { startEmbeddedPaperclip, type EmbeddedOptions, type EmbeddedPaperclip } from '../embedded/paperclip-stack.js';
 import type { StoredEmail } from '../local/ses.js';
 
@@ -44,7 +44,7 @@ export interface SessionOptions extends EmbeddedOptions {
 export interface EmbeddedSession {
   dataDir: string;
   paperclip: EmbeddedPaperclip;
-  services: Services;
+  services: WiredServices;
   close(): Promise<void>;
 }
 
@@ -123,7 +123,7 @@ export async function startEmbeddedSession(options: SessionOptions): Promise<Emb
 export interface DataFolderSession {
   mode: 'attached' | 'started';
   dataDir: string;
-  services: Services;
+  services: WiredServices;
   vendorBaseUrl: string;
   sesInbox: string;
   fetchEmails(): Promise<StoredEmail[]>;
@@ -160,11 +160,7 @@ export async function openDataFolder(options: SessionOptions): Promise<DataFolde
         return ((await response.json()) as { emails: StoredEmail[] }).emails;
       },
       async close() {
-        services.db.destroy();
-        services.s3.destroy();
-        services.ses.destroy();
-        services.sfn.destroy();
-        services.secretsManager.destroy();
+        services.close();
       },
     };
   }

@@ -4,7 +4,7 @@ import type { Services } from '../app/services.js';
 import { loadConfig } from '../config/load.js';
 import { ConfigPath, DataDir, parseCommand, TenantId, UsageError, type Command, type CommandSpec } from './args.js';
 import { openDataFolder, DataFolderError } from './embedded-session.js';
-import { takeoverStore, evidenceLink } from '../app/takeover/queue.js';
+import { evidenceLink } from '../app/takeover/queue.js';
 import { KEY_PATTERN, resolveTakeover, TakeoverRefusedError } from '../app/takeover/resolve.js';
 import { findOrphanedClaims, recoverOrphanedClaims } from '../app/takeover/recover.js';
 import { RESOLUTIONS, type TakeoverEntry } from '../adapters/dynamodb/takeover-store.js';
@@ -161,7 +161,7 @@ function entryLine(e: TakeoverEntry): string {
 
 /** Runs a parsed command against open services; returns the exit code. */
 export async function executeTakeover(s: Services, command: TakeoverCommand, io: Io = processIo): Promise<number> {
-  const store = takeoverStore(s);
+  const store = s.takeovers;
   switch (command.sub) {
     case 'list': {
       const statuses =

@@ -5,7 +5,7 @@ import { loadStateMachineDefinition, localSubstitutions, stateMachinePhysicalNam
 import { STATE_MACHINES, type WorkflowFunctionName } from '../workflow/functions.js';
 import { applyPolicy } from '../workflow/definition-policy.js';
 import { loadRuntime } from '../config/runtime.js';
-import { createServices, useServices, type Services } from '../app/services.js';
+import { createServices, useServices, type Services, type WiredServices } from '../app/services.js';
 import { closeSharedBrowser } from '../browser/chromium.js';
 import type { BatchSummary } from '../app/batch.js';
 import { TERMINAL_STATUSES } from '../domain/claim.js';
@@ -34,7 +34,7 @@ export interface EmbeddedOptions {
 
 export interface EmbeddedPaperclip {
   stack: LocalStack;
-  services: Services;
+  services: WiredServices;
   /** The approval pages (the links in the approval emails point here). */
   approvals: ApprovalServer;
   /** The OpenID provider approvers sign in with, when `approvals.sign_in.issuer` is `embedded`. */
@@ -59,7 +59,7 @@ export interface BatchProgress {
  * as a Distributed Map's child executions, whose events are not in this
  * history; how many have finished comes from their claims.
  */
-async function batchStage(sfn: Services['sfn'], executionArn: string): Promise<Pick<BatchProgress, 'phase' | 'total'>> {
+async function batchStage(sfn: WiredServices['clients']['sfn'], executionArn: string): Promise<Pick<BatchProgress, 'phase' | 'total'>> {
   let total: number | undefined;
   let phase: BatchProgress['phase'] = 'reading';
   let nextToken: string | undefined;
@@ -167,12 +167,12 @@ export async function startEmbeddedPaperclip(options: EmbeddedOptions): Promise<
       0,
       80,
     );
-    const started = await services.sfn.send(
+    const started = await services.clients.sfn.send(
       new StartExecutionCommand({ stateMachineArn: arns.batch, name, input: JSON.stringify({ requestedBy: 'schedule', ...request }) }),
     );
     const executionArn = started.executionArn!;
     for (;;) {
-      const described = await services.sfn.send(new DescribeExecutionCommand({ executionArn }));
+      const described = await services.clients.sfn.send(new DescribeExecutionCommand({ executionArn }));
       if (described.status !== 'RUNNING') {
         return {
           executionArn,
@@ -186,7 +186,12 @@ export async function startEmbeddedPaperclip(options: EmbeddedOptions): Promise<
         const byStatus: Record<string, number> = {};
         for (const c of claims) byStatus[c.status] = (byStatus[c.status] ?? 0) + 1;
         const finished = claims.filter((c) => TERMINAL_STATUSES.includes(c.status)).length;
-        onProgress({ claimed: claims.length, byStatus, finished, ...(await batchStage(services.sfn, executionArn).catch(() => ({}))) });
+        onProgress({
+          claimed: claims.length,
+          byStatus,
+          finished,
+          ...(await batchStage(services.clients.sfn, executionArn).catch(() => ({}))),
+        });
       }
       await new Promise((r) => setTimeout(r, 300));
     }

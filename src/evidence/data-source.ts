@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { createServices, type Services } from '../app/services.js';
+import { createServices, type Services, type WiredServices } from '../app/services.js';
 import { loadConfig } from '../config/load.js';
 import { awsClientConfig } from '../local/aws-config.js';
 import { createTables, startLocalDynamoDb } from '../local/dynamodb.js';
@@ -24,7 +24,7 @@ export class DataSourceError extends Error {
 }
 
 export interface DataSource {
-  services: Services;
+  services: WiredServices;
   /** The s3rver folder of the evidence bucket, when reading a local data folder. */
   bucketDir?: string;
   describe: string;
@@ -32,7 +32,7 @@ export interface DataSource {
 }
 
 function destroyClients(services: Services): void {
-  for (const client of [services.db, services.s3, services.ses, services.sfn, services.secretsManager]) client.destroy();
+  services.close();
 }
 
 export interface DataSourceOptions {

@@ -1,11 +1,10 @@
 import { createHash } from 'node:crypto';
-import { GetObjectAttributesCommand, type S3Client } from '@aws-sdk/client-s3';
 import type { Services } from '../app/services.js';
 import { batchKey } from '../adapters/s3/evidence-store.js';
 import { mapBounded } from '../lib/map-bounded.js';
 
 /** What the evidence views need from the services bundle: the stores, not the browser. */
-export type EvidenceContext = Pick<Services, 'claims' | 'audit' | 'evidence' | 'db' | 'table' | 'config' | 's3'>;
+export type EvidenceContext = Pick<Services, 'claims' | 'audit' | 'evidence' | 'config'>;
 
 export interface BatchRef {
   tenant: string;
@@ -21,36 +20,18 @@ export interface HashedObject {
 
 export const sha256Hex = (bytes: Buffer | string) => createHash('sha256').update(bytes).digest('hex');
 
-/** S3 endpoints that answered GetObjectAttributes with something unusable (s3rver answers with the object). */
-const noAttributes = new WeakSet<S3Client>();
-
 /**
- * The sha256 and size of an object as it is now. On AWS the SHA-256 checksum S3
- * computed at upload is used when there is one (GetObjectAttributes: no bytes
- * moved, and the sealing roles may not read traces); otherwise the bytes are
- * read and hashed. Never taken from user metadata, which anyone writing the
- * object could set.
+ * The sha256 and size of an object as it is now: the SHA-256 checksum S3
+ * computed at upload when there is one, otherwise the bytes read and hashed.
+ * Never taken from user metadata, which anyone writing the object could set.
  */
 export async function hashObject(
-  ctx: Pick<EvidenceContext, 'evidence' | 's3'>,
+  ctx: Pick<EvidenceContext, 'evidence'>,
   key: string,
 ): Promise<{ sha256: string; bytes: number } | undefined> {
-  if (!noAttributes.has(ctx.s3)) {
-    try {
-      const attributes = await ctx.s3.send(
-        new GetObjectAttributesCommand({ Bucket: ctx.evidence.bucket, Key: key, ObjectAttributes: ['Checksum', 'ObjectSize'] }),
-      );
-      const checksum = attributes.Checksum?.ChecksumSHA256;
-      // A composite (multipart) checksum ends in -<parts> and is not the object's sha256.
-      if (checksum && !checksum.includes('-') && attributes.ObjectSize !== undefined) {
-        return { sha256: Buffer.from(checksum, 'base64').toString('hex'), bytes: attributes.ObjectSize };
-      }
-    } catch (error) {
-      const name = (error as { name?: string }).name ?? '';
-      if (name === 'NoSuchKey' || name === 'NotFound') return undefined;
-      if (name !== 'AccessDenied') noAttributes.add(ctx.s3);
-    }
-  }
+  const stored = await ctx.evidence.storedChecksum(key);
+  if (stored === null) return undefined;
+  if (stored) return stored;
   const body = await ctx.evidence.get(key);
   return body ? { sha256: sha256Hex(body), bytes: body.length } : undefined;
 }

@@ -1,5 +1,3 @@
-import { paginateListObjectsV2 } from '@aws-sdk/client-s3';
-import { paginateScan } from '@aws-sdk/lib-dynamodb';
 import { GENESIS_HASH, hashEvent, type AuditEvent } from '../domain/audit-chain.js';
 import { batchKey, evidenceKey } from '../adapters/s3/evidence-store.js';
 import { batchChain, batchFolder, hashObject, SEAL_NAME, type BatchRef, type EvidenceContext } from './folder.js';
@@ -311,13 +309,7 @@ export async function verifyKey(ctx: EvidenceContext, key: string): Promise<Veri
 /** Every batch: folders in the bucket and batch chains in the audit table (so a batch whose folder is gone is found too). */
 export async function listBatches(ctx: EvidenceContext, tenant?: string): Promise<BatchRef[]> {
   const found = new Map<string, BatchRef>();
-  const folders = async (prefix: string) => {
-    const prefixes: string[] = [];
-    for await (const page of paginateListObjectsV2({ client: ctx.s3 }, { Bucket: ctx.evidence.bucket, Prefix: prefix, Delimiter: '/' })) {
-      prefixes.push(...(page.CommonPrefixes ?? []).map((p) => p.Prefix!).filter(Boolean));
-    }
-    return prefixes;
-  };
+  const folders = (prefix: string) => ctx.evidence.folders(prefix);
   const tenants = tenant ? [`evidence/${tenant}/`] : await folders('evidence/');
   for (const t of tenants) {
     for (const task of await folders(t)) {
@@ -325,21 +317,10 @@ export async function listBatches(ctx: EvidenceContext, tenant?: string): Promis
       if (tenantId && taskId) found.set(`${tenantId}/${taskId}`, { tenant: tenantId, taskId });
     }
   }
-  const chains = paginateScan(
-    { client: ctx.db },
-    {
-      TableName: ctx.table('audit'),
-      ProjectionExpression: 'chain',
-      FilterExpression: 'begins_with(chain, :b) AND seq = :one',
-      ExpressionAttributeValues: { ':b': tenant ? `batch:${tenant}:` : 'batch:', ':one': 1 },
-    },
-  );
-  for await (const page of chains) {
-    for (const item of page.Items ?? []) {
-      const [, tenantId, ...rest] = String(item['chain']).split(':');
-      const taskId = rest.join(':');
-      if (tenantId && taskId) found.set(`${tenantId}/${taskId}`, { tenant: tenantId, taskId });
-    }
+  for (const chain of await ctx.audit.chainsStartingWith(tenant ? `batch:${tenant}:` : 'batch:')) {
+    const [, tenantId, ...rest] = chain.split(':');
+    const taskId = rest.join(':');
+    if (tenantId && taskId) found.set(`${tenantId}/${taskId}`, { tenant: tenantId, taskId });
   }
   return [...found.values()].sort((a, b) => `${a.tenant}/${a.taskId}`.localeCompare(`${b.tenant}/${b.taskId}`));
 }

@@ -1,4 +1,3 @@
-import { paginateScan } from '@aws-sdk/lib-dynamodb';
 import type { Claim } from '../domain/claim.js';
 import { batchKey } from '../adapters/s3/evidence-store.js';
 import type { EvidenceContext } from '../evidence/folder.js';
@@ -19,31 +18,7 @@ export interface ReportQuery {
 }
 
 export async function claimsInWindow(ctx: EvidenceContext, query: ReportQuery): Promise<Claim[]> {
-  const filters = ['begins_with(#k, :k)'];
-  const values: Record<string, unknown> = { ':k': 'k-' };
-  const names: Record<string, string> = { '#k': 'key' };
-  if (query.since) {
-    filters.push('#u >= :since');
-    names['#u'] = 'updatedAt';
-    values[':since'] = query.since.toISOString();
-  }
-  if (query.tenant) {
-    filters.push('#t = :tenant');
-    names['#t'] = 'tenant';
-    values[':tenant'] = query.tenant;
-  }
-  const claims: Claim[] = [];
-  const pages = paginateScan(
-    { client: ctx.db },
-    {
-      TableName: ctx.table('claims'),
-      FilterExpression: filters.join(' AND '),
-      ExpressionAttributeNames: names,
-      ExpressionAttributeValues: values,
-    },
-  );
-  for await (const page of pages) claims.push(...((page.Items ?? []) as Claim[]));
-  return claims;
+  return ctx.claims.updatedSince({ ...(query.since ? { since: query.since } : {}), ...(query.tenant ? { tenant: query.tenant } : {}) });
 }
 
 export async function classifyClaims(ctx: EvidenceContext, claims: readonly Claim[]): Promise<ItemFacts[]> {

@@ -1,7 +1,6 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { sharedBrowser } from '../../src/browser/chromium.js';
-import { approvalsStore } from '../../src/app/approvals/request-approval.js';
 import { compensate, CompensationRefusedError } from '../../src/app/compensation.js';
 import { evidenceKey } from '../../src/adapters/s3/evidence-store.js';
 import { handler as approvalHttp } from '../../lambdas/approval-http.js';
@@ -86,7 +85,7 @@ describe('approval gate for irreversible actions', () => {
 
       // Looking at the page decided nothing.
       assert.equal(await executionStatus(h, executionArn), 'RUNNING');
-      assert.equal((await approvalsStore(h.paperclip.services).get(request.approvalId))?.status, 'PENDING');
+      assert.equal((await h.paperclip.services.approvals.get(request.approvalId))?.status, 'PENDING');
       assert.deepEqual(await refunds(), []);
 
       await page.getByRole('button', { name: /批准/ }).click();
@@ -102,7 +101,7 @@ describe('approval gate for irreversible actions', () => {
     assert.equal(executed[0]?.billNo, OVERCHARGE_BILL);
     assert.equal(executed[0]?.identity, 'svc-recon-acme');
 
-    const stored = await approvalsStore(h.paperclip.services).get(request.approvalId);
+    const stored = await h.paperclip.services.approvals.get(request.approvalId);
     assert.equal(stored?.status, 'APPROVED');
     assert.equal(stored?.decidedBy, APPROVERS[0]);
     const events = await h.paperclip.services.audit.events(key);
@@ -151,7 +150,7 @@ describe('approval gate for irreversible actions', () => {
     );
 
     const nothingChanged = async (why: string) => {
-      assert.equal((await approvalsStore(h.paperclip.services).get(request.approvalId))?.status, 'PENDING', `${why}: still pending`);
+      assert.equal((await h.paperclip.services.approvals.get(request.approvalId))?.status, 'PENDING', `${why}: still pending`);
       assert.equal(await executionStatus(h, executionArn), 'RUNNING', `${why}: the workflow still waits (no SendTaskSuccess/Failure)`);
       assert.deepEqual(await refunds(), [], `${why}: no refund`);
       assert.deepEqual(await decisions(key), [], `${why}: no decision in the audit trail`);
@@ -282,7 +281,7 @@ describe('approval gate for irreversible actions', () => {
     assert.equal(result.output['outcome'], 'rejected');
     assert.match(String(result.output['reason']), /rejected by finance\.lead@acme\.example: 金额待核实/);
     assert.deepEqual(await refunds(), [], 'a rejected refund executes nothing');
-    assert.equal((await approvalsStore(h.paperclip.services).get(request.approvalId))?.status, 'REJECTED');
+    assert.equal((await h.paperclip.services.approvals.get(request.approvalId))?.status, 'REJECTED');
     assert.equal((await h.paperclip.services.claims.get(key))?.status, 'REJECTED');
     const events = await h.paperclip.services.audit.events(key);
     assert.deepEqual(

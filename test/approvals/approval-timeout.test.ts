@@ -1,6 +1,5 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { approvalsStore } from '../../src/app/approvals/request-approval.js';
 import { startHarness, type Harness } from '../support/embedded.js';
 import { APPROVERS, approvalRequestFor, configWith, linkFromInbox, openLink, refundTask } from './helpers.js';
 
@@ -39,7 +38,7 @@ describe('approval timeout', () => {
     const late = await openLink(link);
     assert.equal(late.status, 410);
     assert.match(late.html, /审批链接已过期/);
-    const stored = await approvalsStore(h.paperclip.services).get(request.approvalId);
+    const stored = await h.paperclip.services.approvals.get(request.approvalId);
     assert.equal(stored?.status, 'EXPIRED', 'the request is marked expired, never left pending');
     const trail = (await h.paperclip.services.audit.events(key)).map((e) => e.type);
     assert.equal(trail.filter((t) => t === 'approval_expired').length, 1, trail.join(', '));

@@ -2,7 +2,6 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { request as httpRequest } from 'node:http';
 import { GetExecutionHistoryCommand, SendTaskSuccessCommand } from '@aws-sdk/client-sfn';
-import { approvalsStore } from '../../src/app/approvals/request-approval.js';
 import { startHarness, type Harness } from '../support/embedded.js';
 import { APPROVERS, approvalRequestFor, executionStatus, linkFromInbox, openLink, refundTask, signedLink, waitUntil } from './helpers.js';
 
@@ -104,7 +103,7 @@ describe('attacks on routing and approvals', () => {
     const { task, key } = await refundTask(h, 'T-forged-callback');
     const executionArn = await h.startTask(task);
     const request = await approvalRequestFor(h, key);
-    const sfn = h.paperclip.services.sfn;
+    const sfn = h.paperclip.services.clients.sfn;
     // A reader of the execution history does not get the token here (AWS records it; see docs/approvals.md).
     const history = await sfn.send(new GetExecutionHistoryCommand({ executionArn, maxResults: 1000 }));
     assert.ok(!JSON.stringify(history.events).includes(request.taskToken), 'the local history withholds the task token');
@@ -119,7 +118,7 @@ describe('attacks on routing and approvals', () => {
     assert.equal(result.output['outcome'], 'takeover', JSON.stringify(result.output));
     assert.match(String(result.output['reason']), /ApprovalNotProvenError: no provable approval .*no APPROVED request/);
     assert.deepEqual(await writes(), [], 'no refund reached the vendor');
-    assert.equal((await approvalsStore(h.paperclip.services).get(request.approvalId))?.status, 'PENDING');
+    assert.equal((await h.paperclip.services.approvals.get(request.approvalId))?.status, 'PENDING');
     const trail = await h.paperclip.services.audit.events(key);
     const refused = trail.find((e) => e.type === 'approval_not_proven');
     assert.ok(refused, trail.map((e) => e.type).join(', '));
@@ -143,7 +142,7 @@ describe('attacks on routing and approvals', () => {
     const spoofed = await postForm(h, page, 'approve', { host: 'evil.example', origin: 'http://evil.example' });
     assert.equal(spoofed.status, 403);
     assert.match(spoofed.body, /请求来源不被接受/);
-    assert.equal((await approvalsStore(h.paperclip.services).get(request.approvalId))?.status, 'PENDING');
+    assert.equal((await h.paperclip.services.approvals.get(request.approvalId))?.status, 'PENDING');
     assert.equal(await executionStatus(h, executionArn), 'RUNNING');
     assert.equal((await postForm(h, page, 'reject')).status, 200);
     assert.equal((await h.waitForExecution(executionArn)).output['outcome'], 'rejected');

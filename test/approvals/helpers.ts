@@ -3,7 +3,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parse, stringify } from 'yaml';
 import { DescribeExecutionCommand } from '@aws-sdk/client-sfn';
-import { approvalsStore } from '../../src/app/approvals/request-approval.js';
 import type { ApprovalRequest } from '../../src/adapters/dynamodb/approvals-store.js';
 import { approvalUrl } from '../../src/domain/approval-link.js';
 import { idempotencyKey } from '../../src/domain/task.js';
@@ -49,7 +48,7 @@ export async function waitUntil<T>(what: string, probe: () => Promise<T | undefi
 
 /** Waits until the item's execution asked for approval, and returns the stored request. */
 export function approvalRequestFor(h: Harness, key: string): Promise<ApprovalRequest> {
-  return waitUntil(`the approval request of ${key}`, async () => (await approvalsStore(h.paperclip.services).byKey(key))[0]);
+  return waitUntil(`the approval request of ${key}`, async () => (await h.paperclip.services.approvals.byKey(key))[0]);
 }
 
 /** The link in the approval email sent to `to` for this request, read from the local SES inbox. */
@@ -68,7 +67,7 @@ export function signedLink(h: Harness, claims: { approvalId: string; approver: s
 }
 
 export async function executionStatus(h: Harness, executionArn: string): Promise<string | undefined> {
-  return (await h.paperclip.services.sfn.send(new DescribeExecutionCommand({ executionArn }))).status;
+  return (await h.paperclip.services.clients.sfn.send(new DescribeExecutionCommand({ executionArn }))).status;
 }
 
 export interface FormPage {

@@ -6,7 +6,6 @@ import { join } from 'node:path';
 import { parse, stringify } from 'yaml';
 import type { BrowserContext } from 'playwright-core';
 import { sharedBrowser } from '../../src/browser/chromium.js';
-import { approvalsStore } from '../../src/app/approvals/request-approval.js';
 import { csrfToken } from '../../src/approval-server/csrf.js';
 import { signInRequired } from '../../src/approval-server/sign-in.js';
 import { ApproverSignIn } from '../../src/config/schema.js';
@@ -88,7 +87,7 @@ describe('approver sign-in (OIDC) required by policy', () => {
     const linkOnly = await postDecision(h, link, form, { cookie: `pc_csrf=${nonce}` });
     assert.equal(linkOnly.status, 401, linkOnly.html);
     assert.match(linkOnly.html, /需要登录/);
-    assert.equal((await approvalsStore(h.paperclip.services).get(request.approvalId))?.status, 'PENDING');
+    assert.equal((await h.paperclip.services.approvals.get(request.approvalId))?.status, 'PENDING');
     assert.equal(await executionStatus(h, executionArn), 'RUNNING');
     assert.deepEqual(await refunds(), []);
 
@@ -111,7 +110,7 @@ describe('approver sign-in (OIDC) required by policy', () => {
     } finally {
       await other.close();
     }
-    assert.equal((await approvalsStore(h.paperclip.services).get(request.approvalId))?.status, 'PENDING');
+    assert.equal((await h.paperclip.services.approvals.get(request.approvalId))?.status, 'PENDING');
     assert.deepEqual(await refunds(), []);
 
     // finance.lead signs in and approves in the browser.

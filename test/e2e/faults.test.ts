@@ -97,7 +97,7 @@ describe('fault handling on the embedded stack', () => {
     assert.equal((await h.runTask(t)).output['outcome'], 'done');
     // Rewind the claim to what a crash right after the click leaves behind: WRITING, owned by a dead runner.
     const key = idempotencyKey(t);
-    await h.paperclip.services.db.send(
+    await h.paperclip.services.clients.db.send(
       new UpdateCommand({
         TableName: h.paperclip.services.table('claims'),
         Key: { key },

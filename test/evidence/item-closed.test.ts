@@ -26,7 +26,7 @@ describe('evidence when an item closes', () => {
   async function listedPrefixes(run: () => Promise<void>): Promise<string[]> {
     const prefixes: string[] = [];
     const name = `record-list-prefixes-${Date.now()}`;
-    h.paperclip.services.s3.middlewareStack.add(
+    h.paperclip.services.clients.s3.middlewareStack.add(
       (next, context) => async (args) => {
         if (context.commandName === 'ListObjectsV2Command') prefixes.push(String((args.input as { Prefix?: string }).Prefix));
         return next(args);
@@ -36,7 +36,7 @@ describe('evidence when an item closes', () => {
     try {
       await run();
     } finally {
-      h.paperclip.services.s3.middlewareStack.remove(name);
+      h.paperclip.services.clients.s3.middlewareStack.remove(name);
     }
     return prefixes;
   }

@@ -84,7 +84,7 @@ describe('audit verify', () => {
     const s = h.paperclip.services;
     const [first, second, third] = claims as [Claim, Claim, Claim];
     // Someone rewrites who committed the write, straight in the table.
-    await s.db.send(
+    await s.clients.db.send(
       new UpdateCommand({
         TableName: s.table('audit'),
         Key: { chain: first.key, seq: 4 },
@@ -93,9 +93,9 @@ describe('audit verify', () => {
       }),
     );
     const deleted = evidenceKey(second, 'before.png');
-    await s.s3.send(new DeleteObjectCommand({ Bucket: s.evidence.bucket, Key: deleted }));
+    await s.clients.s3.send(new DeleteObjectCommand({ Bucket: s.evidence.bucket, Key: deleted }));
     const stray = evidenceKey(third, 'after-fixed.png');
-    await s.s3.send(new PutObjectCommand({ Bucket: s.evidence.bucket, Key: stray, Body: Buffer.from('not evidence') }));
+    await s.clients.s3.send(new PutObjectCommand({ Bucket: s.evidence.bucket, Key: stray, Body: Buffer.from('not evidence') }));
 
     const run = await cli(h, ['audit', 'verify', '--batch', BATCH]);
     assert.equal(run.code, 1, run.stdout + run.stderr);
@@ -126,7 +126,7 @@ describe('audit verify', () => {
       { type: events[1]!.type, actor: 'ops-shared', data: events[1]!.data },
       events[1]!.at,
     );
-    await s.db.send(
+    await s.clients.db.send(
       new UpdateCommand({
         TableName: s.table('audit'),
         Key: { chain: third.key, seq: 2 },
@@ -135,7 +135,7 @@ describe('audit verify', () => {
         ExpressionAttributeValues: { ':a': 'ops-shared', ':h': forged.hash },
       }),
     );
-    await s.db.send(new DeleteCommand({ TableName: s.table('audit'), Key: { chain: third.key, seq: 5 } }));
+    await s.clients.db.send(new DeleteCommand({ TableName: s.table('audit'), Key: { chain: third.key, seq: 5 } }));
     await s.evidence.put(batchKey({ tenant: 'acme', taskId: TASK }, 'list.json'), '[]', 'application/json');
 
     const result = await verifyKey(s, third.key);
@@ -180,8 +180,8 @@ describe('audit verify', () => {
       const actor = e.type === 'write_started' ? 'ops-shared' : e.actor;
       forged.push(sealEvent(key, i + 1, forged[i - 1]?.hash ?? GENESIS_HASH, { type: e.type, actor, data: e.data }, e.at));
     }
-    for (const e of original) await s.db.send(new DeleteCommand({ TableName: s.table('audit'), Key: { chain: key, seq: e.seq } }));
-    for (const e of forged) await s.db.send(new PutCommand({ TableName: s.table('audit'), Item: e }));
+    for (const e of original) await s.clients.db.send(new DeleteCommand({ TableName: s.table('audit'), Key: { chain: key, seq: e.seq } }));
+    for (const e of forged) await s.clients.db.send(new PutCommand({ TableName: s.table('audit'), Item: e }));
     // ...and append one correctly chained item_sealed that vouches for the new hashes.
     const seal = JSON.parse((await s.evidence.get(batchKey(batch, 'seal.json')))!.toString());
     const entry = seal.items.find((i: { key: string }) => i.key === key);

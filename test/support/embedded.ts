@@ -61,7 +61,7 @@ async function harnessAround<Control>(sim: Harness['sim'], control: Control, opt
   });
   let counter = 0;
   const startTask = async (task: unknown, name?: string): Promise<string> => {
-    const started = await paperclip.services.sfn.send(
+    const started = await paperclip.services.clients.sfn.send(
       new StartExecutionCommand({
         stateMachineArn: paperclip.arns.guardedWrite,
         name: name ?? `adhoc-${Date.now().toString(36)}-${counter++}`,
@@ -72,7 +72,7 @@ async function harnessAround<Control>(sim: Harness['sim'], control: Control, opt
   };
   const waitForExecution = async (executionArn: string): Promise<{ status: string; output: Record<string, unknown> }> => {
     for (;;) {
-      const d = await paperclip.services.sfn.send(new DescribeExecutionCommand({ executionArn }));
+      const d = await paperclip.services.clients.sfn.send(new DescribeExecutionCommand({ executionArn }));
       if (d.status !== 'RUNNING')
         return { status: d.status ?? '', output: d.output ? JSON.parse(d.output) : { error: d.error, cause: d.cause } };
       await sleep(150);

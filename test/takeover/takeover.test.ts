@@ -7,7 +7,6 @@ import { join } from 'node:path';
 import { parse, stringify } from 'yaml';
 import { idempotencyKey } from '../../src/domain/task.js';
 import { ValidationError } from '../../src/config/errors.js';
-import { takeoverStore } from '../../src/app/takeover/queue.js';
 import { TakeoverRefusedError } from '../../src/app/takeover/resolve.js';
 import { executeTakeover, parseTakeoverArgs, runTakeover, type Io } from '../../src/cli/takeover.js';
 import { startHarness, type Harness } from '../support/embedded.js';
@@ -74,7 +73,7 @@ describe('human takeover queue', () => {
     const result = await h.runTask(task(1));
     assert.equal(result.output['outcome'], 'takeover');
 
-    const entry = await takeoverStore(h.paperclip.services).get(key);
+    const entry = await h.paperclip.services.takeovers.get(key);
     assert.ok(entry, 'the item is in the queue');
     assert.equal(entry.status, 'OPEN');
     assert.equal(entry.billNo, task(1).billNo);
@@ -106,7 +105,7 @@ describe('human takeover queue', () => {
     assert.equal((await marksOf(1)).length, 1, 'exactly one vendor mutation for the bill');
     const claim = await h.paperclip.services.claims.get(key);
     assert.equal(claim?.status, 'DONE');
-    const after = await takeoverStore(h.paperclip.services).get(key);
+    const after = await h.paperclip.services.takeovers.get(key);
     assert.equal(after?.status, 'RESOLVED');
     assert.equal(after?.resolution?.as, 'retry');
     assert.equal(after?.resolution?.operator, operator);
@@ -164,7 +163,7 @@ describe('human takeover queue', () => {
       const claim = await h.paperclip.services.claims.get(key);
       assert.equal(claim?.status, 'DONE');
       assert.equal(claim?.outcome, 'done_by_operator');
-      const entry = await takeoverStore(h.paperclip.services).get(key);
+      const entry = await h.paperclip.services.takeovers.get(key);
       assert.equal(entry?.status, 'RESOLVED');
       assert.equal(entry?.resolution?.as, 'done');
       assert.equal(entry?.resolution?.note, 'marked 已处理 by hand in the back office');
@@ -183,7 +182,7 @@ describe('human takeover queue', () => {
       const claim = await h.paperclip.services.claims.get(key);
       assert.equal(claim?.status, 'FAILED');
       assert.equal(claim?.outcome, 'abandoned_by_operator');
-      assert.equal((await takeoverStore(h.paperclip.services).get(key))?.resolution?.as, 'abandon');
+      assert.equal((await h.paperclip.services.takeovers.get(key))?.resolution?.as, 'abandon');
       const last = (await auditOf(key)).at(-1)!;
       assert.equal(last.type, 'takeover_resolved');
       assert.equal(last.actor, operator);
@@ -194,11 +193,11 @@ describe('human takeover queue', () => {
       const key = keyOf(5);
       const s = h.paperclip.services;
       const snapshot = async () => ({
-        entry: await takeoverStore(s).get(key),
+        entry: await s.takeovers.get(key),
         claim: await s.claims.get(key),
         audit: (await s.audit.events(key)).length,
         journal: (await h.control.journal()).length,
-        resolved: (await takeoverStore(s).list('RESOLVED')).length,
+        resolved: (await s.takeovers.list('RESOLVED')).length,
       });
       const before = await snapshot();
 

@@ -1,5 +1,5 @@
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { PutCommand, QueryCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { paginateScan, PutCommand, QueryCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { GENESIS_HASH, sealEvent, type AuditEvent, type AuditEventInput } from '../../domain/audit-chain.js';
 
 /** Append-only, hash-chained audit events; a conditional put keeps each chain linear. */
@@ -21,6 +21,22 @@ export class AuditLog {
       }
     }
     throw new Error(`audit chain ${chain} is contended; gave up appending ${input.type}`);
+  }
+
+  /** The names of the chains that begin with `prefix` (a scan over first events: for audits and reports, never on a write path). */
+  async chainsStartingWith(prefix: string): Promise<string[]> {
+    const chains: string[] = [];
+    const pages = paginateScan(
+      { client: this.db },
+      {
+        TableName: this.table,
+        ProjectionExpression: 'chain',
+        FilterExpression: 'begins_with(chain, :b) AND seq = :one',
+        ExpressionAttributeValues: { ':b': prefix, ':one': 1 },
+      },
+    );
+    for await (const page of pages) for (const item of page.Items ?? []) chains.push(String(item['chain']));
+    return chains;
   }
 
   async events(chain: string): Promise<AuditEvent[]> {

@@ -1,5 +1,14 @@
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { BatchGetCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import {
+  BatchGetCommand,
+  GetCommand,
+  paginateScan,
+  PutCommand,
+  QueryCommand,
+  UpdateCommand,
+  type DynamoDBDocumentClient,
+  type ScanCommandInput,
+} from '@aws-sdk/lib-dynamodb';
 import type { Claim, ClaimStatus } from '../../domain/claim.js';
 import { ClaimFencedError } from '../../domain/errors.js';
 
@@ -26,6 +35,42 @@ export class ClaimsStore {
       if (error instanceof ConditionalCheckFailedException) return false;
       throw error;
     }
+  }
+
+  /** Every claim still CLAIMED or WRITING, read consistently (a scan: for recovering orphans, never on a write path). */
+  async unsettled(): Promise<Claim[]> {
+    return this.scan({
+      FilterExpression: '#s IN (:c, :w)',
+      ExpressionAttributeNames: { '#s': 'status' },
+      ExpressionAttributeValues: { ':c': 'CLAIMED', ':w': 'WRITING' },
+      ConsistentRead: true,
+    });
+  }
+
+  /** Every write's claim updated since `since`, of one tenant when given (a scan: for reports). */
+  async updatedSince(filter: { since?: Date; tenant?: string }): Promise<Claim[]> {
+    const filters = ['begins_with(#k, :k)'];
+    const values: Record<string, unknown> = { ':k': 'k-' };
+    const names: Record<string, string> = { '#k': 'key' };
+    if (filter.since) {
+      filters.push('#u >= :since');
+      names['#u'] = 'updatedAt';
+      values[':since'] = filter.since.toISOString();
+    }
+    if (filter.tenant) {
+      filters.push('#t = :tenant');
+      names['#t'] = 'tenant';
+      values[':tenant'] = filter.tenant;
+    }
+    return this.scan({ FilterExpression: filters.join(' AND '), ExpressionAttributeNames: names, ExpressionAttributeValues: values });
+  }
+
+  private async scan(input: Omit<ScanCommandInput, 'TableName'>): Promise<Claim[]> {
+    const claims: Claim[] = [];
+    for await (const page of paginateScan({ client: this.db }, { TableName: this.table, ...input })) {
+      claims.push(...((page.Items ?? []) as Claim[]));
+    }
+    return claims;
   }
 
   async get(key: string): Promise<Claim | undefined> {

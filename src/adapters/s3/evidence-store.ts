@@ -1,5 +1,12 @@
 import { createHash } from 'node:crypto';
-import { GetObjectCommand, ListObjectsV2Command, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import {
+  GetObjectAttributesCommand,
+  GetObjectCommand,
+  ListObjectsV2Command,
+  paginateListObjectsV2,
+  PutObjectCommand,
+  type S3Client,
+} from '@aws-sdk/client-s3';
 
 export interface StoredObject {
   key: string;
@@ -10,6 +17,9 @@ export interface StoredObject {
 
 /** Evidence objects in S3. Keys are laid out by evidenceKey(); see docs/evidence.md. */
 export class EvidenceStore {
+  /** Set once the endpoint answered GetObjectAttributes with something unusable (s3rver answers with the object). */
+  private attributesUnusable = false;
+
   constructor(
     private readonly s3: S3Client,
     readonly bucket: string,
@@ -61,6 +71,40 @@ export class EvidenceStore {
   async exists(key: string): Promise<boolean> {
     const page = await this.s3.send(new ListObjectsV2Command({ Bucket: this.bucket, Prefix: key, MaxKeys: 1 }));
     return page.Contents?.[0]?.Key === key;
+  }
+
+  /**
+   * The sha256 and size S3 computed at upload (GetObjectAttributes: no bytes
+   * moved, and the sealing roles may not read traces). Null when there is no
+   * such object; undefined when S3 cannot tell (no whole-object checksum, a
+   * denied or unsupported call): then the caller hashes the bytes itself.
+   */
+  async storedChecksum(key: string): Promise<{ sha256: string; bytes: number } | null | undefined> {
+    if (this.attributesUnusable) return undefined;
+    try {
+      const attributes = await this.s3.send(
+        new GetObjectAttributesCommand({ Bucket: this.bucket, Key: key, ObjectAttributes: ['Checksum', 'ObjectSize'] }),
+      );
+      const checksum = attributes.Checksum?.ChecksumSHA256;
+      // A composite (multipart) checksum ends in -<parts> and is not the object's sha256.
+      if (checksum && !checksum.includes('-') && attributes.ObjectSize !== undefined) {
+        return { sha256: Buffer.from(checksum, 'base64').toString('hex'), bytes: attributes.ObjectSize };
+      }
+    } catch (error) {
+      const name = (error as { name?: string }).name ?? '';
+      if (name === 'NoSuchKey' || name === 'NotFound') return null;
+      if (name !== 'AccessDenied') this.attributesUnusable = true;
+    }
+    return undefined;
+  }
+
+  /** The folders (common prefixes, each ending in '/') directly under `prefix`. */
+  async folders(prefix: string): Promise<string[]> {
+    const prefixes: string[] = [];
+    for await (const page of paginateListObjectsV2({ client: this.s3 }, { Bucket: this.bucket, Prefix: prefix, Delimiter: '/' })) {
+      prefixes.push(...(page.CommonPrefixes ?? []).map((p) => p.Prefix!).filter(Boolean));
+    }
+    return prefixes;
   }
 
   async list(prefix: string): Promise<string[]> {

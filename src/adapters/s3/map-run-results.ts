@@ -111,3 +111,12 @@ export async function* readMapRunResults(s3: S3Client, output: MapRunOutput): As
     }
   }
 }
+
+/** The map runs' result files, behind the S3 client that reads them. */
+export class MapRunResults {
+  constructor(private readonly s3: S3Client) {}
+
+  read(output: MapRunOutput): AsyncGenerator<MapRunItemResult> {
+    return readMapRunResults(this.s3, output);
+  }
+}

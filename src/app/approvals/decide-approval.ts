@@ -1,7 +1,5 @@
-import { SendTaskFailureCommand, SendTaskSuccessCommand } from '@aws-sdk/client-sfn';
 import type { Services } from '../services.js';
 import type { ApprovalRequest } from '../../adapters/dynamodb/approvals-store.js';
-import { approvalsStore } from './request-approval.js';
 import { canonicalPrincipal } from '../../domain/principal.js';
 import { oneLine } from '../../lib/one-line.js';
 import type { ApprovalOutput } from '../guarded-write/state.js';
@@ -53,7 +51,7 @@ export async function openApproval(
 ): Promise<ApprovalRequest> {
   const now = input.now ?? Date.now();
   const approver = approverOf(s, input.approver);
-  const request = await approvalsStore(s).get(input.approvalId);
+  const request = await s.approvals.get(input.approvalId);
   if (!request) throw new ApprovalRefusedError('not_found', 404, 'there is no approval request with this id');
   if (now >= input.linkExpiresAt * 1000) {
     // A request left pending past its expiry is marked EXPIRED by whoever notices first.
@@ -89,7 +87,7 @@ function approverOf(s: Services, raw: string): string {
  * when it was no longer pending.
  */
 export async function expireApproval(s: Services, request: ApprovalRequest): Promise<ApprovalRequest | undefined> {
-  const expired = await approvalsStore(s).decide(request.approvalId, 'EXPIRED', 'paperclip');
+  const expired = await s.approvals.decide(request.approvalId, 'EXPIRED', 'paperclip');
   if (expired) {
     await s.audit.append(request.key, {
       type: 'approval_expired',
@@ -102,7 +100,7 @@ export async function expireApproval(s: Services, request: ApprovalRequest): Pro
 
 /** Marks every still-pending approval request of an item EXPIRED (the workflow stopped waiting). */
 export async function expireApprovalsOf(s: Services, key: string): Promise<void> {
-  for (const request of await approvalsStore(s).byKey(key)) {
+  for (const request of await s.approvals.byKey(key)) {
     if (request.status === 'PENDING') await expireApproval(s, request);
   }
 }
@@ -129,7 +127,7 @@ export async function decideApproval(
   const request = await openApproval(s, input);
   const approver = approverOf(s, input.approver);
   if (request.status !== 'PENDING') throw alreadyDecided(request);
-  const store = approvalsStore(s);
+  const store = s.approvals;
   const decided = await store.decide(request.approvalId, input.decision === 'approve' ? 'APPROVED' : 'REJECTED', approver, input.note);
   if (!decided) throw alreadyDecided((await store.get(request.approvalId)) ?? request);
   const decidedAt = decided.decidedAt!;
@@ -149,10 +147,10 @@ export async function decideApproval(
   try {
     if (input.decision === 'approve') {
       const output: ApprovalOutput = { approvalId: request.approvalId, approver, decidedAt };
-      await s.sfn.send(new SendTaskSuccessCommand({ taskToken: request.taskToken, output: JSON.stringify(output) }));
+      await s.executions.succeedTask(request.taskToken, output);
     } else {
       const cause = `rejected by ${approver}${input.note ? `: ${oneLine(input.note, 200)}` : ''}`;
-      await s.sfn.send(new SendTaskFailureCommand({ taskToken: request.taskToken, error: TASK_FAILURES.approvalRejected, cause }));
+      await s.executions.failTask(request.taskToken, TASK_FAILURES.approvalRejected, cause);
     }
   } catch (error) {
     // The decision stands in the table and the trail, but the workflow no longer

@@ -5,7 +5,6 @@ import { verifyChain } from '../../domain/audit-chain.js';
 import { actionPayloadHash } from '../../domain/approval-proof.js';
 import { ApprovalNotProvenError } from '../../domain/errors.js';
 import { canonicalPrincipal } from '../../domain/principal.js';
-import { approvalsStore } from './request-approval.js';
 
 /** The approval a write executed under, as the write itself established it. */
 export interface ProvenApproval {
@@ -39,14 +38,14 @@ export async function proveApproval(s: Services, item: RoutedItem, claimed: unkn
 /** The proven approval, or why there is none. */
 async function establish(s: Services, item: RoutedItem, now: number): Promise<ProvenApproval | string> {
   const refuse = (why: string) => why;
-  const requests = await approvalsStore(s).byKey(item.key);
+  const requests = await s.approvals.byKey(item.key);
   const approved = requests.filter((r) => r.status === 'APPROVED');
   if (approved.length === 0) {
     const seen = requests.map((r) => r.status).join(', ') || 'none';
     return refuse(`the approvals table holds no APPROVED request for this key (requests: ${seen})`);
   }
   if (approved.length > 1) return refuse(`${approved.length} approved requests for one key`);
-  const request = (await approvalsStore(s).get(approved[0]!.approvalId)) as ApprovalRequest;
+  const request = (await s.approvals.get(approved[0]!.approvalId)) as ApprovalRequest;
   if (request.key !== item.key) return refuse('the approval is bound to another idempotency key');
   if (request.payloadHash !== actionPayloadHash(item)) {
     return refuse('the approved action (tenant, bill, action or parameters) differs from the one about to be written');

@@ -1,9 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import { GetSecretValueCommand } from '@aws-sdk/client-secrets-manager';
 import type { Services } from '../services.js';
 import type { ItemState } from '../guarded-write/state.js';
-import { ApprovalsStore, type ApprovalRequest } from '../../adapters/dynamodb/approvals-store.js';
-import { Mailer } from '../../adapters/ses/mailer.js';
+import type { ApprovalRequest } from '../../adapters/dynamodb/approvals-store.js';
 import { approvalUrl } from '../../domain/approval-link.js';
 import { escapeHtml } from '../../http/escape-html.js';
 import { actionPayloadHash } from '../../domain/approval-proof.js';
@@ -11,19 +9,13 @@ import { canonicalPrincipal } from '../../domain/principal.js';
 import { own } from '../../lib/own.js';
 import { oneLine } from '../../lib/one-line.js';
 
-let cachedSecret: string | undefined;
-
 /** The HMAC key for approval links: inline locally, Secrets Manager on AWS. */
 export async function approvalSigningSecret(s: Services): Promise<string> {
   const source = s.config.approvals.signing_secret;
   if (source.source === 'inline') return source.value;
-  cachedSecret ??= (await s.secretsManager.send(new GetSecretValueCommand({ SecretId: source.secret_id }))).SecretString;
-  if (!cachedSecret) throw new Error(`approval signing secret ${source.secret_id} is empty`);
-  return cachedSecret;
-}
-
-export function approvalsStore(s: Services): ApprovalsStore {
-  return new ApprovalsStore(s.db, s.table('approvals'));
+  const secret = await s.secretStrings.get(source.secret_id);
+  if (!secret) throw new Error(`approval signing secret ${source.secret_id} is empty`);
+  return secret;
 }
 
 /**
@@ -63,7 +55,7 @@ export async function requestApproval(
     expiresAt: Math.floor(expiresAtMs / 1000),
     status: 'PENDING',
   };
-  await approvalsStore(s).create(request);
+  await s.approvals.create(request);
   await s.audit.append(item.key, {
     type: 'approval_requested',
     actor: requester,
@@ -75,7 +67,7 @@ export async function requestApproval(
     },
   });
   const secret = await approvalSigningSecret(s);
-  const mailer = new Mailer(s.ses, s.config.approvals.sender);
+  const mailer = s.mail;
   const action = own(s.pack.actions, item.action);
   for (const approver of request.allowedApprovers) {
     const link = approvalUrl(

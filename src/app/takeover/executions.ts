@@ -1,7 +1,9 @@
-import { DescribeExecutionCommand, StartExecutionCommand } from '@aws-sdk/client-sfn';
 import type { Services } from '../services.js';
 import type { Claim } from '../../domain/claim.js';
 import { WriteTask } from '../../domain/task.js';
+import { failureReason } from '../../adapters/sfn/executions.js';
+
+export { executionArnFor } from '../../adapters/sfn/executions.js';
 
 /**
  * Starting guarded-write executions for an item that already has a claim.
@@ -10,28 +12,9 @@ import { WriteTask } from '../../domain/task.js';
  * not the name, is what keeps the write to one.
  */
 
-export function executionArnFor(stateMachineArn: string, name: string): string {
-  const match = /^(arn:aws[a-z-]*:states:[a-z0-9-]+:\d{12}):stateMachine:([^:]+)$/.exec(stateMachineArn);
-  if (!match) throw new Error(`not a state machine ARN: ${stateMachineArn}`);
-  return `${match[1]}:execution:${match[2]}:${name}`;
-}
-
 /** `<key>-<purpose>-v<version>`: one name per fencing version, so two processes resuming the same claim collide on the name. */
 export function derivedExecutionName(key: string, purpose: 'retry' | 'resume', version: number): string {
   return `${key}-${purpose}-v${version}`;
-}
-
-export async function executionStatus(
-  s: Services,
-  executionArn: string,
-): Promise<{ status: string; input?: string; error?: string; cause?: string } | undefined> {
-  try {
-    const d = await s.sfn.send(new DescribeExecutionCommand({ executionArn }));
-    return { status: d.status ?? 'UNKNOWN', input: d.input, error: d.error, cause: d.cause };
-  } catch (error) {
-    if ((error as Error).name === 'ExecutionDoesNotExist') return undefined;
-    throw error;
-  }
 }
 
 /**
@@ -39,7 +22,7 @@ export async function executionStatus(
  * else the routed item in the audit chain. Parsed again, as any input is.
  */
 export async function originalTask(s: Services, claim: Claim): Promise<WriteTask> {
-  const execution = await executionStatus(s, claim.owner).catch(() => undefined);
+  const execution = await s.executions.describe(claim.owner).catch(() => undefined);
   const fromExecution = execution?.input ? (JSON.parse(execution.input) as { task?: unknown }).task : undefined;
   let raw: unknown = fromExecution;
   if (!raw) {
@@ -67,11 +50,17 @@ export async function originalTask(s: Services, claim: Claim): Promise<WriteTask
   return task;
 }
 
-export async function startNamedExecution(s: Services, name: string, task: WriteTask): Promise<string> {
-  const started = await s.sfn.send(
-    new StartExecutionCommand({ stateMachineArn: s.guardedWriteArn(), name, input: JSON.stringify({ task }) }),
-  );
-  return started.executionArn!;
+/**
+ * Starts the guarded write of `task` under `name`. With `ifExists: 'join'`, a
+ * name another process took already is that process's run, not an error.
+ */
+export async function startNamedExecution(
+  s: Services,
+  name: string,
+  task: WriteTask,
+  options: { ifExists?: 'fail' | 'join' } = {},
+): Promise<string> {
+  return s.executions.start(s.guardedWriteArn(), name, { task }, options);
 }
 
 export interface ExecutionResult {
@@ -86,27 +75,12 @@ export async function waitForExecution(
   executionArn: string,
   options: { pollMs?: number; timeoutMs?: number } = {},
 ): Promise<ExecutionResult> {
-  const deadline = Date.now() + (options.timeoutMs ?? 10 * 60_000);
-  for (;;) {
-    const d = await s.sfn.send(new DescribeExecutionCommand({ executionArn }));
-    if (d.status === 'SUCCEEDED') {
-      const output = JSON.parse(d.output ?? '{}') as { outcome?: string; reason?: string };
-      return {
-        executionArn,
-        status: 'SUCCEEDED',
-        outcome: output.outcome ?? 'unknown',
-        ...(output.reason ? { reason: output.reason } : {}),
-      };
-    }
-    if (d.status !== 'RUNNING') {
-      return {
-        executionArn,
-        status: d.status ?? 'UNKNOWN',
-        outcome: 'error',
-        reason: `${d.status}: ${d.error ?? ''} ${d.cause ?? ''}`.trim(),
-      };
-    }
-    if (Date.now() > deadline) return { executionArn, status: 'RUNNING', outcome: 'error', reason: 'timed out waiting for the execution' };
-    await new Promise((r) => setTimeout(r, options.pollMs ?? 250));
-  }
+  const done = await s.executions.wait(executionArn, {
+    timeoutMs: options.timeoutMs ?? 10 * 60_000,
+    ...(options.pollMs !== undefined ? { pollMs: options.pollMs } : {}),
+  });
+  if (done.timedOut) return { executionArn, status: 'RUNNING', outcome: 'error', reason: 'timed out waiting for the execution' };
+  if (done.status !== 'SUCCEEDED') return { executionArn, status: done.status, outcome: 'error', reason: failureReason(done) };
+  const output = JSON.parse(done.output ?? '{}') as { outcome?: string; reason?: string };
+  return { executionArn, status: 'SUCCEEDED', outcome: output.outcome ?? 'unknown', ...(output.reason ? { reason: output.reason } : {}) };
 }

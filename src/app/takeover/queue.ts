@@ -1,8 +1,7 @@
 import type { Services } from '../services.js';
 import type { ItemState } from '../guarded-write/state.js';
-import { Mailer } from '../../adapters/ses/mailer.js';
 import { evidenceKey } from '../../adapters/s3/evidence-store.js';
-import { TakeoverStore, type OpenResult, type TakeoverEntry } from '../../adapters/dynamodb/takeover-store.js';
+import type { OpenResult, TakeoverEntry } from '../../adapters/dynamodb/takeover-store.js';
 import { escapeHtml } from '../../http/escape-html.js';
 
 /**
@@ -10,10 +9,6 @@ import { escapeHtml } from '../../http/escape-html.js';
  * queue is where the machine hands over what it refused to decide, with the
  * evidence a person needs to decide instead.
  */
-
-export function takeoverStore(s: Services): TakeoverStore {
-  return new TakeoverStore(s.db, s.table('takeover'));
-}
 
 /** The last step of the guarded path that left a result in the workflow state. */
 export function stageReached(state: ItemState): string {
@@ -52,7 +47,7 @@ export interface EnqueueInput {
 export async function enqueueTakeover(s: Services, input: EnqueueInput): Promise<OpenResult> {
   const { state } = input;
   const { item } = state;
-  const opened = await takeoverStore(s).open({
+  const opened = await s.takeovers.open({
     key: item.key,
     taskId: item.taskId,
     tenant: item.tenant,
@@ -84,7 +79,7 @@ export async function notifyOperators(s: Services, entry: TakeoverEntry): Promis
   );
   const recipients = s.config.operators.notify;
   if (recipients.length === 0) {
-    await takeoverStore(s).recordNotification(entry.key, entry.round, []);
+    await s.takeovers.recordNotification(entry.key, entry.round, []);
     return { notified: [] };
   }
   const lines = [
@@ -104,7 +99,7 @@ export async function notifyOperators(s: Services, entry: TakeoverEntry): Promis
     `paperclip takeover resolve ${entry.key} --as done|retry|abandon --note "<what you checked or did>" --operator <your email>`,
   ];
   try {
-    await new Mailer(s.ses, s.config.approvals.sender).send({
+    await s.mail.send({
       to: recipients,
       subject: `[Paperclip] 人工接管 Takeover: ${entry.tenant} ${entry.billNo} ${entry.action}`,
       text: `${lines.join('\n')}\n\n证据 Evidence:\n${links.join('\n') || '—'}\n\n处理 Resolve:\n${commands.join('\n')}\n`,
@@ -113,12 +108,12 @@ export async function notifyOperators(s: Services, entry: TakeoverEntry): Promis
         `<p>证据 Evidence:<br>${links.map(escapeHtml).join('<br>') || '—'}</p>` +
         `<p>处理 Resolve:<br><code>${commands.map(escapeHtml).join('</code><br><code>')}</code></p>`,
     });
-    await takeoverStore(s).recordNotification(entry.key, entry.round, recipients);
+    await s.takeovers.recordNotification(entry.key, entry.round, recipients);
     return { notified: recipients };
   } catch (error) {
     const message = `${(error as Error).name}: ${(error as Error).message}`;
     console.warn(`[takeover] could not mail ${recipients.join(', ')} about ${entry.key}: ${message}`);
-    await takeoverStore(s).recordNotification(entry.key, entry.round, [], message);
+    await s.takeovers.recordNotification(entry.key, entry.round, [], message);
     return { notified: [], error: message };
   }
 }

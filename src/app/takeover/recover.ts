@@ -1,11 +1,9 @@
-import { ScanCommand } from '@aws-sdk/lib-dynamodb';
 import type { Services } from '../services.js';
 import type { Claim } from '../../domain/claim.js';
 import { mapBounded } from '../../lib/map-bounded.js';
 import {
   derivedExecutionName,
   executionArnFor,
-  executionStatus,
   originalTask,
   startNamedExecution,
   waitForExecution,
@@ -43,23 +41,7 @@ export interface RecoveryResult {
 async function unsettledClaims(s: Services, taskIds?: readonly string[]): Promise<Claim[]> {
   const live = (c: Claim) => c.status === 'CLAIMED' || c.status === 'WRITING';
   if (taskIds) return (await Promise.all(taskIds.map((t) => s.claims.byTask(t)))).flat().filter(live);
-  const claims: Claim[] = [];
-  let start: Record<string, unknown> | undefined;
-  do {
-    const page = await s.db.send(
-      new ScanCommand({
-        TableName: s.table('claims'),
-        FilterExpression: '#s IN (:c, :w)',
-        ExpressionAttributeNames: { '#s': 'status' },
-        ExpressionAttributeValues: { ':c': 'CLAIMED', ':w': 'WRITING' },
-        ConsistentRead: true,
-        ExclusiveStartKey: start,
-      }),
-    );
-    claims.push(...((page.Items ?? []) as Claim[]));
-    start = page.LastEvaluatedKey;
-  } while (start);
-  return claims;
+  return s.claims.unsettled();
 }
 
 /** Unsettled claims whose owning execution is not running any more. */
@@ -67,7 +49,7 @@ export async function findOrphanedClaims(s: Services, options: { taskIds?: reado
   const now = (options.now ?? new Date()).getTime();
   const orphans: OrphanedClaim[] = [];
   for (const claim of await unsettledClaims(s, options.taskIds)) {
-    const owner = await executionStatus(s, claim.owner);
+    const owner = await s.executions.describe(claim.owner);
     if (owner?.status === 'RUNNING') continue;
     orphans.push({ claim, ownerStatus: owner?.status ?? 'MISSING', leaseExpired: new Date(claim.leaseUntil).getTime() <= now });
   }
@@ -117,12 +99,8 @@ async function resumeOne(
     data: { deadOwner: claim.owner, ownerStatus: orphan.ownerStatus, claimStatus: claim.status, version: claim.version, execution: name },
   });
   const executionArn = executionArnFor(s.guardedWriteArn(), name);
-  try {
-    await startNamedExecution(s, name, task);
-  } catch (error) {
-    // Another process resumed this claim at the same version: wait for its run instead.
-    if ((error as Error).name !== 'ExecutionAlreadyExists') throw error;
-  }
+  // Another process that resumed this claim at the same version took the name: wait for its run instead.
+  await startNamedExecution(s, name, task, { ifExists: 'join' });
   log(`  ${claim.billNo}: resumed as ${name} (${claim.status === 'WRITING' ? 'readback first' : 'not yet written'})`);
   const execution = await waitForExecution(s, executionArn);
   return { ...base, status: 'resumed', execution };

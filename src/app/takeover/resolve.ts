@@ -3,7 +3,6 @@ import type { Services } from '../services.js';
 import type { Claim } from '../../domain/claim.js';
 import { ClaimFencedError } from '../../domain/errors.js';
 import { RESOLUTIONS, type TakeoverEntry, type TakeoverResolution } from '../../adapters/dynamodb/takeover-store.js';
-import { takeoverStore } from './queue.js';
 import {
   derivedExecutionName,
   executionArnFor,
@@ -57,7 +56,7 @@ export interface ResolveResult {
 
 /** Checks everything that can be checked before anything is changed. */
 async function preflight(s: Services, request: ResolveRequest): Promise<{ entry: TakeoverEntry; claim: Claim }> {
-  const entry = await takeoverStore(s).get(request.key);
+  const entry = await s.takeovers.get(request.key);
   if (!entry) throw new TakeoverRefusedError(`no takeover item ${request.key}; paperclip takeover list shows the open ones`);
   if (entry.status !== 'OPEN') {
     const r = entry.resolution;
@@ -138,7 +137,7 @@ export async function resolveTakeover(
     at,
     ...(retryArn ? { retryExecutionArn: retryArn } : {}),
   };
-  const resolved = await takeoverStore(s).resolve(request.key, entry.round, resolution);
+  const resolved = await s.takeovers.resolve(request.key, entry.round, resolution);
   if (!resolved)
     throw new Error(
       `the claim of ${request.key} moved to ${claimStatus} but its queue entry changed meanwhile; check paperclip takeover show ${request.key}`,
@@ -167,7 +166,7 @@ export async function resolveTakeover(
       outcome: 'takeover',
       reason: `operator retry could not start: ${(error as Error).message}`,
     });
-    await takeoverStore(s).reopenUnresolved(request.key, entry.round);
+    await s.takeovers.reopenUnresolved(request.key, entry.round);
     await s.audit.append(request.key, {
       type: 'takeover_retry_failed',
       actor: request.operator,
@@ -178,8 +177,7 @@ export async function resolveTakeover(
   if (!options.wait) return { key: request.key, as: request.as, claimStatus, entry: resolved };
   const retry = await waitForExecution(s, retryArn, options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {});
   const after =
-    (await takeoverStore(s).recordRetryOutcome(request.key, entry.round, retry.outcome, retry.reason)) ??
-    (await takeoverStore(s).get(request.key))!;
+    (await s.takeovers.recordRetryOutcome(request.key, entry.round, retry.outcome, retry.reason)) ?? (await s.takeovers.get(request.key))!;
   await s.audit.append(request.key, {
     type: 'takeover_retry_finished',
     actor: request.operator,

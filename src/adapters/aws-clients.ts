@@ -1,0 +1,57 @@
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { S3Client } from '@aws-sdk/client-s3';
+import { SESv2Client } from '@aws-sdk/client-sesv2';
+import { SFNClient } from '@aws-sdk/client-sfn';
+import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
+
+/**
+ * The AWS SDK clients of one process. Only adapters hold them; the app layer
+ * sees the stores built on them (src/app/services.ts).
+ */
+export interface AwsClients {
+  db: DynamoDBDocumentClient;
+  s3: S3Client;
+  ses: SESv2Client;
+  sfn: SFNClient;
+  secretsManager: SecretsManagerClient;
+}
+
+/** Endpoints of emulated services; each one left out is AWS itself. */
+export interface AwsEndpoints {
+  dynamodb?: string | undefined;
+  s3?: string | undefined;
+  ses?: string | undefined;
+  sfn?: string | undefined;
+  secrets?: string | undefined;
+}
+
+function clientConfig(region: string, endpoint: string | undefined) {
+  if (!endpoint) return { region };
+  // The local emulators take fixed credentials (s3rver insists on these); they keep the SDK from looking for real ones.
+  return {
+    region,
+    endpoint,
+    credentials: { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' },
+    forcePathStyle: true,
+    requestChecksumCalculation: 'WHEN_REQUIRED' as const,
+    responseChecksumValidation: 'WHEN_REQUIRED' as const,
+  };
+}
+
+export function createAwsClients(region: string, endpoints: AwsEndpoints): AwsClients {
+  return {
+    db: DynamoDBDocumentClient.from(new DynamoDBClient(clientConfig(region, endpoints.dynamodb)), {
+      marshallOptions: { removeUndefinedValues: true },
+    }),
+    s3: new S3Client(clientConfig(region, endpoints.s3)),
+    ses: new SESv2Client(clientConfig(region, endpoints.ses)),
+    sfn: new SFNClient(clientConfig(region, endpoints.sfn)),
+    secretsManager: new SecretsManagerClient(clientConfig(region, endpoints.secrets)),
+  };
+}
+
+/** Closes every client's sockets, so a command can exit without waiting for keep-alive timeouts. */
+export function destroyAwsClients(clients: AwsClients): void {
+  for (const client of [clients.db, clients.s3, clients.ses, clients.sfn, clients.secretsManager]) client.destroy();
+}

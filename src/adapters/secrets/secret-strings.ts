@@ -1,0 +1,16 @@
+import { GetSecretValueCommand, type SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
+
+/** Plain secret strings from Secrets Manager (the approval signing key), each read once per process. */
+export class SecretStrings {
+  private readonly cache = new Map<string, string>();
+
+  constructor(private readonly secretsManager: SecretsManagerClient) {}
+
+  async get(secretId: string): Promise<string | undefined> {
+    const cached = this.cache.get(secretId);
+    if (cached !== undefined) return cached;
+    const value = (await this.secretsManager.send(new GetSecretValueCommand({ SecretId: secretId }))).SecretString;
+    if (value !== undefined) this.cache.set(secretId, value);
+    return value;
+  }
+}
