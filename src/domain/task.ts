@@ -11,7 +11,10 @@ export const WriteTask = z
     params: z.record(z.string().regex(/^[a-z][a-z0-9_]{0,40}$/, 'parameter names are lower_snake_case'), z.string().max(500)).default({}),
     requestedBy: z.string().min(1).max(200).default('schedule'),
     /** Set when this write undoes another one (compensation). */
-    compensates: z.string().optional(),
+    compensates: z
+      .string()
+      .regex(/^k-[0-9a-f]{40}$/, 'compensates is the idempotency key (k-…) of the write being undone')
+      .optional(),
   })
   .strict();
 export type WriteTask = z.infer<typeof WriteTask>;

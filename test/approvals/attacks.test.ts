@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { request as httpRequest } from 'node:http';
 import { GetExecutionHistoryCommand, SendTaskSuccessCommand } from '@aws-sdk/client-sfn';
 import { startHarness, type Harness } from '../support/embedded.js';
+import { idempotencyKey } from '../../src/domain/task.js';
 import { APPROVERS, approvalRequestFor, executionStatus, linkFromInbox, openLink, refundTask, signedLink, waitUntil } from './helpers.js';
 
 /**
@@ -131,6 +132,49 @@ describe('attacks on routing and approvals', () => {
       ),
     );
     assert.ok(alert);
+  });
+
+  test('compensates is accepted only from the compensation path, for the original write of the same tenant: a forged one writes nothing', async () => {
+    await h.control.reset();
+    const original = { taskId: 'T-comp-original', tenant: 'acme', billNo: 'ACME-202611-0002', action: 'mark_processed' };
+    const originalKey = idempotencyKey(original);
+    assert.equal((await h.runTask(original)).output['outcome'], 'done');
+    const globexBill = (await h.control.state()).bills.find((b) => b.tenant === 'globex' && b.status === 'PENDING')?.billNo;
+    assert.ok(globexBill, 'a pending globex bill');
+    const inverse = { ...original, action: 'unmark_processed' };
+    const cases: Array<[string, Record<string, unknown>, RegExp]> = [
+      // The right inverse of a real write, from an ordinary task body: the compensation path never opened it.
+      ['T-comp-original', { ...inverse, compensates: originalKey }, /accepted only from the compensation path/],
+      ['unknown key', { ...inverse, compensates: `k-${'0'.repeat(40)}` }, /there is no write with key k-0+/],
+      [
+        "another tenant's key",
+        { taskId: 'T-comp-original', tenant: 'globex', billNo: globexBill, action: 'unmark_processed', compensates: originalKey },
+        /is not a write of tenant "globex"/,
+      ],
+      ['another bill', { ...inverse, billNo: 'ACME-202611-0003', compensates: originalKey }, /another task or bill/],
+      [
+        'not the registered inverse',
+        { ...original, action: 'add_note', params: { note: 'x' }, compensates: originalKey },
+        /not "add_note"/,
+      ],
+      ['not a key', { ...inverse, compensates: 'anything' }, /compensates is the idempotency key/],
+    ];
+    for (const [name, task, reason] of cases) {
+      const result = await h.runTask(task);
+      assert.equal(result.output['outcome'], 'rejected', `${name}: ${JSON.stringify(result.output)}`);
+      assert.match(String(result.output['reason']), reason, name);
+      assert.match(String(result.output['reason']), /task\.compensates/, name);
+    }
+    assert.deepEqual(
+      (await writes()).map((e) => e.action),
+      ['mark'],
+      'only the original write reached the vendor',
+    );
+    assert.equal((await h.paperclip.services.claims.get(originalKey))?.status, 'DONE');
+    assert.ok(
+      !(await h.paperclip.services.audit.events(originalKey)).some((e) => e.type.startsWith('compensat')),
+      'the original shows no compensation',
+    );
   });
 
   test('the Origin is checked against the configured public URL, not against the Host header the client sent', async () => {

@@ -1,10 +1,12 @@
 import type { Services } from '../services.js';
 import { routeTask, type RoutedItem } from '../../domain/routing.js';
 import { proveOwnership } from '../ownership.js';
+import { assertCompensationPath } from '../compensation-path.js';
 
-/** Validate & route: schema, tenant scope, action policy, and the bill's owner read from the vendor. */
+/** Validate & route: schema, tenant scope, action policy, a compensation's origin, and the bill's owner read from the vendor. */
 export async function validateAndRoute(s: Services, input: { task: unknown; executionArn: string }): Promise<RoutedItem> {
   const item = routeTask(input.task, s.config, s.pack);
+  await assertCompensationPath(s, item);
   await proveOwnership(s, item);
   const actor = { identity: item.identity, tenant: item.tenant, taskId: item.taskId, executionArn: input.executionArn };
   await s.audit.append(item.key, { type: 'routed', actor: item.identity, data: { ...actor, item } });

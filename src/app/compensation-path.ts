@@ -1,0 +1,43 @@
+import type { Services } from './services.js';
+import type { RoutedItem } from '../domain/routing.js';
+import { InputRejectedError } from '../domain/errors.js';
+
+/**
+ * `compensates` is accepted only from the compensation path. A task body that
+ * claims to undo a write is refused unless the original write exists, belongs
+ * to the same tenant, task and bill, registered exactly this inverse, and the
+ * compensation path (paperclip compensate, or the workflow's own Compensate
+ * step) opened this inverse in the original's audit trail before starting it
+ * and has not closed it. Anyone who can only start executions cannot write
+ * that trail event.
+ */
+export async function assertCompensationPath(s: Services, item: RoutedItem): Promise<void> {
+  const originalKey = item.compensates;
+  if (originalKey === undefined) return;
+  const refuse = (why: string): never => {
+    throw new InputRejectedError(`task.compensates: ${why}`, 'compensates');
+  };
+  const original = await s.claims.get(originalKey);
+  if (!original) return refuse(`there is no write with key ${originalKey}; nothing to compensate`);
+  if (original.tenant !== item.tenant) return refuse(`${originalKey} is not a write of tenant "${item.tenant}"`);
+  if (original.taskId !== item.taskId || original.billNo !== item.billNo) {
+    return refuse(`${originalKey} is a write of another task or bill; an inverse undoes its own write only`);
+  }
+  if (original.inverse?.action !== item.action) {
+    return refuse(
+      `${originalKey} registered ${original.inverse ? `"${original.inverse.action}"` : 'no inverse'} as its way back, not "${item.action}"`,
+    );
+  }
+  const trail = await s.audit.events(originalKey);
+  let open = false;
+  for (const event of trail) {
+    if (event.data['inverseKey'] !== item.key) continue;
+    if (event.type === 'compensation_started') open = true;
+    if (event.type === 'compensated' || event.type === 'compensation_failed') open = false;
+  }
+  if (!open) {
+    refuse(
+      'accepted only from the compensation path (paperclip compensate, or the workflow after a wrong readback); run paperclip compensate <key> --reason "…" instead',
+    );
+  }
+}
