@@ -37,7 +37,7 @@ const item = {
   targetStatus: 'PROCESSED',
 };
 
-/** The state as the workflow carries it after Claim: Initialise's nulls, the routed item, a held claim. */
+/** The state as the workflow carries it after Claim: ValidateRoute's nulls, the routed item, a held claim. */
 const stateAfterClaim = {
   task: { taskId: item.taskId, tenant: item.tenant, billNo: item.billNo, action: item.action },
   item,

@@ -4,7 +4,7 @@ import { RoutedItem } from '../../domain/routing.js';
 /**
  * What the guarded-write workflow (statemachines/guarded-write.asl.json)
  * carries between its states and hands to each Lambda, as zod schemas; the
- * TypeScript types are inferred from them. The workflow's Initialise state
+ * TypeScript types are inferred from them. ValidateRoute's ResultSelector
  * sets every result that is not there yet to null, so those fields are
  * present and nullable, not optional. Every handler parses its event with
  * the schema of its state, so a state the ASL did not build is refused with
