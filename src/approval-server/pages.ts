@@ -6,7 +6,7 @@ import type { ApprovalRequest } from '../adapters/dynamodb/approvals-store.js';
  * served by this server.
  */
 
-import { escapeHtml } from '../http/escape-html.js';
+import { escapeHtml } from '../http/html.js';
 import { oneLine } from '../lib/one-line.js';
 
 export { escapeHtml };

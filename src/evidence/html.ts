@@ -1,4 +1,4 @@
-import { escapeHtml } from '../http/escape-html.js';
+import { escapeHtml } from '../http/html.js';
 /**
  * Building blocks of the evidence pages. The pages are opened by auditors from
  * a synced folder on machines that may have no network, so everything is in

@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { BodyTooLargeError, readBody } from '../http/read-body.js';
-import { scriptJson } from '../simulator/format.js';
+import { scriptJson } from '../http/html.js';
 import { MAX_BODY_BYTES, sendJson, sendText, sleep } from '../simulator/http-util.js';
 import { handleControlRequest } from '../simulator/routes/control.js';
 import { describeIssues } from '../simulator/schemas.js';

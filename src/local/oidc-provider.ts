@@ -2,7 +2,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import { generateKeyPairSync, randomBytes, timingSafeEqual, createHash } from 'node:crypto';
 import Provider from 'oidc-provider';
 import { closeServer, listen, LOCAL_HOST } from './http-server.js';
-import { escapeHtml } from '../http/escape-html.js';
+import { escapeHtml } from '../http/html.js';
 import { readBody } from '../http/read-body.js';
 
 /**

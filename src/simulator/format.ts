@@ -1,5 +1,4 @@
 import type { BillKind, BillStatus } from './schemas.js';
-import { escapeHtml } from '../http/escape-html.js';
 
 export const STATUS_LABELS: Record<BillStatus, string> = {
   PENDING: '待处理',
@@ -49,45 +48,4 @@ export function parseYuan(text: string): number | null {
 export function formatBeijingTime(iso: string): string {
   const shifted = new Date(Date.parse(iso) + 8 * 3600_000);
   return shifted.toISOString().slice(0, 19).replace('T', ' ');
-}
-
-export { escapeHtml };
-
-/** Tagged template that escapes every interpolation unless it is already Html. */
-export class Html {
-  constructor(readonly value: string) {}
-  toString(): string {
-    return this.value;
-  }
-}
-
-type HtmlValue = Html | string | number | null | undefined | false | readonly HtmlValue[];
-
-function render(value: HtmlValue): string {
-  if (value === null || value === undefined || value === false) return '';
-  if (value instanceof Html) return value.value;
-  if (Array.isArray(value)) return value.map(render).join('');
-  return escapeHtml(value as string | number);
-}
-
-export function html(strings: TemplateStringsArray, ...values: HtmlValue[]): Html {
-  let out = strings[0] ?? '';
-  values.forEach((value, i) => {
-    out += render(value) + (strings[i + 1] ?? '');
-  });
-  return new Html(out);
-}
-
-/** Inserts trusted markup (inline scripts, styles) unescaped. */
-export function raw(value: string): Html {
-  return new Html(value);
-}
-
-/** JSON for embedding in an inline <script>: cannot close the script element. */
-export function scriptJson(value: unknown): Html {
-  return raw(
-    JSON.stringify(value)
-      .replace(/</g, '\\u003c')
-      .replace(/\u2028|\u2029/g, ''),
-  );
 }

@@ -1,5 +1,5 @@
 import type { ServerResponse } from 'node:http';
-import type { Html } from './format.js';
+import type { Html } from '../http/html.js';
 
 /** Bodies larger than this are refused with 413 before they are read whole. */
 export const MAX_BODY_BYTES = 64 * 1024;

@@ -3,7 +3,7 @@ import type { Services } from '../services.js';
 import type { ItemState } from '../guarded-write/state.js';
 import type { ApprovalRequest } from '../../adapters/dynamodb/approvals-store.js';
 import { approvalUrl } from '../../domain/approval-link.js';
-import { escapeHtml } from '../../http/escape-html.js';
+import { escapeHtml } from '../../http/html.js';
 import { actionPayloadHash } from '../../domain/approval-proof.js';
 import { canonicalPrincipal } from '../../domain/principal.js';
 import { own } from '../../lib/own.js';

@@ -2,7 +2,7 @@ import type { Services } from '../services.js';
 import type { ItemState } from '../guarded-write/state.js';
 import { evidenceKey } from '../../adapters/s3/evidence-store.js';
 import type { OpenResult, TakeoverEntry } from '../../adapters/dynamodb/takeover-store.js';
-import { escapeHtml } from '../../http/escape-html.js';
+import { escapeHtml } from '../../http/html.js';
 
 /**
  * Putting an item in the human takeover queue and telling operators. The

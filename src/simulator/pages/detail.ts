@@ -1,4 +1,5 @@
-import { ACTION_LABELS, formatBeijingTime, formatYuan, html, KIND_LABELS, STATUS_LABELS, type Html } from '../format.js';
+import { ACTION_LABELS, formatBeijingTime, formatYuan, KIND_LABELS, STATUS_LABELS } from '../format.js';
+import { html, type Html } from '../../http/html.js';
 import type { Bill, ProcessingRecord } from '../schemas.js';
 import { pageShell, type Viewer } from './layout.js';
 import { V2_CSS } from './list.js';

@@ -1,4 +1,4 @@
-import { html, raw, type Html } from '../format.js';
+import { html, raw, type Html } from '../../http/html.js';
 import { CLIENT_CORE_SCRIPT } from './client-scripts.js';
 
 export const PRODUCT_NAME = '供应商对账后台';

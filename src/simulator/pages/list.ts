@@ -1,4 +1,5 @@
-import { formatBeijingTime, formatYuan, html, KIND_LABELS, raw, scriptJson, STATUS_LABELS, type Html } from '../format.js';
+import { formatBeijingTime, formatYuan, KIND_LABELS, STATUS_LABELS } from '../format.js';
+import { html, raw, scriptJson, type Html } from '../../http/html.js';
 import type { Bill, BillStatus } from '../schemas.js';
 import { LIST_V1_SCRIPT, LIST_V2_SCRIPT } from './client-scripts.js';
 import { pageShell, type Viewer } from './layout.js';

@@ -1,4 +1,4 @@
-import { html, raw, type Html } from '../format.js';
+import { html, raw, type Html } from '../../http/html.js';
 import { PRODUCT_NAME, baseCss } from './layout.js';
 
 const LOGIN_CSS = `

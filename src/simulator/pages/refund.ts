@@ -1,4 +1,5 @@
-import { formatBeijingTime, formatYuan, html, KIND_LABELS, raw, STATUS_LABELS, type Html } from '../format.js';
+import { formatBeijingTime, formatYuan, KIND_LABELS, STATUS_LABELS } from '../format.js';
+import { html, raw, type Html } from '../../http/html.js';
 import type { Bill } from '../schemas.js';
 import { REFUND_FORM_SCRIPT } from './client-scripts.js';
 import { baseCss, pageShell, type Viewer } from './layout.js';

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { canSee } from '../accounts.js';
-import type { Html } from '../format.js';
+import type { Html } from '../../http/html.js';
 import { redirect, safeNext, sendHtml } from '../http-util.js';
 import { detailPageV1, detailPageV2 } from '../pages/detail.js';
 import { errorPage } from '../pages/layout.js';

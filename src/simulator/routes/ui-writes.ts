@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import { canSee } from '../accounts.js';
 import type { FaultContext } from '../faults.js';
-import { parseYuan, type Html } from '../format.js';
+import { parseYuan } from '../format.js';
+import type { Html } from '../../http/html.js';
 import { redirect, sendHtml, sendJson } from '../http-util.js';
 import type { Actor, WriteAction } from '../ledger.js';
 import { errorPage } from '../pages/layout.js';
