@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { parseYuan, plainYuan } from '../simulator/format.js';
-import { sendJson, sendText } from '../simulator/http-util.js';
+import { sendJson, sendText } from '../back-office-kit/http-util.js';
 import { hangAfterCommit } from '../simulator/routes/exchange.js';
 import { describeIssues } from '../simulator/schemas.js';
 import type { Actor } from './book.js';

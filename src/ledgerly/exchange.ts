@@ -1,21 +1,15 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { BaseExchange } from '../back-office-kit/serve.js';
 import { parseCookies } from '../http/cookies.js';
-import { sendJson } from '../simulator/http-util.js';
-import type { FaultContext } from '../simulator/faults.js';
-import type { Session } from '../simulator/sessions.js';
+import { sendJson } from '../back-office-kit/http-util.js';
+import type { FaultContext } from '../back-office-kit/faults.js';
+import type { Session } from '../back-office-kit/sessions.js';
 import type { LedgerlyUser } from './accounts.js';
 import type { LedgerlyOffice } from './office.js';
 import { DISCREPANCY_ID_PATTERN } from './schemas.js';
 
 /** One request/response pair for Ledgerly's routes. */
-export interface LedgerlyExchange {
-  req: IncomingMessage;
-  res: ServerResponse;
-  url: URL;
+export interface LedgerlyExchange extends BaseExchange {
   office: LedgerlyOffice;
-  closing: AbortSignal;
-  body: string;
-  identity?: string;
 }
 
 export const SESSION_COOKIE = 'ledgerly_session';

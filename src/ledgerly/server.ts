@@ -1,38 +1,32 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { BodyTooLargeError, readBody } from '../http/read-body.js';
+import { BACK_OFFICE_DEFAULTS, withDefaults } from '../back-office-kit/office-state.js';
+import { serveBackOffice, type BackOfficeRoutes, type RunningBackOffice } from '../back-office-kit/serve.js';
 import { scriptJson } from '../http/html.js';
-import { MAX_BODY_BYTES, sendJson, sendText, sleep } from '../simulator/http-util.js';
-import { handleControlRequest } from '../simulator/routes/control.js';
-import { describeIssues } from '../simulator/schemas.js';
+import { sendJson, sendText } from '../back-office-kit/http-util.js';
+import { describeIssues } from '../back-office-kit/schemas.js';
 import { DEFAULT_ORGS } from './accounts.js';
 import { handleApi } from './api.js';
 import { peekContext, type LedgerlyExchange } from './exchange.js';
 import { LedgerlyOffice } from './office.js';
-import { LedgerlyFaultSpecSchema, LedgerlyOptionsSchema, LedgerlyResetSpecSchema, type LedgerlyOptions } from './schemas.js';
+import {
+  type LedgerlyFaultSpec,
+  LedgerlyFaultSpecSchema,
+  LedgerlyOptionsSchema,
+  type LedgerlyResetSpec,
+  LedgerlyResetSpecSchema,
+  type LedgerlyOptions,
+} from './schemas.js';
 
 export { DEFAULT_ORGS, LEDGERLY_OPS_USER, ledgerlyUserFor, ledgerlyUsersFor, type LedgerlyUser } from './accounts.js';
 export { STATE_TEXT, TYPE_TEXT } from './api.js';
 export { discrepancyIdFor } from './seed-data.js';
 export * from './schemas.js';
 
-export interface RunningLedgerly {
-  /** e.g. http://127.0.0.1:41234 (the app is at `${url}/#/login`) */
-  url: string;
-  close(): Promise<void>;
-}
+/** The app is at `${url}/#/login`. */
+export type RunningLedgerly = RunningBackOffice;
 
-export const LEDGERLY_DEFAULTS = {
-  port: 0,
-  host: '127.0.0.1',
-  seed: 1,
-  sessionTtlSeconds: 1800,
-  asyncDelayMs: 300,
-  pageSize: 5,
-  clientTimeoutMs: 10_000,
-} as const;
+export const LEDGERLY_DEFAULTS = { ...BACK_OFFICE_DEFAULTS, pageSize: 5 } as const;
 
 /** The hand-written client bundle, served under a content-hashed name like a built SPA's. */
 const APP_JS = readFileSync(new URL('./web/app.js', import.meta.url), 'utf8');
@@ -67,60 +61,25 @@ async function dispatch(ex: LedgerlyExchange): Promise<void> {
   sendText(ex.res, 404, 'Not found');
 }
 
-function createListener(office: LedgerlyOffice, controlToken: string | undefined, closing: AbortSignal) {
-  return async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
-    const startedAt = new Date().toISOString();
-    const started = performance.now();
-    let url: URL;
-    try {
-      url = new URL(req.url ?? '/', 'http://ledgerly.invalid');
-    } catch {
-      res.writeHead(400).end();
-      return;
-    }
-    const ex: LedgerlyExchange = { req, res, url, office, closing, body: '' };
-    const control = url.pathname === '/__sim' || url.pathname.startsWith('/__sim/');
-    if (!control) {
-      res.once('close', () => {
-        office.recordTiming({
-          method: req.method ?? 'GET',
-          path: req.url ?? '/',
-          status: res.writableFinished ? res.statusCode : 499,
-          startedAt,
-          durationMs: Math.round((performance.now() - started) * 1000) / 1000,
-          ...(ex.identity ? { identity: ex.identity } : {}),
-        });
-      });
-    }
-    try {
-      ex.body = await readBody(req, MAX_BODY_BYTES);
-      if (control) {
-        handleControlRequest(ex, controlToken, {
-          resetSchema: LedgerlyResetSpecSchema,
-          faultSchema: LedgerlyFaultSpecSchema,
-          reset: (spec) => office.reset(spec),
-          faults: office.faults,
-          journal: () => office.book.journal(),
-          state: () => office.state(),
-          timings: () => office.timings(),
-        });
-        return;
-      }
-      const slow = office.faults.fire('slow_ms', peekContext(ex));
-      if (slow?.ms) await sleep(slow.ms, closing);
-      await dispatch(ex);
-    } catch (error) {
-      if (res.headersSent || req.destroyed || res.destroyed) {
-        res.destroy();
-        return;
-      }
-      if (error instanceof BodyTooLargeError) {
-        sendJson(res, 413, { error: { code: 'payload_too_large', message: 'body: larger than 64 KiB' } });
-        return;
-      }
-      console.error('[ledgerly] unexpected error', error);
-      sendJson(res, 500, { error: { code: 'internal_error', message: 'Something went wrong on our side.' } });
-    }
+/** Ledgerly's app, API and control API, with its own answers to an oversized body and an error. */
+function ledgerlyRoutes(
+  office: LedgerlyOffice,
+  controlToken: string | undefined,
+): BackOfficeRoutes<LedgerlyExchange, LedgerlyResetSpec, LedgerlyFaultSpec> {
+  return {
+    name: 'ledgerly',
+    office,
+    exchange: (base) => ({ ...base, office }),
+    control: {
+      token: controlToken,
+      resetSchema: LedgerlyResetSpecSchema,
+      faultSchema: LedgerlyFaultSpecSchema,
+      journal: () => office.book.journal(),
+    },
+    peekContext,
+    dispatch,
+    tooLarge: (res) => sendJson(res, 413, { error: { code: 'payload_too_large', message: 'body: larger than 64 KiB' } }),
+    failed: (res) => sendJson(res, 500, { error: { code: 'internal_error', message: 'Something went wrong on our side.' } }),
   };
 }
 
@@ -132,39 +91,7 @@ function createListener(office: LedgerlyOffice, controlToken: string | undefined
 export async function startLedgerly(options: LedgerlyOptions = {}): Promise<RunningLedgerly> {
   const parsed = LedgerlyOptionsSchema.safeParse(options);
   if (!parsed.success) throw new Error(`invalid Ledgerly options: ${describeIssues(parsed.error)}`);
-  const o = parsed.data;
-  const host = o.host ?? LEDGERLY_DEFAULTS.host;
-  const office = new LedgerlyOffice(
-    {
-      seed: o.seed ?? LEDGERLY_DEFAULTS.seed,
-      orgs: o.orgs ?? DEFAULT_ORGS.map((id) => ({ id })),
-      asyncDelayMs: o.asyncDelayMs ?? LEDGERLY_DEFAULTS.asyncDelayMs,
-      sessionTtlSeconds: o.sessionTtlSeconds ?? LEDGERLY_DEFAULTS.sessionTtlSeconds,
-    },
-    o.pageSize ?? LEDGERLY_DEFAULTS.pageSize,
-    o.clientTimeoutMs ?? LEDGERLY_DEFAULTS.clientTimeoutMs,
-  );
-  const closing = new AbortController();
-  const server = createServer(createListener(office, o.controlToken, closing.signal));
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(o.port ?? LEDGERLY_DEFAULTS.port, host, () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
-  const { port } = server.address() as AddressInfo;
-  let closed: Promise<void> | undefined;
-  return {
-    url: `http://${host.includes(':') ? `[${host}]` : host}:${port}`,
-    close() {
-      closed ??= new Promise<void>((resolve) => {
-        closing.abort();
-        office.dispose();
-        server.close(() => resolve());
-        server.closeAllConnections();
-      });
-      return closed;
-    },
-  };
+  const config = withDefaults(LEDGERLY_DEFAULTS, parsed.data);
+  const office = new LedgerlyOffice({ ...config, orgs: config.orgs ?? DEFAULT_ORGS.map((id) => ({ id })) });
+  return serveBackOffice(ledgerlyRoutes(office, config.controlToken), config, () => office.dispose());
 }

@@ -1,20 +1,13 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { BackOfficeRoutes } from '../back-office-kit/serve.js';
 import type { BackOffice } from './back-office.js';
-import { MAX_BODY_BYTES, redirect, sendHtml, sendJson, sleep } from './http-util.js';
-import { BodyTooLargeError, readBody } from '../http/read-body.js';
+import { redirect, sendHtml, sendJson } from '../back-office-kit/http-util.js';
 import { errorPage } from './pages/layout.js';
 import { handleApi } from './routes/api.js';
-import { handleControl } from './routes/control.js';
 import { peekContext, type Exchange } from './routes/exchange.js';
 import { getSettlement } from './routes/settlement.js';
 import { getDetail, getList, getLogin, logout, postLogin } from './routes/ui-pages.js';
 import { getRefundPage, postMarkOrUnmark, postRefund } from './routes/ui-writes.js';
-import { BILL_NO_PATTERN } from './schemas.js';
-
-export interface RouterOptions {
-  controlToken?: string;
-  closing: AbortSignal;
-}
+import { BILL_NO_PATTERN, type FaultSpec, FaultSpecSchema, type ResetSpec, ResetSpecSchema } from './schemas.js';
 
 type Handler = (ex: Exchange) => void | Promise<void>;
 
@@ -66,54 +59,16 @@ async function dispatch(ex: Exchange): Promise<void> {
   return handler ? handler(ex, billMatch[1]) : methodNotAllowed(ex, Object.keys(routes));
 }
 
-/** The request listener: timing, slow_ms, dispatch, and a last line of defence for errors. */
-export function createRequestListener(office: BackOffice, options: RouterOptions) {
-  return async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
-    const startedAt = new Date().toISOString();
-    const started = performance.now();
-    let url: URL;
-    try {
-      url = new URL(req.url ?? '/', 'http://simulator.invalid');
-    } catch {
-      res.writeHead(400).end();
-      return;
-    }
-    const ex: Exchange = { req, res, url, office, closing: options.closing, body: '' };
-    const control = url.pathname === '/__sim' || url.pathname.startsWith('/__sim/');
-    if (!control) {
-      // Control traffic is not vendor traffic: benchmarks read timings to separate vendor wait from client time.
-      res.once('close', () => {
-        office.recordTiming({
-          method: req.method ?? 'GET',
-          path: req.url ?? '/',
-          status: res.writableFinished ? res.statusCode : 499,
-          startedAt,
-          durationMs: Math.round((performance.now() - started) * 1000) / 1000,
-          ...(ex.identity ? { identity: ex.identity } : {}),
-        });
-      });
-    }
-    try {
-      ex.body = await readBody(req, MAX_BODY_BYTES);
-      if (control) {
-        await handleControl(ex, options.controlToken);
-        return;
-      }
-      const slow = office.faults.fire('slow_ms', peekContext(ex));
-      if (slow?.ms) await sleep(slow.ms, options.closing);
-      await dispatch(ex);
-    } catch (error) {
-      if (res.headersSent || req.destroyed || res.destroyed) {
-        // The client went away (or the answer was half sent): nobody is left to tell.
-        res.destroy();
-        return;
-      }
-      if (error instanceof BodyTooLargeError) {
-        sendJson(res, 413, { error: 'payload_too_large', message: 'body: larger than 64 KiB' });
-        return;
-      }
-      console.error('[simulator] unexpected error', error);
-      sendHtml(res, 500, errorPage(500, '系统繁忙，请稍后再试'));
-    }
+/** The simulator's pages, API and control API, with its own answers to an oversized body and an error. */
+export function simulatorRoutes(office: BackOffice, controlToken: string | undefined): BackOfficeRoutes<Exchange, ResetSpec, FaultSpec> {
+  return {
+    name: 'simulator',
+    office,
+    exchange: (base) => ({ ...base, office }),
+    control: { token: controlToken, resetSchema: ResetSpecSchema, faultSchema: FaultSpecSchema, journal: () => office.ledger.journal() },
+    peekContext,
+    dispatch,
+    tooLarge: (res) => sendJson(res, 413, { error: 'payload_too_large', message: 'body: larger than 64 KiB' }),
+    failed: (res) => sendHtml(res, 500, errorPage(500, '系统繁忙，请稍后再试')),
   };
 }

@@ -179,6 +179,14 @@ export const JournalEntrySchema = z.object({
 });
 export type JournalEntry = z.infer<typeof JournalEntrySchema>;
 
+export {
+  describeIssues,
+  type RequestTiming,
+  RequestTimingSchema,
+  type ResetResult,
+  ResetResultSchema,
+} from '../back-office-kit/schemas.js';
+
 export const SimStateSchema = z.object({
   bills: z.array(BillSchema),
   /** Live sessions: not expired, not revoked. */
@@ -186,26 +194,6 @@ export const SimStateSchema = z.object({
   faults: z.array(ActiveFaultSchema),
 });
 export type SimState = z.infer<typeof SimStateSchema>;
-
-export const RequestTimingSchema = z.object({
-  method: z.string(),
-  /** The request target as sent, path and query. */
-  path: z.string(),
-  /** 499 when the client went away before an answer was sent. */
-  status: z.number().int(),
-  startedAt: z.string(),
-  durationMs: z.number(),
-  identity: z.string().optional(),
-});
-export type RequestTiming = z.infer<typeof RequestTimingSchema>;
-
-export const ResetResultSchema = z.object({
-  ok: z.literal(true),
-  /** Time spent inside the server on the reset itself. */
-  durationMs: z.number(),
-  bills: z.number().int(),
-});
-export type ResetResult = z.infer<typeof ResetResultSchema>;
 
 export const SimulatorOptionsSchema = z.strictObject({
   port: z.number().int().min(0).max(65535).optional(),
@@ -220,14 +208,3 @@ export const SimulatorOptionsSchema = z.strictObject({
   clientTimeoutMs: z.number().int().min(100).max(120_000).optional(),
 });
 export type SimulatorOptions = z.infer<typeof SimulatorOptionsSchema>;
-
-/** Names the field of the first few issues, e.g. `faults.0.ms: ms is required for a slow_ms fault`. */
-export function describeIssues(error: z.ZodError, prefix = ''): string {
-  return error.issues
-    .slice(0, 5)
-    .map((issue) => {
-      const path = [prefix, ...issue.path.map(String)].filter(Boolean).join('.');
-      return path ? `${path}: ${issue.message}` : issue.message;
-    })
-    .join('; ');
-}

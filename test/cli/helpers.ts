@@ -1,22 +1,11 @@
-import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { runNode, type Finished } from '../support/processes.js';
 
 /** `npx paperclip ...` as a user runs it: the package's bin launcher in a child process. */
-export function paperclip(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((done, reject) => {
-    const child = spawn(process.execPath, ['bin/paperclip.js', ...args], {
-      env: { ...process.env, AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    child.on('error', reject);
-    child.on('close', (code) => done({ code, stdout, stderr }));
-  });
+export function paperclip(args: string[]): Promise<Finished> {
+  return runNode(['bin/paperclip.js', ...args]);
 }
 
 /** The last stdout line as JSON (the summary or outcome line). */

@@ -1,23 +1,12 @@
-import { spawn } from 'node:child_process';
+import { runPaperclipSource, type Finished } from '../support/processes.js';
 import type { Harness } from '../support/embedded.js';
 
 /**
  * Runs the paperclip CLI in a child process without blocking this one: the
  * executions it starts run in this process's embedded stack.
  */
-export function runCli(args: string[], env: NodeJS.ProcessEnv = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], {
-      env: { ...process.env, AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true', ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
+export function runCli(args: string[], env: NodeJS.ProcessEnv = {}): Promise<Finished> {
+  return runPaperclipSource(args, env);
 }
 
 /** The environment that points operator commands at a harness's embedded stack (what `npm start -- --keep` prints). */

@@ -1,6 +1,5 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { DeleteObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import { DeleteCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { Claim } from '../../src/domain/claim.js';
@@ -8,6 +7,7 @@ import { batchKey, evidenceKey } from '../../src/adapters/s3/evidence-store.js';
 import { checkChain, verifyBatch, verifyKey } from '../../src/evidence/verify.js';
 import { sealEvent, GENESIS_HASH, type AuditEvent } from '../../src/domain/audit-chain.js';
 import { startHarness, type Harness } from '../support/embedded.js';
+import { runPaperclipSource, type Finished } from '../support/processes.js';
 
 /**
  * Tamper evidence after a real batch: the untouched batch verifies clean;
@@ -17,21 +17,10 @@ import { startHarness, type Harness } from '../support/embedded.js';
 const TASK = 'T-evidence-verify';
 const BATCH = `acme/${TASK}`;
 
-function cli(h: Harness, args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], {
-      env: {
-        ...process.env,
-        PAPERCLIP_DYNAMODB_ENDPOINT: h.paperclip.stack.endpoints.dynamodb,
-        PAPERCLIP_S3_ENDPOINT: h.paperclip.stack.endpoints.s3,
-      },
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => (stdout += d));
-    child.stderr.on('data', (d) => (stderr += d));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code: code ?? -1, stdout, stderr }));
+function cli(h: Harness, args: string[]): Promise<Finished> {
+  return runPaperclipSource(args, {
+    PAPERCLIP_DYNAMODB_ENDPOINT: h.paperclip.stack.endpoints.dynamodb,
+    PAPERCLIP_S3_ENDPOINT: h.paperclip.stack.endpoints.s3,
   });
 }
 

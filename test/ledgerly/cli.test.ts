@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
+import { printedUrl } from '../support/processes.js';
 import { LedgerlyControl } from '../../src/ledgerly/control-client.js';
 
 const CLI = ['--import', 'tsx', 'src/ledgerly/cli.ts'];
@@ -16,19 +17,7 @@ test('starts alone, prints the URL and users, serves the app and the control API
   const child = spawn(process.execPath, [...CLI, '--port', '0', '--control-token', 'T', '--orgs', 'acme,globex,initech'], {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
-  let out = '';
-  child.stdout.setEncoding('utf8');
-  const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`no URL printed; got: ${out}`)), 20_000);
-    child.stdout.on('data', (chunk: string) => {
-      out += chunk;
-      const match = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(out);
-      if (match?.[1] && out.includes('Ctrl+C')) {
-        clearTimeout(timer);
-        resolve(match[1]);
-      }
-    });
-  });
+  const { url, out } = await printedUrl(child);
   assert.match(out, /billing@initech\.test\s+Ledgerly-initech-2026\s+initech/);
   assert.match(out, /ops@ledgerly\.test\s+Ops-2026!\s+every org/);
   const shell = await (await fetch(`${url}/`)).text();

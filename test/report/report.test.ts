@@ -1,6 +1,6 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
+import { runPaperclipSource } from '../support/processes.js';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -72,24 +72,9 @@ describe('paperclip report', () => {
 
   test('the CLI prints the table and writes an HTML page with an inline chart and nothing external', async () => {
     const html = join(out, 'report.html');
-    const run = await new Promise<{ code: number; stdout: string; stderr: string }>((resolve, reject) => {
-      const child = spawn(
-        process.execPath,
-        ['--import', 'tsx', 'src/cli/main.ts', 'report', '--since', '24h', '--tenant', 'acme', '--html', html],
-        {
-          env: {
-            ...process.env,
-            PAPERCLIP_DYNAMODB_ENDPOINT: h.paperclip.stack.endpoints.dynamodb,
-            PAPERCLIP_S3_ENDPOINT: h.paperclip.stack.endpoints.s3,
-          },
-        },
-      );
-      let stdout = '';
-      let stderr = '';
-      child.stdout.on('data', (d) => (stdout += d));
-      child.stderr.on('data', (d) => (stderr += d));
-      child.on('error', reject);
-      child.on('close', (code) => resolve({ code: code ?? -1, stdout, stderr }));
+    const run = await runPaperclipSource(['report', '--since', '24h', '--tenant', 'acme', '--html', html], {
+      PAPERCLIP_DYNAMODB_ENDPOINT: h.paperclip.stack.endpoints.dynamodb,
+      PAPERCLIP_S3_ENDPOINT: h.paperclip.stack.endpoints.s3,
     });
     assert.equal(run.code, 0, run.stderr);
     assert.match(run.stdout, /misoperation rate +0 +4 +0\.0%/);

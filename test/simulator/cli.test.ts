@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
+import { printedUrl } from '../support/processes.js';
 
 const CLI = ['--import', 'tsx', 'src/simulator/cli.ts'];
 
@@ -27,20 +28,7 @@ test('starts, prints the URL and accounts, serves the login page, stops on SIGIN
   const child = spawn(process.execPath, [...CLI, '--port', '0', '--seed', '7', '--control-token', 'T', '--async-delay-ms', '50'], {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
-  let out = '';
-  child.stdout.setEncoding('utf8');
-  const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`no URL printed; got: ${out}`)), 20_000);
-    child.stdout.on('data', (chunk: string) => {
-      out += chunk;
-      const match = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(out);
-      if (match?.[1] && out.includes('Ctrl+C')) {
-        clearTimeout(timer);
-        resolve(match[1]);
-      }
-    });
-    child.once('exit', (code) => reject(new Error(`exited early with ${code}: ${out}`)));
-  });
+  const { url, out } = await printedUrl(child);
   try {
     assert.match(out, /svc-recon-acme\s+pw-acme-2026\s+tok-acme\s+acme/);
     assert.match(out, /ops-shared\s+pw-ops-2026\s+tok-ops\s+all tenants/);

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { canSee, type Identity } from '../accounts.js';
-import { sendJson } from '../http-util.js';
+import { sendJson } from '../../back-office-kit/http-util.js';
 import { BILL_NO_PATTERN, describeIssues, type Bill } from '../schemas.js';
 import { bearerToken, hangAfterCommit, type Exchange } from './exchange.js';
 

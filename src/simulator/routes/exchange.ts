@@ -1,24 +1,15 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { BaseExchange } from '../../back-office-kit/serve.js';
 import type { Identity, SimAccount } from '../accounts.js';
 import type { BackOffice } from '../back-office.js';
-import type { FaultContext } from '../faults.js';
+import type { FaultContext } from '../../back-office-kit/faults.js';
 import { parseCookies } from '../../http/cookies.js';
-import { sleep } from '../http-util.js';
+import { sleep } from '../../back-office-kit/http-util.js';
 import type { Viewer } from '../pages/layout.js';
-import type { Session } from '../sessions.js';
+import type { Session } from '../../back-office-kit/sessions.js';
 
 /** One request/response pair and what the routes need around it. */
-export interface Exchange {
-  req: IncomingMessage;
-  res: ServerResponse;
-  url: URL;
+export interface Exchange extends BaseExchange {
   office: BackOffice;
-  /** Aborts when the server closes: hung and delayed answers end early. */
-  closing: AbortSignal;
-  /** The whole request body, read before any delay so a client that gives up cannot stop a slow write. */
-  body: string;
-  /** Who made the request, once known (for request timings). */
-  identity?: string;
 }
 
 export const SESSION_COOKIE = 'sid';

@@ -1,5 +1,5 @@
 import { canSee, type Identity } from '../accounts.js';
-import { sendHtml, sendJson } from '../http-util.js';
+import { sendHtml, sendJson } from '../../back-office-kit/http-util.js';
 import { errorPage } from '../pages/layout.js';
 import type { Bill } from '../schemas.js';
 import { bearerToken, viewerOf, type Exchange } from './exchange.js';

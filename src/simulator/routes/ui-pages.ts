@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { canSee } from '../accounts.js';
 import type { Html } from '../../http/html.js';
-import { redirect, safeNext, sendHtml } from '../http-util.js';
+import { redirect, safeNext, sendHtml } from '../../back-office-kit/http-util.js';
 import { detailPageV1, detailPageV2 } from '../pages/detail.js';
 import { errorPage } from '../pages/layout.js';
 import { listPageV1, listPageV2, type ListQuery, type ListResult, type ListView } from '../pages/list.js';

@@ -1,9 +1,9 @@
 import { z } from 'zod';
 import { canSee } from '../accounts.js';
-import type { FaultContext } from '../faults.js';
+import type { FaultContext } from '../../back-office-kit/faults.js';
 import { parseYuan } from '../format.js';
 import type { Html } from '../../http/html.js';
-import { redirect, sendHtml, sendJson } from '../http-util.js';
+import { redirect, sendHtml, sendJson } from '../../back-office-kit/http-util.js';
 import type { Actor, WriteAction } from '../ledger.js';
 import { errorPage } from '../pages/layout.js';
 import { frameMessageDocument, gatewayTimeoutDocument, refundFormDocument, refundPage, refundSubmittedDocument } from '../pages/refund.js';

@@ -1,13 +1,12 @@
 import { timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { z } from 'zod';
-import type { FaultBook, ScopedFaultSpec } from '../faults.js';
-import { sendJson } from '../http-util.js';
-import { describeIssues, FaultSpecSchema, ResetSpecSchema } from '../schemas.js';
-import type { Exchange } from './exchange.js';
+import type { FaultBook, ScopedFaultSpec } from './faults.js';
+import { sendJson } from './http-util.js';
+import { describeIssues } from './schemas.js';
 
 /**
- * /__sim/*: test and chaos control. Absent (404) unless the simulator was
+ * /__sim/*: test and chaos control. Absent (404) unless the back office was
  * started with a control token; every call must carry x-sim-token. Bodies are
  * validated whole before anything changes, so a bad request changes nothing.
  */
@@ -61,19 +60,6 @@ function parseBody<T extends z.ZodType>(ex: ControlExchange, schema: T, allowEmp
     return undefined;
   }
   return parsed.data;
-}
-
-export async function handleControl(ex: Exchange, controlToken: string | undefined): Promise<void> {
-  const { office } = ex;
-  handleControlRequest(ex, controlToken, {
-    resetSchema: ResetSpecSchema,
-    faultSchema: FaultSpecSchema,
-    reset: (spec) => office.reset(spec),
-    faults: office.faults,
-    journal: () => office.ledger.journal(),
-    state: () => office.state(),
-    timings: () => office.timings(),
-  });
 }
 
 /** The control API of any in-repo back office: the same paths, header and answers for all. */

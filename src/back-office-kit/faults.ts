@@ -1,5 +1,3 @@
-import type { ActiveFault, FaultSpec } from './schemas.js';
-
 /** What every fault spec has, whichever back office it is for: a kind and optional scopes. */
 export interface ScopedFaultSpec<K extends string = string> {
   kind: K;
@@ -29,7 +27,7 @@ interface Armed<S extends ScopedFaultSpec> {
  * The first matching fault of a kind with firings left wins and uses one firing.
  * Exhausted faults stay listed (remaining 0) so tests can see they fired.
  */
-export class FaultBook<S extends ScopedFaultSpec = FaultSpec> {
+export class FaultBook<S extends ScopedFaultSpec> {
   private armed: Armed<S>[] = [];
 
   replace(specs: readonly S[]): void {
@@ -53,7 +51,7 @@ export class FaultBook<S extends ScopedFaultSpec = FaultSpec> {
     return hit.spec;
   }
 
-  list(): Array<S & Pick<ActiveFault, 'remaining' | 'fired'>> {
+  list(): Array<S & { remaining?: number; fired: number }> {
     return this.armed.map((a) => ({
       ...a.spec,
       ...(a.remaining === undefined ? {} : { remaining: a.remaining }),
