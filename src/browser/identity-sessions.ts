@@ -194,7 +194,7 @@ export class IdentitySessions {
     let trace: Buffer | undefined;
     let keep = !discard && !lease.crashed && lease.uses < this.limits.maxUses;
     try {
-      if (traced) trace = await stopTracing(lease.context);
+      if (traced) trace = await stopTracing(lease.context, this.pack.pageSecrets);
       if (keep) keep = await resetForNextTask(lease);
     } catch {
       keep = false;
@@ -250,12 +250,12 @@ export class IdentitySessions {
   }
 }
 
-async function stopTracing(context: BrowserContext): Promise<Buffer> {
+async function stopTracing(context: BrowserContext, pageSecrets: readonly string[]): Promise<Buffer> {
   const dir = await mkdtemp(join(tmpdir(), 'paperclip-trace-'));
   try {
     const path = join(dir, 'trace.zip');
     await context.tracing.stop({ path });
-    return redactTrace(await readFile(path));
+    return redactTrace(await readFile(path), pageSecrets);
   } finally {
     await rm(dir, { recursive: true, force: true });
   }

@@ -239,6 +239,15 @@ export const SitePack = z
     itemKeyPattern: z
       .string()
       .refine((p) => isRegExp(p) && p.startsWith('^') && p.endsWith('$'), 'must be a valid regular expression anchored with ^ and $'),
+    /**
+     * Names of the vendor's per-session secrets on its pages: hidden form fields (e.g. `_csrf`) and meta
+     * tags (e.g. `csrf-token`). Their values are redacted from the write's Playwright trace (DOM
+     * snapshots, recorded request bodies, stored responses) before it is stored as evidence.
+     */
+    pageSecrets: z
+      .array(z.string().regex(/^[A-Za-z_][A-Za-z0-9_.:-]{0,63}$/, 'pageSecrets are field or meta names such as _csrf or csrf-token'))
+      .max(20)
+      .default([]),
     login: z
       .object({
         url: PathTemplate,

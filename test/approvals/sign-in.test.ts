@@ -10,6 +10,8 @@ import { csrfToken } from '../../src/approval-server/csrf.js';
 import { signInRequired } from '../../src/approval-server/sign-in.js';
 import { ApproverSignIn } from '../../src/config/schema.js';
 import { startHarness, type Harness } from '../support/embedded.js';
+import { readZip } from '../../src/lib/zip.js';
+import { evidenceKey } from '../../src/adapters/s3/evidence-store.js';
 import { APPROVERS, approvalRequestFor, executionStatus, linkFromInbox, openLink, postDecision, refundTask } from './helpers.js';
 
 /**
@@ -129,6 +131,27 @@ describe('approver sign-in (OIDC) required by policy', () => {
     const approved = (await h.paperclip.services.audit.events(key)).find((e) => e.type === 'approved');
     assert.equal(approved?.actor, APPROVERS[0]);
     assert.deepEqual(approved?.data['signIn'], { issuer: h.paperclip.signInProvider.issuer, subject: APPROVERS[0] });
+
+    // The refund's stored trace: the vendor's CSRF token (the pack's pageSecrets) is gone from snapshots, POST bodies and pages.
+    const claim = (await h.paperclip.services.claims.get(key))!;
+    const trace = readZip((await h.paperclip.services.evidence.get(evidenceKey(claim, 'trace.zip')))!);
+    const text = [...trace.values()].map((b) => b.toString('utf8')).join('\n');
+    assert.ok(text.includes('退款原因'), 'the trace recorded the refund form');
+    const tokenValues = [
+      ...text.matchAll(/name=\\?"_csrf\\?" value=\\?"([^"\\]*)/g),
+      ...text.matchAll(/name=\\?"csrf-token\\?" content=\\?"([^"\\]*)/g),
+      ...text.matchAll(/"name":"_csrf"[^\]]*?"value":"([^"]*)"/g),
+      ...text.matchAll(/"name":"csrf-token"[^\]]*?"content":"([^"]*)"/g),
+      ...text.matchAll(/(?:^|[&?"])_csrf=([^&"\s]*)/g),
+    ].map((m) => m[1]);
+    assert.ok(tokenValues.length > 0, 'the trace shows where the token was (the search is not vacuous)');
+    assert.deepEqual(
+      [...new Set(tokenValues)].filter((v) => v !== '[redacted]' && v !== '%5Bredacted%5D'),
+      [],
+      'no token value in the trace',
+    );
+    const posted = text.match(/_csrf=[^&"\s]*/g) ?? [];
+    assert.ok(posted.length > 0, 'the refund POST body is in the trace');
   });
 
   test('a callback that this browser did not start, or with a forged state, signs nobody in', async () => {
