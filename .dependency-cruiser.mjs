@@ -50,6 +50,14 @@ export default {
       to: { path: '(^|node_modules/)@aws-sdk/' },
     },
     {
+      name: 'evidence-boots-no-stack',
+      comment:
+        "src/evidence reads and seals evidence through the stores it is given; opening a data folder or booting a local stack is the CLI's job (src/cli/data-source.ts).",
+      severity: 'error',
+      from: { path: '^src/evidence/' },
+      to: { path: '^src/(cli|local|embedded)/' },
+    },
+    {
       name: 'lambdas-only-call-the-app-layer',
       comment: 'A handler in lambdas/ parses, calls the app layer (src/app, with the handler kit) and shapes the output.',
       severity: 'error',

@@ -1,6 +1,6 @@
 import { DescribeExecutionCommand, StartExecutionCommand } from '@aws-sdk/client-sfn';
 import { closeSharedBrowser } from '../src/browser/chromium.js';
-import type { EmbeddedPaperclip } from '../src/embedded/paperclip-stack.js';
+import type { EmbeddedPaperclip } from '../src/embedded/embedded-paperclip.js';
 import type { SimulatorControl } from '../src/simulator/control-client.js';
 import { idempotencyKey } from '../src/domain/task.js';
 import { summarize, type Summary } from './stats.js';

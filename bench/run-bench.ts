@@ -4,7 +4,7 @@ import { join, resolve } from 'node:path';
 import { parse as parseYaml, stringify as stringifyYaml } from 'yaml';
 import { loadRuntime } from '../src/config/runtime.js';
 import { closeSharedBrowser } from '../src/browser/chromium.js';
-import { startEmbeddedPaperclip, type EmbeddedPaperclip } from '../src/embedded/paperclip-stack.js';
+import { startEmbeddedPaperclip, type EmbeddedPaperclip } from '../src/embedded/embedded-paperclip.js';
 import { billNoFor, startSimulator, type ResetSpec } from '../src/simulator/server.js';
 import { SimulatorControl } from '../src/simulator/control-client.js';
 import { AwsUsage } from './aws-usage.js';

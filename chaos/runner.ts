@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { parseOrThrow } from '../src/config/errors.js';
-import { startEmbeddedSession } from '../src/cli/embedded-session.js';
+import { startEmbeddedSession } from '../src/cli/data-folder.js';
 import { recoverOrphanedClaims } from '../src/app/takeover/recover.js';
 import { RunnerSpec } from './runner-spec.js';
 

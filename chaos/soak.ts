@@ -7,7 +7,7 @@ import { createInterface } from 'node:readline';
 import { DescribeExecutionCommand, ListExecutionsCommand, type ExecutionListItem } from '@aws-sdk/client-sfn';
 import { startSimulator } from '../src/simulator/server.js';
 import { SimulatorControl } from '../src/simulator/control-client.js';
-import { startEmbeddedSession } from '../src/cli/embedded-session.js';
+import { startEmbeddedSession } from '../src/cli/data-folder.js';
 import { resolveTakeover } from '../src/app/takeover/resolve.js';
 import type { WiredServices as Services } from '../src/app/services.js';
 import { RUNNER_RESTARTED_ERROR } from '../src/local/stepfunctions/index.js';

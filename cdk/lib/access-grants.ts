@@ -3,13 +3,13 @@ import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import { PolicyStatement, type IGrantable } from 'aws-cdk-lib/aws-iam';
 import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
 import type { Construct } from 'constructs';
-import type { EvidenceStore } from './evidence.js';
+import type { EvidenceBucket } from './evidence-bucket.js';
 import type { FunctionAccess, TableId } from './function-access.js';
 
 /** The resources FUNCTION_ACCESS refers to. */
 export interface AccessResources {
   tables: Readonly<Record<TableId, ITable>>;
-  evidence: EvidenceStore;
+  evidence: EvidenceBucket;
   identitySecrets: readonly ISecret[];
   approvalSigningKey: ISecret;
   senderAddress: string;

@@ -10,7 +10,7 @@ import { ApproverSignIn } from './approver-sign-in.js';
 import { AuditorRole } from './auditor-role.js';
 import { assertLocalEsbuild } from './bundling.js';
 import { SenderIdentity } from './email.js';
-import { EvidenceStore } from './evidence.js';
+import { EvidenceBucket } from './evidence-bucket.js';
 import type { FunctionName } from './function-access.js';
 import { Handlers } from './handlers.js';
 import { applyNagSuppressions } from './nag-suppressions.js';
@@ -35,7 +35,7 @@ export interface PaperclipStackProps extends StackProps {
 export class PaperclipStack extends Stack {
   readonly tables: PaperclipTables;
   readonly auditor: AuditorRole;
-  readonly evidence: EvidenceStore;
+  readonly evidence: EvidenceBucket;
   readonly secrets: PaperclipSecrets;
   readonly sender: SenderIdentity;
   readonly handlers: Handlers;
@@ -58,7 +58,7 @@ export class PaperclipStack extends Stack {
     this.tables = new PaperclipTables(this, 'Tables', { prefix });
     this.auditor = new AuditorRole(this, 'Auditor', { prefix });
     this.auditor.grantReadRecords([this.tables.byId.audit, this.tables.byId.claims]);
-    this.evidence = new EvidenceStore(this, 'Evidence', {
+    this.evidence = new EvidenceBucket(this, 'Evidence', {
       prefix,
       bucketName: deploy.evidence.bucketName,
       retentionDays: deploy.evidence.retentionDays,

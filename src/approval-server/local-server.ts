@@ -1,6 +1,6 @@
 import { createServer } from 'node:http';
 import type { Services } from '../app/services.js';
-import { closeServer, listen, LOCAL_HOST } from '../local/http-server.js';
+import { closeServer, listen, LOCAL_HOST } from '../http/listen.js';
 import { handleApprovalHttp, MAX_BODY_BYTES, type ApprovalHttpRequest } from './handle-request.js';
 import { BodyTooLargeError, readBody } from '../http/read-body.js';
 

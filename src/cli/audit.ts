@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { DataSourceError, openDataSource } from '../evidence/data-source.js';
+import { DataSourceError, openDataSource } from './data-source.js';
 import { verifyAll, verifyBatch, verifyKey, type VerifyResult } from '../evidence/verify.js';
 import { ConfigPath, DataDir, parseCommand, TenantId, type Command, type CommandSpec } from './args.js';
 

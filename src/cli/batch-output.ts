@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { BatchSummary } from '../app/batch.js';
-import type { EmbeddedPaperclip } from '../embedded/paperclip-stack.js';
+import type { EmbeddedPaperclip } from '../embedded/embedded-paperclip.js';
 import { createProgressRenderer } from './progress.js';
 
 /**

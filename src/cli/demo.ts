@@ -2,11 +2,11 @@ import { mkdirSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { z } from 'zod';
 import { startSimulator, type RunningSimulator } from '../simulator/server.js';
-import { startEmbeddedPaperclip, type EmbeddedPaperclip } from '../embedded/paperclip-stack.js';
+import { startEmbeddedPaperclip, type EmbeddedPaperclip } from '../embedded/embedded-paperclip.js';
 import { loadConfig } from '../config/load.js';
 import { ConfigPath, DataDir, parseCommand, Port, TenantId, type Command, type CommandSpec } from './args.js';
 import { log, logStack, newTaskId, runBatchCommand } from './batch-output.js';
-import { startEmbeddedSession } from './embedded-session.js';
+import { startEmbeddedSession } from './data-folder.js';
 
 const Flags = z.object({
   tenant: TenantId.default('acme').meta({ value: 'tenant', description: 'the tenant whose list the batch works through' }),

@@ -1,7 +1,7 @@
 import { writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { z } from 'zod';
-import { DataSourceError, openDataSource } from '../evidence/data-source.js';
+import { DataSourceError, openDataSource } from './data-source.js';
 import { buildReport } from '../report/collect.js';
 import { renderReportHtml } from '../report/render-html.js';
 import { renderReportText } from '../report/render-text.js';

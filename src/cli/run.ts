@@ -6,10 +6,10 @@ import { loadRuntime } from '../config/runtime.js';
 import { InputRejectedError } from '../domain/errors.js';
 import { routeTask } from '../domain/routing.js';
 import { idempotencyKey, type WriteTask } from '../domain/task.js';
-import type { EmbeddedPaperclip } from '../embedded/paperclip-stack.js';
+import type { EmbeddedPaperclip } from '../embedded/embedded-paperclip.js';
 import { ConfigPath, DataDir, KeyValueList, parseCommand, Port, TenantId, UsageError, type Command, type CommandSpec } from './args.js';
 import { approvalRecipients, log, logStack, newTaskId, runBatchCommand } from './batch-output.js';
-import { DataFolderError, startEmbeddedSession } from './embedded-session.js';
+import { DataFolderError, startEmbeddedSession } from './data-folder.js';
 
 const Flags = z
   .object({

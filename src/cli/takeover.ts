@@ -3,7 +3,7 @@ import { z } from 'zod';
 import type { Services } from '../app/services.js';
 import { loadConfig } from '../config/load.js';
 import { ConfigPath, DataDir, parseCommand, TenantId, UsageError, type Command, type CommandSpec } from './args.js';
-import { openDataFolder, DataFolderError } from './embedded-session.js';
+import { openDataFolder, DataFolderError } from './data-folder.js';
 import { evidenceLink } from '../app/takeover/queue.js';
 import { KEY_PATTERN, resolveTakeover, TakeoverRefusedError } from '../app/takeover/resolve.js';
 import { findOrphanedClaims, recoverOrphanedClaims } from '../app/takeover/recover.js';

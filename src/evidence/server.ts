@@ -1,6 +1,6 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { z } from 'zod';
-import { closeServer, listen, LOCAL_HOST } from '../local/http-server.js';
+import { closeServer, listen, LOCAL_HOST } from '../http/listen.js';
 import type { BucketReader } from './bucket.js';
 import { badge, escapeHtml, formatBytes, page, relativeHref } from './html.js';
 import { PAGE_NAME } from './folder.js';

@@ -11,7 +11,7 @@ import {
 } from '@aws-sdk/client-dynamodb';
 import dynalite from 'dynalite';
 import { TABLES, tableName, type TableDefinition } from '../adapters/dynamodb/table-definitions.js';
-import { closeServer, listen, LOCAL_HOST } from './http-server.js';
+import { closeServer, listen, LOCAL_HOST } from '../http/listen.js';
 import { setTimeout as sleep } from 'node:timers/promises';
 
 export interface LocalDynamoDbOptions {

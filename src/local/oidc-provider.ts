@@ -1,7 +1,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { generateKeyPairSync, randomBytes, timingSafeEqual, createHash } from 'node:crypto';
 import Provider from 'oidc-provider';
-import { closeServer, listen, LOCAL_HOST } from './http-server.js';
+import { closeServer, listen, LOCAL_HOST } from '../http/listen.js';
 import { escapeHtml } from '../http/html.js';
 import { readBody } from '../http/read-body.js';
 

@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import S3rver from 's3rver';
-import { closeServer, LOCAL_HOST } from './http-server.js';
+import { closeServer, LOCAL_HOST } from '../http/listen.js';
 
 export interface LocalS3Options {
   /** 0 (default) picks a free port. */

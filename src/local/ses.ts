@@ -1,6 +1,6 @@
 import type { Server } from 'node:http';
 import { z } from 'zod';
-import { closeServer, LOCAL_HOST, portOf } from './http-server.js';
+import { closeServer, LOCAL_HOST, portOf } from '../http/listen.js';
 
 export interface LocalSesOptions {
   /** 0 (default) picks a free port. */

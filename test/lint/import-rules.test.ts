@@ -26,6 +26,8 @@ before(() => {
   write('src/domain/pure.ts', "import { createHash } from 'node:crypto';\nexport const h = createHash;\n");
   write('src/app/step.ts', "import { h } from '../domain/pure.js';\nexport const step = h;\n");
   write('src/app/poll.ts', "import { SFNClient } from '@aws-sdk/client-sfn';\nexport const poll = new SFNClient({});\n");
+  write('src/evidence/open.ts', "import { boot } from '../local/boot.js';\nexport const open = boot;\n");
+  write('src/local/boot.ts', 'export const boot = 1;\n');
   write('src/adapters/store.ts', "import { step } from '../app/step.js';\nexport const store = step;\n");
   write('lambdas/handler.ts', "import { store } from '../src/adapters/store.js';\nexport const handler = store;\n");
 });
@@ -47,6 +49,7 @@ test('a forbidden import fails the check and names the rule and the file', () =>
     'adapters-do-not-import-app: src/adapters/store.ts -> src/app/step.ts',
     'app-talks-to-ports: src/app/poll.ts -> @aws-sdk/client-sfn',
     'domain-is-platform-free: src/domain/rule.ts -> @aws-sdk/client-s3',
+    'evidence-boots-no-stack: src/evidence/open.ts -> src/local/boot.ts',
     'lambdas-only-call-the-app-layer: lambdas/handler.ts -> src/adapters/store.ts',
   ]);
 });

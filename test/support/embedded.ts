@@ -6,7 +6,7 @@ import { startSimulator, type RunningSimulator } from '../../src/simulator/serve
 import { SimulatorControl } from '../../src/simulator/control-client.js';
 import { startLedgerly } from '../../src/ledgerly/server.js';
 import { LedgerlyControl } from '../../src/ledgerly/control-client.js';
-import { startEmbeddedPaperclip, type EmbeddedOptions, type EmbeddedPaperclip } from '../../src/embedded/paperclip-stack.js';
+import { startEmbeddedPaperclip, type EmbeddedOptions, type EmbeddedPaperclip } from '../../src/embedded/embedded-paperclip.js';
 import { setTimeout as sleep } from 'node:timers/promises';
 
 process.env['AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED'] ??= 'true';

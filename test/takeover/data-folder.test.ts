@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { DataFolderError, runningStack, startEmbeddedSession, type EmbeddedSession } from '../../src/cli/embedded-session.js';
+import { DataFolderError, runningStack, startEmbeddedSession, type EmbeddedSession } from '../../src/cli/data-folder.js';
 import { runTakeover } from '../../src/cli/takeover.js';
 import { closeSharedBrowser } from '../../src/browser/chromium.js';
 

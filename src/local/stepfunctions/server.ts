@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { createServer, type Server, type ServerResponse } from 'node:http';
 import { z } from 'zod';
-import { closeServer, listen, LOCAL_HOST } from '../http-server.js';
+import { closeServer, listen, LOCAL_HOST } from '../../http/listen.js';
 import { SfnServiceError } from './errors.js';
 import { BodyTooLargeError, readBody } from '../../http/read-body.js';
 import type { LocalHandlers } from './handlers.js';

@@ -6,14 +6,14 @@ import { loadConfig } from '../config/load.js';
 import { awsClientConfig } from '../local/aws-config.js';
 import { createTables, startLocalDynamoDb } from '../local/dynamodb.js';
 import { startLocalS3 } from '../local/s3.js';
-import { runningStack } from '../cli/embedded-session.js';
+import { runningStack } from './data-folder.js';
 
 /**
  * Where the read-only commands (audit verify, report, evidence) read from:
  *   1. PAPERCLIP_DYNAMODB_ENDPOINT / PAPERCLIP_S3_ENDPOINT, or --aws: those
  *      endpoints, or AWS itself with the usual credential chain;
  *   2. a local data folder held by a running stack (npm start -- --keep):
- *      that stack's endpoints, from <dataDir>/stack.json (see embedded-session);
+ *      that stack's endpoints, from <dataDir>/stack.json (see data-folder.ts);
  *   3. a local data folder nobody holds: DynamoDB and S3 started here on it,
  *      read-only use, stopped on close.
  * dynalite locks its LevelDB folder, so case 2 must not open the folder itself.

@@ -2,7 +2,7 @@ import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node
 import { join, resolve } from 'node:path';
 import { z } from 'zod';
 import { createServices, type WiredServices } from '../app/services.js';
-import { startEmbeddedPaperclip, type EmbeddedOptions, type EmbeddedPaperclip } from '../embedded/paperclip-stack.js';
+import { startEmbeddedPaperclip, type EmbeddedOptions, type EmbeddedPaperclip } from '../embedded/embedded-paperclip.js';
 import type { StoredEmail } from '../local/ses.js';
 
 /**

@@ -23,7 +23,7 @@ export const MAP_RUN_RESULT_OBJECTS = `${RUNS_PREFIX}*/results/*`;
  */
 export const TRACE_OBJECT_PATTERN = '*trace.zip';
 
-export interface EvidenceStoreProps {
+export interface EvidenceBucketProps {
   prefix: string;
   bucketName: string;
   retentionDays: number;
@@ -38,12 +38,12 @@ export interface EvidenceStoreProps {
  * for the functions, read-only for the auditor, immutable for everyone for the
  * retention period.
  */
-export class EvidenceStore extends Construct {
+export class EvidenceBucket extends Construct {
   readonly bucket: Bucket;
   readonly accessLogs: Bucket;
   readonly key: Key;
 
-  constructor(scope: Construct, id: string, props: EvidenceStoreProps) {
+  constructor(scope: Construct, id: string, props: EvidenceBucketProps) {
     super(scope, id);
     const region = Stack.of(this).region;
 
