@@ -1,5 +1,5 @@
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { paginateScan, PutCommand, QueryCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { paginateQuery, paginateScan, PutCommand, QueryCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { GENESIS_HASH, sealEvent, type AuditEvent, type AuditEventInput } from '../../domain/audit-chain.js';
 
 /** Append-only, hash-chained audit events; a conditional put keeps each chain linear. */
@@ -41,20 +41,16 @@ export class AuditLog {
 
   async events(chain: string): Promise<AuditEvent[]> {
     const events: AuditEvent[] = [];
-    let start: Record<string, unknown> | undefined;
-    do {
-      const page = await this.db.send(
-        new QueryCommand({
-          TableName: this.table,
-          KeyConditionExpression: 'chain = :c',
-          ExpressionAttributeValues: { ':c': chain },
-          ConsistentRead: true,
-          ExclusiveStartKey: start,
-        }),
-      );
-      events.push(...((page.Items ?? []) as AuditEvent[]));
-      start = page.LastEvaluatedKey;
-    } while (start);
+    const pages = paginateQuery(
+      { client: this.db },
+      {
+        TableName: this.table,
+        KeyConditionExpression: 'chain = :c',
+        ExpressionAttributeValues: { ':c': chain },
+        ConsistentRead: true,
+      },
+    );
+    for await (const page of pages) events.push(...((page.Items ?? []) as AuditEvent[]));
     return events;
   }
 

@@ -2,6 +2,7 @@ import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import {
   BatchGetCommand,
   GetCommand,
+  paginateQuery,
   paginateScan,
   PutCommand,
   QueryCommand,
@@ -96,20 +97,16 @@ export class ClaimsStore {
 
   async byTask(taskId: string): Promise<Claim[]> {
     const claims: Claim[] = [];
-    let start: Record<string, unknown> | undefined;
-    do {
-      const page = await this.db.send(
-        new QueryCommand({
-          TableName: this.table,
-          IndexName: 'byTask',
-          KeyConditionExpression: 'taskId = :t',
-          ExpressionAttributeValues: { ':t': taskId },
-          ExclusiveStartKey: start,
-        }),
-      );
-      claims.push(...((page.Items ?? []) as Claim[]));
-      start = page.LastEvaluatedKey;
-    } while (start);
+    const pages = paginateQuery(
+      { client: this.db },
+      {
+        TableName: this.table,
+        IndexName: 'byTask',
+        KeyConditionExpression: 'taskId = :t',
+        ExpressionAttributeValues: { ':t': taskId },
+      },
+    );
+    for await (const page of pages) claims.push(...((page.Items ?? []) as Claim[]));
     return claims;
   }
 

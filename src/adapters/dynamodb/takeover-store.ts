@@ -1,5 +1,5 @@
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { GetCommand, PutCommand, QueryCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand, paginateQuery, QueryCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 
 export type TakeoverStatus = 'OPEN' | 'RESOLVED';
 export const RESOLUTIONS = ['done', 'retry', 'abandon'] as const;
@@ -161,22 +161,18 @@ export class TakeoverStore {
   /** Entries with a status, oldest first (the byStatus index), optionally of one tenant. */
   async list(status: TakeoverStatus, tenant?: string): Promise<TakeoverEntry[]> {
     const entries: TakeoverEntry[] = [];
-    let start: Record<string, unknown> | undefined;
-    do {
-      const page = await this.db.send(
-        new QueryCommand({
-          TableName: this.table,
-          IndexName: 'byStatus',
-          KeyConditionExpression: '#s = :s',
-          ...(tenant ? { FilterExpression: 'tenant = :t' } : {}),
-          ExpressionAttributeNames: { '#s': 'status' },
-          ExpressionAttributeValues: { ':s': status, ...(tenant ? { ':t': tenant } : {}) },
-          ExclusiveStartKey: start,
-        }),
-      );
-      entries.push(...((page.Items ?? []) as TakeoverEntry[]));
-      start = page.LastEvaluatedKey;
-    } while (start);
+    const pages = paginateQuery(
+      { client: this.db },
+      {
+        TableName: this.table,
+        IndexName: 'byStatus',
+        KeyConditionExpression: '#s = :s',
+        ...(tenant ? { FilterExpression: 'tenant = :t' } : {}),
+        ExpressionAttributeNames: { '#s': 'status' },
+        ExpressionAttributeValues: { ':s': status, ...(tenant ? { ':t': tenant } : {}) },
+      },
+    );
+    for await (const page of pages) entries.push(...((page.Items ?? []) as TakeoverEntry[]));
     return entries;
   }
 

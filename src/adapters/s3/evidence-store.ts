@@ -109,12 +109,9 @@ export class EvidenceStore {
 
   async list(prefix: string): Promise<string[]> {
     const keys: string[] = [];
-    let token: string | undefined;
-    do {
-      const page = await this.s3.send(new ListObjectsV2Command({ Bucket: this.bucket, Prefix: prefix, ContinuationToken: token }));
+    for await (const page of paginateListObjectsV2({ client: this.s3 }, { Bucket: this.bucket, Prefix: prefix })) {
       keys.push(...(page.Contents ?? []).map((o) => o.Key!).filter(Boolean));
-      token = page.IsTruncated ? page.NextContinuationToken : undefined;
-    } while (token);
+    }
     return keys;
   }
 }
