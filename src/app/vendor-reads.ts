@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Page } from 'playwright-core';
 import { fillTemplate, describeLocator, type Step } from '../sitepack/action-language.js';
 import type { FieldSource, ReadbackSource, SitePack } from '../sitepack/schema.js';
@@ -201,7 +202,7 @@ async function waitUntil(check: () => Promise<boolean>, ctx: ReadContext, onTime
   const deadline = Date.now() + (ctx.timeoutMs ?? DEFAULT_TIMEOUT_MS);
   while (Date.now() < deadline) {
     if (await check()) return;
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await sleep(100);
   }
   onTimeout();
 }

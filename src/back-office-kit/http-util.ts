@@ -1,3 +1,4 @@
+import { setTimeout as wait } from 'node:timers/promises';
 import type { ServerResponse } from 'node:http';
 import type { Html } from '../http/html.js';
 
@@ -48,15 +49,7 @@ export function safeNext(next: string | null | undefined): string | undefined {
 }
 
 /** A sleep that ends early when the signal aborts (the server is closing). */
-export function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal.aborted || ms <= 0) return resolve();
-    const timer = setTimeout(done, ms);
-    function done() {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', done);
-      resolve();
-    }
-    signal.addEventListener('abort', done, { once: true });
-  });
+export async function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  if (signal.aborted || ms <= 0) return;
+  await wait(ms, undefined, { signal }).catch(() => undefined);
 }

@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { resolve } from 'node:path';
 import { DescribeExecutionCommand, GetExecutionHistoryCommand, StartExecutionCommand } from '@aws-sdk/client-sfn';
 import { startLocalStack, type LocalStack } from '../local/stack.js';
@@ -193,7 +194,7 @@ export async function startEmbeddedPaperclip(options: EmbeddedOptions): Promise<
           ...(await batchStage(services.clients.sfn, executionArn).catch(() => ({}))),
         });
       }
-      await new Promise((r) => setTimeout(r, 300));
+      await sleep(300);
     }
   }
 

@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { detailValue, newContext, openDetail, saveReason, signIn, useTestLedgerly, waitFor } from './helpers.js';
@@ -128,7 +129,7 @@ test('an expired session is a 401 too, and the app returns to #/login', async ()
   const context = await newContext();
   const page = await context.newPage();
   await signIn(page, t.url, 'acme');
-  await new Promise((r) => setTimeout(r, 1300));
+  await sleep(1300);
   await page.getByRole('button', { name: 'Search' }).click();
   await page.waitForURL(/\/#\/login$/);
   await page.getByText('Your session has ended. Please sign in again.').waitFor();

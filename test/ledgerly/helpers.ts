@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { BrowserContext, Page } from 'playwright-core';
 import { after, before, beforeEach } from 'node:test';
 import { closeSharedBrowser, sharedBrowser } from '../../src/browser/chromium.js';
@@ -82,6 +83,6 @@ export async function waitFor<T>(probe: () => Promise<T>, accept: (value: T) => 
   for (;;) {
     const value = await probe();
     if (accept(value) || Date.now() > deadline) return value;
-    await new Promise((r) => setTimeout(r, 50));
+    await sleep(50);
   }
 }

@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { GetObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
@@ -20,7 +21,7 @@ const text = (bytes: number) => 'x'.repeat(bytes);
 const handlers = {
   'lim-big': (event: { bytes: number }) => ({ blob: text(event.bytes) }),
   'lim-echo': (event: unknown) => event,
-  'lim-slow': () => new Promise((resolve) => setTimeout(() => resolve({ late: true }), 2_500)),
+  'lim-slow': () => sleep(2_500, { late: true }),
   'lim-item': (event: { n: number; fail?: boolean }) => {
     if (event.fail) throw new NamedError('ItemBroken', `item ${event.n} is broken`);
     return { n: event.n, doubled: event.n * 2 };

@@ -62,7 +62,7 @@ const handlers = {
     return { key: event.key, charged: event.amount };
   },
   'test-echo': (event: unknown, context: { stateName: string }) => ({ echoed: event, by: context.stateName }),
-  'test-slow': () => new Promise((resolve) => setTimeout(() => resolve({ slow: true }), 1_500)),
+  'test-slow': () => sleep(1_500, { slow: true }),
   'test-request-approval': (event: ApprovalRequest) => {
     approvalRequests.push(event);
     approvalRequested.resolve(event);

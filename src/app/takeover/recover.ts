@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Services } from '../services.js';
 import type { Claim } from '../../domain/claim.js';
 import { mapBounded } from '../../lib/map-bounded.js';
@@ -88,7 +89,7 @@ async function resumeOne(
   if (waitMs > 0) {
     if (!options.waitForLeases) return { ...base, status: `lease runs until ${claim.leaseUntil}; not resumed` };
     log(`  ${claim.billNo}: ${claim.status} under a dead execution; waiting ${Math.ceil(waitMs / 1000)} s for its lease`);
-    await new Promise((r) => setTimeout(r, waitMs + 250));
+    await sleep(waitMs + 250);
   }
   const task = await originalTask(s, claim);
   // The takeover in the Claim step bumps the version to claim.version + 1; naming the run after it dedupes concurrent resumers.
