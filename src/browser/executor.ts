@@ -213,7 +213,7 @@ export async function runStep(page: Page, step: Step, ctx: StepContext): Promise
     case 'wait_for':
     case 'expect': {
       if (step.state === 'visible') await visibleOrExplain(page, target, step, ctx, step.timeoutMs ?? timeout);
-      else await target.waitFor({ state: step.state, timeout: step.timeoutMs ?? timeout });
+      else await hiddenOrExplain(page, target, step, ctx, step.timeoutMs ?? timeout);
       await assertSessionAlive(page, ctx.sessionLost);
       return { page };
     }
@@ -263,6 +263,21 @@ async function visibleOrExplain(page: Page, target: PwLocator, step: Step, ctx: 
       step: describeStep(step),
       url: page.url(),
     });
+  }
+}
+
+/**
+ * Waits for a step's target to go away (a modal closing once the vendor answered). When it stays,
+ * a lost session is reported as such; otherwise the error says what still shows, where and for how
+ * long: usually the vendor never answered, which is not a pack mismatch.
+ */
+async function hiddenOrExplain(page: Page, target: PwLocator, step: Step, ctx: StepContext, timeout: number): Promise<void> {
+  try {
+    await target.waitFor({ state: 'hidden', timeout });
+  } catch (error) {
+    await assertSessionAlive(page, ctx.sessionLost);
+    if (page.isClosed()) throw error;
+    throw new Error(`step "${describeStep(step)}": the target still shows on ${where(page)} after ${timeout} ms`);
   }
 }
 

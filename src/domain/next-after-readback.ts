@@ -1,5 +1,5 @@
 import type { ReadbackResult } from './readback.js';
-import { WriteNotCommittedError } from './errors.js';
+import { failureMessage, WriteNotCommittedError } from './errors.js';
 
 /**
  * What happens after an independent readback: the one decision that turns a
@@ -14,7 +14,7 @@ export interface StateAtReadback {
   item: { reversibility: string; inverse?: string | null | undefined };
   snapshot?: { preStatus?: string | null | undefined } | null;
   write?: object | null;
-  writeError?: { Error: string } | null;
+  writeError?: { Error: string; Cause?: string } | null;
 }
 
 export interface RetryPolicy {
@@ -29,7 +29,9 @@ export function decideNext(
   attempts: number,
 ): { next: NextAfterReadback; why: string } {
   if (result.verdict === 'confirmed') return { next: 'complete', why: result.reason };
-  if (result.verdict === 'unknown') return { next: 'takeover', why: `readback inconclusive: ${result.reason}` };
+  // How the write ended, when it failed: the cause comes first, so no readback summary hides it.
+  const writeFailed = state.writeError ? `${failureMessage(state.writeError)}; ` : '';
+  if (result.verdict === 'unknown') return { next: 'takeover', why: `${writeFailed}readback inconclusive: ${result.reason}` };
   const preStatus = state.snapshot?.preStatus ?? undefined;
   if (preStatus !== undefined && result.observedStatus !== preStatus && state.item.reversibility === 'reversible' && state.item.inverse) {
     return { next: 'compensate', why: `the item settled on ${result.observedStatus}, neither ${preStatus} nor the target: undo it` };
@@ -43,5 +45,6 @@ export function decideNext(
   if (state.write) {
     return { next: 'takeover', why: `false success: the write reported success but ${result.reason}` };
   }
+  if (state.writeError) return { next: 'takeover', why: `${writeFailed}readback: ${result.reason}` };
   return { next: 'takeover', why: `write did not land: ${result.reason}` };
 }

@@ -56,6 +56,22 @@ test('what follows a readback', () => {
     /false success/,
   );
   assert.equal(decideNext({ ...notApplied, observedStatus: 'REFUNDED' }, { item, snapshot }, policy, 1).next, 'compensate');
+  // A write that failed before its commit click: the takeover reason says why, not just "did not land".
+  const beforeCommit = {
+    Error: 'WriteNotCommittedError',
+    Cause: JSON.stringify({
+      errorMessage:
+        'write failed before the commit click: step "click role=button name="Resolve"" found nothing on /#/discrepancies/N-7001',
+    }),
+  };
+  const why = decideNext(notApplied, { item, snapshot, writeError: beforeCommit }, policy, 2).why;
+  assert.match(why, /^WriteNotCommittedError: write failed before the commit click: step "click role=button name="Resolve"" found nothing/);
+  assert.match(why, /readback: still PENDING$/);
+  assert.doesNotMatch(why, /write did not land/);
+  assert.match(
+    decideNext({ ...notApplied, verdict: 'unknown' }, { item, snapshot, writeError: beforeCommit }, policy, 1).why,
+    /^WriteNotCommittedError: write failed before the commit click: .*; readback inconclusive: still PENDING$/,
+  );
   assert.equal(decideNext({ ...notApplied, verdict: 'unknown' }, { item, snapshot }, policy, 1).next, 'takeover');
 });
 
