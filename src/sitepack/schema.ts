@@ -50,9 +50,26 @@ const Stage = z
   .strict();
 export type Stage = z.infer<typeof Stage>;
 
-/** What the page shows once a write has settled; the "after" screenshot waits for it. */
+/** Steps that only look: they may navigate and wait, never click, type or download. */
+const READ_ONLY_STEPS = ['open', 'wait_for', 'expect'];
+
+/**
+ * What the page shows once a write has settled; the "after" screenshot waits for it. A page that
+ * does not refresh by itself (an SPA's detail view, a row patched to an interim status) is
+ * re-opened by `steps` until it shows, so the picture never pairs a success toast with a stale
+ * or interim status.
+ */
 const Settled = z
   .object({
+    /** Read-only steps (open, wait_for, expect) re-run until the target shows, e.g. open the item's page again. */
+    steps: z
+      .array(Step)
+      .min(1)
+      .max(5)
+      .refine((steps) => steps.every((step) => READ_ONLY_STEPS.includes(step.action)), {
+        message: `settled.steps only look again (${READ_ONLY_STEPS.join(', ')}); a click or a fill here could write twice`,
+      })
+      .optional(),
     target: Locator,
     within: Scope.optional(),
     state: z.enum(['visible', 'hidden']).default('visible'),

@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Page } from 'playwright-core';
 import type { Services } from '../services.js';
 import {
@@ -109,8 +110,15 @@ export async function browserWrite(s: Services, state: ItemState): Promise<Write
         committed = true;
       }
       await throwOnWriteFeedback(s, page);
-      if (tier?.settled) await settled(page, tier.settled, ctx);
+      const settledPage = tier?.settled ? await settled(page, tier.settled, ctx) : undefined;
+      if (settledPage) page = settledPage.page;
       evidence.push(await screenshotTo(s, item, page, 'after.png'));
+      // Whether the after picture shows the settled page, or the page as it was when the wait ran out.
+      await s.audit.append(item.key, {
+        type: 'after_pictured',
+        actor: item.identity,
+        data: { settled: settledPage?.settled ?? null, url: page.url() },
+      });
       return { tier: 'browser', committed: true as const, evidence, dialogs: dialogsSeen(page), ...(approval ? { approval } : {}) };
     } catch (error) {
       session.discardOnClose();
@@ -150,16 +158,29 @@ async function shows(page: Page, check: { target: Locator; within?: Scope }, ctx
 
 /**
  * Waits for the page to show the write's settled state before the "after"
- * picture, so the evidence never pairs a success toast with a stale status. A
- * page that does not settle is still pictured: readback, not the page, decides.
+ * picture, so the evidence never pairs a success toast with a stale or interim
+ * status. With `steps`, the page is opened again (read-only steps) until it
+ * shows the settled state: a page that does not refresh by itself would
+ * otherwise keep the interim status forever. A page that does not settle is
+ * still pictured as it then is: readback, not the page, decides.
  */
-async function settled(page: Page, condition: Settled, ctx: StepContext): Promise<void> {
-  const root = await scopeRoot(page, condition.within, ctx.row, condition.timeoutMs, ctx.params).catch(() => undefined);
-  if (!root) return;
-  await resolveLocator(root, condition.target, ctx.params)
-    .first()
-    .waitFor({ state: condition.state, timeout: condition.timeoutMs })
-    .catch(() => undefined);
+async function settled(page: Page, condition: Settled, ctx: StepContext): Promise<{ page: Page; settled: boolean }> {
+  const deadline = Date.now() + condition.timeoutMs;
+  let current = page;
+  for (;;) {
+    try {
+      if (condition.steps) current = (await runSteps(current, condition.steps, ctx)).page;
+      const wait = Math.max(100, condition.steps ? Math.min(1000, deadline - Date.now()) : deadline - Date.now());
+      const root = await scopeRoot(current, condition.within, ctx.row, wait, ctx.params);
+      await resolveLocator(root, condition.target, ctx.params).first().waitFor({ state: condition.state, timeout: wait });
+      return { page: current, settled: true };
+    } catch (error) {
+      // Only a lost session matters here; anything else just means "not settled yet".
+      if (error instanceof SessionLostError) throw error;
+    }
+    if (!condition.steps || Date.now() >= deadline) return { page: current, settled: false };
+    await sleep(250);
+  }
 }
 
 /**
