@@ -41,6 +41,32 @@ describe('guarded writes on Ledgerly', () => {
     params: { reason: 'Credit note issued by Paperclip reconciliation' },
   });
 
+  const events = async (key: string, type: string) => (await h.paperclip.services.audit.events(key)).filter((e) => e.type === type);
+  /** Saves a resolution reason the way Ledgerly's own page does (its JSON API, signed in as the org's user). */
+  const saveReasonAsVendorUser = async (billNo: string, reason: string) => {
+    const login = await fetch(`${h.sim.url}/api/session`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ email: 'billing@acme.test', password: 'Ledgerly-acme-2026' }),
+    });
+    const cookie = login.headers.getSetCookie()[0]!.split(';')[0]!;
+    const saved = await fetch(`${h.sim.url}/api/discrepancies/${billNo}`, {
+      method: 'PATCH',
+      headers: { 'content-type': 'application/json', cookie },
+      body: JSON.stringify({ resolution_reason: reason }),
+    });
+    assert.equal(saved.status, 200);
+  };
+  /** Approves the refund of an item as the acme finance lead, from the approval mail. */
+  const approveRefund = async (key: string) => {
+    const asHarness = h as unknown as Parameters<typeof approvalRequestFor>[0];
+    const request = await approvalRequestFor(asHarness, key);
+    const link = await linkFromInbox(asHarness, request.approvalId, 'finance.lead@acme.example');
+    const form = await openLink(link);
+    const decided = await postDecision(asHarness, link, { ...form.fields, decision: 'approve' }, { cookie: form.cookie! });
+    assert.ok(decided.status < 400, decided.html.slice(0, 200));
+  };
+
   test('batches for two orgs: every billing error resolved in two vendor writes, confirmed by the API after review; the refund waits for approval, then runs once', async () => {
     await h.control.reset(small);
     const acme = await h.paperclip.runBatch({ taskId: 'T-ledgerly-batch', tenant: 'acme' });
@@ -61,6 +87,8 @@ describe('guarded writes on Ledgerly', () => {
       const record = JSON.parse((await h.paperclip.services.evidence.get(evidenceKey(claim, 'record.json')))!.toString());
       assert.equal(record.verdict, 'confirmed');
       assert.equal(record.readbackSource, 'api', 'read back through the JSON API in a session of its own');
+      const [pictured] = await events(claim.key, 'after_pictured');
+      assert.equal(pictured?.data['settled'], true, `${billNo}: the after picture waited for Resolved, not the interim Under review`);
       const objects = await h.paperclip.services.evidence.list(evidenceKey(claim, ''));
       for (const name of ['before.png', 'after.png', 'readback.png', 'trace.zip', 'record.json']) {
         assert.ok(objects.includes(evidenceKey(claim, name)), `${billNo} has ${name}`);
@@ -70,12 +98,7 @@ describe('guarded writes on Ledgerly', () => {
 
     const refund = { taskId: 'T-ledgerly-batch', tenant: 'acme', billNo: 'N-7003', action: 'refund', requestedBy: 'schedule', params: {} };
     const key = idempotencyKey(refund);
-    const asHarness = h as unknown as Parameters<typeof approvalRequestFor>[0];
-    const request = await approvalRequestFor(asHarness, key);
-    const link = await linkFromInbox(asHarness, request.approvalId, 'finance.lead@acme.example');
-    const form = await openLink(link);
-    const decided = await postDecision(asHarness, link, { ...form.fields, decision: 'approve' }, { cookie: form.cookie! });
-    assert.ok(decided.status < 400, decided.html.slice(0, 200));
+    await approveRefund(key);
     const done = await waitUntil('the approved refund to close', async () => {
       const claim = await h.paperclip.services.claims.get(key);
       return claim && ['DONE', 'TAKEOVER'].includes(claim.status) ? claim : undefined;
@@ -108,12 +131,94 @@ describe('guarded writes on Ledgerly', () => {
     assert.equal((await h.paperclip.services.claims.get(idempotencyKey(resolveTask('N-7001', 'T-ledgerly-half'))))!.status, 'TAKEOVER');
   });
 
-  test('a revoked session (401 to the page, back to #/login) fails the item loudly, without a retry', async () => {
+  test('a revoked session at routing (401 from the API) fails the item loudly, before any browser, without a retry', async () => {
     await h.control.reset(small);
     await h.control.setFaults([{ kind: 'session_revoked', identity: 'billing@acme.test' }]);
+    const browsers = h.paperclip.services.sessions.stats;
     const result = await h.runTask(resolveTask('N-7002', 'T-ledgerly-revoked'));
     assert.notEqual(result.output['outcome'], 'done');
-    assert.match(String(result.output['reason']), /SessionLostError/);
+    assert.match(String(result.output['reason']), /SessionLostError.*answered 401.*session is gone/);
+    assert.deepEqual(h.paperclip.services.sessions.stats, browsers);
+    assert.equal(
+      await h.paperclip.services.claims.get(idempotencyKey(resolveTask('N-7002', 'T-ledgerly-revoked'))),
+      undefined,
+      'never claimed',
+    );
     assert.deepEqual(await h.control.journal(), []);
+  });
+
+  test('commit then timeout on Resolve (504 after the commit): the page says it timed out, readback confirms after review; done once, no second write', async () => {
+    await h.control.reset(small);
+    const task = resolveTask('N-7001', 'T-ledgerly-ctt-resolve');
+    await saveReasonAsVendorUser('N-7001', task.params.reason);
+    await h.control.setFaults([{ kind: 'commit_then_timeout', bill: 'N-7001', ms: 300 }]);
+    const result = await h.runTask(task);
+    assert.equal(result.output['outcome'], 'done', String(result.output['reason']));
+    const key = idempotencyKey(task);
+    assert.equal((await events(key, 'stage_already_done'))[0]?.data['stage'], 'reason_saved', 'the saved reason was not edited again');
+    const resolves = await entries('N-7001', 'resolve');
+    assert.equal(resolves.length, 1, 'resolved exactly once');
+    assert.equal(resolves[0]?.detail?.['fault'], 'commit_then_timeout');
+    assert.equal((await entries('N-7001', 'edit')).length, 1, 'only the edit made before the task');
+    const [readback] = await events(key, 'readback');
+    assert.equal(readback?.data['verdict'], 'confirmed');
+    assert.equal(readback?.data['source'], 'api');
+  });
+
+  test('commit then timeout on the reason save: the write may have landed, readback sees the reason saved but still Open; takeover naming the timeout, never done, Resolve never pressed', async () => {
+    await h.control.reset(small);
+    await h.control.setFaults([{ kind: 'commit_then_timeout', bill: 'N-7002', ms: 300, times: 1 }]);
+    const task = resolveTask('N-7002', 'T-ledgerly-ctt-edit');
+    const result = await h.runTask(task);
+    assert.equal(result.output['outcome'], 'takeover');
+    assert.match(
+      String(result.output['reason']),
+      /^AmbiguousOutcomeError: write may have landed: step "wait_for text=.*": the target still shows on .*N-7002 after \d+ ms; readback: api still shows OPEN/,
+    );
+    assert.equal((await h.paperclip.services.claims.get(idempotencyKey(task)))!.status, 'TAKEOVER');
+    assert.equal((await entries('N-7002', 'edit')).length, 1, 'the reason saved once');
+    assert.deepEqual(await entries('N-7002', 'resolve'), [], 'Resolve not pressed after an unanswered save');
+  });
+
+  test('async review: readback decides only once the review has finished, never on Under review', async () => {
+    await h.control.reset(small);
+    await h.control.setFaults([{ kind: 'async_delay_ms', bill: 'N-7001', ms: 10_000 }]);
+    const task = resolveTask('N-7001', 'T-ledgerly-review');
+    const result = await h.runTask(task);
+    assert.equal(result.output['outcome'], 'done', String(result.output['reason']));
+    const key = idempotencyKey(task);
+    const [readback] = await events(key, 'readback');
+    const seen = readback?.data['seen'] as string[];
+    // How many interim reads there were depends on the machine's speed; that none decided does not.
+    assert.equal(seen.at(-1), 'RESOLVED', seen.join(', '));
+    assert.deepEqual(new Set(seen.slice(0, -1)), new Set(seen.length > 1 ? ['UNDER_REVIEW'] : []), seen.join(', '));
+    assert.equal(readback?.data['verdict'], 'confirmed');
+    assert.equal((await events(key, 'after_pictured')).length, 1);
+    assert.equal((await entries('N-7001', 'resolve')).length, 1);
+  });
+
+  test('session lost during the refund (the page gets 401 and goes to #/login): takeover naming the session loss, nothing refunded', async () => {
+    await h.control.reset(small);
+    const refund = {
+      taskId: 'T-ledgerly-refund-lost',
+      tenant: 'acme',
+      billNo: 'N-7003',
+      action: 'refund',
+      requestedBy: 'schedule',
+      params: {},
+    };
+    const key = idempotencyKey(refund);
+    const executionArn = await h.startTask(refund);
+    const asHarness = h as unknown as Parameters<typeof approvalRequestFor>[0];
+    await approvalRequestFor(asHarness, key);
+    // Approved while the session is revoked: the write's page loses it as it opens the refund.
+    await h.control.setFaults([{ kind: 'session_revoked', bill: 'N-7003' }]);
+    await approveRefund(key);
+    const result = await h.waitForExecution(executionArn);
+    assert.equal(result.output['outcome'], 'takeover');
+    assert.match(String(result.output['reason']), /SessionLostError/);
+    assert.match(String(result.output['reason']), /#\/login|401|session/i);
+    assert.equal((await h.paperclip.services.claims.get(key))!.status, 'TAKEOVER');
+    assert.deepEqual(await entries('N-7003', 'refund'), [], 'nothing refunded, no retry');
   });
 });

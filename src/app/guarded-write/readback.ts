@@ -83,6 +83,8 @@ export async function readback(s: Services, state: ItemState): Promise<ReadbackO
       data: {
         verdict: result.verdict,
         observed: result.observedStatus,
+        // Every state read while polling (an async review shows its interim state before the final one).
+        seen: result.observations.map((o) => o.status ?? 'unreadable'),
         source: result.source,
         next: decided.next,
         why: decided.why,
