@@ -69,7 +69,8 @@ const SECURITY_HEADERS = {
   'referrer-policy': 'same-origin',
 };
 
-const APPROVAL_ID = /^[A-Za-z0-9_-]{16,64}$/;
+// The tenant key prefix (up to 44 characters) and 24 random characters.
+const APPROVAL_ID = /^[A-Za-z0-9_-]{16,80}$/;
 const ROUTE = /^\/approvals\/([^/]+)(\/before\.png)?$/;
 
 const LinkParams = z.object({

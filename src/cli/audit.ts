@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { KEY_PATTERN, KEY_SHAPE } from '../domain/task.js';
 import { DataSourceError, openDataSource } from './data-source.js';
 import { verifyAll, verifyBatch, verifyKey, type VerifyResult } from '../evidence/verify.js';
 import { ConfigPath, DataDir, parseCommand, TenantId, type Command, type CommandSpec } from './args.js';
@@ -12,7 +13,7 @@ const Flags = z
       .meta({ value: 'tenant/taskId', description: 'verify one batch' }),
     key: z
       .string()
-      .regex(/^k-[0-9a-f]{40}$/, 'an idempotency key looks like k- followed by 40 hex digits')
+      .regex(KEY_PATTERN, `an idempotency key: ${KEY_SHAPE}`)
       .optional()
       .meta({ value: 'key', description: "verify one item's chain" }),
     tenant: TenantId.optional().meta({ value: 'tenant', description: 'without --batch/--key: every batch of this tenant' }),

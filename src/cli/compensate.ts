@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { KEY_PATTERN, KEY_SHAPE } from '../domain/task.js';
 import { createServices, type Services } from '../app/services.js';
 import { compensate, CompensationRefusedError, type CompensationResult } from '../app/compensation.js';
 import { ConfigPath, parseCommand, type Command, type CommandSpec } from './args.js';
@@ -14,9 +15,7 @@ const Flags = z.object({
   config: ConfigPath.optional(),
 });
 
-const Key = z
-  .string()
-  .regex(/^k-[0-9a-f]{40}$/, 'the key looks like k- followed by 40 hex digits (from the audit trail or the evidence folder)');
+const Key = z.string().regex(KEY_PATTERN, `${KEY_SHAPE} (from the audit trail or the evidence folder)`);
 
 export const COMPENSATE_SPEC: CommandSpec<typeof Flags> = {
   name: 'compensate',

@@ -5,7 +5,8 @@ import { loadConfig } from '../config/load.js';
 import { ConfigPath, DataDir, parseCommand, TenantId, UsageError, type Command, type CommandSpec } from './args.js';
 import { openDataFolder, DataFolderError } from './data-folder.js';
 import { evidenceLink } from '../app/takeover/queue.js';
-import { KEY_PATTERN, resolveTakeover, TakeoverRefusedError } from '../app/takeover/resolve.js';
+import { resolveTakeover, TakeoverRefusedError } from '../app/takeover/resolve.js';
+import { KEY_PATTERN, KEY_SHAPE } from '../domain/task.js';
 import { findOrphanedClaims, recoverOrphanedClaims } from '../app/takeover/recover.js';
 import { RESOLUTIONS, type TakeoverEntry } from '../adapters/dynamodb/takeover-store.js';
 
@@ -13,7 +14,7 @@ const KeySchema = z.string().superRefine((key, ctx) => {
   if (!KEY_PATTERN.test(key))
     ctx.addIssue({
       code: 'custom',
-      message: `${JSON.stringify(key.slice(0, 60))} is not a key; keys look like k- and 40 hex digits (see paperclip takeover list)`,
+      message: `${JSON.stringify(key.slice(0, 60))} is not a key; ${KEY_SHAPE} (see paperclip takeover list)`,
     });
 });
 const KeyArg = [{ name: 'key', description: 'the idempotency key of the item (paperclip takeover list)', schema: KeySchema }];

@@ -35,13 +35,36 @@ export const BatchRequest = z
 export type BatchRequest = z.infer<typeof BatchRequest>;
 
 /**
- * Idempotency key = hash(taskId | tenant | billNo | action). Also the name of
- * the item's guarded-write execution, so Step Functions dedupes it too.
+ * Every partition key that belongs to a tenant (claims, audit chains,
+ * approval requests) starts with this, so IAM can confine a tenant's session
+ * to its own items with a `dynamodb:LeadingKeys` condition (`k-acme_*`).
+ * Tenant ids cannot contain `_`, so no tenant's prefix is a prefix of another's.
+ */
+export function tenantKeyPrefix(tenant: string): string {
+  return `k-${tenant}_`;
+}
+
+/** An idempotency key: the tenant's prefix and 32 hex digits; at most 76 characters, inside the 80 of an execution name. */
+export const KEY_PATTERN = /^k-[a-z][a-z0-9-]{1,40}_[0-9a-f]{32}$/;
+
+/** What a malformed key is told: the shape, with an example. */
+export const KEY_SHAPE = 'keys look like k-<tenant>_ and 32 hex digits, e.g. k-acme_0123456789abcdef0123456789abcdef';
+
+/** The tenant a key belongs to, read from its prefix. */
+export function tenantOfKey(key: string): string | undefined {
+  return KEY_PATTERN.test(key) ? key.slice(2, key.lastIndexOf('_')) : undefined;
+}
+
+/**
+ * Idempotency key = tenant prefix + hash(taskId | tenant | billNo | action).
+ * Also the name of the item's guarded-write execution, so Step Functions
+ * dedupes it too.
  */
 export function idempotencyKey(task: Pick<WriteTask, 'taskId' | 'tenant' | 'billNo' | 'action'>): string {
   // A JSON array keeps field boundaries, so no value can borrow text from its neighbour.
   const digest = createHash('sha256')
     .update(JSON.stringify([task.taskId, task.tenant, task.billNo, task.action]))
     .digest('hex');
-  return `k-${digest.slice(0, 40)}`;
+  // 128 bits of the digest: as collision-proof as needed, and the name stays within 80 characters for any tenant id.
+  return `${tenantKeyPrefix(task.tenant)}${digest.slice(0, 32)}`;
 }

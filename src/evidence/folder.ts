@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Services } from '../app/services.js';
+import { KEY_PATTERN } from '../domain/task.js';
 import { batchKey } from '../adapters/s3/evidence-store.js';
 import { mapBounded } from '../lib/map-bounded.js';
 
@@ -116,5 +117,5 @@ export function contentTypeOf(name: string): string {
 export function resultKey(result: { key?: string; executionArn?: string }): string | undefined {
   if (result.key) return result.key;
   const name = result.executionArn?.split(':').at(-1);
-  return name && /^k-[0-9a-f]{40}$/.test(name) ? name : undefined;
+  return name && KEY_PATTERN.test(name) ? name : undefined;
 }

@@ -4,6 +4,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { UsageError } from '../../src/cli/args.js';
 import { runRun } from '../../src/cli/run.js';
+import { KEY_PATTERN } from '../../src/domain/task.js';
 import { startSimulator, type RunningSimulator } from '../../src/simulator/server.js';
 import { SimulatorControl } from '../../src/simulator/control-client.js';
 import { configFor, lastJson, paperclip } from './helpers.js';
@@ -114,7 +115,7 @@ describe('paperclip run', () => {
     assert.equal(outcome['outcome'], 'done');
     assert.equal(outcome['item'], 'ACME-202611-0004');
     assert.equal(outcome['claim'], 'DONE');
-    assert.match(String(outcome['key']), /^k-[0-9a-f]{40}$/);
+    assert.match(String(outcome['key']), KEY_PATTERN);
     const journal = await control.journal();
     assert.equal(journal.length, before + 1);
     assert.equal(journal.at(-1)?.billNo, 'ACME-202611-0004');

@@ -96,7 +96,7 @@ describe('compensation', () => {
     assert.equal(events.at(-1)?.type, 'compensated');
 
     const [unknown, noReason] = await Promise.all([
-      runCli(['compensate', `k-${'0'.repeat(40)}`, '--reason', 'no such write'], stackEnvironment(h)),
+      runCli(['compensate', `k-acme_${'0'.repeat(32)}`, '--reason', 'no such write'], stackEnvironment(h)),
       runCli(['compensate', key], stackEnvironment(h)),
     ]);
     assert.equal(unknown.code, 2);

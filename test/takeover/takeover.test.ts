@@ -208,7 +208,7 @@ describe('human takeover queue', () => {
         [['resolve', key, '--as', 'done', '--note', 'x', '--operator', 'alice'], /--operator must be your email address/],
         [
           ['resolve', 'ACME-202611-0005', '--as', 'done', '--note', 'x', '--operator', operator],
-          /is not a key; keys look like k- and 40 hex digits/,
+          /is not a key; keys look like k-<tenant>_ and 32 hex digits/,
         ],
         [['resolve', '--as', 'done', '--note', 'x', '--operator', operator], /expected <key>, got none/],
         [['resolve', key, '--as', 'done', '--note', 'x', '--operator', operator, '--force'], /unknown flag --force/],
@@ -225,9 +225,9 @@ describe('human takeover queue', () => {
       }
 
       const refusals: Array<[string[], RegExp]> = [
-        [resolveArgs(`k-${'0'.repeat(40)}`, 'done'), /no takeover item k-0{40}/],
+        [resolveArgs(`k-acme_${'0'.repeat(32)}`, 'done'), /no takeover item k-acme_0{32}/],
         [resolveArgs(keyOf(3), 'abandon'), new RegExp(`${keyOf(3)} is already resolved as done by ${operator}`)],
-        [['show', `k-${'f'.repeat(40)}`], /no takeover item/],
+        [['show', `k-acme_${'f'.repeat(32)}`], /no takeover item/],
       ];
       for (const [argv, message] of refusals) {
         await assert.rejects(

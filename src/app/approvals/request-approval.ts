@@ -6,6 +6,7 @@ import { approvalUrl } from '../../domain/approval-link.js';
 import { escapeHtml } from '../../http/html.js';
 import { actionPayloadHash } from '../../domain/approval-proof.js';
 import { canonicalPrincipal } from '../../domain/principal.js';
+import { tenantKeyPrefix } from '../../domain/task.js';
 import { own } from '../../lib/own.js';
 import { oneLine } from '../../lib/one-line.js';
 
@@ -37,7 +38,8 @@ export async function requestApproval(
   const now = Date.now();
   const expiresAtMs = now + item.approvalTimeoutSeconds * 1000;
   const request: ApprovalRequest = {
-    approvalId: randomBytes(18).toString('base64url'),
+    // Under the tenant's key prefix, so the tenant's IAM session can read it (dynamodb:LeadingKeys).
+    approvalId: `${tenantKeyPrefix(item.tenant)}${randomBytes(18).toString('base64url')}`,
     key: item.key,
     taskId: item.taskId,
     tenant: item.tenant,

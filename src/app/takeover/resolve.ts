@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { KEY_PATTERN, KEY_SHAPE } from '../../domain/task.js';
 import type { Services } from '../services.js';
 import type { Claim } from '../../domain/claim.js';
 import { ClaimFencedError } from '../../domain/errors.js';
@@ -29,11 +30,9 @@ import { own } from '../../lib/own.js';
  * then the queue entry, then the audit trail records the operator.
  */
 
-export const KEY_PATTERN = /^k-[0-9a-f]{40}$/;
-
 export const ResolveRequest = z
   .object({
-    key: z.string().regex(KEY_PATTERN, 'keys look like k- and 40 hex digits (see paperclip takeover list)'),
+    key: z.string().regex(KEY_PATTERN, `${KEY_SHAPE} (see paperclip takeover list)`),
     as: z.enum(RESOLUTIONS, { error: `--as must be one of ${RESOLUTIONS.join(', ')}` }),
     note: z.string().trim().min(1, 'say what you checked or did (--note "...")').max(2000, 'notes are at most 2000 characters'),
     operator: z.email({ message: 'the operator is identified by an email address (--operator you@example.com)' }).toLowerCase(),
