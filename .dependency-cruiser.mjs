@@ -21,6 +21,8 @@ const SHARED_WITH_CDK = [
   '^src/sitepack/',
   // the tables with their keys and indexes: one definition for CDK and the local stack
   '^src/adapters/dynamodb/table-definitions\\.ts$',
+  // the tenant session policy: one document for the tenant-access role and the sessions the functions assume
+  '^src/adapters/tenant-session/policy\\.ts$',
   // metric names the dashboard and alarms query: the same names the handlers emit
   '^src/report/metric-names\\.ts$',
 ];

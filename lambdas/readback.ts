@@ -1,6 +1,6 @@
-import { defineHandler } from '../src/app/handler-kit.js';
+import { defineTenantHandler, itemScope } from '../src/app/handler-kit.js';
 import { StepInput } from '../src/app/guarded-write/state.js';
 import { readback } from '../src/app/guarded-write/readback.js';
 
-/** Readback: an independent source, a fresh session, polled until settled. */
-export const handler = defineHandler('readback', StepInput.Readback, readback);
+/** Readback: an independent source, a fresh session, polled until settled, under the item's tenant session. */
+export const handler = defineTenantHandler('readback', StepInput.Readback, (event) => itemScope(event.item), readback);

@@ -5,6 +5,7 @@ import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
 import type { Construct } from 'constructs';
 import type { EvidenceBucket } from './evidence-bucket.js';
 import type { FunctionAccess, TableId } from './function-access.js';
+import type { TenantAccess } from './tenant-access.js';
 
 /** The resources FUNCTION_ACCESS refers to. */
 export interface AccessResources {
@@ -14,6 +15,7 @@ export interface AccessResources {
   approvalSigningKey: ISecret;
   senderAddress: string;
   guardedWrite: GuardedWriteArns;
+  tenantAccess: TenantAccess;
 }
 
 export interface GuardedWriteArns {
@@ -61,6 +63,7 @@ export function grantAccess(scope: Construct, grantee: IGrantable, access: Funct
     );
   }
 
+  if (access.actsForTenant) resources.tenantAccess.grantAssume(grantee);
   if (access.writesEvidence) resources.evidence.grantWriteEvidence(grantee);
   if (access.readsEvidence === 'before-screenshots') resources.evidence.grantReadBeforeScreenshots(grantee);
   if (access.readsEvidence === 'folders') resources.evidence.grantReadEvidenceFolders(grantee);

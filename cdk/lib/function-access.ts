@@ -42,15 +42,18 @@ export interface FunctionAccess {
   answersTaskTokens: boolean;
   /** Starts and watches guarded-write executions (compensation runs the inverse through the same path). */
   startsGuardedWrites: boolean;
+  /**
+   * Acts for one tenant at a time: assumes the tenant-access role (tenant-access.ts) and reaches the
+   * tenant's claims, approvals, audit chains, evidence and identity secret only through that session.
+   * Such a function's own role holds none of those grants.
+   */
+  actsForTenant: boolean;
 }
 
 export type FunctionName = WorkflowFunctionName | 'approval-http';
 
 /** The audit log is append-only: read the chain head, put the next link. No Update, no Delete. */
 const AUDIT_APPEND: TableAccess = { actions: ['dynamodb:Query', 'dynamodb:PutItem'] };
-
-/** Fenced transitions of a held claim: read it, move it with a conditional update. */
-const CLAIM_ADVANCE: TableAccess = { actions: ['dynamodb:GetItem', 'dynamodb:UpdateItem'] };
 
 /** Closing an item: advance the claim, and list the batch's claims for the seal. */
 const CLAIM_CLOSE: TableAccess = { actions: ['dynamodb:GetItem', 'dynamodb:UpdateItem', 'dynamodb:Query'], indexes: ['byTask'] };
@@ -67,40 +70,30 @@ const NOTHING: FunctionAccess = {
   sendsEmail: false,
   answersTaskTokens: false,
   startsGuardedWrites: false,
+  actsForTenant: false,
 };
 
-/** A step that opens a vendor session: credentials in, evidence out, claim fencing, audit. */
-const VENDOR_STEP: FunctionAccess = {
-  ...NOTHING,
-  tables: { claims: CLAIM_ADVANCE, audit: AUDIT_APPEND },
-  writesEvidence: true,
-  readsIdentitySecrets: true,
-};
+/**
+ * A step that acts for the item's tenant (credentials in, evidence out, claim fencing, audit, the
+ * write's own approval): everything through the tenant session, nothing on the function's role.
+ */
+const TENANT_STEP: FunctionAccess = { ...NOTHING, actsForTenant: true };
 
 export const FUNCTION_ACCESS: Readonly<Record<FunctionName, FunctionAccess>> = {
-  // Reads the tenant's list through a read-only session, and looks up which rows already have a claim.
-  'read-list': {
-    ...NOTHING,
-    tables: { claims: { actions: ['dynamodb:BatchGetItem'] } },
-    readsIdentitySecrets: true,
-    writesEvidence: true,
-    batchRunFiles: 'writes-items',
-  },
+  // Reads the tenant's list through a read-only vendor session, looks up which rows already have a claim, writes the item list.
+  'read-list': TENANT_STEP,
   // Not a browser function, but it asks the vendor API who owns the bill, with the identity's API token.
-  'validate-route': { ...NOTHING, tables: { audit: AUDIT_APPEND }, readsIdentitySecrets: true },
-  claim: {
-    ...NOTHING,
-    tables: { claims: { actions: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'] }, audit: AUDIT_APPEND },
-  },
+  'validate-route': TENANT_STEP,
+  claim: TENANT_STEP,
   'request-approval': {
     ...NOTHING,
     tables: { approvals: { actions: ['dynamodb:PutItem'] }, audit: AUDIT_APPEND },
     readsApprovalSigningKey: true,
     sendsEmail: true,
   },
-  snapshot: VENDOR_STEP,
-  'browser-write': VENDOR_STEP,
-  readback: VENDOR_STEP,
+  snapshot: TENANT_STEP,
+  'browser-write': TENANT_STEP,
+  readback: TENANT_STEP,
   // Runs the registered inverse as its own guarded-write execution; the browser work happens there.
   compensate: { ...NOTHING, tables: { claims: { actions: ['dynamodb:GetItem'] }, audit: AUDIT_APPEND }, startsGuardedWrites: true },
   // Closing an item writes its record and evidence page and, when the batch is already sealed, adds it to the seal.

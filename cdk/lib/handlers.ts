@@ -59,6 +59,12 @@ export class Handlers extends Construct {
     this.approvalHttp = build('ApprovalHttp', APPROVAL_HTTP.name, APPROVAL_HTTP.browser, APPROVAL_HTTP.timeoutSeconds);
     this.all = [...Object.values(workflow), this.approvalHttp];
 
+    // The tenant functions assume the tenant-access role; the session policy names the evidence key.
+    for (const spec of WORKFLOW_FUNCTIONS) {
+      if (!FUNCTION_ACCESS[spec.name].actsForTenant) continue;
+      workflow[spec.id].fn.addEnvironment('PAPERCLIP_TENANT_ROLE_ARN', props.access.tenantAccess.role.roleArn);
+      workflow[spec.id].fn.addEnvironment('PAPERCLIP_EVIDENCE_KEY_ARN', props.access.evidence.key.keyArn);
+    }
     // Compensation starts guarded-write executions by ARN.
     workflow.Compensate.fn.addEnvironment('PAPERCLIP_GUARDED_WRITE_ARN', props.access.guardedWrite.stateMachine);
   }

@@ -73,9 +73,16 @@ export function applyNagSuppressions(stack: PaperclipStack): void {
     "A batch's working files are runs/<tenant>/<taskId>/<execution>/…, named at run time, so the pattern is the narrowest fixed " +
     'resource; it matches only the item list or the map run results, never evidence.';
   acknowledge(
-    stack.handlers.workflow.ReadList.role,
-    `AwsSolutions-IAM5[Resource::${bucketArn}/runs/*/items.json]`,
-    `${runsReason} PutObject only.`,
+    stack.tenantAccess.role,
+    `AwsSolutions-IAM5[Resource::${bucketArn}/evidence/<aws:PrincipalTag/tenant>/*]`,
+    "A tenant session's evidence: evidence/<its tenant>/<taskId>/<idempotencyKey>/<file>, named per item at run time; the " +
+      'tenant comes from the session tag, so a session reaches only its own tenant. PutObject and GetObject only (traces stay ' +
+      'denied by the bucket policy); Object Lock keeps every version.',
+  );
+  acknowledge(
+    stack.tenantAccess.role,
+    `AwsSolutions-IAM5[Resource::${bucketArn}/runs/<aws:PrincipalTag/tenant>/*/items.json]`,
+    `${runsReason} PutObject of its own tenant's item lists only (ReadList, under the tenant session).`,
   );
   acknowledge(
     stack.handlers.workflow.SummarizeBatch.role,

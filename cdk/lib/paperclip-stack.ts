@@ -19,6 +19,7 @@ import { writeRuntimeFiles, type ResolvedDeployment } from './runtime-config.js'
 import { BatchSchedules } from './schedules.js';
 import { PaperclipSecrets } from './secrets.js';
 import { PaperclipTables } from './tables.js';
+import { TenantAccess } from './tenant-access.js';
 import { Workflows, stateMachineName } from './workflows.js';
 
 export interface PaperclipStackProps extends StackProps {
@@ -38,6 +39,7 @@ export class PaperclipStack extends Stack {
   readonly evidence: EvidenceBucket;
   readonly secrets: PaperclipSecrets;
   readonly sender: SenderIdentity;
+  readonly tenantAccess: TenantAccess;
   readonly handlers: Handlers;
   readonly workflows: Workflows;
   readonly approvalEndpoint: ApprovalEndpoint;
@@ -76,6 +78,8 @@ export class PaperclipStack extends Stack {
       senderDomain: deploy.email.senderDomain,
     });
 
+    this.tenantAccess = new TenantAccess(this, 'TenantAccess', { prefix, tables: this.tables.byId, evidence: this.evidence });
+
     this.handlers = new Handlers(this, 'Handlers', {
       prefix,
       memory: deploy.memory,
@@ -89,6 +93,7 @@ export class PaperclipStack extends Stack {
         approvalSigningKey: this.secrets.approvalSigningKey,
         senderAddress: deploy.email.senderAddress,
         guardedWrite: guardedWriteArns(this, stateMachineName(prefix, 'guarded-write')),
+        tenantAccess: this.tenantAccess,
       },
     });
 

@@ -1,10 +1,9 @@
 import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import { Construct } from 'constructs';
+import { identitySecretName } from '../../src/adapters/tenant-session/policy.js';
 
-/** Physical name of an identity's secret; handlers derive the same name from the prefix. */
-export function identitySecretName(prefix: string, identityId: string): string {
-  return `${prefix}/identity/${identityId}`;
-}
+/** Physical name of an identity's secret; the tenant session policy derives the same name. */
+export { identitySecretName };
 
 export function approvalSigningSecretName(prefix: string): string {
   return `${prefix}/approval-signing-key`;

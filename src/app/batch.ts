@@ -54,10 +54,12 @@ export function parseBatch(raw: unknown): BatchRequest {
 }
 
 /** Read step of a batch: the tenant's list through a read-only session, mapped to write tasks. */
-export async function readBatchList(s: Services, input: { batch: unknown; executionArn: string }): Promise<BatchList> {
+export async function readBatchList(unscoped: Services, input: { batch: unknown; executionArn: string }): Promise<BatchList> {
   const batch = parseBatch(input.batch);
-  const tenant = s.config.tenants.find((t) => t.id === batch.tenant);
+  const tenant = unscoped.config.tenants.find((t) => t.id === batch.tenant);
   if (!tenant) throw new InputRejectedError(`tenant "${batch.tenant}" is not configured; add it under tenants`, 'tenant');
+  // The list, its evidence, the claims looked up and the run files are all the tenant's: one tenant session for all of it.
+  const s = unscoped.forTenant({ tenant: tenant.id, identity: tenant.identity });
   const evidence: StoredObject[] = [];
   const listed: ListedItem[] = await withSession(s, tenant.identity, 'read', { trace: false }, async (session) => {
     const rows = await readList(session, readContextFor(s, tenant.id));

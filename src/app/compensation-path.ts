@@ -1,6 +1,7 @@
 import type { Services } from './services.js';
 import type { RoutedItem } from '../domain/routing.js';
 import { InputRejectedError } from '../domain/errors.js';
+import { tenantOfKey } from '../domain/task.js';
 
 /**
  * `compensates` is accepted only from the compensation path. A task body that
@@ -17,6 +18,8 @@ export async function assertCompensationPath(s: Services, item: RoutedItem): Pro
   const refuse = (why: string): never => {
     throw new InputRejectedError(`task.compensates: ${why}`, 'compensates');
   };
+  // Checked before any read: the tenant's session could not read another tenant's write anyway (AccessDenied).
+  if (tenantOfKey(originalKey) !== item.tenant) return refuse(`${originalKey} is not a write of tenant "${item.tenant}"`);
   const original = await s.claims.get(originalKey);
   if (!original) return refuse(`there is no write with key ${originalKey}; nothing to compensate`);
   if (original.tenant !== item.tenant) return refuse(`${originalKey} is not a write of tenant "${item.tenant}"`);

@@ -1,6 +1,7 @@
 import type { z } from 'zod';
 import { InputRejectedError } from '../domain/errors.js';
 import { services, type Services } from './services.js';
+import type { TenantScope } from '../adapters/tenant-session/policy.js';
 
 /**
  * Shapes a Lambda handler: validate the event at the boundary with the
@@ -18,4 +19,23 @@ export function defineHandler<S extends z.ZodType, R>(name: string, schema: S, r
     }
     return run(services(), parsed.data);
   };
+}
+
+/** The session an item's steps act under: its tenant, and the identity routing chose for it. */
+export function itemScope(item: { tenant: string; identity: string }): TenantScope {
+  return { tenant: item.tenant, identity: item.identity };
+}
+
+/**
+ * A handler that acts for one tenant: the app layer gets the services under
+ * that tenant's session (services.forTenant), so a bug or a forged event can
+ * reach only that tenant's items, evidence and identity secret.
+ */
+export function defineTenantHandler<S extends z.ZodType, R>(
+  name: string,
+  schema: S,
+  scopeOf: (event: z.output<S>) => TenantScope,
+  run: (s: Services, event: z.output<S>) => Promise<R>,
+) {
+  return defineHandler(name, schema, (s, event) => run(s.forTenant(scopeOf(event)), event));
 }

@@ -19,6 +19,13 @@ import { VendorApi } from '../adapters/vendor/vendor-api.js';
 import { IdentitySessions, type IdentitySecret } from '../browser/identity-sessions.js';
 import { sharedBrowser } from '../browser/chromium.js';
 import type { Identity } from '../config/schema.js';
+import { identitySecretName, type TenantScope } from '../adapters/tenant-session/policy.js';
+import {
+  assumedTenantClients,
+  guardedTenantClients,
+  type Deployment,
+  type TenantClients,
+} from '../adapters/tenant-session/tenant-clients.js';
 
 /**
  * Everything a workflow step needs, built once per process (a warm Lambda, or
@@ -53,6 +60,13 @@ export interface Services {
   signInIssuer(): string | undefined;
   /** Closes the AWS clients' sockets (a CLI command that is done). */
   close(): void;
+  /**
+   * The same services under the tenant's session: its claims, approvals and
+   * audit chains, its evidence prefix and its identity's secret, nothing else
+   * (docs/deploy.md, "Tenant isolation in IAM"). On AWS an assumed role with
+   * session tags; locally the same policy enforced by a guard on every call.
+   */
+  forTenant(scope: TenantScope): Services;
 }
 
 /**
@@ -79,7 +93,17 @@ const Environment = z.object({
   PAPERCLIP_SIGN_IN_ISSUER: z.string().url().optional(),
   /** The app client approvers sign in with, when the deployment created it (a Cognito user pool client on AWS). */
   PAPERCLIP_SIGN_IN_CLIENT_ID: z.string().min(1).optional(),
+  /** The tenant-access role the tenant-scoped functions assume; unset on the local stack, where the policy guard stands in. */
+  PAPERCLIP_TENANT_ROLE_ARN: z
+    .string()
+    .regex(/^arn:[a-z-]+:iam::\d{12}:role\//, 'set PAPERCLIP_TENANT_ROLE_ARN to an IAM role ARN')
+    .optional(),
+  /** The evidence bucket's KMS key, which the tenant session policy names. */
+  PAPERCLIP_EVIDENCE_KEY_ARN: z.string().startsWith('arn:').optional(),
 });
+
+/** Locally there is no account; ARNs in the local policy use this one. */
+const LOCAL_ACCOUNT = '000000000000';
 
 export function createServices(env: NodeJS.ProcessEnv = process.env): WiredServices {
   const vars = parseOrThrow(Environment, env, 'environment');
@@ -94,40 +118,34 @@ export function createServices(env: NodeJS.ProcessEnv = process.env): WiredServi
     sfn: vars.PAPERCLIP_SFN_ENDPOINT,
     secrets: vars.PAPERCLIP_SECRETS_ENDPOINT,
   });
-  const { db, s3 } = clients;
-  const secrets = new IdentitySecrets(clients.secretsManager);
   const table = (id: Parameters<typeof tableName>[1]) => tableName(config.prefix, id);
   const identity = (id: string) => {
     const found = config.identities.find((i) => i.id === id);
     if (!found) throw new Error(`identity ${id} is not configured`);
     return found;
   };
-  const secret = (id: string) => secrets.resolve(identity(id));
-  return {
+  const roleArn = vars.PAPERCLIP_TENANT_ROLE_ARN;
+  const deployment: Deployment = {
+    partition: roleArn?.split(':')[1] ?? 'aws',
+    region,
+    account: roleArn?.split(':')[4] ?? LOCAL_ACCOUNT,
+    prefix: config.prefix,
+    bucket: config.evidence.bucket,
+    evidenceKeyArn: vars.PAPERCLIP_EVIDENCE_KEY_ARN ?? `arn:aws:kms:${region}:${LOCAL_ACCOUNT}:key/local`,
+    secretIdOf: (id) => {
+      const credentials = identity(id).credentials;
+      return credentials.source === 'secrets_manager' ? credentials.secret_id : identitySecretName(config.prefix, id);
+    },
+  };
+  // What does not depend on whose credentials act: mail and executions go through the function's own role.
+  const shared = {
     config,
     pack: sitePack,
-    clients,
-    claims: new ClaimsStore(db, table('claims')),
-    audit: new AuditLog(db, table('audit')),
-    evidence: new EvidenceStore(s3, config.evidence.bucket),
-    approvals: new ApprovalsStore(db, table('approvals')),
-    takeovers: new TakeoverStore(db, table('takeover')),
     mail: new Mailer(clients.ses, config.approvals.sender),
     executions: new Executions(clients.sfn),
-    mapRuns: new MapRunResults(s3),
-    secretStrings: new SecretStrings(clients.secretsManager),
     sessions: new IdentitySessions(sharedBrowser, sitePack, config.vendor.base_url),
     table,
     identity,
-    secret,
-    async vendorApi(identityId: string) {
-      const { username, password, apiToken } = await secret(identityId);
-      if (sitePack.api?.auth === 'cookie' && sitePack.api.login) {
-        return new VendorApi(config.vendor.base_url, sitePack, { kind: 'login', username, password });
-      }
-      if (!apiToken) throw new Error(`identity ${identityId} has no API token`);
-      return new VendorApi(config.vendor.base_url, sitePack, { kind: 'token', token: apiToken });
-    },
     guardedWriteArn() {
       if (!vars.PAPERCLIP_GUARDED_WRITE_ARN) throw new Error('set PAPERCLIP_GUARDED_WRITE_ARN to the guarded-write state machine ARN');
       return vars.PAPERCLIP_GUARDED_WRITE_ARN;
@@ -146,6 +164,53 @@ export function createServices(env: NodeJS.ProcessEnv = process.env): WiredServi
       destroyAwsClients(clients);
     },
   };
+
+  /** The stores and credentials built on one set of data clients: the process's own, or a tenant session's. */
+  const assemble = (
+    data: Pick<TenantClients, 'db' | 's3' | 'secretsManager'>,
+    authorizeSecretRead: (secretId: string) => void,
+  ): Services => {
+    const secrets = new IdentitySecrets(data.secretsManager);
+    const secret = async (id: string) => {
+      authorizeSecretRead(deployment.secretIdOf(id));
+      return secrets.resolve(identity(id));
+    };
+    return {
+      ...shared,
+      claims: new ClaimsStore(data.db, table('claims')),
+      audit: new AuditLog(data.db, table('audit')),
+      evidence: new EvidenceStore(data.s3, config.evidence.bucket),
+      approvals: new ApprovalsStore(data.db, table('approvals')),
+      takeovers: new TakeoverStore(data.db, table('takeover')),
+      mapRuns: new MapRunResults(data.s3),
+      secretStrings: new SecretStrings(data.secretsManager),
+      secret,
+      async vendorApi(identityId: string) {
+        const { username, password, apiToken } = await secret(identityId);
+        if (sitePack.api?.auth === 'cookie' && sitePack.api.login) {
+          return new VendorApi(config.vendor.base_url, sitePack, { kind: 'login', username, password });
+        }
+        if (!apiToken) throw new Error(`identity ${identityId} has no API token`);
+        return new VendorApi(config.vendor.base_url, sitePack, { kind: 'token', token: apiToken });
+      },
+      forTenant,
+    };
+  };
+
+  // One session per tenant and identity per process: a warm Lambda reuses the assumed role's credentials.
+  const tenantSessions = new Map<string, Services>();
+  function forTenant(scope: TenantScope): Services {
+    const id = `${scope.tenant}/${scope.identity ?? ''}`;
+    let scoped = tenantSessions.get(id);
+    if (!scoped) {
+      const data = roleArn ? assumedTenantClients({ roleArn, scope, deployment }) : guardedTenantClients({ scope, deployment, clients });
+      scoped = assemble(data, data.authorizeSecretRead);
+      tenantSessions.set(id, scoped);
+    }
+    return scoped;
+  }
+
+  return { ...assemble(clients, () => undefined), clients };
 }
 
 let current: Services | undefined;

@@ -1,6 +1,9 @@
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
 
+/** An idempotency key: the tenant's prefix and 32 hex digits; at most 76 characters, inside the 80 of an execution name. */
+export const KEY_PATTERN = /^k-[a-z][a-z0-9-]{1,40}_[0-9a-f]{32}$/;
+
 /** One write the orchestrator is asked to make: the only entry point for writes. */
 export const WriteTask = z
   .object({
@@ -11,10 +14,7 @@ export const WriteTask = z
     params: z.record(z.string().regex(/^[a-z][a-z0-9_]{0,40}$/, 'parameter names are lower_snake_case'), z.string().max(500)).default({}),
     requestedBy: z.string().min(1).max(200).default('schedule'),
     /** Set when this write undoes another one (compensation). */
-    compensates: z
-      .string()
-      .regex(/^k-[0-9a-f]{40}$/, 'compensates is the idempotency key (k-…) of the write being undone')
-      .optional(),
+    compensates: z.string().regex(KEY_PATTERN, 'compensates is the idempotency key (k-<tenant>_…) of the write being undone').optional(),
   })
   .strict();
 export type WriteTask = z.infer<typeof WriteTask>;
@@ -43,9 +43,6 @@ export type BatchRequest = z.infer<typeof BatchRequest>;
 export function tenantKeyPrefix(tenant: string): string {
   return `k-${tenant}_`;
 }
-
-/** An idempotency key: the tenant's prefix and 32 hex digits; at most 76 characters, inside the 80 of an execution name. */
-export const KEY_PATTERN = /^k-[a-z][a-z0-9-]{1,40}_[0-9a-f]{32}$/;
 
 /** What a malformed key is told: the shape, with an example. */
 export const KEY_SHAPE = 'keys look like k-<tenant>_ and 32 hex digits, e.g. k-acme_0123456789abcdef0123456789abcdef';

@@ -145,7 +145,7 @@ describe('attacks on routing and approvals', () => {
     const cases: Array<[string, Record<string, unknown>, RegExp]> = [
       // The right inverse of a real write, from an ordinary task body: the compensation path never opened it.
       ['T-comp-original', { ...inverse, compensates: originalKey }, /accepted only from the compensation path/],
-      ['unknown key', { ...inverse, compensates: `k-${'0'.repeat(40)}` }, /there is no write with key k-0+/],
+      ['unknown key', { ...inverse, compensates: `k-acme_${'0'.repeat(32)}` }, /there is no write with key k-acme_0+/],
       [
         "another tenant's key",
         { taskId: 'T-comp-original', tenant: 'globex', billNo: globexBill, action: 'unmark_processed', compensates: originalKey },

@@ -20,6 +20,7 @@ import { assertNoLambdaServiceRetry, assertRetriesLambdaServiceErrors, assertTas
 import {
   actionsOf,
   actionsOfRole,
+  resourcesOf,
   describe as describeValue,
   functionNamed,
   resources,
@@ -235,14 +236,12 @@ describe('least privilege', () => {
     }
   });
 
-  it('claim: conditional put and updates on claims, an append to audit, and nothing else', () => {
+  it('claim: assumes the tenant-access role and holds no table, bucket or secret grant of its own', () => {
     const actions = actionsOfRole(template, roleOf('claim'));
     assert.deepEqual(
       actions.filter((a) => !a.startsWith('logs:') && !a.startsWith('xray:')),
-      ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:Query', 'dynamodb:UpdateItem'],
+      ['sts:AssumeRole', 'sts:TagSession'],
     );
-    assert.ok(!actions.some((a) => a.startsWith('s3:') || a.startsWith('secretsmanager:') || a.startsWith('kms:')));
-    assert.deepEqual(resourcesGranted(template, roleOf('claim'), 'dynamodb:Query'), [tableArn('audit')], 'Query only on the audit chain');
   });
 
   it('approval-http: answers task tokens, reads its approval and before-screenshots, nothing more', () => {
@@ -263,13 +262,15 @@ describe('least privilege', () => {
     assert.ok(!actions.some((a) => ['s3:PutObject', 'ses:SendEmail', 'lambda:InvokeFunction', 'states:StartExecution'].includes(a)));
   });
 
-  it('only the functions that talk to the vendor read identity secrets, and only the approval pair reads the signing key', () => {
+  it('no function role reads an identity secret (only tenant sessions do), and only the approval pair reads the signing key', () => {
     const identitySecrets = [...stack.secrets.identities.values()].map((s) => `Ref:${logicalIdOf(s)}`).sort();
     const signingKey = `Ref:${logicalIdOf(stack.secrets.approvalSigningKey)}`;
     const readers = (secret: string) =>
       allNames.filter((name) => resourcesGranted(template, roleOf(name), 'secretsmanager:GetSecretValue').includes(secret)).sort();
-    for (const secret of identitySecrets) {
-      assert.deepEqual(readers(secret), ['browser-write', 'read-list', 'readback', 'snapshot', 'validate-route']);
+    for (const secret of identitySecrets) assert.deepEqual(readers(secret), []);
+    for (const name of allNames) {
+      const granted = resourcesGranted(template, roleOf(name), 'secretsmanager:GetSecretValue');
+      assert.ok(!granted.some((arn) => arn.includes('/identity/')), `${name} reads an identity secret: ${granted}`);
     }
     assert.deepEqual(readers(signingKey), ['approval-http', 'request-approval']);
     assert.equal(identitySecrets.length, stack.secrets.identities.size);
@@ -295,12 +296,7 @@ describe('least privilege', () => {
       const s3 = actionsOfRole(template, roleOf(name)).filter((a) => a.startsWith('s3:'));
       if (s3.includes('s3:PutObject')) {
         writers.push(name);
-        const runFiles = name === 'read-list' ? [`${bucket}/runs/*/items.json`] : [];
-        assert.deepEqual(
-          resourcesGranted(template, roleOf(name), 's3:PutObject').sort(),
-          [`${bucket}/evidence/*`, ...runFiles].sort(),
-          name,
-        );
+        assert.deepEqual(resourcesGranted(template, roleOf(name), 's3:PutObject').sort(), [`${bucket}/evidence/*`], name);
       }
       if (s3.includes('s3:ListBucket')) {
         folderReaders.push(name);
@@ -315,9 +311,19 @@ describe('least privilege', () => {
       }
       assert.ok(!s3.some((a) => /s3:(Delete|PutObjectRetention|PutObjectLegalHold|BypassGovernance|PutBucket)/.test(a)), `${name}: ${s3}`);
     }
-    assert.deepEqual(writers.sort(), ['browser-write', 'complete', 'read-list', 'readback', 'snapshot', 'summarize-batch', 'takeover']);
+    // The tenant functions write evidence only through the tenant session, under evidence/<tenant>/ (see tenant isolation).
+    assert.deepEqual(writers.sort(), ['complete', 'summarize-batch', 'takeover']);
     assert.deepEqual(folderReaders.sort(), ['complete', 'summarize-batch', 'takeover']);
-    for (const name of ['claim', 'validate-route', 'request-approval', 'compensate'] as const) {
+    for (const name of [
+      'claim',
+      'validate-route',
+      'request-approval',
+      'compensate',
+      'read-list',
+      'snapshot',
+      'browser-write',
+      'readback',
+    ] as const) {
       assert.ok(!actionsOfRole(template, roleOf(name)).some((a) => a.startsWith('s3:')), `${name} has no S3 access`);
     }
   });
@@ -329,6 +335,70 @@ describe('least privilege', () => {
     );
     const env = fn('compensate').Properties['Environment'].Variables;
     assert.match(describeValue(env['PAPERCLIP_GUARDED_WRITE_ARN']), new RegExp(`stateMachine:${physical('guarded-write')}$`));
+  });
+});
+
+describe('tenant isolation in IAM', () => {
+  const tenantNames = allNames.filter((name) => FUNCTION_ACCESS[name].actsForTenant).sort();
+  const tenantRole = () => logicalIdOf(stack.tenantAccess.role);
+  const tenantStatements = () => statementsOfRole(template, tenantRole());
+  const statement = (sid: string) => {
+    const found = tenantStatements().find((s) => s.Sid === sid);
+    assert.ok(found, `the tenant-access role has a ${sid} statement`);
+    return found;
+  };
+  const tableArn = (id: string) => `GetAtt:${logicalIdOf(stack.tables.byId[id as keyof typeof stack.tables.byId])}.Arn`;
+  const ownKeys = { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['k-${aws:PrincipalTag/tenant}_*'] } };
+
+  it('the functions that act for a tenant are the vendor and item steps, and each may only assume the tenant-access role', () => {
+    assert.deepEqual(tenantNames, ['browser-write', 'claim', 'read-list', 'readback', 'snapshot', 'validate-route']);
+    for (const name of tenantNames) {
+      const own = actionsOfRole(template, roleOf(name)).filter((a) => !a.startsWith('logs:') && !a.startsWith('xray:'));
+      assert.deepEqual(own, ['sts:AssumeRole', 'sts:TagSession'], name);
+      assert.deepEqual(resourcesGranted(template, roleOf(name), 'sts:AssumeRole'), [`GetAtt:${tenantRole()}.Arn`], name);
+      const env = fn(name).Properties['Environment'].Variables;
+      assert.equal(describeValue(env['PAPERCLIP_TENANT_ROLE_ARN']), `GetAtt:${tenantRole()}.Arn`, name);
+    }
+  });
+
+  it("confines claims, audit chains and approvals (with the byKey index the write proves its approval through) to the tenant's keys", () => {
+    const claims = statement('OwnClaims');
+    assert.deepEqual(resourcesOf(claims).map(describeValue), [tableArn('claims')]);
+    assert.deepEqual(claims.Condition, ownKeys);
+    const audit = statement('OwnAuditChains');
+    assert.deepEqual(resourcesOf(audit).map(describeValue), [tableArn('audit')]);
+    assert.deepEqual(actionsOf(audit).sort(), ['dynamodb:PutItem', 'dynamodb:Query']);
+    assert.deepEqual(audit.Condition, ownKeys);
+    const approvals = statement('OwnApprovals');
+    assert.deepEqual(resourcesOf(approvals).map(describeValue), [tableArn('approvals'), `${tableArn('approvals')}/index/byKey`]);
+    assert.deepEqual(approvals.Condition, ownKeys);
+    // Every DynamoDB grant of the role carries the condition, and none reaches the takeover or planner tables.
+    for (const s of tenantStatements().filter((s) => actionsOf(s).some((a) => a.startsWith('dynamodb:')))) {
+      assert.deepEqual(s.Condition, ownKeys, s.Sid);
+      assert.ok(!actionsOf(s).some((a) => /Scan|Delete|BatchWrite/.test(a)), s.Sid);
+    }
+  });
+
+  it("reads only the tagged identity's secret and writes only under the tagged tenant's evidence prefix", () => {
+    const secret = statement('OwnIdentitySecret');
+    assert.deepEqual(resourcesOf(secret).map(describeValue), [
+      `arn:Ref:AWS::Partition:secretsmanager:Ref:AWS::Region:Ref:AWS::AccountId:secret:${prefix}/identity/\${aws:PrincipalTag/identity}-??????`,
+    ]);
+    const bucket = `GetAtt:${logicalIdOf(stack.evidence.bucket)}.Arn`;
+    assert.deepEqual(resourcesOf(statement('OwnEvidence')).map(describeValue), [`${bucket}/evidence/\${aws:PrincipalTag/tenant}/*`]);
+    assert.deepEqual(resourcesOf(statement('OwnBatchItems')).map(describeValue), [
+      `${bucket}/runs/\${aws:PrincipalTag/tenant}/*/items.json`,
+    ]);
+    assert.deepEqual(statement('ListOwnEvidence').Condition, { StringLike: { 's3:prefix': ['evidence/${aws:PrincipalTag/tenant}/*'] } });
+    for (const s of tenantStatements()) assert.notEqual(s.Resource, '*', `${s.Sid} names its resources`);
+  });
+
+  it('refuses a session without tenant and identity tags', () => {
+    const trust = template.findResources('AWS::IAM::Role')[tenantRole()]!['Properties']['AssumeRolePolicyDocument']
+      .Statement as Statement[];
+    assert.equal(trust.length, 1);
+    assert.deepEqual(actionsOf(trust[0]!).sort(), ['sts:AssumeRole', 'sts:TagSession']);
+    assert.deepEqual(trust[0]!.Condition, { StringLike: { 'aws:RequestTag/tenant': '?*', 'aws:RequestTag/identity': '?*' } });
   });
 });
 

@@ -6,9 +6,11 @@ import { assertCompensationPath } from '../compensation-path.js';
 /** Validate & route: schema, tenant scope, action policy, a compensation's origin, and the bill's owner read from the vendor. */
 export async function validateAndRoute(s: Services, input: { task: unknown; executionArn: string }): Promise<RoutedItem> {
   const item = routeTask(input.task, s.config, s.pack);
-  await assertCompensationPath(s, item);
-  await proveOwnership(s, item);
+  // Routing needs no AWS call; what follows reads the tenant's claims and audit chain and the identity's token, under its session.
+  const tenant = s.forTenant({ tenant: item.tenant, identity: item.identity });
+  await assertCompensationPath(tenant, item);
+  await proveOwnership(tenant, item);
   const actor = { identity: item.identity, tenant: item.tenant, taskId: item.taskId, executionArn: input.executionArn };
-  await s.audit.append(item.key, { type: 'routed', actor: item.identity, data: { ...actor, item } });
+  await tenant.audit.append(item.key, { type: 'routed', actor: item.identity, data: { ...actor, item } });
   return item;
 }

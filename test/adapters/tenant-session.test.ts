@@ -1,0 +1,156 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { ScanCommand } from '@aws-sdk/lib-dynamodb';
+import { createServices, type Services, type WiredServices } from '../../src/app/services.js';
+import { guardDocumentClient } from '../../src/adapters/tenant-session/guarded-clients.js';
+import { PolicyGuard } from '../../src/adapters/tenant-session/policy-guard.js';
+import { tenantResources } from '../../src/adapters/tenant-session/tenant-clients.js';
+import { tenantSessionPolicy } from '../../src/adapters/tenant-session/policy.js';
+import type { Claim } from '../../src/domain/claim.js';
+import { idempotencyKey } from '../../src/domain/task.js';
+import { startLocalStack, type LocalStack } from '../../src/local/stack.js';
+
+/**
+ * The tenant code path with the tenant session's constraints enforced: the
+ * services for acme are built as the functions build them (forTenant), and
+ * the policy guard evaluates the session policy on every call, so another
+ * tenant's claim, approval, audit chain, evidence or identity secret is
+ * refused with AccessDenied while acme's own work goes through.
+ */
+
+let stack: LocalStack;
+let services: WiredServices;
+let acme: Services;
+
+const key = (tenant: string, billNo: string) => idempotencyKey({ taskId: 'T-isolation', tenant, billNo, action: 'mark_processed' });
+const acmeKey = key('acme', 'ACME-1');
+const globexKey = key('globex', 'GLOBEX-1');
+const denied = { name: 'AccessDenied' };
+
+function claim(key: string, tenant: string): Claim {
+  const now = new Date().toISOString();
+  return {
+    key,
+    taskId: 'T-isolation',
+    tenant,
+    billNo: `${tenant.toUpperCase()}-1`,
+    action: 'mark_processed',
+    identity: `svc-recon-${tenant}`,
+    owner: 'arn:aws:states:us-east-1:000000000000:execution:isolation:run',
+    status: 'DONE',
+    version: 1,
+    leaseUntil: now,
+    attempts: 1,
+    createdAt: now,
+    updatedAt: now,
+  };
+}
+
+before(async () => {
+  stack = await startLocalStack({ handlers: {}, prefix: 'paperclip-local', bucket: 'paperclip-evidence' });
+  services = createServices({
+    PAPERCLIP_CONFIG: 'config/paperclip.local.yaml',
+    PAPERCLIP_AWS_REGION: stack.region,
+    PAPERCLIP_DYNAMODB_ENDPOINT: stack.endpoints.dynamodb,
+    PAPERCLIP_S3_ENDPOINT: stack.endpoints.s3,
+    // Nothing listens here: a refused call must fail in the guard, before any request leaves.
+    PAPERCLIP_SECRETS_ENDPOINT: 'http://127.0.0.1:9',
+  });
+  acme = services.forTenant({ tenant: 'acme', identity: 'svc-recon-acme' });
+  // Another tenant's items, written with the unscoped clients.
+  await services.claims.tryCreate(claim(globexKey, 'globex'));
+  await services.audit.append(globexKey, { type: 'claimed', actor: 'svc-recon-globex', data: {} });
+  await services.evidence.put(`evidence/globex/T-isolation/${globexKey}/before.png`, 'png', 'image/png');
+});
+
+after(async () => {
+  await stack?.stop();
+});
+
+describe('tenant session (local policy guard)', () => {
+  it("reads and writes the tenant's own claims and audit chain", async () => {
+    assert.equal(await acme.claims.tryCreate(claim(acmeKey, 'acme')), true);
+    assert.equal((await acme.claims.get(acmeKey))?.key, acmeKey);
+    await acme.audit.append(acmeKey, { type: 'claimed', actor: 'svc-recon-acme', data: {} });
+    assert.equal((await acme.audit.events(acmeKey)).length, 1);
+    assert.deepEqual(
+      (await acme.claims.existing([acmeKey])).map((c) => c.key),
+      [acmeKey],
+    );
+  });
+
+  it("refuses another tenant's claim, audit chain and approvals, also mixed into a batch read", async () => {
+    await assert.rejects(acme.claims.get(globexKey), denied);
+    await assert.rejects(acme.claims.existing([acmeKey, globexKey]), denied);
+    await assert.rejects(acme.audit.events(globexKey), denied);
+    await assert.rejects(acme.audit.append(globexKey, { type: 'x', actor: 'a', data: {} }), denied);
+    assert.deepEqual(await acme.approvals.byKey(acmeKey), [], "acme's own approvals are readable through the byKey index");
+    await assert.rejects(acme.approvals.byKey(globexKey), denied);
+    await assert.rejects(acme.approvals.get(`k-globex_${'a'.repeat(24)}`), denied);
+    // A key that does not look like a tenant's (the old unprefixed shape) belongs to no tenant.
+    await assert.rejects(acme.claims.get(`k-${'0'.repeat(40)}`), denied);
+  });
+
+  it('refuses what the policy does not name: the takeover queue, plain secrets, and calls it cannot describe', async () => {
+    await assert.rejects(acme.takeovers.get(acmeKey), denied, 'the takeover queue is not tenant session data');
+    await assert.rejects(acme.secretStrings.get('paperclip-local/approval-signing-key'), denied);
+    const nothing = new PolicyGuard({ Version: '2012-10-17', Statement: [] });
+    const guarded = guardDocumentClient(services.clients.db, nothing, 'paperclip-local', {
+      tableArn: (name) => `arn:aws:dynamodb:us-east-1:000000000000:table/${name}`,
+      bucketArn: (bucket) => `arn:aws:s3:::${bucket}`,
+      secretArn: (id) => id,
+    });
+    await assert.rejects(guarded.send(new ScanCommand({ TableName: services.table('claims') })), /does not know which IAM action/);
+  });
+
+  it("writes and reads only under the tenant's evidence prefix and its batches' item lists", async () => {
+    const own = `evidence/acme/T-isolation/${acmeKey}/before.png`;
+    await acme.evidence.put(own, 'png', 'image/png');
+    assert.equal((await acme.evidence.get(own))?.toString(), 'png');
+    assert.deepEqual(await acme.evidence.list('evidence/acme/T-isolation/'), [own]);
+    await acme.evidence.put('runs/acme/T-isolation/exec-1/items.json', '[]', 'application/json');
+    await assert.rejects(acme.evidence.put(`evidence/globex/T-isolation/${globexKey}/after.png`, 'x', 'image/png'), denied);
+    await assert.rejects(acme.evidence.get(`evidence/globex/T-isolation/${globexKey}/before.png`), denied);
+    await assert.rejects(acme.evidence.list('evidence/globex/'), denied);
+    await assert.rejects(acme.evidence.list(''), denied, 'no listing of the whole bucket');
+    await assert.rejects(acme.evidence.put('runs/globex/T-isolation/exec-1/items.json', '[]', 'application/json'), denied);
+    await assert.rejects(acme.evidence.put('runs/acme/T-isolation/exec-1/results/x.json', '{}', 'application/json'), denied);
+    await assert.rejects(acme.evidence.list('evidence/acme-eu/'), denied, "acme's prefix is not a prefix of acme-eu's");
+  });
+
+  it("reads only its own identity's secret", async () => {
+    assert.equal((await acme.secret('svc-recon-acme')).username, 'svc-recon-acme');
+    await assert.rejects(acme.secret('svc-recon-globex'), denied);
+    await assert.rejects(acme.vendorApi('svc-recon-globex'), denied);
+    await assert.rejects(
+      acme.secretStrings.get('paperclip-local/identity/svc-recon-globex'),
+      denied,
+      'refused by the guard, before the request leaves',
+    );
+  });
+
+  it('is one session per tenant and identity, and leaves the unscoped services unchanged', async () => {
+    assert.equal(services.forTenant({ tenant: 'acme', identity: 'svc-recon-acme' }), acme);
+    assert.equal((await services.claims.get(globexKey))?.key, globexKey);
+    const globex = services.forTenant({ tenant: 'globex', identity: 'svc-recon-globex' });
+    assert.equal((await globex.claims.get(globexKey))?.key, globexKey);
+    await assert.rejects(globex.claims.get(acmeKey), denied);
+  });
+
+  it("is the role's tag-variable policy with the session's tags filled in, as IAM evaluates it", () => {
+    const resources = tenantResources({
+      partition: 'aws',
+      region: 'ap-southeast-1',
+      account: '123456789012',
+      prefix: 'paperclip',
+      bucket: 'paperclip-evidence',
+      evidenceKeyArn: 'arn:aws:kms:ap-southeast-1:123456789012:key/01234567-89ab-cdef-0123-456789abcdef',
+      secretIdOf: (identity) => `paperclip/identity/${identity}`,
+    });
+    const tagged = JSON.stringify(
+      tenantSessionPolicy({ tenant: '${aws:PrincipalTag/tenant}', identity: '${aws:PrincipalTag/identity}' }, resources),
+    );
+    const filled = tagged.replaceAll('${aws:PrincipalTag/tenant}', 'acme').replaceAll('${aws:PrincipalTag/identity}', 'svc-recon-acme');
+    assert.deepEqual(JSON.parse(filled), tenantSessionPolicy({ tenant: 'acme', identity: 'svc-recon-acme' }, resources));
+  });
+});
