@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import S3rver from 's3rver';
 import { closeServer, LOCAL_HOST } from '../http/listen.js';
+import { serveS3rverContinuationTokens } from './s3rver-continuation-tokens.js';
 
 export interface LocalS3Options {
   /** 0 (default) picks a free port. */
@@ -22,6 +23,8 @@ export interface LocalS3 {
 
 /** Starts s3rver in this process on 127.0.0.1, with its request log silenced. */
 export async function startLocalS3(options: LocalS3Options = {}): Promise<LocalS3> {
+  // Listings past 1,000 keys need s3rver's continuation tokens, which need this on OpenSSL 3.
+  serveS3rverContinuationTokens();
   const temporary = !options.directory;
   const directory = options.directory ?? mkdtempSync(join(tmpdir(), 'paperclip-s3-'));
   mkdirSync(directory, { recursive: true });

@@ -13,6 +13,7 @@ import {
   StartExecutionCommand,
 } from '@aws-sdk/client-sfn';
 import { TABLES, tableName } from '../../src/adapters/dynamodb/table-definitions.js';
+import { EvidenceStore } from '../../src/adapters/s3/evidence-store.js';
 import { startLocalStack, type LocalStack } from '../../src/local/stack.js';
 import { awsError, closedExecution, deferred, fixture, fnArn, smArn, temporaryFolder } from './helpers.js';
 
@@ -114,6 +115,17 @@ test('S3: put, get and list in the evidence bucket', async () => {
     listed.Contents?.map((o) => o.Key),
     ['T-1/k-1/before.txt'],
   );
+});
+
+test('S3: a listing past 1,000 keys pages with continuation tokens (s3rver on OpenSSL 3)', async () => {
+  const keys = Array.from({ length: 1005 }, (_, i) => `evidence/acme/T-many/k-${String(i).padStart(4, '0')}.json`);
+  for (let i = 0; i < keys.length; i += 25) {
+    await Promise.all(keys.slice(i, i + 25).map((Key) => c.s3.send(new PutObjectCommand({ Bucket: first.bucket, Key, Body: '{}' }))));
+  }
+  const firstPage = await c.s3.send(new ListObjectsV2Command({ Bucket: first.bucket, Prefix: 'evidence/acme/T-many/' }));
+  assert.equal(firstPage.Contents?.length, 1000);
+  assert.ok(firstPage.IsTruncated && firstPage.NextContinuationToken);
+  assert.deepEqual(await new EvidenceStore(c.s3, first.bucket).list('evidence/acme/T-many/'), keys);
 });
 
 test('SES: an email sent with the v2 API shows up in the inbox', async () => {
