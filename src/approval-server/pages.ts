@@ -6,13 +6,11 @@ import type { ApprovalRequest } from '../adapters/dynamodb/approvals-store.js';
  * served by this server.
  */
 
-import { escapeHtml } from '../http/html.js';
+import { html, raw, type Html } from '../http/html.js';
 import { oneLine } from '../lib/one-line.js';
 
-export { escapeHtml };
-
-/** A stored value as one escaped, bounded line of data (see oneLine). */
-const show = (value: unknown, max = 120): string => escapeHtml(oneLine(value, max));
+/** A stored value as one bounded line of data (see oneLine); the html template escapes it. */
+const show = (value: unknown, max = 120): string => oneLine(value, max);
 
 const STYLE = `
 *{box-sizing:border-box}
@@ -45,21 +43,21 @@ button.reject{background:#b91c1c}
 .fine{font-size:14px;color:#4b5563}
 `;
 
-function layout(title: string, body: string): string {
-  return `<!doctype html>
+function layout(title: string, body: Html): string {
+  return html`<!doctype html>
 <html lang="zh-CN">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="robots" content="noindex">
-<title>${escapeHtml(title)} - Paperclip</title>
-<style>${STYLE}</style>
+<title>${title} - Paperclip</title>
+<style>${raw(STYLE)}</style>
 </head>
 <body><main>
 <p class="brand">Paperclip · 写操作审批 Write approvals</p>
 ${body}
 </main></body>
-</html>`;
+</html>`.value;
 }
 
 /** ¥1,234.50 from the amount string the batch read from the vendor list ("1234.50"). */
@@ -103,32 +101,35 @@ export interface ApprovalView {
   screenshotUrl?: string;
 }
 
-function facts(view: ApprovalView): string {
+function facts(view: ApprovalView): Html {
   const { request } = view;
-  const row = (zh: string, en: string, value: string) => `<div><dt>${zh}<span class="en">${en}</span></dt><dd>${value}</dd></div>`;
-  const tenant = view.tenantName ? `${show(view.tenantName)} <code>${show(request.tenant)}</code>` : `<code>${show(request.tenant)}</code>`;
-  const action = `<code>${show(request.action)}</code>${view.actionDescription ? ` ${show(view.actionDescription)}` : ''}`;
-  return `<dl class="facts">
+  const row = (zh: string, en: string, value: Html | string) =>
+    html`<div><dt>${zh}<span class="en">${en}</span></dt><dd>${value}</dd></div>`;
+  const tenant = view.tenantName
+    ? html`${show(view.tenantName)} <code>${show(request.tenant)}</code>`
+    : html`<code>${show(request.tenant)}</code>`;
+  const action = html`<code>${show(request.action)}</code>${view.actionDescription ? ` ${show(view.actionDescription)}` : ''}`;
+  return html`<dl class="facts">
 ${row('租户', 'Tenant', tenant)}
-${row('单号', 'Bill', `<code>${show(request.billNo)}</code>`)}
+${row('单号', 'Bill', html`<code>${show(request.billNo)}</code>`)}
 ${row('动作', 'Action', action)}
-${row('金额', 'Amount', `<span class="amount">${show(formatAmount(request.amount), 40)}</span>`)}
+${row('金额', 'Amount', html`<span class="amount">${show(formatAmount(request.amount), 40)}</span>`)}
 ${row('申请人', 'Requested by', show(request.requester))}
-${row('任务', 'Task', `<code>${show(request.taskId)}</code>`)}
-${row('幂等键', 'Idempotency key', `<code>${show(request.key)}</code>`)}
-${row('申请时间', 'Requested at', escapeHtml(formatTime(request.createdAt)))}
-${row('有效期至', 'Expires', escapeHtml(formatTime(request.expiresAtIso)))}
+${row('任务', 'Task', html`<code>${show(request.taskId)}</code>`)}
+${row('幂等键', 'Idempotency key', html`<code>${show(request.key)}</code>`)}
+${row('申请时间', 'Requested at', formatTime(request.createdAt))}
+${row('有效期至', 'Expires', formatTime(request.expiresAtIso))}
 ${row('审批人', 'You are', show(view.approver))}
-${row('状态', 'Status', escapeHtml(STATUS_LABELS[request.status]))}
+${row('状态', 'Status', STATUS_LABELS[request.status])}
 </dl>`;
 }
 
-function screenshot(view: ApprovalView): string {
+function screenshot(view: ApprovalView): Html {
   if (!view.screenshotUrl) {
-    return `<p class="fine">没有操作前截图。<span class="en">No before-screenshot was stored for this request.</span></p>`;
+    return html`<p class="fine">没有操作前截图。<span class="en">No before-screenshot was stored for this request.</span></p>`;
   }
-  return `<figure>
-<img src="${escapeHtml(view.screenshotUrl)}" alt="操作前截图 Before screenshot of ${show(view.request.billNo)}" width="1280">
+  return html`<figure>
+<img src="${view.screenshotUrl}" alt="操作前截图 Before screenshot of ${show(view.request.billNo)}" width="1280">
 <figcaption>操作前截图：快照时刻的供应商后台。<span class="en">Before screenshot: the vendor back office when the pre-state was read.</span></figcaption>
 </figure>`;
 }
@@ -138,23 +139,23 @@ export type DecisionPanel =
   | { kind: 'form'; action: string; hidden: Record<string, string>; signedInAs?: string }
   | { kind: 'sign_in'; signInUrl: string; signedInAs?: string };
 
-function decisionSection(view: ApprovalView, panel: DecisionPanel): string {
+function decisionSection(view: ApprovalView, panel: DecisionPanel): Html {
   if (panel.kind === 'sign_in') {
     const other = panel.signedInAs
-      ? `<p class="warn bad" role="alert">您当前登录的是 ${show(panel.signedInAs)}，而此申请发给 ${show(view.approver)}。<span class="en">You are signed in as ${show(panel.signedInAs)}, but this request is addressed to ${show(view.approver)}: only that approver can decide it.</span></p>`
+      ? html`<p class="warn bad" role="alert">您当前登录的是 ${show(panel.signedInAs)}，而此申请发给 ${show(view.approver)}。<span class="en">You are signed in as ${show(panel.signedInAs)}, but this request is addressed to ${show(view.approver)}: only that approver can decide it.</span></p>`
       : '';
-    return `<section class="card" aria-label="决定 Decision">
+    return html`<section class="card" aria-label="决定 Decision">
 <p class="warn" role="note"><strong>此申请需要审批人登录后才能决定。</strong>仅凭链接只能查看。<span class="en">This request needs the approver to sign in before deciding. The link alone only shows it.</span></p>
 ${other}
-<p><a href="${escapeHtml(panel.signInUrl)}">以 ${show(view.approver)} 登录 <span class="en">Sign in as ${show(view.approver)}</span></a></p>
+<p><a href="${panel.signInUrl}">以 ${show(view.approver)} 登录 <span class="en">Sign in as ${show(view.approver)}</span></a></p>
 </section>`;
   }
-  const hidden = Object.entries(panel.hidden)
-    .map(([name, value]) => `<input type="hidden" name="${escapeHtml(name)}" value="${escapeHtml(value)}">`)
-    .join('\n');
-  return `<section class="card" aria-label="决定 Decision">
-${panel.signedInAs ? `<p class="fine" role="status">已登录：${show(panel.signedInAs)}<span class="en">Signed in as ${show(panel.signedInAs)}</span></p>` : ''}
-<form method="post" action="${escapeHtml(panel.action)}">
+  const hidden = Object.entries(panel.hidden).map(
+    ([name, value], i) => html`${i ? '\n' : ''}<input type="hidden" name="${name}" value="${value}">`,
+  );
+  return html`<section class="card" aria-label="决定 Decision">
+${panel.signedInAs ? html`<p class="fine" role="status">已登录：${show(panel.signedInAs)}<span class="en">Signed in as ${show(panel.signedInAs)}</span></p>` : ''}
+<form method="post" action="${panel.action}">
 ${hidden}
 <label for="note">备注（可选）<span class="en">Note (optional, kept in the audit trail)</span></label>
 <textarea id="note" name="note" maxlength="500"></textarea>
@@ -171,8 +172,8 @@ export function approvalPage(view: ApprovalView, panel: DecisionPanel): string {
   const irreversible = view.reversibility === 'irreversible';
   return layout(
     `审批 ${oneLine(view.request.billNo, 64)}`,
-    `<h1>待审批操作<span class="en">Approval request</span></h1>
-${irreversible ? '<p class="warn" role="note"><strong>此操作不可撤销。</strong>请核对下列信息与截图后再决定。<span class="en">This action is irreversible. Check the details and the screenshot before you decide.</span></p>' : ''}
+    html`<h1>待审批操作<span class="en">Approval request</span></h1>
+${irreversible ? html`<p class="warn" role="note"><strong>此操作不可撤销。</strong>请核对下列信息与截图后再决定。<span class="en">This action is irreversible. Check the details and the screenshot before you decide.</span></p>` : ''}
 <section class="card" aria-label="申请详情 Request details">${facts(view)}</section>
 <section class="card" aria-label="操作前截图 Before screenshot">${screenshot(view)}</section>
 ${decisionSection(view, panel)}
@@ -183,15 +184,15 @@ ${decisionSection(view, panel)}
 /** After a decision was recorded. */
 export function decidedPage(view: ApprovalView, result: { decision: 'approve' | 'reject'; delivered: boolean }): string {
   const approved = result.decision === 'approve';
-  const heading = approved ? '已批准<span class="en">Approved</span>' : '已拒绝<span class="en">Rejected</span>';
+  const heading = approved ? html`已批准<span class="en">Approved</span>` : html`已拒绝<span class="en">Rejected</span>`;
   const next = !result.delivered
-    ? '<p class="warn bad" role="alert">决定已记录，但该流程已不再等待（已超时或已停止），因此不会执行任何操作。<span class="en">Your decision was recorded, but the workflow no longer waits for it (it expired or was stopped): nothing will be executed.</span></p>'
+    ? html`<p class="warn bad" role="alert">决定已记录，但该流程已不再等待（已超时或已停止），因此不会执行任何操作。<span class="en">Your decision was recorded, but the workflow no longer waits for it (it expired or was stopped): nothing will be executed.</span></p>`
     : approved
-      ? '<p class="warn ok" role="status">Paperclip 现在执行该操作；是否成功以独立回读为准，结果记录在审计链中。<span class="en">Paperclip now executes the action; success is decided by an independent readback and recorded in the audit trail.</span></p>'
-      : '<p class="warn ok" role="status">该操作不会执行。<span class="en">The action will not be executed.</span></p>';
+      ? html`<p class="warn ok" role="status">Paperclip 现在执行该操作；是否成功以独立回读为准，结果记录在审计链中。<span class="en">Paperclip now executes the action; success is decided by an independent readback and recorded in the audit trail.</span></p>`
+      : html`<p class="warn ok" role="status">该操作不会执行。<span class="en">The action will not be executed.</span></p>`;
   return layout(
     `${approved ? '已批准' : '已拒绝'} ${oneLine(view.request.billNo, 64)}`,
-    `<h1>${heading}</h1>\n${next}\n<section class="card">${facts(view)}</section>`,
+    html`<h1>${heading}</h1>\n${next}\n<section class="card">${facts(view)}</section>`,
   );
 }
 
@@ -199,9 +200,9 @@ export function decidedPage(view: ApprovalView, result: { decision: 'approve' | 
 export function refusalPage(status: number, zh: string, en: string, detail?: string, view?: ApprovalView): string {
   return layout(
     zh,
-    `<h1>${escapeHtml(zh)}<span class="en">${escapeHtml(en)}</span></h1>
+    html`<h1>${zh}<span class="en">${en}</span></h1>
 <p class="warn bad" role="alert">未做任何更改。<span class="en">Nothing was changed. (HTTP ${status})</span></p>
-${detail ? `<p>${show(detail, 600)}</p>` : ''}
-${view ? `<section class="card">${facts(view)}</section>` : ''}`,
+${detail ? html`<p>${show(detail, 600)}</p>` : ''}
+${view ? html`<section class="card">${facts(view)}</section>` : ''}`,
   );
 }

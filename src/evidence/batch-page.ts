@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { Claim } from '../domain/claim.js';
-import { badge, escapeHtml, fieldsTable, formatBytes, outcomeTone, page, relativeHref } from './html.js';
+import { escapeHtml } from '../http/html.js';
+import { badge, fieldsTable, formatBytes, outcomeTone, page, relativeHref } from './html.js';
 import { PAGE_NAME, resultKey, SEAL_NAME, type BatchRef, type HashedObject } from './folder.js';
 import type { OutcomeRecord } from './item-page.js';
 

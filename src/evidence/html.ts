@@ -1,12 +1,10 @@
-import { escapeHtml } from '../http/html.js';
+import { html, raw } from '../http/html.js';
 /**
  * Building blocks of the evidence pages. The pages are opened by auditors from
  * a synced folder on machines that may have no network, so everything is in
  * the file: inline CSS, system fonts only (with CJK fallbacks, because tenant
  * names, statuses and reasons are Chinese), no scripts.
  */
-
-export { escapeHtml };
 
 /** An href/src for an object name relative to the page: each path segment URL-encoded. */
 export function relativeHref(path: string): string {
@@ -65,26 +63,26 @@ footer { margin-top: 32px; color: #5a6575; font-size: 12px; }
 `;
 
 export function page(title: string, body: string): string {
-  return `<!doctype html>
+  return html`<!doctype html>
 <html lang="zh-CN">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="referrer" content="no-referrer">
-<title>${escapeHtml(title)}</title>
-<style>${STYLE}</style>
+<title>${title}</title>
+<style>${raw(STYLE)}</style>
 </head>
 <body>
 <main>
-${body}
+${raw(body)}
 </main>
 </body>
 </html>
-`;
+`.value;
 }
 
 export function badge(text: string, tone: 'ok' | 'warn' | 'bad' | 'info' | '' = ''): string {
-  return `<span class="badge ${tone}">${escapeHtml(text)}</span>`;
+  return html`<span class="badge ${tone}">${text}</span>`.value;
 }
 
 /** Tone of an outcome or claim status, for badges. */

@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import type { AuditEvent } from '../domain/audit-chain.js';
 import type { Claim } from '../domain/claim.js';
-import { badge, escapeHtml, fieldsTable, formatBytes, outcomeTone, page, relativeHref } from './html.js';
+import { escapeHtml } from '../http/html.js';
+import { badge, fieldsTable, formatBytes, outcomeTone, page, relativeHref } from './html.js';
 import { PAGE_NAME, type HashedObject } from './folder.js';
 
 /**

@@ -2,7 +2,8 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import { z } from 'zod';
 import { closeServer, listen, LOCAL_HOST } from '../http/listen.js';
 import type { BucketReader } from './bucket.js';
-import { badge, escapeHtml, formatBytes, page, relativeHref } from './html.js';
+import { html, raw } from '../http/html.js';
+import { badge, formatBytes, page, relativeHref } from './html.js';
 import { PAGE_NAME } from './folder.js';
 
 /**
@@ -56,22 +57,22 @@ function send(res: ServerResponse, status: number, contentType: string, body: Bu
 
 function listingPage(prefix: string, listing: Awaited<ReturnType<BucketReader['list']>>, source: string): string {
   const name = (full: string) => full.slice(prefix.length);
-  const up = prefix ? `<tr><td><a href="../">../</a></td><td></td><td></td></tr>` : '';
+  const up = prefix ? html`<tr><td><a href="../">../</a></td><td></td><td></td></tr>` : '';
   const folders = listing.folders.map(
-    (f) => `<tr><td><a href="${relativeHref(name(f).replace(/\/$/, ''))}/">${escapeHtml(name(f))}</a></td><td>folder</td><td></td></tr>`,
+    (f) => html`<tr><td><a href="${relativeHref(name(f).replace(/\/$/, ''))}/">${name(f)}</a></td><td>folder</td><td></td></tr>`,
   );
   const objects = listing.objects.map(
     (o) =>
-      `<tr><td><a href="${relativeHref(name(o.key))}">${escapeHtml(name(o.key))}</a></td><td>${formatBytes(o.bytes)}</td><td>${escapeHtml(o.modified?.toISOString() ?? '')}</td></tr>`,
+      html`<tr><td><a href="${relativeHref(name(o.key))}">${name(o.key)}</a></td><td>${formatBytes(o.bytes)}</td><td>${o.modified?.toISOString() ?? ''}</td></tr>`,
   );
   const hasPage = listing.objects.some((o) => name(o.key) === PAGE_NAME);
   return page(
     `/${prefix} — evidence bucket`,
-    `<h1>/${escapeHtml(prefix)}</h1>
-<p class="sub">证据桶 Evidence bucket · ${escapeHtml(source)}</p>
-${hasPage ? `<p>${badge('page', 'info')} <a href="${PAGE_NAME}">打开证据页 Open the evidence page of this folder</a></p>` : ''}
-<table><tr><th>名称 Name</th><th>大小 Size</th><th>修改时间 Modified</th></tr>${up}${folders.join('')}${objects.join('')}</table>
-${listing.folders.length + listing.objects.length === 0 ? '<p class="note">Empty.</p>' : ''}`,
+    html`<h1>/${prefix}</h1>
+<p class="sub">证据桶 Evidence bucket · ${source}</p>
+${hasPage ? html`<p>${raw(badge('page', 'info'))} <a href="${PAGE_NAME}">打开证据页 Open the evidence page of this folder</a></p>` : ''}
+<table><tr><th>名称 Name</th><th>大小 Size</th><th>修改时间 Modified</th></tr>${up}${folders}${objects}</table>
+${listing.folders.length + listing.objects.length === 0 ? html`<p class="note">Empty.</p>` : ''}`.value,
   );
 }
 

@@ -48,3 +48,8 @@ export function scriptJson(value: unknown): Html {
       .replace(/\u2028|\u2029/g, ''),
   );
 }
+
+/** The items, each escaped unless already Html, with `separator` between them (a `join` for markup). */
+export function joinHtml(items: readonly HtmlValue[], separator: Html): Html {
+  return html`${items.map((item, i) => (i === 0 ? html`${item}` : html`${separator}${item}`))}`;
+}

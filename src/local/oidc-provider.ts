@@ -2,7 +2,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import { generateKeyPairSync, randomBytes, timingSafeEqual, createHash } from 'node:crypto';
 import Provider from 'oidc-provider';
 import { closeServer, listen, LOCAL_HOST } from '../http/listen.js';
-import { escapeHtml } from '../http/html.js';
+import { html } from '../http/html.js';
 import { readBody } from '../http/read-body.js';
 
 /**
@@ -26,15 +26,15 @@ export interface EmbeddedOidcProvider {
 const sha256 = (value: string) => createHash('sha256').update(value).digest();
 
 function loginPage(uid: string, error?: string): string {
-  return `<!doctype html><html lang="zh-CN"><head><meta charset="utf-8"><title>登录 Sign in</title></head>
+  return html`<!doctype html><html lang="zh-CN"><head><meta charset="utf-8"><title>登录 Sign in</title></head>
 <body style="font-family:sans-serif;max-width:28em;margin:3em auto">
 <h1>审批人登录 <small>Approver sign-in</small></h1>
-${error ? `<p role="alert" style="color:#a00">${escapeHtml(error)}</p>` : ''}
-<form method="post" action="/interaction/${escapeHtml(uid)}/login">
+${error ? html`<p role="alert" style="color:#a00">${error}</p>` : ''}
+<form method="post" action="/interaction/${uid}/login">
 <p><label>邮箱 Email <input name="email" type="email" autocomplete="username" required></label></p>
 <p><label>密码 Password <input name="password" type="password" autocomplete="current-password" required></label></p>
 <p><button type="submit">登录 Sign in</button></p>
-</form></body></html>`;
+</form></body></html>`.value;
 }
 
 export async function startEmbeddedOidcProvider(options: {

@@ -1,4 +1,5 @@
-import { escapeHtml, FONT_STACK, page } from '../evidence/html.js';
+import { escapeHtml } from '../http/html.js';
+import { FONT_STACK, page } from '../evidence/html.js';
 import { formatRate, type Ratio, type ReportData } from './metrics.js';
 
 /**

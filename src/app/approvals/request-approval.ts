@@ -3,7 +3,7 @@ import type { Services } from '../services.js';
 import type { ItemState } from '../guarded-write/state.js';
 import type { ApprovalRequest } from '../../adapters/dynamodb/approvals-store.js';
 import { approvalUrl } from '../../domain/approval-link.js';
-import { escapeHtml } from '../../http/html.js';
+import { html, joinHtml } from '../../http/html.js';
 import { actionPayloadHash } from '../../domain/approval-proof.js';
 import { canonicalPrincipal } from '../../domain/principal.js';
 import { tenantKeyPrefix } from '../../domain/task.js';
@@ -90,7 +90,8 @@ export async function requestApproval(
       to: [approver],
       subject: `[Paperclip] 待审批：${oneLine(item.tenant, 60)} ${oneLine(item.billNo, 64)} ${oneLine(item.action, 60)}`,
       text: `${lines.join('\n')}\n\n打开链接查看并审批 / Review and decide:\n${link}\n\n此操作不可撤销。This action is irreversible.`,
-      html: `<p>${lines.map(escapeHtml).join('<br>')}</p><p><a href="${escapeHtml(link)}">查看并审批 / Review and decide</a></p><p>此操作不可撤销。This action is irreversible.</p>`,
+      html: html`<p>${joinHtml(lines, html`<br>`)}</p><p><a href="${link}">查看并审批 / Review and decide</a></p><p>此操作不可撤销。This action is irreversible.</p>`
+        .value,
     });
   }
   return { approvalId: request.approvalId, notified: request.allowedApprovers };

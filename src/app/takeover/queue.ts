@@ -2,7 +2,7 @@ import type { Services } from '../services.js';
 import type { ItemState } from '../guarded-write/state.js';
 import { evidenceKey } from '../../adapters/s3/evidence-store.js';
 import type { OpenResult, TakeoverEntry } from '../../adapters/dynamodb/takeover-store.js';
-import { escapeHtml } from '../../http/html.js';
+import { html, joinHtml } from '../../http/html.js';
 
 /**
  * Putting an item in the human takeover queue and telling operators. The
@@ -104,9 +104,9 @@ export async function notifyOperators(s: Services, entry: TakeoverEntry): Promis
       subject: `[Paperclip] 人工接管 Takeover: ${entry.tenant} ${entry.billNo} ${entry.action}`,
       text: `${lines.join('\n')}\n\n证据 Evidence:\n${links.join('\n') || '—'}\n\n处理 Resolve:\n${commands.join('\n')}\n`,
       html:
-        `<p>${lines.map(escapeHtml).join('<br>')}</p>` +
-        `<p>证据 Evidence:<br>${links.map(escapeHtml).join('<br>') || '—'}</p>` +
-        `<p>处理 Resolve:<br><code>${commands.map(escapeHtml).join('</code><br><code>')}</code></p>`,
+        html`<p>${joinHtml(lines, html`<br>`)}</p>`.value +
+        html`<p>证据 Evidence:<br>${links.length ? joinHtml(links, html`<br>`) : '—'}</p>`.value +
+        html`<p>处理 Resolve:<br><code>${joinHtml(commands, html`</code><br><code>`)}</code></p>`.value,
     });
     await s.takeovers.recordNotification(entry.key, entry.round, recipients);
     return { notified: recipients };
