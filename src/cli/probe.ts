@@ -179,10 +179,16 @@ export async function probe(s: Services, options: { tenant: string; item?: strin
     try {
       await runStep(page, { action: 'open', url: probeUrl }, { baseUrl, params: {}, sessionLost: s.pack.sessionLost, traced: false });
       await checkSession(page, s.pack);
+      // No page signal: an API probe (a single-page app's) answers 401/403, which a browser shows as a body no signal
+      // matches. That answer is how a stored session is checked before each task, so it counts here too.
+      const answer = await context.request.get(new URL(probeUrl, baseUrl).toString(), { maxRedirects: 0, failOnStatusCode: false });
+      const answered = answer.status() === 401 || answer.status() === 403;
       result.sessionLoss.push({
         check: 'logged-out visit',
-        ok: false,
-        detail: `${probeUrl} without a session showed ${new URL(page.url()).pathname}${new URL(page.url()).hash} and nothing matched sessionLost; add what the vendor shows there (a URL part or a text)`,
+        ok: answered,
+        detail: answered
+          ? `${probeUrl} without a session is detected: login.probeUrl answered ${answer.status()}, so a stored session that is gone is noticed before a task uses it`
+          : `${probeUrl} without a session showed ${new URL(page.url()).pathname}${new URL(page.url()).hash} and nothing matched sessionLost; add what the vendor shows there (a URL part or a text)`,
       });
     } catch (error) {
       const lost = error instanceof SessionLostError;
