@@ -1,6 +1,7 @@
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join, relative, resolve } from 'node:path';
 import { runNode, type Finished } from '../support/processes.js';
 
 /** `npx paperclip ...` as a user runs it: the package's bin launcher in a child process. */
@@ -13,13 +14,66 @@ export function lastJson(stdout: string): Record<string, unknown> {
   return JSON.parse(stdout.trim().split('\n').at(-1) ?? '{}') as Record<string, unknown>;
 }
 
-/** A temp folder with a copy of the local config pointed at a back office, removed by `remove`. */
-export function configFor(vendorBaseUrl: string, sitePack = 'sitepacks/vendor-sim.yaml'): { dir: string; config: string; remove(): void } {
+/**
+ * A temp folder with a copy of a local config (the bundled simulator's by default, or e.g.
+ * config/ledgerly.local.yaml) pointed at a back office, removed by `remove`.
+ */
+export function configFor(
+  vendorBaseUrl: string,
+  sitePack = 'sitepacks/vendor-sim.yaml',
+  configFile = 'config/paperclip.local.yaml',
+): { dir: string; config: string; remove(): void } {
   const dir = mkdtempSync(join(tmpdir(), 'paperclip-cli-'));
-  const text = readFileSync('config/paperclip.local.yaml', 'utf8')
-    .replace(/base_url: http:\/\/127\.0\.0\.1:4100.*/, `base_url: ${vendorBaseUrl}`)
+  const text = readFileSync(configFile, 'utf8')
+    .replace(/base_url: http:\/\/127\.0\.0\.1:4[12]00.*/, `base_url: ${vendorBaseUrl}`)
     .replace(/site_pack: .*/, `site_pack: ${resolve(sitePack)}`);
   const config = join(dir, 'paperclip.yaml');
   writeFileSync(config, text);
   return { dir, config, remove: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+/** A running `npx paperclip ...` whose stderr can be watched while it runs (a write that waits for an approval). */
+export function paperclipLive(args: string[]): {
+  stderrMatch(pattern: RegExp, timeoutMs?: number): Promise<RegExpMatchArray>;
+  done: Promise<Finished>;
+} {
+  const child = spawn(process.execPath, ['bin/paperclip.js', ...args], {
+    env: { ...process.env, AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+  const done = new Promise<Finished>((resolveDone, reject) => {
+    child.on('error', reject);
+    child.on('close', (code) => resolveDone({ code, stdout, stderr }));
+  });
+  return {
+    done,
+    async stderrMatch(pattern, timeoutMs = 120_000) {
+      const deadline = Date.now() + timeoutMs;
+      for (;;) {
+        const match = stderr.match(pattern);
+        if (match) return match;
+        if (child.exitCode !== null || Date.now() > deadline) throw new Error(`stderr never matched ${pattern}:\n${stderr}`);
+        await new Promise((r) => setTimeout(r, 200));
+      }
+    },
+  };
+}
+
+/** The evidence objects a run stored under --data-dir (local S3 keeps each object as a file), by key. */
+export function evidenceObjects(dataDir: string): Map<string, string> {
+  const root = join(dataDir, 's3');
+  const found = new Map<string, string>();
+  const walk = (dir: string) => {
+    for (const entry of readdirSync(dir, { withFileTypes: true })) {
+      const path = join(dir, entry.name);
+      if (entry.isDirectory()) walk(path);
+      else if (entry.name.endsWith('._S3rver_object')) found.set(relative(root, path).replace(/\._S3rver_object$/, ''), path);
+    }
+  };
+  walk(root);
+  return found;
 }

@@ -1,13 +1,16 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { UsageError } from '../../src/cli/args.js';
 import { runRun } from '../../src/cli/run.js';
 import { KEY_PATTERN } from '../../src/domain/task.js';
 import { startSimulator, type RunningSimulator } from '../../src/simulator/server.js';
 import { SimulatorControl } from '../../src/simulator/control-client.js';
-import { configFor, lastJson, paperclip } from './helpers.js';
+import { startLedgerly, type RunningLedgerly } from '../../src/ledgerly/server.js';
+import { LedgerlyControl } from '../../src/ledgerly/control-client.js';
+import { openLink } from '../approvals/helpers.js';
+import { configFor, evidenceObjects, lastJson, paperclip, paperclipLive } from './helpers.js';
 
 /**
  * `paperclip run` against a back office it did not start: the simulator runs
@@ -129,5 +132,157 @@ describe('paperclip run', () => {
     assert.equal(summary['tenant'], 'initech');
     assert.ok(summary['error'], run.stdout);
     assert.deepEqual(await control.journal(), before);
+  });
+});
+
+/**
+ * `paperclip run` on the second back office, Ledgerly (sitepacks/ledgerly.yaml): batches for two
+ * orgs, a cross-org item, and the irreversible refund approved from its mail while the run waits.
+ * acme: N-7001, N-7002 billing errors, N-7003 a duplicate charge, N-7004 resolved; globex: N-8001.
+ */
+describe('paperclip run on Ledgerly', () => {
+  let ledgerly: RunningLedgerly;
+  let control: LedgerlyControl;
+  let setup: ReturnType<typeof configFor>;
+  const dataDir = () => join(setup.dir, 'data');
+
+  before(async () => {
+    ledgerly = await startLedgerly({
+      controlToken: 'cli-run-ledgerly',
+      asyncDelayMs: 100,
+      orgs: [
+        { id: 'acme', billingErrors: 2, duplicateCharges: 1, resolved: 1, refunded: 0 },
+        { id: 'globex', billingErrors: 1, duplicateCharges: 0, resolved: 0, refunded: 0 },
+      ],
+    });
+    control = new LedgerlyControl(ledgerly.url, 'cli-run-ledgerly');
+    setup = configFor(ledgerly.url, 'sitepacks/ledgerly.yaml', 'config/ledgerly.local.yaml');
+  });
+  after(async () => {
+    await ledgerly?.close();
+    setup?.remove();
+  });
+
+  test('batches for two orgs: one resolve per pending billing error, each done on a readback through the API, complete evidence; the refund waits', async () => {
+    for (const [tenant, read, done, awaiting] of [
+      ['acme', 4, 2, 1],
+      ['globex', 1, 1, 0],
+    ] as const) {
+      const run = await paperclip([
+        'run',
+        '--config',
+        setup.config,
+        '--tenant',
+        tenant,
+        '--task',
+        `T-cli-ledgerly-${tenant}`,
+        '--data-dir',
+        dataDir(),
+      ]);
+      assert.equal(run.code, 0, run.stderr);
+      const summary = lastJson(run.stdout);
+      assert.deepEqual(
+        { read: summary['read'], done: summary['done'], awaiting: summary['awaiting_approval'], takeover: summary['takeover'] },
+        { read, done, awaiting, takeover: 0 },
+        run.stderr,
+      );
+    }
+    const journal = await control.journal();
+    // A resolve is two vendor writes (the reason saved, then Resolve): each exactly once per item, nothing else.
+    assert.deepEqual(journal.map((e) => `${e.billNo} ${e.action}`).sort(), [
+      'N-7001 edit',
+      'N-7001 resolve',
+      'N-7002 edit',
+      'N-7002 resolve',
+      'N-8001 edit',
+      'N-8001 resolve',
+    ]);
+    const objects = evidenceObjects(dataDir());
+    // Each item's folder is evidence/<tenant>/<task>/<key>/; its record.json names the bill.
+    const records = [...objects.entries()]
+      .filter(([name]) => name.endsWith('/record.json'))
+      .map(([name, path]) => ({ folder: name.slice(0, -'record.json'.length), record: JSON.parse(readFileSync(path, 'utf8')) }));
+    for (const billNo of ['N-7001', 'N-7002', 'N-8001']) {
+      const found = records.find((r) => r.record.billNo === billNo);
+      assert.ok(found, `${billNo} has a record`);
+      const { folder: prefix, record } = found;
+      assert.equal(record.outcome, 'done');
+      assert.equal(record.verdict, 'confirmed');
+      assert.equal(record.readbackSource, 'api', 'read back through the API in a session of its own, never the write page');
+      for (const name of ['before.png', 'after.png', 'readback.png', 'trace.zip'])
+        assert.ok(objects.has(prefix + name), `${billNo} has ${name}`);
+    }
+  });
+
+  test('an item of another org: rejected at routing, before any browser loads the app; nothing written', async () => {
+    const journal = await control.journal();
+    const requests = (await control.timings()).length;
+    const run = await paperclip([
+      'run',
+      '--config',
+      setup.config,
+      '--tenant',
+      'acme',
+      '--item',
+      'N-8001',
+      '--action',
+      'reopen',
+      '--data-dir',
+      dataDir(),
+    ]);
+    assert.equal(run.code, 1, run.stderr);
+    const outcome = lastJson(run.stdout);
+    assert.equal(outcome['outcome'], 'rejected');
+    assert.match(String(outcome['reason']), /N-8001 is not visible to svc-ledgerly-acme \(api\)/);
+    const seen = (await control.timings()).slice(requests).map((t) => `${t.method} ${t.path}`);
+    assert.ok(seen.length > 0, 'the API was asked');
+    assert.deepEqual(
+      seen.filter((r) => !r.startsWith('POST /api/session') && !r.startsWith('GET /api/discrepancies/N-8001')),
+      [],
+      'only the API login and the item read: no page, script or browser call',
+    );
+    assert.deepEqual(await control.journal(), journal);
+  });
+
+  test('the irreversible refund waits for its approval, then runs once', async () => {
+    const run = paperclipLive([
+      'run',
+      '--config',
+      setup.config,
+      '--tenant',
+      'acme',
+      '--item',
+      'N-7003',
+      '--action',
+      'refund',
+      '--data-dir',
+      dataDir(),
+    ]);
+    const [, inbox] = await run.stderrMatch(/approval mailed to finance\.lead@acme\.example: open it in the inbox at (\S+)/);
+    assert.deepEqual(
+      (await control.journal()).filter((e) => e.action === 'refund'),
+      [],
+      'nothing refunded before the approval',
+    );
+    const store = (await (await fetch(new URL('/store', inbox!))).json()) as { emails: Array<{ body: { text?: string } }> };
+    const link = store.emails.map((m) => m.body.text?.match(/https?:\/\/\S+\/approvals\/\S+/)?.[0]).find(Boolean);
+    assert.ok(link, 'the approval mail carries the link');
+    const form = await openLink(link);
+    const decided = await fetch(new URL(new URL(link).pathname, link), {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', origin: new URL(link).origin, cookie: form.cookie! },
+      body: new URLSearchParams({ ...form.fields, decision: 'approve' }).toString(),
+      redirect: 'manual',
+    });
+    assert.ok(decided.status < 400, await decided.text());
+    const finished = await run.done;
+    assert.equal(finished.code, 0, finished.stderr);
+    assert.equal(lastJson(finished.stdout)['outcome'], 'done');
+    const refunds = (await control.journal()).filter((e) => e.action === 'refund');
+    assert.deepEqual(
+      refunds.map((e) => e.billNo),
+      ['N-7003'],
+      'refunded exactly once',
+    );
   });
 });

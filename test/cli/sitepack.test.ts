@@ -5,6 +5,8 @@ import { join } from 'node:path';
 import { runCheck } from '../../src/cli/sitepack.js';
 import { startSimulator, type RunningSimulator } from '../../src/simulator/server.js';
 import { SimulatorControl } from '../../src/simulator/control-client.js';
+import { startLedgerly, type RunningLedgerly } from '../../src/ledgerly/server.js';
+import { LedgerlyControl } from '../../src/ledgerly/control-client.js';
 import { configFor, paperclip } from './helpers.js';
 
 /** Runs `sitepack check` in-process (it opens no browser) and collects what it prints. */
@@ -130,6 +132,44 @@ describe('paperclip sitepack probe', () => {
     assert.equal(saved.rows.length, 4);
     assert.deepEqual(await control.journal(), journalBefore, 'the vendor journal is unchanged');
     assert.deepEqual(journalBefore, []);
+  });
+
+  test('on Ledgerly (cards, Load more, status as text, a cookie API signed in by api.login): rows, states per source and session checks; writes nothing', async () => {
+    const ledgerly: RunningLedgerly = await startLedgerly({
+      controlToken: 'cli-probe-ledgerly',
+      pageSize: 2,
+      orgs: [{ id: 'acme', billingErrors: 2, duplicateCharges: 1, resolved: 1, refunded: 0 }],
+    });
+    const ledgerlyControl = new LedgerlyControl(ledgerly.url, 'cli-probe-ledgerly');
+    const ledgerlySetup = configFor(ledgerly.url, 'sitepacks/ledgerly.yaml', 'config/ledgerly.local.yaml');
+    try {
+      const journalBefore = await ledgerlyControl.journal();
+      const run = await paperclip([
+        'sitepack',
+        'probe',
+        '--config',
+        ledgerlySetup.config,
+        '--tenant',
+        'acme',
+        '--out',
+        join(ledgerlySetup.dir, 'probe'),
+      ]);
+      assert.equal(run.code, 0, `${run.stdout}\n${run.stderr}`);
+      const text = run.stdout;
+      assert.match(text, /list +4 row\(s\)/, 'both Load more pages read');
+      assert.match(text, /N-7001 +OPEN +billing_error +.*amount=[\d,.]+.* +resolve/);
+      assert.match(text, /N-7003 +OPEN +duplicate_charge +.* +refund/);
+      assert.match(text, /N-7004 +RESOLVED +billing_error +.* +none: /);
+      assert.match(text, /item N-7001 through every readback source/);
+      for (const source of ['list', 'detail', 'export', 'api']) assert.match(text, new RegExp(`\\n {2}${source} +OPEN`));
+      assert.match(text, /agree: OPEN/);
+      assert.match(text, /ok +logged-out visit: /);
+      assert.deepEqual(await ledgerlyControl.journal(), journalBefore, 'the vendor journal is unchanged');
+      assert.deepEqual(journalBefore, []);
+    } finally {
+      await ledgerly.close();
+      ledgerlySetup.remove();
+    }
   });
 
   test('an item key the pack would refuse: exit 2 naming --item, before any browser', async () => {
