@@ -43,6 +43,17 @@ export function runFolder(batch: { tenant: string; taskId: string }, executionAr
   return `runs/${batch.tenant}/${batch.taskId}/${execution}`;
 }
 
+/**
+ * Where one process runs every step (the embedded stack, \`paperclip run\`), the item steps' write and readback
+ * sessions are opened while the list is read, so the first item does not pay for their contexts and logins. On AWS
+ * each function runs in its own environment, where a session opened here would never be used. A failure here only
+ * means the first item opens its own sessions.
+ */
+async function warmItemSessions(s: Services, identity: string): Promise<void> {
+  if (s.config.environment === 'aws') return;
+  await s.sessions.warm(identity, await s.secret(identity), ['write', 'readback']).catch(() => undefined);
+}
+
 export function parseBatch(raw: unknown): BatchRequest {
   const parsed = BatchRequest.safeParse(raw);
   if (!parsed.success) {
@@ -62,7 +73,8 @@ export async function readBatchList(unscoped: Services, input: { batch: unknown;
   const s = unscoped.forTenant({ tenant: tenant.id, identity: tenant.identity });
   const evidence: StoredObject[] = [];
   const listed: ListedItem[] = await withSession(s, tenant.identity, 'read', { trace: false }, async (session) => {
-    const rows = await readList(session, readContextFor(s, tenant.id));
+    const warming = warmItemSessions(s, tenant.identity);
+    const rows = await readList(session, readContextFor(s, tenant.id)).finally(() => warming);
     evidence.push(
       await s.evidence.put(
         batchKey({ tenant: tenant.id, taskId: batch.taskId }, 'list.png'),

@@ -120,6 +120,20 @@ export class IdentitySessions {
     };
   }
 
+  /**
+   * Opens and keeps one context per purpose for the identity, logging in where no stored session works, so the
+   * first task of each purpose finds a kept context. Used where one process runs every step (the embedded stack):
+   * the batch warms them while it reads the list.
+   */
+  async warm(identityId: string, secret: IdentitySecret, purposes: readonly SessionPurpose[]): Promise<void> {
+    // One at a time: read and write share a login, so the second finds the first one's stored session.
+    for (const purpose of purposes) {
+      if ((this.idle.get(`${identityId}/${purpose}`)?.length ?? 0) > 0) continue;
+      const session = await this.open(identityId, secret, purpose, { trace: false });
+      await session.close();
+    }
+  }
+
   /** Forgets stored sessions and closes kept contexts, e.g. after the vendor revoked them. */
   forget(identityId: string): void {
     for (const key of [...this.stored.keys()]) if (key.startsWith(`${identityId}/`)) this.stored.delete(key);
@@ -158,7 +172,8 @@ export class IdentitySessions {
   }
 
   private async newLease(browser: Browser, slot: string, secret: IdentitySecret): Promise<Lease> {
-    const stored = this.stored.get(slot);
+    const login = loginSlot(slot);
+    const stored = this.stored.get(login);
     let context = await this.newContext(browser, stored);
     try {
       if (!stored || !(await this.stillLoggedIn(context))) {
@@ -167,7 +182,7 @@ export class IdentitySessions {
           context = await this.newContext(browser);
         }
         await this.login(context, secret);
-        this.stored.set(slot, await context.storageState());
+        this.stored.set(login, await context.storageState());
       }
       const page = await context.newPage();
       // A kept context must not answer a later read from its HTTP cache: a readback reads the vendor, not a copy.
@@ -248,6 +263,17 @@ export class IdentitySessions {
       });
     }
   }
+}
+
+/**
+ * Whose login a slot uses. Reading the pre-state and writing act as the identity in the same way and neither is
+ * the verdict, so they share one login (each still gets its own context); a readback logs in on its own, so the
+ * verdict never comes through the session that wrote.
+ */
+function loginSlot(slot: string): string {
+  const cut = slot.lastIndexOf('/');
+  const purpose = slot.slice(cut + 1) as SessionPurpose;
+  return `${slot.slice(0, cut)}/${purpose === 'readback' ? 'readback' : 'act'}`;
 }
 
 async function stopTracing(context: BrowserContext, pageSecrets: readonly string[]): Promise<Buffer> {

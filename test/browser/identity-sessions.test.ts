@@ -48,6 +48,26 @@ describe('identity sessions: kept contexts per identity and purpose', () => {
     await sessions.closeIdle();
   });
 
+  test('reading the pre-state and writing share one login, a readback logs in on its own; warming keeps a context per purpose', async () => {
+    const sessions = store();
+    await sessions.warm(ACME, credentialsFor('acme'), ['read', 'write', 'readback']);
+    assert.deepEqual(sessions.stats, { contextsCreated: 3, reused: 0, logins: 2 }, 'three contexts, two logins (read+write, readback)');
+    const write = await sessions.open(ACME, credentialsFor('acme'), 'write', { trace: false });
+    const read = await sessions.open(ACME, credentialsFor('acme'), 'read', { trace: false });
+    const readback = await sessions.open(ACME, credentialsFor('acme'), 'readback', { trace: false });
+    assert.equal(sessions.stats.reused, 3, 'every purpose found its warmed context');
+    assert.notEqual(write.context, read.context, 'each purpose still has its own context');
+    const cookie = async (x: typeof write) => (await x.context.cookies()).map((c) => c.value).join();
+    assert.equal(await cookie(write), await cookie(read), 'read and write act on one vendor login');
+    assert.notEqual(await cookie(readback), await cookie(write), 'the readback holds a vendor session of its own');
+    await write.page.goto(listUrl('acme'));
+    assert.match(write.page.url(), /\/diff\/list/, 'the shared login works for the write');
+    for (const x of [write, read, readback]) await x.close();
+    await sessions.warm(ACME, credentialsFor('acme'), ['write']);
+    assert.equal(sessions.stats.contextsCreated, 3, 'warming a purpose that has a kept context opens nothing');
+    await sessions.closeIdle();
+  });
+
   test("a failed task's context is closed, not reused; concurrent tasks get separate contexts", async () => {
     const sessions = store();
     const a = await sessions.open(ACME, credentialsFor('acme'), 'write', { trace: false });
