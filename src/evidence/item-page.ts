@@ -95,7 +95,7 @@ const PHASES: Record<string, { phase: Phase; label: string }> = {
 
 /** Which event a screenshot belongs to: the last event of its phase. */
 const SCREENSHOT_PHASE: Record<string, { types: string[]; caption: string }> = {
-  'before.png': { types: ['pre_state_registered', 'stale'], caption: '操作前 Before (independent read session)' },
+  'before.png': { types: ['pre_state_registered', 'stale'], caption: '操作前 Before (before anything was clicked)' },
   'before-commit.png': { types: ['write_started'], caption: '提交前 Just before the commit click' },
   'readback.png': { types: ['readback'], caption: '回读 Readback session (never the write session)' },
 };

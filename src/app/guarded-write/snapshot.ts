@@ -6,41 +6,64 @@ import type { ReadbackSource } from '../../sitepack/schema.js';
 import { observeStatus, readContextFor } from '../vendor-reads.js';
 import { browserlessApi } from '../ownership.js';
 import { withSession } from '../sessions.js';
+import type { StoredObject } from '../../adapters/s3/evidence-store.js';
 import type { ItemState, SnapshotResult } from './state.js';
 import { heldClaim, openDetail, screenshotTo } from './step-support.js';
 
-/** Reads the pre-state from an independent source and registers the way back before the way in. */
+type Observation = Awaited<ReturnType<typeof observeStatus>>;
+
+/**
+ * Reads the pre-state from an independent source and registers the way back before the way in.
+ *
+ * Where the pack has a browserless API and the item is written through the browser without an approval, the
+ * pre-state is read through the API alone and no browser session opens here: `before.png` is then taken by the write, in its own session, on the page it
+ * starts from and before anything is clicked. An item that needs an approval gets its `before.png` here, because
+ * the approval page shows it before any write session exists; a stale item gets one here too, since no write will,
+ * and so does an API-tier write, which opens no browser at all.
+ */
 export async function snapshot(s: Services, state: ItemState): Promise<SnapshotResult> {
   const { item } = state;
-  const ref = heldClaim(state);
   const action = s.pack.actions[item.action]!;
+  const api = await browserlessApi(s, item.identity);
+  if (api && item.tier === 'browser' && !item.needsApproval) {
+    const observation = await observeStatus('api', { ...readContextFor(s, item.tenant), billNo: item.billNo, api });
+    const preStatus = observation.status;
+    if (preStatus !== undefined && action.appliesTo.includes(preStatus)) return register(s, state, observation, []);
+  }
   return withSession(s, item.identity, 'read', { trace: false }, async (session) => {
-    const api = await browserlessApi(s, item.identity);
     const observation = await firstObservation(s, item, session, api);
     await openDetail(s, item, session);
     const evidence = [await screenshotTo(s, item, session.page, 'before.png')];
-    const preStatus = observation.status;
-    const stale = preStatus === undefined || !action.appliesTo.includes(preStatus);
-    if (stale) {
-      await s.claims.transition(item.key, { ...ref, from: ['CLAIMED'] }, 'STALE', {
-        outcome: 'stale',
-        reason: `vendor shows ${preStatus}`,
-      });
-      await s.audit.append(item.key, { type: 'stale', actor: item.identity, data: { preStatus, expected: action.appliesTo } });
-      return { stale: true, preStatus, source: observation.source, evidence };
-    }
-    const inverse = action.inverse ? { action: action.inverse, targetStatus: preStatus } : undefined;
-    await s.claims.transition(item.key, { ...ref, from: ['CLAIMED'] }, 'CLAIMED', {
-      preState: { status: preStatus, observedAt: observation.at, source: observation.source },
-      inverse,
-    });
-    await s.audit.append(item.key, {
-      type: 'pre_state_registered',
-      actor: item.identity,
-      data: { preStatus, source: observation.source, inverse: inverse ?? null, reversibility: item.reversibility, evidence },
-    });
-    return { stale: false, preStatus, source: observation.source, evidence };
+    return register(s, state, observation, evidence);
   });
+}
+
+/** Records the pre-state on the claim and in the audit trail: stale, or the inverse registered before any write. */
+async function register(s: Services, state: ItemState, observation: Observation, evidence: StoredObject[]): Promise<SnapshotResult> {
+  const { item } = state;
+  const ref = heldClaim(state);
+  const action = s.pack.actions[item.action]!;
+  const preStatus = observation.status;
+  const stale = preStatus === undefined || !action.appliesTo.includes(preStatus);
+  if (stale) {
+    await s.claims.transition(item.key, { ...ref, from: ['CLAIMED'] }, 'STALE', {
+      outcome: 'stale',
+      reason: `vendor shows ${preStatus}`,
+    });
+    await s.audit.append(item.key, { type: 'stale', actor: item.identity, data: { preStatus, expected: action.appliesTo } });
+    return { stale: true, preStatus, source: observation.source, evidence };
+  }
+  const inverse = action.inverse ? { action: action.inverse, targetStatus: preStatus } : undefined;
+  await s.claims.transition(item.key, { ...ref, from: ['CLAIMED'] }, 'CLAIMED', {
+    preState: { status: preStatus, observedAt: observation.at, source: observation.source },
+    inverse,
+  });
+  await s.audit.append(item.key, {
+    type: 'pre_state_registered',
+    actor: item.identity,
+    data: { preStatus, source: observation.source, inverse: inverse ?? null, reversibility: item.reversibility, evidence },
+  });
+  return { stale: false, preStatus, source: observation.source, evidence };
 }
 
 /**

@@ -18,7 +18,7 @@ import { readContextFor, readParams } from '../vendor-reads.js';
 import { evidenceScreenshot } from '../../browser/evidence-screenshot.js';
 import { withSession } from '../sessions.js';
 import type { ItemState, WriteResult } from './state.js';
-import { heldClaim, itemRow, lease, screenshotTo } from './step-support.js';
+import { heldClaim, itemRow, lease } from './step-support.js';
 import { proveApproval, type ProvenApproval } from '../approvals/prove-approval.js';
 
 type Settled = NonNullable<NonNullable<SiteAction['tiers']['browser']>['settled']>;
@@ -52,6 +52,26 @@ export async function browserWrite(s: Services, state: ItemState): Promise<Write
   const tier = action.tiers.browser;
   const stages = tier ? stagesOf(tier) : [];
   const evidence: StoredObject[] = [];
+  // Screenshots are captured in order, on the page as it is at that moment; their uploads run while the next
+  // browser action waits on the vendor. Every upload is awaited before the step returns or reports a failure.
+  const uploads: Array<Promise<StoredObject>> = [];
+  const picture = async (current: Page, name: string) => {
+    const shot = await evidenceScreenshot(current, itemRow(s, item));
+    uploads.push(s.evidence.put(evidenceKey(item, name), shot, 'image/png'));
+  };
+  const stored = async () => {
+    const settledUploads = await Promise.allSettled(uploads.splice(0));
+    for (const u of settledUploads) if (u.status === 'fulfilled') evidence.push(u.value);
+    const failed = settledUploads.find((u) => u.status === 'rejected');
+    if (failed) throw failed.reason;
+  };
+  // Snapshot read the pre-state without a browser: the picture before anything is clicked is taken here.
+  let needBefore = !state.snapshot?.evidence.some((e) => e.key.endsWith('/before.png'));
+  const pictureBefore = async (current: Page) => {
+    if (!needBefore) return;
+    needBefore = false;
+    await picture(current, 'before.png');
+  };
   return withSession(s, item.identity, 'write', { trace: s.config.evidence.write_trace }, async (session) => {
     let committed = false;
     let page = session.page;
@@ -71,7 +91,7 @@ export async function browserWrite(s: Services, state: ItemState): Promise<Write
           await s.audit.append(item.key, { type: 'write_step', actor: item.identity, data: { tier: 'browser', stage, step: index } });
           return;
         }
-        evidence.push(await screenshotTo(s, item, page, 'before-commit.png'));
+        await picture(page, 'before-commit.png');
         await toWriting();
         await s.audit.append(item.key, { type: 'write_started', actor: item.identity, data: { tier: 'browser', stage, step: index } });
         committed = true;
@@ -84,7 +104,7 @@ export async function browserWrite(s: Services, state: ItemState): Promise<Write
             0,
             Math.max(
               0,
-              steps.findIndex((step) => !['open', 'wait_for', 'expect'].includes(step.action)),
+              steps.findIndex((step) => !NAVIGATION_STEPS.includes(step.action)),
             ),
           );
           const opened = await runSteps(page, lead, { ...ctx, params: { ...ctx.params, ...extracted } });
@@ -98,6 +118,7 @@ export async function browserWrite(s: Services, state: ItemState): Promise<Write
         }
         const result = await runSteps(page, steps, { ...ctx, params: { ...ctx.params, ...extracted } }, async (step, index, current) => {
           page = current;
+          if (!NAVIGATION_STEPS.includes(step.action)) await pictureBefore(current);
           if (step.action === 'click' && step.commit) await commitStep(stage.name, index);
         });
         page = result.page;
@@ -105,6 +126,7 @@ export async function browserWrite(s: Services, state: ItemState): Promise<Write
       }
       if (!committed) {
         // Every stage had landed before: nothing to click; readback decides, from WRITING as always.
+        await pictureBefore(page);
         await toWriting();
         await s.audit.append(item.key, { type: 'write_started', actor: item.identity, data: { tier: 'browser', alreadyDone } });
         committed = true;
@@ -112,17 +134,19 @@ export async function browserWrite(s: Services, state: ItemState): Promise<Write
       await throwOnWriteFeedback(s, page);
       const settledPage = tier?.settled ? await settled(page, tier.settled, ctx) : undefined;
       if (settledPage) page = settledPage.page;
-      evidence.push(await screenshotTo(s, item, page, 'after.png'));
+      await picture(page, 'after.png');
       // Whether the after picture shows the settled page, or the page as it was when the wait ran out.
       await s.audit.append(item.key, {
         type: 'after_pictured',
         actor: item.identity,
         data: { settled: settledPage?.settled ?? null, url: page.url() },
       });
+      await stored();
       return { tier: 'browser', committed: true as const, evidence, dialogs: dialogsSeen(page), ...(approval ? { approval } : {}) };
     } catch (error) {
       session.discardOnClose();
       if (error instanceof ClaimFencedError) throw error;
+      await stored().catch(() => undefined);
       const shot = await evidenceScreenshot(page, itemRow(s, item)).catch(() => undefined);
       if (shot) evidence.push(await s.evidence.put(evidenceKey(item, 'after.png'), shot, 'image/png'));
       await s.audit.append(item.key, {
@@ -144,6 +168,9 @@ export async function browserWrite(s: Services, state: ItemState): Promise<Write
     }
   });
 }
+
+/** Steps that only bring a page up: the picture before the write is taken after them, before the first one that acts. */
+const NAVIGATION_STEPS: readonly string[] = ['open', 'wait_for', 'expect'];
 
 /** Whether a locator shows now (after a short wait for a page that renders late). */
 async function shows(page: Page, check: { target: Locator; within?: Scope }, ctx: StepContext): Promise<boolean> {
