@@ -385,15 +385,18 @@ function firstItemSteps(runs: AnalysisInput['guardedRuns']): string {
   }).join(', ');
 }
 
-/** The states one item entered, in order, from its execution history (the first item of the first run). */
+/** The states one item entered, in order, in its execution and in its Map iteration (the second item of the first run). */
 function statesPath(runs: AnalysisInput['guardedRuns']): string {
   const first = runs[0]?.run.items[1] ?? runs[0]?.run.items[0];
-  return first
-    ? [...first.steps]
-        .sort((a, b) => a.enteredAt - b.enteredAt)
-        .map((st) => st.state)
-        .join(' → ') + ' (child); plus the Map iteration'
-    : 'n/a';
+  const iteration = runs[0]?.run.iterations[1] ?? runs[0]?.run.iterations[0];
+  const path = (h: ParsedHistory | undefined) =>
+    h
+      ? [...h.steps]
+          .sort((a, b) => a.enteredAt - b.enteredAt)
+          .map((st) => st.state)
+          .join(' → ')
+      : 'n/a';
+  return first ? `${path(first)} (execution); ${path(iteration)} (Map iteration)` : 'n/a';
 }
 
 /**
