@@ -95,6 +95,8 @@ export class PaperclipFunction extends Construct {
         POWERTOOLS_METRICS_NAMESPACE: METRICS_NAMESPACE,
         // Events and responses carry task tokens, page content and approval links.
         POWERTOOLS_LOGGER_LOG_EVENT: 'false',
+        // Without active tracing there is no X-Ray daemon to send to: the tracer stays off.
+        POWERTOOLS_TRACE_ENABLED: String(props.tracing),
         POWERTOOLS_TRACER_CAPTURE_RESPONSE: 'false',
         POWERTOOLS_TRACER_CAPTURE_ERROR: 'true',
         // Stack traces point at the TypeScript sources (the bundle ships .map files, not the sources).

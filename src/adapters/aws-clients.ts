@@ -4,6 +4,7 @@ import { S3Client } from '@aws-sdk/client-s3';
 import { SESv2Client } from '@aws-sdk/client-sesv2';
 import { SFNClient } from '@aws-sdk/client-sfn';
 import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
+import { tracer } from './telemetry.js';
 
 /**
  * The AWS SDK clients of one process. Only adapters hold them; the app layer
@@ -39,15 +40,17 @@ function clientConfig(region: string, endpoint: string | undefined) {
   };
 }
 
+/** Every client is captured by the tracer: one X-Ray subsegment per call on AWS, nothing where tracing is off. */
 export function createAwsClients(region: string, endpoints: AwsEndpoints): AwsClients {
+  const traced = <C>(client: C): C => tracer.captureAWSv3Client(client);
   return {
-    db: DynamoDBDocumentClient.from(new DynamoDBClient(clientConfig(region, endpoints.dynamodb)), {
+    db: DynamoDBDocumentClient.from(traced(new DynamoDBClient(clientConfig(region, endpoints.dynamodb))), {
       marshallOptions: { removeUndefinedValues: true },
     }),
-    s3: new S3Client(clientConfig(region, endpoints.s3)),
-    ses: new SESv2Client(clientConfig(region, endpoints.ses)),
-    sfn: new SFNClient(clientConfig(region, endpoints.sfn)),
-    secretsManager: new SecretsManagerClient(clientConfig(region, endpoints.secrets)),
+    s3: traced(new S3Client(clientConfig(region, endpoints.s3))),
+    ses: traced(new SESv2Client(clientConfig(region, endpoints.ses))),
+    sfn: traced(new SFNClient(clientConfig(region, endpoints.sfn))),
+    secretsManager: traced(new SecretsManagerClient(clientConfig(region, endpoints.secrets))),
   };
 }
 

@@ -1,23 +1,77 @@
 import type { z } from 'zod';
-import { InputRejectedError } from '../domain/errors.js';
+import { InputRejectedError, PaperclipError } from '../domain/errors.js';
+import { log, withCorrelation, type Correlation } from '../adapters/telemetry.js';
 import { services, type Services } from './services.js';
 import type { TenantScope } from '../adapters/tenant-session/policy.js';
+
+/** The part of the Lambda context the kit reads (the request id, for finding an invocation's lines). */
+export interface InvocationContext {
+  awsRequestId?: string;
+}
+
+type Json = Record<string, unknown>;
+const obj = (value: unknown): Json | undefined =>
+  value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as Json) : undefined;
+const str = (...values: unknown[]): string | undefined => values.find((v): v is string => typeof v === 'string' && v !== '');
+
+/**
+ * Tenant, idempotency key and execution of a workflow event, wherever its
+ * state keeps them: `item` (Claim), `state.item` and the held claim's owner
+ * (the item steps), `task` (ValidateRoute), `batch` (the batch steps), `executionArn`.
+ */
+export function correlationOf(step: string, event: unknown): Correlation {
+  const e = obj(event) ?? {};
+  const state = obj(e['state']) ?? e;
+  const item = obj(e['item']) ?? obj(state['item']);
+  // After Claim the state holds the claim decision, whose claim's owner is the execution holding it.
+  const claim = obj(obj(state['claim'])?.['claim']) ?? obj(state['claim']);
+  const task = obj(e['task']);
+  const batch = obj(e['batch']);
+  const tenant = str(item?.['tenant'], task?.['tenant'], batch?.['tenant'], e['tenant']);
+  const idempotencyKey = str(item?.['key'], e['key']);
+  const execution = str(e['executionArn'], claim?.['owner']);
+  return {
+    step,
+    ...(tenant ? { tenant } : {}),
+    ...(idempotencyKey ? { idempotencyKey } : {}),
+    ...(execution ? { execution } : {}),
+  };
+}
 
 /**
  * Shapes a Lambda handler: validate the event at the boundary with the
  * schema of the workflow state that invokes it, call the app layer with the
  * process-wide services, return its result. Errors keep their class name,
  * which is what the workflow's Catch clauses match.
+ *
+ * Every line logged during the invocation carries the step, tenant,
+ * idempotency key and execution; the kit logs one line when the step ends
+ * (INFO) or fails (WARN for an expected workflow error, ERROR otherwise).
  */
 export function defineHandler<S extends z.ZodType, R>(name: string, schema: S, run: (s: Services, event: z.output<S>) => Promise<R>) {
-  return async (event: unknown): Promise<R> => {
-    const parsed = schema.safeParse(event);
-    if (!parsed.success) {
-      const issue = parsed.error.issues[0];
-      const field = issue?.path.map(String).join('.') || '(event)';
-      throw new InputRejectedError(`${name}: event.${field}: ${issue?.message ?? 'invalid'}`, field);
-    }
-    return run(services(), parsed.data);
+  return async (event: unknown, context?: InvocationContext): Promise<R> => {
+    const correlation = correlationOf(name, event);
+    if (context?.awsRequestId) correlation.requestId = context.awsRequestId;
+    return withCorrelation(correlation, async () => {
+      const started = Date.now();
+      try {
+        const parsed = schema.safeParse(event);
+        if (!parsed.success) {
+          const issue = parsed.error.issues[0];
+          const field = issue?.path.map(String).join('.') || '(event)';
+          throw new InputRejectedError(`${name}: event.${field}: ${issue?.message ?? 'invalid'}`, field);
+        }
+        const result = await run(services(), parsed.data);
+        log().info(`${name} done`, { durationMs: Date.now() - started });
+        return result;
+      } catch (error) {
+        // An expected workflow error is a decision the workflow takes, not a bug: its message, no stack.
+        if (error instanceof PaperclipError)
+          log().warn(`${name} failed: ${error.name}: ${error.message}`, { durationMs: Date.now() - started });
+        else log().error(`${name} failed`, { durationMs: Date.now() - started, error: error as Error });
+        throw error;
+      }
+    });
   };
 }
 

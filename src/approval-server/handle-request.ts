@@ -10,6 +10,7 @@ import { oneLine } from '../lib/one-line.js';
 import { approvalPage, decidedPage, refusalPage, type ApprovalView } from './pages.js';
 import { own } from '../lib/own.js';
 import { canonicalPrincipal } from '../domain/principal.js';
+import { log } from '../adapters/telemetry.js';
 import {
   beginSignIn,
   CALLBACK_PATH,
@@ -402,7 +403,7 @@ export async function handleApprovalHttp(s: Services, req: ApprovalHttpRequest):
       const [zh, en] = REFUSAL_TEXT[error.code];
       return html(error.status, refusalPage(error.status, zh, en, error.message));
     }
-    console.error(`approval endpoint: ${oneLine(req.method, 10)} ${oneLine(req.path, 200)}: ${(error as Error).stack ?? String(error)}`);
+    log().error(`approval endpoint: ${oneLine(req.method, 10)} ${oneLine(req.path, 200)} failed`, { error: error as Error });
     return html(
       500,
       refusalPage(

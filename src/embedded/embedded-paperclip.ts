@@ -8,6 +8,7 @@ import { applyPolicy } from '../workflow/definition-policy.js';
 import { loadRuntime } from '../config/runtime.js';
 import { createServices, useServices, type Services, type WiredServices } from '../app/services.js';
 import { closeSharedBrowser } from '../browser/chromium.js';
+import { logger } from '../adapters/telemetry.js';
 import type { BatchSummary } from '../app/batch.js';
 import { TERMINAL_STATUSES } from '../domain/claim.js';
 import { workflowHandlers } from './handlers.js';
@@ -156,6 +157,8 @@ export async function startEmbeddedPaperclip(options: EmbeddedOptions): Promise<
     ...(signInProvider ? { PAPERCLIP_SIGN_IN_ISSUER: signInProvider.issuer } : {}),
   });
   useServices(services);
+  // The handlers' INFO line per step is for CloudWatch; locally the CLI tells the story, so only warnings and errors print.
+  if (!process.env['POWERTOOLS_LOG_LEVEL']) logger.setLogLevel('WARN');
   approvalServices = services;
 
   async function runBatch(

@@ -1,6 +1,7 @@
 import type { Services } from '../services.js';
 import type { ItemState } from '../guarded-write/state.js';
 import { evidenceKey } from '../../adapters/s3/evidence-store.js';
+import { log } from '../../adapters/telemetry.js';
 import type { OpenResult, TakeoverEntry } from '../../adapters/dynamodb/takeover-store.js';
 import { html, joinHtml } from '../../http/html.js';
 
@@ -72,10 +73,11 @@ export function evidenceLink(entry: Pick<TakeoverEntry, 'evidenceBucket'>, key: 
   return `s3://${entry.evidenceBucket}/${key}`;
 }
 
-/** One console line (CloudWatch Logs on AWS) and a mail to operators.notify; a mail failure is recorded, never fatal. */
+/** One WARN log line (CloudWatch Logs on AWS) and a mail to operators.notify; a mail failure is recorded, never fatal. */
 export async function notifyOperators(s: Services, entry: TakeoverEntry): Promise<{ notified: string[]; error?: string }> {
-  console.warn(
-    `[takeover] ${entry.round > 1 ? `reopened (round ${entry.round})` : 'opened'} ${entry.tenant} ${entry.billNo} ${entry.action} key=${entry.key}: ${entry.reason}`,
+  log().warn(
+    `takeover ${entry.round > 1 ? `reopened (round ${entry.round})` : 'opened'}: ${entry.tenant} ${entry.billNo} ${entry.action}: ${entry.reason}`,
+    { tenant: entry.tenant, idempotencyKey: entry.key, billNo: entry.billNo, action: entry.action, round: entry.round },
   );
   const recipients = s.config.operators.notify;
   if (recipients.length === 0) {
@@ -112,7 +114,7 @@ export async function notifyOperators(s: Services, entry: TakeoverEntry): Promis
     return { notified: recipients };
   } catch (error) {
     const message = `${(error as Error).name}: ${(error as Error).message}`;
-    console.warn(`[takeover] could not mail ${recipients.join(', ')} about ${entry.key}: ${message}`);
+    log().warn(`takeover: could not mail ${recipients.join(', ')}: ${message}`, { tenant: entry.tenant, idempotencyKey: entry.key });
     await s.takeovers.recordNotification(entry.key, entry.round, [], message);
     return { notified: [], error: message };
   }
