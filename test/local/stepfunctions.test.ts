@@ -7,7 +7,6 @@ import {
   ListExecutionsCommand,
   ListStateMachinesCommand,
   SendTaskFailureCommand,
-  SendTaskHeartbeatCommand,
   SendTaskSuccessCommand,
   SFNClient,
   StartExecutionCommand,
@@ -330,7 +329,6 @@ describe('callbacks (lambda:invoke.waitForTaskToken)', () => {
     assert.ok(request.taskToken.length > 40);
     assert.ok(!request.taskToken.includes('placeholder'));
     assert.equal(request.approveUrl, `http://approvals.local/approve?token=${request.taskToken}`);
-    await sfn.send(new SendTaskHeartbeatCommand({ taskToken: request.taskToken }));
     await sfn.send(new SendTaskSuccessCommand({ taskToken: request.taskToken, output: JSON.stringify({ approver: 'lin@example.com' }) }));
     const done = await closedExecution(sfn, executionArn!);
     assert.equal(done.status, 'SUCCEEDED');

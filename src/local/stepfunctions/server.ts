@@ -23,7 +23,6 @@ const operations = {
     roleArn: arn,
     type: z.string().optional(),
   }),
-  UpdateStateMachine: z.object({ stateMachineArn: arn, definition: z.string().min(1).optional(), roleArn: arn.optional() }),
   ListStateMachines: z.object({ maxResults, nextToken }),
   DescribeStateMachine: z.object({ stateMachineArn: arn }),
   StartExecution: z.object({ stateMachineArn: arn, name: z.string().optional(), input: z.string().optional() }),
@@ -44,7 +43,6 @@ const operations = {
   StopExecution: z.object({ executionArn: arn, error: z.string().max(256).optional(), cause: z.string().max(32768).optional() }),
   SendTaskSuccess: z.object({ taskToken, output: z.string() }),
   SendTaskFailure: z.object({ taskToken, error: z.string().max(256).optional(), cause: z.string().max(32768).optional() }),
-  SendTaskHeartbeat: z.object({ taskToken }),
 } as const;
 
 type OperationName = keyof typeof operations;
@@ -63,8 +61,6 @@ function dispatch(service: LocalStepFunctions, operation: OperationName, body: u
   switch (operation) {
     case 'CreateStateMachine':
       return service.createStateMachine(input);
-    case 'UpdateStateMachine':
-      return service.updateStateMachine(input);
     case 'ListStateMachines':
       return service.listStateMachines(input);
     case 'DescribeStateMachine':
@@ -83,8 +79,6 @@ function dispatch(service: LocalStepFunctions, operation: OperationName, body: u
       return service.sendTaskSuccess(input);
     case 'SendTaskFailure':
       return service.sendTaskFailure(input);
-    case 'SendTaskHeartbeat':
-      return service.sendTaskHeartbeat(input);
   }
 }
 

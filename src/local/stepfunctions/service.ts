@@ -362,11 +362,6 @@ export class LocalStepFunctions {
     return {};
   }
 
-  sendTaskHeartbeat(input: { taskToken: string }) {
-    this.tokens.heartbeat(input.taskToken);
-    return {};
-  }
-
   // --- in-process helpers ---------------------------------------------------
 
   /** Resolves when the execution has closed (any status). */

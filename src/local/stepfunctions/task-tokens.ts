@@ -54,11 +54,6 @@ export class TaskTokens {
     });
   }
 
-  /** Heartbeats are accepted for live tokens; HeartbeatSeconds is not enforced locally. */
-  heartbeat(token: string): void {
-    this.check(token);
-  }
-
   /** Retires a token without settling it (timeout, or its state was abandoned). */
   retire(token: string): void {
     const task = this.waiting.get(token);
