@@ -1,8 +1,8 @@
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { request as httpRequest } from 'node:http';
 import { GetExecutionHistoryCommand, SendTaskSuccessCommand } from '@aws-sdk/client-sfn';
-import { startHarness, type Harness } from '../support/embedded.js';
+import { useHarness, type Harness } from '../support/embedded.js';
 import { idempotencyKey } from '../../src/domain/task.js';
 import { APPROVERS, approvalRequestFor, executionStatus, linkFromInbox, openLink, refundTask, signedLink, waitUntil } from './helpers.js';
 
@@ -13,13 +13,7 @@ import { APPROVERS, approvalRequestFor, executionStatus, linkFromInbox, openLink
  * simulator's journal is the proof that nothing was written.
  */
 describe('attacks on routing and approvals', () => {
-  let h: Harness;
-  before(async () => {
-    h = await startHarness();
-  });
-  after(async () => {
-    await h?.stop();
-  });
+  const h = useHarness();
 
   const writes = async () => (await h.control.journal()).filter((e) => ['refund', 'note', 'mark', 'unmark'].includes(e.action));
   const base = { tenant: 'acme', billNo: 'ACME-202611-0003' };

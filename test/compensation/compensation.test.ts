@@ -1,10 +1,10 @@
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { compensate } from '../../src/app/compensation.js';
 import { evidenceKey } from '../../src/adapters/s3/evidence-store.js';
 import { idempotencyKey } from '../../src/domain/task.js';
 import { runDrill } from '../../src/cli/drill.js';
-import { startHarness, type Harness } from '../support/embedded.js';
+import { useHarness } from '../support/embedded.js';
 import { refundBehindOurBack, runCli, stackEnvironment } from './helpers.js';
 import { setTimeout as sleep } from 'node:timers/promises';
 
@@ -15,13 +15,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
  * outcome in the audit trail.
  */
 describe('compensation', () => {
-  let h: Harness;
-  before(async () => {
-    h = await startHarness();
-  });
-  after(async () => {
-    await h?.stop();
-  });
+  const h = useHarness();
 
   const statusOf = async (billNo: string) => (await h.control.state()).bills.find((b) => b.billNo === billNo)?.status;
   const journalOf = async (billNo: string) => (await h.control.journal()).filter((e) => e.billNo === billNo).map((e) => e.action);

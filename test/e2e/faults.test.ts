@@ -1,9 +1,9 @@
-import { after, before, beforeEach, describe, test } from 'node:test';
+import { beforeEach, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { evidenceKey } from '../../src/adapters/s3/evidence-store.js';
 import { idempotencyKey } from '../../src/domain/task.js';
-import { startHarness, type Harness } from '../support/embedded.js';
+import { useHarness } from '../support/embedded.js';
 
 /**
  * Each production incident of the source article as a simulator fault, through
@@ -11,13 +11,7 @@ import { startHarness, type Harness } from '../support/embedded.js';
  * the audit say what Paperclip concluded, and the two must agree.
  */
 describe('fault handling on the embedded stack', () => {
-  let h: Harness;
-  before(async () => {
-    h = await startHarness();
-  });
-  after(async () => {
-    await h?.stop();
-  });
+  const h = useHarness();
   beforeEach(async () => {
     await h.control.reset({
       seed: 11,

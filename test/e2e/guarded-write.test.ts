@@ -1,8 +1,8 @@
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { evidenceKey } from '../../src/adapters/s3/evidence-store.js';
 import { idempotencyKey } from '../../src/domain/task.js';
-import { startHarness, type Harness } from '../support/embedded.js';
+import { useHarness } from '../support/embedded.js';
 import { readZip } from '../../src/lib/zip.js';
 
 /**
@@ -12,13 +12,7 @@ import { readZip } from '../../src/lib/zip.js';
  * table and the evidence bucket.
  */
 describe('guarded write path on the embedded stack', () => {
-  let h: Harness;
-  before(async () => {
-    h = await startHarness();
-  });
-  after(async () => {
-    await h?.stop();
-  });
+  const h = useHarness();
 
   const pendingOnly = {
     seed: 7,

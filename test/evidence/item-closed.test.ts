@@ -1,10 +1,10 @@
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { compensate } from '../../src/app/compensation.js';
 import { batchKey, evidenceKey } from '../../src/adapters/s3/evidence-store.js';
 import { idempotencyKey } from '../../src/domain/task.js';
 import { verifyBatch } from '../../src/evidence/verify.js';
-import { startHarness, type Harness } from '../support/embedded.js';
+import { useHarness } from '../support/embedded.js';
 
 /**
  * What happens to an item's evidence when it closes, and when it is undone
@@ -14,13 +14,7 @@ import { startHarness, type Harness } from '../support/embedded.js';
  * its page rewritten and re-sealed, so an auditor opening it sees the rollback.
  */
 describe('evidence when an item closes', () => {
-  let h: Harness;
-  before(async () => {
-    h = await startHarness();
-  });
-  after(async () => {
-    await h?.stop();
-  });
+  const h = useHarness();
 
   /** Every ListObjectsV2 prefix the services send while `run` runs (a recording step on the real S3 client). */
   async function listedPrefixes(run: () => Promise<void>): Promise<string[]> {

@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { BrowserContext, Page } from 'playwright-core';
-import { after, before, beforeEach } from 'node:test';
+import { useFixture } from '../support/fixture.js';
 import { closeSharedBrowser, sharedBrowser } from '../../src/browser/chromium.js';
 import { LedgerlyControl } from '../../src/ledgerly/control-client.js';
 import {
@@ -26,18 +26,13 @@ export async function startTestLedgerly(options: LedgerlyOptions = {}): Promise<
 
 /** One Ledgerly for the whole file, reset before each test, closed with the shared browser afterwards. */
 export function useTestLedgerly(options: LedgerlyOptions = {}): TestLedgerly {
-  const t = {} as TestLedgerly;
-  before(async () => {
-    Object.assign(t, await startTestLedgerly(options));
+  return useFixture(() => startTestLedgerly(options), {
+    reset: (t) => t.ctl.reset(),
+    stop: async (t) => {
+      await closeSharedBrowser();
+      await t.server.close();
+    },
   });
-  beforeEach(async () => {
-    await t.ctl.reset();
-  });
-  after(async () => {
-    await closeSharedBrowser();
-    await t.server?.close();
-  });
-  return t;
 }
 
 export async function newContext(): Promise<BrowserContext> {

@@ -1,10 +1,10 @@
 import type { BrowserContext, Page } from 'playwright-core';
-import { after, before, beforeEach } from 'node:test';
 import { closeSharedBrowser, sharedBrowser } from '../../src/browser/chromium.js';
 import { accountFor, OPS_ACCOUNT } from '../../src/simulator/accounts.js';
 import { SimulatorControl } from '../../src/simulator/control-client.js';
 import { startSimulator, type RunningSimulator, type SimulatorOptions } from '../../src/simulator/server.js';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { useFixture } from '../support/fixture.js';
 
 export const CONTROL_TOKEN = 'test-control-token';
 
@@ -25,18 +25,13 @@ export async function startTestSimulator(options: SimulatorOptions = {}): Promis
  * the shared browser afterwards. The returned object is filled in by `before`.
  */
 export function useTestSimulator(options: SimulatorOptions = {}): TestSimulator {
-  const t = {} as TestSimulator;
-  before(async () => {
-    Object.assign(t, await startTestSimulator(options));
+  return useFixture(() => startTestSimulator(options), {
+    reset: (t) => t.ctl.reset(),
+    stop: async (t) => {
+      await closeSharedBrowser();
+      await t.sim.close();
+    },
   });
-  beforeEach(async () => {
-    await t.ctl.reset();
-  });
-  after(async () => {
-    await closeSharedBrowser();
-    await t.sim?.close();
-  });
-  return t;
 }
 
 export async function newContext(): Promise<BrowserContext> {

@@ -8,6 +8,7 @@ import { startLedgerly } from '../../src/ledgerly/server.js';
 import { LedgerlyControl } from '../../src/ledgerly/control-client.js';
 import { startEmbeddedPaperclip, type EmbeddedOptions, type EmbeddedPaperclip } from '../../src/embedded/embedded-paperclip.js';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { useFixture } from './fixture.js';
 
 process.env['AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED'] ??= 'true';
 
@@ -94,4 +95,9 @@ async function harnessAround<Control>(sim: Harness['sim'], control: Control, opt
       rmSync(dataDir, { recursive: true, force: true });
     },
   };
+}
+
+/** One harness for the whole test file: started before its first test, stopped after its last. */
+export function useHarness(start: () => Promise<Harness> = () => startHarness()): Harness {
+  return useFixture(start, { stop: (h) => h.stop() });
 }
