@@ -118,7 +118,8 @@ export class Observability extends Construct {
     );
     alarm(
       'takeover-rate',
-      `More than ${props.takeoverRateThreshold * 100}% of items in the last hour went to human takeover: a site change, a session problem or a policy that refuses too much.`,
+      `More than ${props.takeoverRateThreshold * 100}% of items in the last hour went to ` +
+        `human takeover: a site change, a session problem or a policy that refuses too much.`,
       rate('Human takeover rate', 'HumanTakeover', 'ItemProcessed', hour),
       props.takeoverRateThreshold,
     );

@@ -119,13 +119,15 @@ export function resolveDeployment(deploy: DeploymentConfig, projectRoot: string,
   deploy.tenants.forEach((tenant, index) => {
     if (!source.tenants.some((t) => t.id === tenant.id)) {
       problems.push(
-        `field "tenants[${index}].id": tenant '${tenant.id}' is not in ${deploy.runtimeConfig}; add it there (with its identity and approvers) or remove the schedule`,
+        `field "tenants[${index}].id": tenant '${tenant.id}' is not in ${deploy.runtimeConfig}; ` +
+          `add it there (with its identity and approvers) or remove the schedule`,
       );
     }
   });
   if (source.approvals.sign_in && !deploy.approvalBaseUrl) {
     problems.push(
-      'field "approvalBaseUrl": required when the runtime config has approvals.sign_in (the user pool client must know the callback URL); set the https URL approvers open',
+      'field "approvalBaseUrl": required when the runtime config has approvals.sign_in ' +
+        '(the user pool client must know the callback URL); set the https URL approvers open',
     );
   }
   if (problems.length > 0) throw new DeploymentConfigError(deploySource, problems);

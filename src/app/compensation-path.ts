@@ -40,7 +40,8 @@ export async function assertCompensationPath(s: Services, item: RoutedItem): Pro
   }
   if (!open) {
     refuse(
-      'accepted only from the compensation path (paperclip compensate, or the workflow after a wrong readback); run paperclip compensate <key> --reason "…" instead',
+      'accepted only from the compensation path (paperclip compensate, or the workflow ' +
+        'after a wrong readback); run paperclip compensate <key> --reason "…" instead',
     );
   }
 }

@@ -81,7 +81,10 @@ function refusal(s: Services, claim: Claim | undefined, input: CompensationReque
   if (!claim) return `there is no write with key ${input.key}; take the key from the audit trail or the evidence folder`;
   const action = own(s.pack.actions, claim.action);
   if (action?.reversibility === 'irreversible') {
-    return `${claim.action} on ${claim.billNo} is irreversible: it has no inverse and cannot be compensated (irreversible actions are guarded by approval before they run; a mistake needs a person and the vendor)`;
+    return (
+      `${claim.action} on ${claim.billNo} is irreversible: it has no inverse and cannot be compensated ` +
+      `(irreversible actions are guarded by approval before they run; a mistake needs a person and the vendor)`
+    );
   }
   if (!MAY_HAVE_WRITTEN.includes(claim.status)) return `${input.key} is ${claim.status}: nothing was written, so there is nothing to undo`;
   if (!claim.inverse)
@@ -124,12 +127,14 @@ export async function compensate(s: Services, input: CompensationRequest): Promi
   if (earlier) {
     if (earlier.status === 'DONE') return { ...result('done', earlier.owner), alreadyCompensated: true };
     throw new CompensationRefusedError(
-      `${input.key} was already compensated once (${inverseKey}, now ${earlier.status}); a second automatic attempt could make things worse, so it is for a person now`,
+      `${input.key} was already compensated once (${inverseKey}, now ${earlier.status}); ` +
+        `a second automatic attempt could make things worse, so it is for a person now`,
     );
   }
   if (!restoresPreState) {
     throw new CompensationRefusedError(
-      `the inverse ${inverse.action} leads to ${restoredTo ?? 'an undeclared status'}, not the registered pre-state ${inverse.targetStatus}; it cannot restore this write`,
+      `the inverse ${inverse.action} leads to ${restoredTo ?? 'an undeclared status'}, ` +
+        `not the registered pre-state ${inverse.targetStatus}; it cannot restore this write`,
     );
   }
 

@@ -111,7 +111,8 @@ export async function runBatchCommand(paperclip: EmbeddedPaperclip, o: BatchComm
   const run = await paperclip.runBatch({ taskId: o.taskId, tenant: o.tenant, requestedBy: o.requestedBy }, (p) => progress.update(p));
   progress.finish();
   log(
-    `batch ${run.status.toLowerCase()} in ${((Date.now() - began) / 1000).toFixed(1)} s; evidence under s3://${paperclip.services.config.evidence.bucket}/evidence/${o.tenant}/${o.taskId}/`,
+    `batch ${run.status.toLowerCase()} in ${((Date.now() - began) / 1000).toFixed(1)} s; evidence ` +
+      `under s3://${paperclip.services.config.evidence.bucket}/evidence/${o.tenant}/${o.taskId}/`,
   );
   log(`evidence pages     npx paperclip evidence --data-dir ${o.dataDirLabel}  then open /evidence/${o.tenant}/${o.taskId}/index.html`);
   const dataDirFlag = o.dataDirLabel === '.paperclip' ? '' : ` --data-dir ${o.dataDirLabel}`;

@@ -89,7 +89,8 @@ export async function startEmbeddedSession(options: SessionOptions): Promise<Emb
   const owner = runningStack(dataDir);
   if (owner) {
     throw new DataFolderError(
-      `the data folder ${dataDir} is in use by a running Paperclip (pid ${owner.pid}, started ${owner.startedAt}); stop it first, or run this command without starting a stack`,
+      `the data folder ${dataDir} is in use by a running Paperclip (pid ${owner.pid}, started ` +
+        `${owner.startedAt}); stop it first, or run this command without starting a stack`,
     );
   }
   const configPath = resolve(options.configPath ?? 'config/paperclip.local.yaml');

@@ -35,7 +35,10 @@ function listing(commands: Command[]): string {
 }
 
 export function overview(): string {
-  return `Usage: paperclip <command> [flags]\n\nCommands:\n${listing(COMMANDS)}\n\nRun paperclip <command> --help for its flags. npm start runs the demo; npx paperclip runs this.`;
+  return (
+    `Usage: paperclip <command> [flags]\n\nCommands:\n${listing(COMMANDS)}\n\nRun paperclip ` +
+    `<command> --help for its flags. npm start runs the demo; npx paperclip runs this.`
+  );
 }
 
 /** The command named by the leading words of argv (the longest name wins: `sitepack check` before `sitepack`). */

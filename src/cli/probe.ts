@@ -187,8 +187,10 @@ export async function probe(s: Services, options: { tenant: string; item?: strin
         check: 'logged-out visit',
         ok: answered,
         detail: answered
-          ? `${probeUrl} without a session is detected: login.probeUrl answered ${answer.status()}, so a stored session that is gone is noticed before a task uses it`
-          : `${probeUrl} without a session showed ${new URL(page.url()).pathname}${new URL(page.url()).hash} and nothing matched sessionLost; add what the vendor shows there (a URL part or a text)`,
+          ? `${probeUrl} without a session is detected: login.probeUrl answered ` +
+            `${answer.status()}, so a stored session that is gone is noticed before a task uses it`
+          : `${probeUrl} without a session showed ${new URL(page.url()).pathname}${new URL(page.url()).hash} ` +
+            `and nothing matched sessionLost; add what the vendor shows there (a URL part or a text)`,
       });
     } catch (error) {
       const lost = error instanceof SessionLostError;

@@ -214,7 +214,8 @@ export async function executeTakeover(s: Services, command: TakeoverCommand, io:
           `notified   ${entry.notified.join(', ') || '—'}${entry.notifyError ? ` (mail failed: ${entry.notifyError})` : ''}`,
           ...(r
             ? [
-                `resolution ${r.as} by ${r.operator} at ${r.at}: ${r.note}${r.retryExecutionArn ? `\n           retry ${r.retryExecutionArn} -> ${r.retryOutcome ?? 'running'}` : ''}`,
+                `resolution ${r.as} by ${r.operator} at ${r.at}: ` +
+                  `${r.note}${r.retryExecutionArn ? `\n           retry ${r.retryExecutionArn} -> ${r.retryOutcome ?? 'running'}` : ''}`,
               ]
             : []),
           'evidence',

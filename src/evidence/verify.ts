@@ -137,7 +137,8 @@ export async function verifyBatch(ctx: EvidenceContext, batch: BatchRef, options
     });
   } else if (state.latestSealEvent && state.sealEvent.seq !== state.latestSealEvent.seq) {
     result.notes.push(
-      `${sealObject} is the seal of event seq ${state.sealEvent.seq}; the chain's latest seal is seq ${state.latestSealEvent.seq} (two runs of this task sealed at once); verified against seq ${state.sealEvent.seq}`,
+      `${sealObject} is the seal of event seq ${state.sealEvent.seq}; the chain's latest seal is seq ` +
+        `${state.latestSealEvent.seq} (two runs of this task sealed at once); verified against seq ${state.sealEvent.seq}`,
     );
   }
   const manifest = state.manifest;
@@ -147,7 +148,9 @@ export async function verifyBatch(ctx: EvidenceContext, batch: BatchRef, options
       kind: 'altered',
       chain: batchChain(batch),
       seq: refused.seq,
-      detail: `event seq ${refused.seq} (item_sealed) of chain ${batchChain(batch)} ${refused.problem} for item ${refused.key}; verified against the earlier sealed entry`,
+      detail:
+        `event seq ${refused.seq} (item_sealed) of chain ${batchChain(batch)} ` +
+        `${refused.problem} for item ${refused.key}; verified against the earlier sealed entry`,
     });
   }
 

@@ -263,7 +263,10 @@ function preflightStep(raw: unknown, index: number): string | undefined {
   if (action !== 'fill' && action !== 'select') inspect.push(['value', step['value']]);
   for (const [where, value] of inspect) {
     if (typeof value === 'string' && SELECTOR_LIKE.test(value)) {
-      return `step ${n} ${where} is a selector string ("${snippet(value, 40)}"), not a semantic locator; CSS class and id selectors break on the next vendor build. Use role+name, label, placeholder, text, testId or field from the page description`;
+      return (
+        `step ${n} ${where} is a selector string ("${snippet(value, 40)}"), not a semantic locator; CSS class and id selectors ` +
+        `break on the next vendor build. Use role+name, label, placeholder, text, testId or field from the page description`
+      );
     }
   }
   return undefined;
@@ -334,7 +337,9 @@ export function validateAnswer(value: unknown, ctx: ValidationContext): Verdict 
   if (rowScoped >= 0) {
     return {
       ok: false,
-      reason: `step ${rowScoped + 1} uses within {"row": true}, which needs an item key only site-pack actions receive; locate the element by role+name, text or label instead`,
+      reason:
+        `step ${rowScoped + 1} uses within {"row": true}, which needs an item key only ` +
+        `site-pack actions receive; locate the element by role+name, text or label instead`,
     };
   }
 
@@ -376,7 +381,9 @@ export function validateAnswer(value: unknown, ctx: ValidationContext): Verdict 
     if (bad >= 0) {
       return {
         ok: false,
-        reason: `step ${bad + 1} (${describeStep(steps[bad]!)}) is not read-only; a visual extraction may only open, wait_for, expect, extract, screenshot and click links or pagination`,
+        reason:
+          `step ${bad + 1} (${describeStep(steps[bad]!)}) is not read-only; a visual extraction ` +
+          `may only open, wait_for, expect, extract, screenshot and click links or pagination`,
       };
     }
     return { ok: true, plan: { kind: 'read_only', steps } };
@@ -394,7 +401,9 @@ export function validateAnswer(value: unknown, ctx: ValidationContext): Verdict 
     } else if (ctx.writeWords.some((w) => norm(text).includes(norm(w)))) {
       return {
         ok: false,
-        reason: `step ${index + 1} (${describeStep(step)}) looks like a vendor write that no site-pack action describes; the planner does not perform writes. Leave it out; a person must add such an action to the site pack`,
+        reason:
+          `step ${index + 1} (${describeStep(step)}) looks like a vendor write that no site-pack action describes; ` +
+          `the planner does not perform writes. Leave it out; a person must add such an action to the site pack`,
       };
     }
   }
@@ -404,14 +413,18 @@ export function validateAnswer(value: unknown, ctx: ValidationContext): Verdict 
     if (!action) {
       return {
         ok: false,
-        reason: `sitePackAction "${sitePackAction}" is not an action of site pack "${ctx.pack.site}"; known actions: ${Object.keys(ctx.pack.actions).join(', ')}`,
+        reason:
+          `sitePackAction "${sitePackAction}" is not an action of site pack ` +
+          `"${ctx.pack.site}"; known actions: ${Object.keys(ctx.pack.actions).join(', ')}`,
       };
     }
     const foreign = writes.find((w) => !w.matched.some((m) => m.action === sitePackAction));
     if (foreign) {
       return {
         ok: false,
-        reason: `step ${foreign.index + 1} (${describeStep(foreign.step)}) belongs to ${foreign.matched.map((m) => `"${m.action}"`).join(' / ')}, not to the named sitePackAction "${sitePackAction}"`,
+        reason:
+          `step ${foreign.index + 1} (${describeStep(foreign.step)}) belongs to ` +
+          `${foreign.matched.map((m) => `"${m.action}"`).join(' / ')}, not to the named sitePackAction "${sitePackAction}"`,
       };
     }
     return { ok: true, plan: { kind: 'handoff', steps, sitePackAction, ...(params ? { params } : {}) } };
@@ -426,7 +439,9 @@ export function validateAnswer(value: unknown, ctx: ValidationContext): Verdict 
       : `a step of the site-pack write "${trigger.action}"; vendor writes go through the guarded write path`;
     return {
       ok: false,
-      reason: `step ${write.index + 1} (${describeStep(write.step)}) is ${why}. Leave it out, or answer {"sitePackAction": "${trigger.action}", "steps": [...]} to hand it over`,
+      reason:
+        `step ${write.index + 1} (${describeStep(write.step)}) is ${why}. Leave it out, ` +
+        `or answer {"sitePackAction": "${trigger.action}", "steps": [...]} to hand it over`,
     };
   }
 

@@ -44,7 +44,8 @@ export function renderReportText(report: ReportData): string {
         .map(([o, n]) => `${o} ${n}`)
         .join(', ') || 'none'
     }`,
-    `misoperations: unintended state ${report.misoperations.unintendedState}, unproven re-commit ${report.misoperations.unprovenRecommit}, outcome contradicted ${report.misoperations.outcomeContradicted}, concurrent duplicate ${report.misoperations.concurrentDuplicate}`,
+    `misoperations: unintended state ${report.misoperations.unintendedState}, unproven re-commit ${report.misoperations.unprovenRecommit}, ` +
+      `outcome contradicted ${report.misoperations.outcomeContradicted}, concurrent duplicate ${report.misoperations.concurrentDuplicate}`,
     `caught before counting as done: false success ${report.falseSuccessCaught}; session lost ${report.sessionLost}; degraded readback ${report.degraded}`,
   ];
   if (report.misoperations.keys.length > 0) out.push(`misoperated keys: ${report.misoperations.keys.join(', ')}`);

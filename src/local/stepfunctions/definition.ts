@@ -189,7 +189,8 @@ const DISTRIBUTED_MAP_FIELDS = new Set([
 function prepareDistributedMap(name: string, state: Record<string, unknown>): { info: DistributedMapInfo; task: Record<string, unknown> } {
   const refuse = (why: string) => {
     throw sfnErrors.invalidDefinition(
-      `state "${name}": ${why} (the local runner implements ItemReader JSON from S3, ResultWriter to S3, MaxConcurrency[Path], ToleratedFailure{Percentage,Count}[Path])`,
+      `state "${name}": ${why} (the local runner implements ItemReader JSON from S3, ` +
+        `ResultWriter to S3, MaxConcurrency[Path], ToleratedFailure{Percentage,Count}[Path])`,
     );
   };
   for (const field of Object.keys(state)) if (!DISTRIBUTED_MAP_FIELDS.has(field)) refuse(`${field} is not supported in a Distributed Map`);
