@@ -15,6 +15,8 @@ export const handler = defineHandler(
     // Where the map run wrote every item's result, or why the map run failed.
     results: z.union([MapRunOutput, StepError]).optional(),
     readError: StepError.optional(),
+    // Why the summary itself failed (the Catch on Summarize), to be recorded and alerted.
+    summarizeError: StepError.optional(),
     executionArn: ExecutionArn,
   }),
   (s, event) => summarizeBatch(s, event),

@@ -109,12 +109,14 @@ export const FUNCTION_ACCESS: Readonly<Record<FunctionName, FunctionAccess>> = {
     // Operators are mailed when an item enters the queue.
     sendsEmail: true,
   },
-  // Counts outcomes, writes the batch page and seals the batch folder.
+  // Counts outcomes, writes the batch page and seals the batch folder; records and reports a failed summary.
   'summarize-batch': {
     ...NOTHING,
     tables: { claims: { actions: ['dynamodb:GetItem', 'dynamodb:Query'], indexes: ['byTask'] }, audit: AUDIT_APPEND },
     ...EVIDENCE_FOLDERS,
     batchRunFiles: 'reads-results',
+    // When the summary fails, its SummarizeFailed step mails the operators.
+    sendsEmail: true,
   },
   'approval-http': {
     ...NOTHING,

@@ -1,6 +1,6 @@
 import type { Services } from './services.js';
 import { BatchRequest, idempotencyKey } from '../domain/task.js';
-import { InputRejectedError, failureMessage } from '../domain/errors.js';
+import { InputRejectedError, failureMessage, workflowError } from '../domain/errors.js';
 import { batchKey, type StoredObject } from '../adapters/s3/evidence-store.js';
 import { type MapRunItemResult, MapRunOutput } from '../adapters/s3/map-run-results.js';
 import { readContextFor, readList, type ListedItem } from './vendor-reads.js';
@@ -9,6 +9,8 @@ import type { SitePack } from '../sitepack/schema.js';
 import { withSession } from './sessions.js';
 import { own } from '../lib/own.js';
 import { sealBatchEvidence } from '../evidence/batch-end.js';
+import { escapeHtml } from '../http/html.js';
+import { log } from '../adapters/telemetry.js';
 
 /** The map run's output as SummarizeBatch receives it; the handler validates its event with this. */
 export { MapRunOutput };
@@ -179,6 +181,9 @@ export class BatchReadFailedError extends Error {
   override name = 'BatchReadFailedError';
 }
 
+/** Every item ran, but the summary or the seal could not be made: recorded, operators told, and the execution fails. */
+export class BatchSummaryFailedError extends workflowError('BatchSummaryFailedError') {}
+
 export const OUTCOMES = [
   'done',
   'skipped',
@@ -217,11 +222,14 @@ export async function summarizeBatch(
     read?: number;
     results?: MapRunOutput | { Error: string; Cause?: string };
     readError?: { Error: string; Cause?: string };
+    /** Set by the workflow's SummarizeFailed state: the summary itself failed (its Catch). */
+    summarizeError?: { Error: string; Cause?: string };
     executionArn?: string;
   },
 ): Promise<BatchSummary> {
   // The same normalisation ReadList applies: a scheduled id's colons are dropped, so the seal lands in the batch's own folder.
   const batch = parseBatch(pickRequest(input.batch));
+  if (input.summarizeError) return recordSummaryFailure(s, batch, input.summarizeError, input.executionArn);
   const counts = Object.fromEntries(OUTCOMES.map((o) => [o, 0])) as Record<Outcome, number>;
   const results: ItemResult[] = [];
   let mapError: string | undefined;
@@ -253,6 +261,57 @@ export async function summarizeBatch(
   // Reading the list failed: the summary and seal are stored, and the execution fails with the reason.
   if (input.readError) throw new BatchReadFailedError(`the list could not be read, no item was processed: ${summary.error}`);
   return summary;
+}
+
+/**
+ * The summary failed after every item ran (a timeout, S3 refusing a read, a
+ * bug): without this the execution would end with a raw Lambda error and no
+ * trace in the batch folder. Writes batch-failed.json beside the evidence, mails
+ * operators.notify (a mail failure is logged, never fatal), then fails the
+ * execution so the workflow-failure alarm fires too. Cheap on purpose: it reads
+ * no results, so it does not fail the way the summary did.
+ */
+async function recordSummaryFailure(
+  s: Services,
+  batch: BatchRequest,
+  failure: { Error: string; Cause?: string },
+  executionArn: string | undefined,
+): Promise<never> {
+  const error = failureMessage(failure);
+  const record = {
+    task: batch.taskId,
+    tenant: batch.tenant,
+    error,
+    executionArn: executionArn ?? null,
+    failedAt: new Date().toISOString(),
+  };
+  const key = batchKey(batch, 'batch-failed.json');
+  await s.evidence.put(key, JSON.stringify(record, null, 2), 'application/json');
+  log().error(`batch summary failed: ${error}`, { tenant: batch.tenant, taskId: batch.taskId, record: key });
+  const recipients = s.config.operators.notify;
+  if (recipients.length > 0) {
+    const lines = [
+      `租户 Tenant: ${batch.tenant}`,
+      `任务 Task: ${batch.taskId}`,
+      `错误 Error: ${error}`,
+      `执行 Execution: ${executionArn ?? '—'}`,
+      `记录 Record: ${key}`,
+      'Every item ran; their results and claims are kept. Re-run the summary by starting the batch again with the same task id (settled items are skipped).',
+    ];
+    await s.mail
+      .send({
+        to: recipients,
+        subject: `[Paperclip] 批次汇总失败 Batch summary failed: ${batch.tenant} ${batch.taskId}`,
+        text: `${lines.join('\n')}\n`,
+        html: `<p>${lines.map(escapeHtml).join('<br>')}</p>`,
+      })
+      .catch((mailError: unknown) =>
+        log().warn(`batch summary failure: could not mail ${recipients.join(', ')}: ${(mailError as Error).message}`, {
+          taskId: batch.taskId,
+        }),
+      );
+  }
+  throw new BatchSummaryFailedError(`the summary of ${batch.tenant}/${batch.taskId} failed after every item ran: ${error}`);
 }
 
 /** The request fields of a batch input that may carry more (ReadFailed passes the whole state). */

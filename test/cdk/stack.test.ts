@@ -279,9 +279,9 @@ describe('least privilege', () => {
     }
   });
 
-  it('only request-approval and takeover send mail, and only from the configured sender', () => {
+  it('only request-approval, takeover and summarize-batch (a failed summary) send mail, and only from the configured sender', () => {
     const senders = allNames.filter((name) => actionsOfRole(template, roleOf(name)).includes('ses:SendEmail'));
-    assert.deepEqual(senders, ['request-approval', 'takeover']);
+    assert.deepEqual(senders.sort(), ['request-approval', 'summarize-batch', 'takeover']);
     for (const name of senders) {
       const statement = statementsOfRole(template, roleOf(name)).find((s) => actionsOf(s).includes('ses:SendEmail'))!;
       assert.deepEqual(statement.Condition, { StringEquals: { 'ses:FromAddress': deploy.email.senderAddress } });

@@ -7,6 +7,7 @@ import { after, before, test } from 'node:test';
 import { parseBatch, storeBatchItems, type BatchItem } from '../../src/app/batch.js';
 import { useServices } from '../../src/app/services.js';
 import { handler as validateRoute } from '../../lambdas/validate-route.js';
+import { handler as summarizeBatch } from '../../lambdas/summarize-batch.js';
 import { batchKey } from '../../src/adapters/s3/evidence-store.js';
 import { idempotencyKey } from '../../src/domain/task.js';
 import type { Claim } from '../../src/domain/claim.js';
@@ -23,6 +24,8 @@ let h: Harness;
 let nextItems: BatchItem[] = [];
 /** Bills whose routing fails as if the vendor API were down (the simulator's API has no fault for reads). */
 const unreachable = new Set<string>();
+/** Makes the next summary fail as a timeout or an S3 outage would (its SummarizeFailed step still runs for real). */
+let failNextSummary = false;
 
 const config = temporaryConfig();
 
@@ -49,6 +52,13 @@ before(async () => {
         if (unreachable.has(billNo))
           throw Object.assign(new Error(`vendor API unreachable reading ${billNo}`), { name: 'VendorUnavailableError' });
         return validateRoute(event);
+      },
+      'summarize-batch': async (event: unknown) => {
+        if (failNextSummary && !(event as { summarizeError?: unknown }).summarizeError) {
+          failNextSummary = false;
+          throw Object.assign(new Error('S3 answered 503 SlowDown reading the map run results'), { name: 'SlowDown' });
+        }
+        return summarizeBatch(event);
       },
       'read-list': async (event: unknown) => {
         const { batch, executionArn } = event as { batch: unknown; executionArn: string };
@@ -141,5 +151,63 @@ test('a rejected item and a routing failure are summarised with the rest, and th
     settled.map((i) => i.key).filter((k) => !seal.items.some((s) => s.key === k)),
     [],
     'every settled item is in the seal',
+  );
+});
+
+test('2,000 items whose claims are already settled run through the Distributed Map, are summarised and sealed within the enforced limits', async () => {
+  const count = 2000;
+  await h.control.reset({ tenants: [{ id: 'acme', pending: 0, overcharge: 0, processed: count }] });
+  const bills = (await h.control.state()).bills.filter((b) => b.tenant === 'acme').map((b) => b.billNo);
+  assert.equal(bills.length, count);
+  const taskId = 'T-acme-scale-2000';
+  const items = bills.map((billNo) => item(taskId, billNo));
+  await settle(items);
+  nextItems = items;
+
+  // The local runner enforces 256 KiB per state and 25,000 history events per execution, as AWS does:
+  // the batch execution succeeds only if neither the map's state nor its history grows with the item count.
+  const run = await h.paperclip.runBatch({ taskId, tenant: 'acme' });
+  assert.equal(run.status, 'SUCCEEDED', run.error);
+  assert.equal(run.summary?.items, count);
+  assert.equal(run.summary?.counts.skipped, count);
+
+  const seal = await sealOf('acme', taskId);
+  const sealed = new Set(seal.items.map((s) => s.key));
+  assert.deepEqual(
+    items.map((i) => i.key).filter((k) => !sealed.has(k)),
+    [],
+    'every item is in the seal',
+  );
+  assert.ok(
+    seal.batchObjects.some((o) => o.name === 'batch.json'),
+    'the seal covers the summary',
+  );
+});
+
+test('a failed summary is caught: recorded in the batch folder, operators mailed, and the execution fails', async () => {
+  await h.control.reset({ tenants: [{ id: 'acme', pending: 0, overcharge: 0, processed: 2 }] });
+  const acme = (await h.control.state()).bills.filter((b) => b.tenant === 'acme').map((b) => b.billNo);
+  const taskId = 'T-acme-summary-fails';
+  const items = acme.map((billNo) => item(taskId, billNo));
+  await settle(items);
+  nextItems = items;
+  failNextSummary = true;
+  const since = Math.floor(Date.now() / 1000) - 1;
+
+  const run = await h.paperclip.runBatch({ taskId, tenant: 'acme' });
+  assert.equal(run.status, 'FAILED');
+  assert.match(run.error ?? '', /^BatchSummaryFailedError: .*SlowDown: S3 answered 503/);
+  const record = JSON.parse(
+    (await h.paperclip.services.evidence.get(batchKey({ tenant: 'acme', taskId }, 'batch-failed.json')))!.toString(),
+  ) as {
+    error: string;
+    executionArn: string;
+  };
+  assert.match(record.error, /SlowDown/);
+  assert.equal(record.executionArn, run.executionArn);
+  const mails = await h.paperclip.stack.fetchEmails(since);
+  assert.ok(
+    mails.some((m) => m.destination.to.includes('ops-oncall@ops.example') && JSON.stringify(m).includes(taskId)),
+    'the operators are mailed',
   );
 });
