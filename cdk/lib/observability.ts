@@ -5,6 +5,7 @@ import {
   Dashboard,
   GraphWidget,
   MathExpression,
+  Metric,
   TextWidget,
   TreatMissingData,
   type IMetric,
@@ -17,19 +18,35 @@ import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
 import type { IQueue } from 'aws-cdk-lib/aws-sqs';
 import type { StateMachine } from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
-import { METRIC_NAMES, METRICS_NAMESPACE, type MetricName } from '../../src/report/metric-names.js';
+import { ITEM_METRIC_SERVICES, METRIC_NAMES, METRICS_NAMESPACE, TENANT_DIMENSION, type MetricName } from '../../src/report/metric-names.js';
 
 /** The EMF metric names the handlers emit, from the module that emits them. */
 export const PAPERCLIP_METRICS = METRIC_NAMES;
 export type PaperclipMetric = MetricName;
 
 /**
- * A Metrics Insights query summing one metric over every dimension set it is
- * emitted with (tenant, service, …), so the totals do not depend on which
- * dimensions a handler attaches.
+ * One metric summed over the functions that emit it, as metric math over plain
+ * metrics (the `service`-only copy the handlers emit). Not a Metrics Insights
+ * query: CloudWatch evaluates an alarm on one such query alone, never two
+ * combined in math, and runs one query per dashboard widget.
  */
 export function total(metric: PaperclipMetric, period: Duration, label?: string): MathExpression {
-  return new MathExpression({ expression: `SELECT SUM(${metric}) FROM ${METRICS_NAMESPACE}`, period, label: label ?? metric });
+  const usingMetrics: Record<string, Metric> = {};
+  ITEM_METRIC_SERVICES.forEach((service, index) => {
+    // Ids unique per metric: a rate nests two totals in one expression.
+    usingMetrics[`${metric.toLowerCase()}_${index}`] = new Metric({
+      namespace: METRICS_NAMESPACE,
+      metricName: metric,
+      dimensionsMap: { service },
+      statistic: 'Sum',
+      period,
+    });
+  });
+  // FILL(…, 0): a function that emitted nothing in the period counts as 0, not as a gap that blanks the sum.
+  const expression = Object.keys(usingMetrics)
+    .map((id) => `FILL(${id}, 0)`)
+    .join(' + ');
+  return new MathExpression({ expression, usingMetrics, period, label: label ?? metric });
 }
 
 /** numerator / denominator, 0 when nothing was processed (no division by zero, no false alarm). */
@@ -190,7 +207,8 @@ export class Observability extends Construct {
         title: 'Items processed per tenant',
         left: [
           new MathExpression({
-            expression: `SELECT SUM(ItemProcessed) FROM ${METRICS_NAMESPACE} GROUP BY tenant`,
+            // The only Metrics Insights query, alone in its widget (CloudWatch runs one per widget), over the per-tenant copies.
+            expression: `SELECT SUM(ItemProcessed) FROM SCHEMA("${METRICS_NAMESPACE}", service, ${TENANT_DIMENSION}) GROUP BY ${TENANT_DIMENSION}`,
             period: hour,
             label: 'ItemProcessed',
           }),

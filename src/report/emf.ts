@@ -1,6 +1,6 @@
 import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 import type { ItemFacts } from './classify.js';
-import { METRIC_NAMES, METRICS_NAMESPACE, type MetricName } from './metric-names.js';
+import { METRIC_NAMES, METRICS_NAMESPACE, TENANT_DIMENSION, type MetricName } from './metric-names.js';
 
 /**
  * The four metrics per item as CloudWatch EMF, through Powertools. Names and
@@ -55,10 +55,14 @@ export function emitItemMetrics(
   const values = itemMetricValues(facts, close);
   if (!metricsEnabled()) return values;
   const m = instance();
-  m.addDimension('tenant', facts.tenant);
-  for (const name of METRIC_NAMES) m.addMetric(name, MetricUnit.Count, values[name]);
-  m.addMetadata('key', facts.key);
-  m.addMetadata('taskId', facts.taskId);
-  m.publishStoredMetrics();
+  // Two documents: the totals under `service` only (what alarms and rates sum as plain metrics),
+  // and the same values per tenant (service and tenant) for the per-tenant view.
+  for (const tenant of [undefined, facts.tenant]) {
+    if (tenant) m.addDimension(TENANT_DIMENSION, tenant);
+    for (const name of METRIC_NAMES) m.addMetric(name, MetricUnit.Count, values[name]);
+    m.addMetadata('key', facts.key);
+    m.addMetadata('taskId', facts.taskId);
+    m.publishStoredMetrics();
+  }
   return values;
 }

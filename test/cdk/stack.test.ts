@@ -8,7 +8,7 @@ import { AwsSolutionsChecks } from 'cdk-nag';
 import { parse as parseYaml } from 'yaml';
 import { TABLES, tableName } from '../../src/adapters/dynamodb/table-definitions.js';
 import { WORKFLOW_FUNCTIONS, functionArnVariable } from '../../src/workflow/functions.js';
-import { METRIC_NAMES } from '../../src/report/metric-names.js';
+import { ITEM_METRIC_SERVICES, METRIC_NAMES } from '../../src/report/metric-names.js';
 import { applySubstitutions, substitutionVariables, type AslMachine } from '../../cdk/lib/asl.js';
 import { createPaperclipApp, PROJECT_ROOT, SAMPLE_DEPLOY_CONFIG } from '../../cdk/lib/app.js';
 import { loadDeploymentConfig } from '../../cdk/config.js';
@@ -724,15 +724,48 @@ describe('observability', () => {
   const alarms = () => resources(template, 'AWS::CloudWatch::Alarm');
   const alarmNamed = (suffix: string) => alarms().find(([, a]) => a.Properties['AlarmName'] === `${prefix}-${suffix}`)?.[1];
   const expressions = (alarm: CfnResource) =>
-    (alarm.Properties['Metrics'] as Array<{ Expression?: string }>).map((m) => m.Expression).filter(Boolean) as string[];
+    ((alarm.Properties['Metrics'] ?? []) as Array<{ Expression?: string }>).map((m) => m.Expression).filter(Boolean) as string[];
+  type AlarmMetric = {
+    Id: string;
+    Expression?: string;
+    MetricStat?: { Metric: { MetricName: string; Dimensions?: Array<{ Name: string; Value: string }> } };
+  };
+  /** The plain metrics an alarm sums, as `<metric>@<service>`. */
+  const summed = (alarm: CfnResource) =>
+    (alarm.Properties['Metrics'] as AlarmMetric[])
+      .filter((m) => m.MetricStat)
+      .map((m) => `${m.MetricStat!.Metric.MetricName}@${m.MetricStat!.Metric.Dimensions?.map((d) => `${d.Name}=${d.Value}`).join(',')}`)
+      .sort();
+  const perService = (metric: string) => ITEM_METRIC_SERVICES.map((service) => `${metric}@service=${service}`).sort();
+
+  it('uses no Metrics Insights query in an alarm, where CloudWatch allows one query alone, and at most one per dashboard widget', () => {
+    for (const [, alarm] of alarms()) {
+      const name = alarm.Properties['AlarmName'];
+      assert.ok(!expressions(alarm).some((e) => /\bSELECT\b/i.test(e)), `${name} alarms on metric math over plain metrics`);
+      assert.ok(
+        (alarm.Properties['Metrics'] ?? []).length <= 10 || !alarm.Properties['Metrics'],
+        `${name}: at most 10 metrics in an alarm's math`,
+      );
+    }
+    const [, dashboard] = resources(template, 'AWS::CloudWatch::Dashboard')[0]!;
+    const raw = dashboard.Properties['DashboardBody'] as string | { 'Fn::Join': [string, unknown[]] };
+    const text = typeof raw === 'string' ? raw : raw['Fn::Join'][1].map((part) => (typeof part === 'string' ? part : 'TOKEN')).join('');
+    const body = JSON.parse(text) as { widgets: Array<{ properties: { metrics?: unknown[][] } }> };
+    for (const widget of body.widgets) {
+      const queries = (widget.properties.metrics ?? []).filter((row) =>
+        row.some((cell) => typeof cell === 'object' && /\bSELECT\b/i.test(JSON.stringify(cell))),
+      );
+      assert.ok(queries.length <= 1, `a widget runs ${queries.length} Metrics Insights queries`);
+    }
+  });
 
   it('alarms on any misoperation, any session loss, and workflow failures', () => {
     const misoperation = alarmNamed('misoperation')!;
-    assert.ok(expressions(misoperation).includes('SELECT SUM(Misoperation) FROM Paperclip'));
+    assert.deepEqual(summed(misoperation), perService('Misoperation'));
     assert.equal(misoperation.Properties['Threshold'], 0);
     assert.equal(misoperation.Properties['ComparisonOperator'], 'GreaterThanThreshold');
     const session = alarmNamed('session-lost')!;
-    assert.ok(expressions(session).includes('SELECT SUM(SessionLost) FROM Paperclip'));
+    assert.deepEqual(summed(session), perService('SessionLost'));
     assert.equal(session.Properties['Threshold'], 0);
     for (const name of ['batch', 'guardedwrite']) {
       const failures = alarmNamed(`${name}-workflow-failures`)!;
@@ -747,10 +780,8 @@ describe('observability', () => {
   it('alarms on the takeover rate above the configured threshold', () => {
     const takeover = alarmNamed('takeover-rate')!;
     assert.equal(takeover.Properties['Threshold'], deploy.alarms.takeoverRateThreshold);
-    const all = expressions(takeover);
-    assert.ok(all.includes('SELECT SUM(HumanTakeover) FROM Paperclip'));
-    assert.ok(all.includes('SELECT SUM(ItemProcessed) FROM Paperclip'));
-    assert.ok(all.some((e) => /n \/ d/.test(e)));
+    assert.deepEqual(summed(takeover), [...perService('HumanTakeover'), ...perService('ItemProcessed')].sort());
+    assert.ok(expressions(takeover).some((e) => /n \/ d/.test(e)));
   });
 
   it('notifies one encrypted, SSL-only topic from every alarm', () => {
@@ -782,10 +813,11 @@ describe('observability', () => {
     const body = JSON.stringify(dashboard.Properties['DashboardBody']);
     for (const definition of RATE_DEFINITIONS) {
       assert.ok(body.includes(definition.label), definition.label);
-      assert.ok(body.includes(`SELECT SUM(${definition.numerator}) FROM Paperclip`), definition.numerator);
-      assert.ok(body.includes(`SELECT SUM(${definition.denominator}) FROM Paperclip`), definition.denominator);
+      assert.ok(body.includes(`\\"${definition.numerator}\\",\\"service\\",\\"complete\\"`), definition.numerator);
+      assert.ok(body.includes(`\\"${definition.denominator}\\",\\"service\\",\\"takeover\\"`), definition.denominator);
     }
     assert.ok(body.includes('IF(d > 0, n / d, 0)'));
-    for (const metric of METRIC_NAMES) assert.ok(body.includes(`SELECT SUM(${metric}) FROM Paperclip`), `${metric} is on the dashboard`);
+    for (const metric of METRIC_NAMES)
+      assert.ok(body.includes(`\\"${metric}\\",\\"service\\",\\"summarize-batch\\"`), `${metric} is on the dashboard`);
   });
 });

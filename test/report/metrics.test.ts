@@ -252,8 +252,11 @@ describe('EMF item metrics', () => {
           tenant: string;
         } & Record<string, unknown>,
     );
-    assert.equal(docs.length, 2);
-    const [first] = docs as [(typeof docs)[number]];
+    // Two documents per item: the totals under `service` only (what alarms sum as plain metrics), then per tenant.
+    assert.equal(docs.length, 4);
+    const [totals, first] = docs as [(typeof docs)[number], (typeof docs)[number]];
+    assert.deepEqual(totals._aws.CloudWatchMetrics[0]!.Dimensions, [['service']]);
+    assert.equal(totals['HumanTakeover'], 1);
     const directive = first._aws.CloudWatchMetrics[0]!;
     assert.equal(directive.Namespace, 'Paperclip');
     assert.ok(directive.Dimensions[0]!.includes('tenant'));
@@ -261,8 +264,8 @@ describe('EMF item metrics', () => {
     assert.equal(first.tenant, 'acme');
     assert.equal(first['HumanTakeover'], 1);
     assert.equal(first['SessionLost'], 1);
-    assert.equal(docs[1]!['RollbackAttempted'], 1);
-    assert.equal(docs[1]!['ItemProcessed'], 0, 'a compensation run is not an item');
+    assert.equal(docs[3]!['RollbackAttempted'], 1);
+    assert.equal(docs[3]!['ItemProcessed'], 0, 'a compensation run is not an item');
   });
 });
 
