@@ -1,4 +1,6 @@
+import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { dirname, join, relative } from 'node:path';
 import { OutputFormat, type BundlingOptions } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { RUNTIME_DIR_IN_BUNDLE } from './runtime-config.js';
 
@@ -29,16 +31,35 @@ const ESM_REQUIRE_SHIM =
   "import { createRequire as __paperclipCreateRequire } from 'node:module';" + 'const require = __paperclipCreateRequire(import.meta.url);';
 
 /**
- * nodeModules are installed with `npm ci` from the project lock file; these
- * settings let that work from the local npm cache without a network.
+ * The installed folders of `names` and of everything they depend on at run
+ * time (dependencies and installed optional dependencies), relative to
+ * `projectRoot`, found the way Node resolves them: node_modules folders from
+ * the dependent's own folder up to the root.
  */
-const NPM_INSTALL_ENVIRONMENT = {
-  npm_config_prefer_offline: 'true',
-  npm_config_audit: 'false',
-  npm_config_fund: 'false',
-  npm_config_update_notifier: 'false',
-  npm_config_loglevel: 'error',
-};
+export function installedClosure(projectRoot: string, names: readonly string[]): string[] {
+  const found = new Set<string>();
+  const visit = (name: string, fromDir: string, optional: boolean) => {
+    for (let dir = fromDir; ; dir = dirname(dir)) {
+      const candidate = join(dir, 'node_modules', name);
+      if (existsSync(join(candidate, 'package.json'))) {
+        const path = relative(projectRoot, candidate);
+        if (found.has(path)) return;
+        found.add(path);
+        const manifest = JSON.parse(readFileSync(join(candidate, 'package.json'), 'utf8')) as {
+          dependencies?: Record<string, string>;
+          optionalDependencies?: Record<string, string>;
+        };
+        for (const dep of Object.keys(manifest.dependencies ?? {})) visit(dep, candidate, false);
+        for (const dep of Object.keys(manifest.optionalDependencies ?? {})) visit(dep, candidate, true);
+        return;
+      }
+      if (dir === projectRoot || dirname(dir) === dir) break;
+    }
+    if (!optional) throw new Error(`${name} is not installed under ${projectRoot}: run \`npm ci\` before synth`);
+  };
+  for (const name of names) visit(name, projectRoot, false);
+  return [...found].sort();
+}
 
 /** Fails fast, before CDK would quietly fall back to bundling in Docker. */
 export function assertLocalEsbuild(): void {
@@ -57,6 +78,8 @@ const NO_BROWSER_ALIASES = {
 
 export interface HandlerBundlingOptions {
   browser: boolean;
+  /** The repository root, whose installed node_modules the browser packages are copied from. */
+  projectRoot: string;
   /** Folder with config.yaml and site-pack.yaml, copied to /var/task/paperclip/. */
   runtimeFilesDir: string;
 }
@@ -76,7 +99,6 @@ export function handlerBundling(options: HandlerBundlingOptions): BundlingOption
     sourceMap: true,
     sourcesContent: false,
     forceDockerBundling: false,
-    environment: NPM_INSTALL_ENVIRONMENT,
   };
   if (!options.browser) {
     return {
@@ -89,14 +111,21 @@ export function handlerBundling(options: HandlerBundlingOptions): BundlingOption
       },
     };
   }
+  // Copied from the installed tree rather than CDK's nodeModules, which runs a nested `npm ci` (network, or a warm cache):
+  // synth works offline and ships exactly the versions the tests ran.
+  const packages = installedClosure(options.projectRoot, BROWSER_NODE_MODULES);
   return {
     ...common,
-    nodeModules: [...BROWSER_NODE_MODULES],
+    externalModules: [...BROWSER_NODE_MODULES],
     commandHooks: {
       beforeBundling: () => [],
       beforeInstall: () => [],
       afterBundling: (inputDir: string, outputDir: string) => [
         ...copyRuntimeFiles(outputDir),
+        ...packages.flatMap((path) => [
+          `mkdir -p "${outputDir}/${dirname(path)}"`,
+          `cp -R "${join(options.projectRoot, path)}" "${outputDir}/${dirname(path)}/"`,
+        ]),
         `mkdir -p "${outputDir}/fonts"`,
         `cp "${inputDir}/${CJK_FONT_SOURCE}" "${outputDir}/${CJK_FONT_TARGET}"`,
       ],

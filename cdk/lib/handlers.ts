@@ -13,6 +13,8 @@ export interface HandlersProps {
   /** lambdas/<name>.ts by default. */
   entryFor: (name: FunctionName) => string;
   runtimeFilesDir: string;
+  /** The repository root, with node_modules installed. */
+  projectRoot: string;
   access: AccessResources;
 }
 
@@ -47,6 +49,7 @@ export class Handlers extends Construct {
         logRetention: props.logRetention,
         environment: {},
         runtimeFilesDir: props.runtimeFilesDir,
+        projectRoot: props.projectRoot,
         tracing: name !== APPROVAL_HTTP.name,
       });
       grantAccess(this, fn.role, FUNCTION_ACCESS[name], props.access);

@@ -31,6 +31,8 @@ export interface PaperclipFunctionProps {
   environment: Record<string, string>;
   /** Generated config.yaml and site-pack.yaml shipped in the bundle. */
   runtimeFilesDir: string;
+  /** The repository root: the browser packages are copied from its installed node_modules. */
+  projectRoot: string;
   /**
    * X-Ray active tracing. Off for the approval endpoint, whose requests carry
    * signed approval links that have no business in a trace store.
@@ -89,7 +91,7 @@ export class PaperclipFunction extends Construct {
       applicationLogLevelV2: ApplicationLogLevel.INFO,
       systemLogLevelV2: SystemLogLevel.WARN,
       tracing: props.tracing ? Tracing.ACTIVE : Tracing.DISABLED,
-      bundling: handlerBundling({ browser: props.browser, runtimeFilesDir: props.runtimeFilesDir }),
+      bundling: handlerBundling({ browser: props.browser, runtimeFilesDir: props.runtimeFilesDir, projectRoot: props.projectRoot }),
       environment: {
         POWERTOOLS_SERVICE_NAME: props.name,
         POWERTOOLS_METRICS_NAMESPACE: METRICS_NAMESPACE,

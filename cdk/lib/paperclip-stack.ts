@@ -86,6 +86,7 @@ export class PaperclipStack extends Stack {
       logRetention,
       entryFor: props.entryFor ?? ((name) => join(props.projectRoot, 'lambdas', `${name}.ts`)),
       runtimeFilesDir: writeRuntimeFiles(props.deployment),
+      projectRoot: props.projectRoot,
       access: {
         tables: this.tables.byId,
         evidence: this.evidence,

@@ -12,7 +12,7 @@ import { ITEM_METRIC_SERVICES, METRIC_NAMES } from '../../src/report/metric-name
 import { applySubstitutions, substitutionVariables, type AslMachine } from '../../cdk/lib/asl.js';
 import { createPaperclipApp, PROJECT_ROOT, SAMPLE_DEPLOY_CONFIG } from '../../cdk/lib/app.js';
 import { loadDeploymentConfig } from '../../cdk/config.js';
-import { CJK_FONT_SOURCE } from '../../cdk/lib/bundling.js';
+import { BROWSER_NODE_MODULES, CJK_FONT_SOURCE, installedClosure } from '../../cdk/lib/bundling.js';
 import { FUNCTION_ACCESS, type FunctionName } from '../../cdk/lib/function-access.js';
 import { RATE_DEFINITIONS } from '../../cdk/lib/observability.js';
 import type { PaperclipStack } from '../../cdk/lib/paperclip-stack.js';
@@ -45,8 +45,13 @@ let stack: PaperclipStack;
 let template: Template;
 let nagViolations: Array<{ ruleName: string; constructs: string[] }>;
 
+const npmEnvironment = { offline: process.env['npm_config_offline'], cache: process.env['npm_config_cache'] };
+
 before(() => {
   outdir = mkdtempSync(join(tmpdir(), 'paperclip-cdk-test-'));
+  // Synth must work offline from the installed tree: any npm install it started would fail here (offline, empty cache).
+  process.env['npm_config_offline'] = 'true';
+  process.env['npm_config_cache'] = join(outdir, 'empty-npm-cache');
   const created = createPaperclipApp({ deployConfigPath: SAMPLE_DEPLOY_CONFIG, outdir });
   stack = created.stack;
   // Listed before synth: synth itself fails on any unacknowledged finding, and this keeps the list readable.
@@ -61,6 +66,13 @@ before(() => {
 });
 
 after(() => {
+  for (const [key, value] of [
+    ['npm_config_offline', npmEnvironment.offline],
+    ['npm_config_cache', npmEnvironment.cache],
+  ] as const) {
+    if (value === undefined) delete process.env[key];
+    else process.env[key] = value;
+  }
   if (outdir) rmSync(outdir, { recursive: true, force: true });
 });
 
@@ -157,6 +169,10 @@ describe('functions', () => {
         assert.ok(existsSync(join(dir, 'node_modules', '@sparticuz', 'chromium', 'bin', file)), `${name} ships bin/${file}`);
       }
       assert.ok(existsSync(join(dir, 'node_modules', 'playwright-core', 'package.json')), `${name} ships playwright-core`);
+      // Chromium unpacks its archives with tar-fs at cold start: its dependencies are copied from the installed tree too.
+      for (const dependency of installedClosure(PROJECT_ROOT, BROWSER_NODE_MODULES)) {
+        assert.ok(existsSync(join(dir, dependency, 'package.json')), `${name} ships ${dependency}`);
+      }
       assert.equal(statSync(join(dir, 'fonts', 'NotoSansSC-Regular.ttf')).size, fontBytes, `${name} ships the CJK font at /var/task/fonts`);
       const bytes = directoryBytes(dir);
       assert.ok(bytes < 250 * 1024 * 1024, `${name} unzipped ${bytes} bytes`);
