@@ -1,7 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { BrowserContext, Page } from 'playwright-core';
-import { useFixture } from '../support/fixture.js';
-import { closeSharedBrowser, sharedBrowser } from '../../src/browser/chromium.js';
+import type { Page } from 'playwright-core';
+import { BROWSER_TEST_START, CONTROL_TOKEN, newBrowserContext, useBrowserBackOffice } from '../support/browser-back-office.js';
 import { LedgerlyControl } from '../../src/ledgerly/control-client.js';
 import {
   LEDGERLY_OPS_USER,
@@ -11,7 +10,7 @@ import {
   type RunningLedgerly,
 } from '../../src/ledgerly/server.js';
 
-export const CONTROL_TOKEN = 'test-control-token';
+export { CONTROL_TOKEN };
 
 export interface TestLedgerly {
   server: RunningLedgerly;
@@ -20,25 +19,19 @@ export interface TestLedgerly {
 }
 
 export async function startTestLedgerly(options: LedgerlyOptions = {}): Promise<TestLedgerly> {
-  const server = await startLedgerly({ controlToken: CONTROL_TOKEN, asyncDelayMs: 150, ...options });
+  const server = await startLedgerly({ ...BROWSER_TEST_START, ...options });
   return { server, url: server.url, ctl: new LedgerlyControl(server.url, CONTROL_TOKEN) };
 }
 
-/** One Ledgerly for the whole file, reset before each test, closed with the shared browser afterwards. */
+/** One Ledgerly for the whole file, reset before each test (see useBrowserBackOffice). */
 export function useTestLedgerly(options: LedgerlyOptions = {}): TestLedgerly {
-  return useFixture(() => startTestLedgerly(options), {
-    reset: (t) => t.ctl.reset(),
-    stop: async (t) => {
-      await closeSharedBrowser();
-      await t.server.close();
-    },
-  });
+  return useBrowserBackOffice(
+    () => startTestLedgerly(options),
+    (t) => t.server.close(),
+  );
 }
 
-export async function newContext(): Promise<BrowserContext> {
-  const browser = await sharedBrowser();
-  return browser.newContext({ locale: 'en-US', viewport: { width: 1280, height: 800 } });
-}
+export const newContext = () => newBrowserContext('en-US');
 
 export function credentialsFor(who: string): { username: string; password: string } {
   return who === 'ops' ? LEDGERLY_OPS_USER : ledgerlyUserFor(who);

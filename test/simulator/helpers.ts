@@ -1,12 +1,11 @@
-import type { BrowserContext, Page } from 'playwright-core';
-import { closeSharedBrowser, sharedBrowser } from '../../src/browser/chromium.js';
+import type { Page } from 'playwright-core';
 import { accountFor, OPS_ACCOUNT } from '../../src/simulator/accounts.js';
 import { SimulatorControl } from '../../src/simulator/control-client.js';
 import { startSimulator, type RunningSimulator, type SimulatorOptions } from '../../src/simulator/server.js';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { useFixture } from '../support/fixture.js';
+import { BROWSER_TEST_START, CONTROL_TOKEN, newBrowserContext, useBrowserBackOffice } from '../support/browser-back-office.js';
 
-export const CONTROL_TOKEN = 'test-control-token';
+export { CONTROL_TOKEN };
 
 export interface TestSimulator {
   sim: RunningSimulator;
@@ -16,28 +15,19 @@ export interface TestSimulator {
 
 /** A simulator with the control API on and quick settling, as every browser test wants. */
 export async function startTestSimulator(options: SimulatorOptions = {}): Promise<TestSimulator> {
-  const sim = await startSimulator({ controlToken: CONTROL_TOKEN, asyncDelayMs: 150, ...options });
+  const sim = await startSimulator({ ...BROWSER_TEST_START, ...options });
   return { sim, url: sim.url, ctl: new SimulatorControl(sim.url, CONTROL_TOKEN) };
 }
 
-/**
- * One simulator for the whole test file, reset before each test, closed with
- * the shared browser afterwards. The returned object is filled in by `before`.
- */
+/** One simulator for the whole test file, reset before each test (see useBrowserBackOffice). */
 export function useTestSimulator(options: SimulatorOptions = {}): TestSimulator {
-  return useFixture(() => startTestSimulator(options), {
-    reset: (t) => t.ctl.reset(),
-    stop: async (t) => {
-      await closeSharedBrowser();
-      await t.sim.close();
-    },
-  });
+  return useBrowserBackOffice(
+    () => startTestSimulator(options),
+    (t) => t.sim.close(),
+  );
 }
 
-export async function newContext(): Promise<BrowserContext> {
-  const browser = await sharedBrowser();
-  return browser.newContext({ locale: 'zh-CN', viewport: { width: 1280, height: 800 } });
-}
+export const newContext = () => newBrowserContext('zh-CN');
 
 export function credentialsFor(who: string): { username: string; password: string } {
   if (who === 'ops') return OPS_ACCOUNT;
