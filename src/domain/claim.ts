@@ -9,13 +9,22 @@ export type ClaimStatus = 'CLAIMED' | 'WRITING' | 'DONE' | 'STALE' | 'FAILED' | 
 /** Statuses after which nothing will touch the item without an operator. */
 export const TERMINAL_STATUSES: readonly ClaimStatus[] = ['DONE', 'STALE', 'FAILED', 'TAKEOVER', 'REJECTED', 'EXPIRED'];
 
-export interface Claim {
+/** What names one guarded write: its idempotency key and the task, tenant, bill, action and identity behind it. */
+export interface WriteIdentity {
   key: string;
   taskId: string;
   tenant: string;
   billNo: string;
   action: string;
   identity: string;
+}
+
+/** Just the identifying fields of a routed item, claim or entry (the same order every record stores them in). */
+export function writeIdentity(of: WriteIdentity): WriteIdentity {
+  return { key: of.key, taskId: of.taskId, tenant: of.tenant, billNo: of.billNo, action: of.action, identity: of.identity };
+}
+
+export interface Claim extends WriteIdentity {
   owner: string;
   status: ClaimStatus;
   version: number;

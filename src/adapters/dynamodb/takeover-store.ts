@@ -1,4 +1,5 @@
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
+import type { WriteIdentity } from '../../domain/claim.js';
 import { GetCommand, PutCommand, paginateQuery, QueryCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 
 export type TakeoverStatus = 'OPEN' | 'RESOLVED';
@@ -32,13 +33,7 @@ export interface TakeoverRound {
  * that comes back after an operator's retry reopens its entry (round + 1) and
  * keeps the earlier rounds in `history`.
  */
-export interface TakeoverEntry {
-  key: string;
-  taskId: string;
-  tenant: string;
-  billNo: string;
-  action: string;
-  identity: string;
+export interface TakeoverEntry extends WriteIdentity {
   reason: string;
   errorName: string | null;
   /** The tool-ladder tier the item reached (api, browser, visual). */

@@ -1,5 +1,5 @@
 import type { Services } from '../services.js';
-import { decideOnExistingClaim, type Claim } from '../../domain/claim.js';
+import { decideOnExistingClaim, writeIdentity, type Claim } from '../../domain/claim.js';
 import type { RoutedItem } from '../../domain/routing.js';
 import type { ClaimDecision } from './state.js';
 import { lease } from './step-support.js';
@@ -13,12 +13,7 @@ export async function takeClaim(s: Services, input: { item: RoutedItem; executio
   const { item, executionArn } = input;
   const now = new Date().toISOString();
   const fresh: Claim = {
-    key: item.key,
-    taskId: item.taskId,
-    tenant: item.tenant,
-    billNo: item.billNo,
-    action: item.action,
-    identity: item.identity,
+    ...writeIdentity(item),
     owner: executionArn,
     status: 'CLAIMED',
     version: 1,

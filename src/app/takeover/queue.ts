@@ -1,3 +1,4 @@
+import { writeIdentity } from '../../domain/claim.js';
 import type { Services } from '../services.js';
 import type { ItemState } from '../guarded-write/state.js';
 import { evidenceKey } from '../../adapters/s3/evidence-store.js';
@@ -49,12 +50,7 @@ export async function enqueueTakeover(s: Services, input: EnqueueInput): Promise
   const { state } = input;
   const { item } = state;
   const opened = await s.takeovers.open({
-    key: item.key,
-    taskId: item.taskId,
-    tenant: item.tenant,
-    billNo: item.billNo,
-    action: item.action,
-    identity: item.identity,
+    ...writeIdentity(item),
     reason: input.reason,
     errorName: input.errorName,
     tier: state.write?.tier ?? item.tier,
