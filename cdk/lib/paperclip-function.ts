@@ -1,4 +1,4 @@
-import { Aws, Duration, Size } from 'aws-cdk-lib';
+import { Aws, Duration, RemovalPolicy, Size } from 'aws-cdk-lib';
 import { PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import { ApplicationLogLevel, Architecture, LoggingFormat, Runtime, SystemLogLevel, Tracing } from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
@@ -61,6 +61,9 @@ export class PaperclipFunction extends Construct {
     this.logGroup = new LogGroup(this, 'Logs', {
       logGroupName: `/aws/lambda/${functionName}`,
       retention: props.logRetention,
+      // Its name is fixed (Lambda writes to /aws/lambda/<function>): a retained group would make the next deploy after a
+      // teardown fail with "already exists". The record of what was done lives in the audit table and the evidence bucket.
+      removalPolicy: RemovalPolicy.DESTROY,
     });
 
     this.role = new Role(this, 'Role', {

@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { Stack, ArnFormat } from 'aws-cdk-lib';
+import { Stack, ArnFormat, RemovalPolicy } from 'aws-cdk-lib';
 import { PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
@@ -188,6 +188,8 @@ export class Workflows extends Construct {
         // The vendedlogs prefix keeps CloudWatch Logs' resource policy from growing per log group.
         logGroupName: `/aws/vendedlogs/states/${name}`,
         retention: props.logRetention,
+        // A fixed name: deleted with the stack so a redeploy can create it again (see docs/deploy.md, Teardown and redeploy).
+        removalPolicy: RemovalPolicy.DESTROY,
       });
 
       const values = Object.fromEntries(used.map((variable) => [variable, available[variable] as string]));

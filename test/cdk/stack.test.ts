@@ -418,6 +418,46 @@ describe('tenant isolation in IAM', () => {
   });
 });
 
+describe('teardown and redeploy', () => {
+  /** Physical-name properties by resource type: a resource that sets one and is retained blocks the next deploy. */
+  const NAME_PROPERTIES: Record<string, string> = {
+    'AWS::DynamoDB::Table': 'TableName',
+    'AWS::S3::Bucket': 'BucketName',
+    'AWS::Logs::LogGroup': 'LogGroupName',
+    'AWS::SecretsManager::Secret': 'Name',
+    'AWS::SNS::Topic': 'TopicName',
+    'AWS::StepFunctions::StateMachine': 'StateMachineName',
+    'AWS::Lambda::Function': 'FunctionName',
+  };
+
+  it('retains only the record (tables, evidence bucket) under fixed names, as docs/deploy.md lists; everything else named is deleted', () => {
+    const retainedByName: string[] = [];
+    for (const [type, property] of Object.entries(NAME_PROPERTIES)) {
+      for (const [, resource] of resources(template, type)) {
+        if (resource.Properties[property] === undefined || resource.DeletionPolicy !== 'Retain') continue;
+        retainedByName.push(`${type} ${describeValue(resource.Properties[property])}`);
+      }
+    }
+    const expected = [
+      ...TABLES.map((t) => `AWS::DynamoDB::Table ${tableName(prefix, t.id)}`),
+      `AWS::S3::Bucket ${deploy.evidence.bucketName}`,
+    ].sort();
+    assert.deepEqual(retainedByName.sort(), expected);
+    const docs = readFileSync(join(PROJECT_ROOT, 'docs', 'deploy.md'), 'utf8');
+    const section = docs.slice(docs.indexOf('## Teardown and redeploy'));
+    for (const name of ['`<prefix>-<table>`', '`evidence.bucketName`', 'identity secrets', 'log groups']) {
+      assert.ok(section.includes(name), `docs/deploy.md "Teardown and redeploy" covers ${name}`);
+    }
+  });
+
+  it('deletes the fixed-name log groups with the stack, so a redeploy can create them again', () => {
+    for (const [, group] of resources(template, 'AWS::Logs::LogGroup')) {
+      if (group.Properties['LogGroupName'] === undefined) continue;
+      assert.equal(group.DeletionPolicy, 'Delete', describeValue(group.Properties['LogGroupName']));
+    }
+  });
+});
+
 describe('evidence bucket', () => {
   const bucketResource = () => template.findResources('AWS::S3::Bucket')[logicalIdOf(stack.evidence.bucket)] as CfnResource;
   const logBucketId = () => logicalIdOf(stack.evidence.accessLogs);
