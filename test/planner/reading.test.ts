@@ -1,8 +1,7 @@
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { closeSharedBrowser } from '../../src/browser/chromium.js';
 import { FileEvidenceSink } from '../../src/planner/evidence.js';
 import { runJob } from '../../src/planner/jobs.js';
 import { memoryLogger } from '../../src/planner/log.js';
@@ -10,16 +9,9 @@ import { LogNotifier } from '../../src/planner/notifier.js';
 import { describePage } from '../../src/planner/page-description.js';
 import { FileTaskStore } from '../../src/planner/stores/file-task-store.js';
 import { visualReadFallback } from '../../src/planner/visual.js';
-import { startWorld, type World } from './world.js';
+import { useWorld } from './world.js';
 
-let world: World;
-before(async () => {
-  world = await startWorld();
-});
-after(async () => {
-  await world.close();
-  await closeSharedBrowser();
-});
+const world = useWorld();
 
 function jobDeps(name: string) {
   const config = world.plannerConfig('openai');

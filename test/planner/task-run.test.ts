@@ -1,24 +1,16 @@
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { closeSharedBrowser } from '../../src/browser/chromium.js';
 import { FileEvidenceSink, sha256 } from '../../src/planner/evidence.js';
 import { memoryLogger } from '../../src/planner/log.js';
 import { LogNotifier } from '../../src/planner/notifier.js';
 import { FileTaskStore } from '../../src/planner/stores/file-task-store.js';
 import { createTask, runTask, type RunnerDeps } from '../../src/planner/task-runner.js';
 import type { PlannerConfig } from '../../src/planner/config.js';
-import { startWorld, type World } from './world.js';
+import { useWorld } from './world.js';
 
-let world: World;
-before(async () => {
-  world = await startWorld();
-});
-after(async () => {
-  await world.close();
-  await closeSharedBrowser();
-});
+const world = useWorld();
 
 const EXPORT_PENDING = JSON.stringify([
   { action: 'select', target: { label: '状态' }, value: '待处理' },

@@ -1,7 +1,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { sharedBrowser } from '../../src/browser/chromium.js';
+import { closeSharedBrowser, sharedBrowser } from '../../src/browser/chromium.js';
 import { IdentitySessions } from '../../src/browser/identity-sessions.js';
 import { loadSitePack } from '../../src/sitepack/load.js';
 import { startSimulator, type RunningSimulator } from '../../src/simulator/server.js';
@@ -10,6 +10,7 @@ import { parsePlannerConfig, type PlannerConfig, type PlannerConfigInput } from 
 import { memoryLogger } from '../../src/planner/log.js';
 import { createPlannerModel } from '../../src/planner/providers/index.js';
 import { startFakeModelServer, type FakeModelServer } from './fake-model-server.js';
+import { useFixture } from '../support/fixture.js';
 
 /**
  * What a planner end-to-end test needs: the vendor simulator, the fake model
@@ -66,4 +67,14 @@ export async function startWorld(): Promise<World> {
       await rm(dir, { recursive: true, force: true });
     },
   };
+}
+
+/** One world for the whole test file, closed (with the shared browser) after its last test. */
+export function useWorld(): World {
+  return useFixture(startWorld, {
+    stop: async (world) => {
+      await world.close();
+      await closeSharedBrowser();
+    },
+  });
 }
