@@ -203,20 +203,11 @@ export async function verifyBatch(ctx: EvidenceContext, batch: BatchRef, options
         const objectKey = evidenceKey({ ...batch, key }, object.name);
         result.checked.objects += 1;
         const now = await currentHash(ctx, objectKey);
-        if (now === undefined)
-          add({
-            kind: 'removed',
-            chain: key,
-            object: objectKey,
-            detail: `${objectKey} removed (sealed with sha256 ${object.sha256.slice(0, 16)}…)`,
-          });
-        else if (now !== object.sha256)
-          add({
-            kind: 'altered',
-            chain: key,
-            object: objectKey,
-            detail: `${objectKey} altered: sha256 is ${now.slice(0, 16)}…, sealed ${object.sha256.slice(0, 16)}…`,
-          });
+        const finding = hashFinding(key, objectKey, now, object.sha256, {
+          removed: (then) => `removed (sealed with sha256 ${then}…)`,
+          altered: (current, then) => `altered: sha256 is ${current}…, sealed ${then}…`,
+        });
+        if (finding) add(finding);
       }
     }
     // Objects the steps named with their hash at the time they were stored (covers the time before the seal).
@@ -225,20 +216,11 @@ export async function verifyBatch(ctx: EvidenceContext, batch: BatchRef, options
     for (const [objectKey, atStore] of hashesAtStore(events, record)) {
       if (reportedObjects.has(objectKey) || !objectKey.startsWith(`${batchFolder(batch)}${key}/`)) continue;
       const now = await currentHash(ctx, objectKey);
-      if (now === undefined)
-        add({
-          kind: 'removed',
-          chain: key,
-          object: objectKey,
-          detail: `${objectKey} removed (recorded when stored with sha256 ${atStore.slice(0, 16)}…)`,
-        });
-      else if (now !== atStore)
-        add({
-          kind: 'altered',
-          chain: key,
-          object: objectKey,
-          detail: `${objectKey} altered since it was stored: sha256 ${now.slice(0, 16)}…, recorded ${atStore.slice(0, 16)}…`,
-        });
+      const finding = hashFinding(key, objectKey, now, atStore, {
+        removed: (then) => `removed (recorded when stored with sha256 ${then}…)`,
+        altered: (current, then) => `altered since it was stored: sha256 ${current}…, recorded ${then}…`,
+      });
+      if (finding) add(finding);
     }
     if (!claims.some((c) => c.key === key) && events.length > 0 && sealed?.status) {
       result.notes.push(
@@ -340,4 +322,22 @@ export async function verifyAll(ctx: EvidenceContext, tenant?: string): Promise<
     total.checked.objects += one.checked.objects;
   }
   return total;
+}
+
+/**
+ * The finding for an object whose sha256 is now `now` (undefined: the object is
+ * gone) where `expected` was recorded; undefined when they agree. Hashes are
+ * shown by their first 16 hex digits.
+ */
+function hashFinding(
+  chain: string,
+  object: string,
+  now: string | undefined,
+  expected: string,
+  say: { removed(then: string): string; altered(current: string, then: string): string },
+): Omit<Finding, 'batch'> | undefined {
+  const then = expected.slice(0, 16);
+  if (now === undefined) return { kind: 'removed', chain, object, detail: `${object} ${say.removed(then)}` };
+  if (now !== expected) return { kind: 'altered', chain, object, detail: `${object} ${say.altered(now.slice(0, 16), then)}` };
+  return undefined;
 }
