@@ -1,3 +1,5 @@
+import type { z } from 'zod';
+import { describeIssues } from './schemas.js';
 import { FaultBook, type FaultContext, type ScopedFaultSpec } from './faults.js';
 import type { RequestTiming, ResetResult } from './schemas.js';
 import { SessionStore } from './sessions.js';
@@ -33,6 +35,13 @@ export function withDefaults<D extends object, O extends object>(
 ): Omit<O, keyof D> & { [K in keyof D]: K extends keyof O ? Exclude<O[K], undefined> | D[K] : D[K] } {
   const set = Object.fromEntries(Object.entries(options).filter(([, v]) => v !== undefined));
   return { ...defaults, ...set } as never;
+}
+
+/** Start options checked against `schema` (a bad one throws naming the field), unset ones taken from `defaults`. */
+export function startOptions<S extends z.ZodType<object>, D extends object>(name: string, schema: S, options: unknown, defaults: D) {
+  const parsed = schema.safeParse(options);
+  if (!parsed.success) throw new Error(`invalid ${name} options: ${describeIssues(parsed.error)}`);
+  return withDefaults(defaults, parsed.data as z.output<S>);
 }
 
 /** Request timings kept in memory; older ones are dropped first. */

@@ -1,10 +1,9 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { BACK_OFFICE_DEFAULTS, withDefaults } from '../back-office-kit/office-state.js';
+import { BACK_OFFICE_DEFAULTS, startOptions } from '../back-office-kit/office-state.js';
 import { serveBackOffice, type BackOfficeRoutes, type RunningBackOffice } from '../back-office-kit/serve.js';
 import { scriptJson } from '../http/html.js';
 import { sendJson, sendText } from '../back-office-kit/http-util.js';
-import { describeIssues } from '../back-office-kit/schemas.js';
 import { DEFAULT_ORGS } from './accounts.js';
 import { handleApi } from './api.js';
 import { peekContext, type LedgerlyExchange } from './exchange.js';
@@ -89,9 +88,7 @@ function ledgerlyRoutes(
  * JSON API, with the same /__sim control API as the bundled simulator.
  */
 export async function startLedgerly(options: LedgerlyOptions = {}): Promise<RunningLedgerly> {
-  const parsed = LedgerlyOptionsSchema.safeParse(options);
-  if (!parsed.success) throw new Error(`invalid Ledgerly options: ${describeIssues(parsed.error)}`);
-  const config = withDefaults(LEDGERLY_DEFAULTS, parsed.data);
+  const config = startOptions('Ledgerly', LedgerlyOptionsSchema, options, LEDGERLY_DEFAULTS);
   const office = new LedgerlyOffice({ ...config, orgs: config.orgs ?? DEFAULT_ORGS.map((id) => ({ id })) });
   return serveBackOffice(ledgerlyRoutes(office, config.controlToken), config, () => office.dispose());
 }

@@ -1,9 +1,9 @@
-import { BACK_OFFICE_DEFAULTS, withDefaults } from '../back-office-kit/office-state.js';
+import { BACK_OFFICE_DEFAULTS, startOptions } from '../back-office-kit/office-state.js';
 import { serveBackOffice, type RunningBackOffice } from '../back-office-kit/serve.js';
 import { DEFAULT_TENANTS } from './accounts.js';
 import { BackOffice } from './back-office.js';
 import { simulatorRoutes } from './router.js';
-import { describeIssues, SimulatorOptionsSchema, type SimulatorOptions } from './schemas.js';
+import { SimulatorOptionsSchema, type SimulatorOptions } from './schemas.js';
 
 export { accountFor, accountsFor, DEFAULT_ACCOUNTS, DEFAULT_TENANTS, OPS_ACCOUNT, type SimAccount } from './accounts.js';
 export { formatYuan, KIND_LABELS, STATUS_LABELS } from './format.js';
@@ -37,9 +37,7 @@ export const SIMULATOR_DEFAULTS = { ...BACK_OFFICE_DEFAULTS, pageSize: 10 } as c
  * and (with a control token) the /__sim control API for tests and chaos.
  */
 export async function startSimulator(options: SimulatorOptions = {}): Promise<RunningSimulator> {
-  const parsed = SimulatorOptionsSchema.safeParse(options);
-  if (!parsed.success) throw new Error(`invalid simulator options: ${describeIssues(parsed.error)}`);
-  const config = withDefaults(SIMULATOR_DEFAULTS, parsed.data);
+  const config = startOptions('simulator', SimulatorOptionsSchema, options, SIMULATOR_DEFAULTS);
   const office = new BackOffice({ ...config, tenants: config.tenants ?? DEFAULT_TENANTS.map((id) => ({ id })) });
   return serveBackOffice(simulatorRoutes(office, config.controlToken), config, () => office.dispose());
 }
