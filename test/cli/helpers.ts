@@ -56,7 +56,11 @@ export function paperclipLive(args: string[]): {
       for (;;) {
         const match = stderr.match(pattern);
         if (match) return match;
-        if (child.exitCode !== null || Date.now() > deadline) throw new Error(`stderr never matched ${pattern}:\n${stderr}`);
+        if (child.exitCode !== null || Date.now() > deadline) {
+          // Never leave it running: it holds the data folder the next command needs.
+          child.kill();
+          throw new Error(`stderr never matched ${pattern}:\n${stderr}`);
+        }
         await new Promise((r) => setTimeout(r, 200));
       }
     },

@@ -12,6 +12,21 @@ import { LedgerlyControl } from '../../src/ledgerly/control-client.js';
 import { openLink } from '../approvals/helpers.js';
 import { configFor, evidenceObjects, lastJson, paperclip, paperclipLive } from './helpers.js';
 
+/** Approves from the approval mail in a running CLI's local SES inbox, as the approver would. */
+async function approveFromInbox(inbox: string): Promise<void> {
+  const store = (await (await fetch(new URL('/store', inbox))).json()) as { emails: Array<{ body: { text?: string } }> };
+  const link = store.emails.map((m) => m.body.text?.match(/https?:\/\/\S+\/approvals\/\S+/)?.[0]).find(Boolean);
+  assert.ok(link, 'the approval mail carries the link');
+  const form = await openLink(link);
+  const decided = await fetch(new URL(new URL(link).pathname, link), {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', origin: new URL(link).origin, cookie: form.cookie! },
+    body: new URLSearchParams({ ...form.fields, decision: 'approve' }).toString(),
+    redirect: 'manual',
+  });
+  assert.ok(decided.status < 400, await decided.text());
+}
+
 /**
  * `paperclip run` against a back office it did not start: the simulator runs
  * here, Paperclip (embedded stack, Chromium) in a child process, as an engineer
@@ -122,6 +137,71 @@ describe('paperclip run', () => {
     const journal = await control.journal();
     assert.equal(journal.length, before + 1);
     assert.equal(journal.at(-1)?.billNo, 'ACME-202611-0004');
+  });
+
+  test('a second tenant: its one pending bill done on an independent readback with complete evidence; nothing of acme touched', async () => {
+    const before = (await control.journal()).length;
+    const run = await paperclip([
+      'run',
+      '--config',
+      setup.config,
+      '--tenant',
+      'globex',
+      '--task',
+      'T-cli-run-globex',
+      '--data-dir',
+      dataDir(),
+    ]);
+    assert.equal(run.code, 0, run.stderr);
+    const summary = lastJson(run.stdout);
+    assert.deepEqual({ read: summary['read'], done: summary['done'], error: summary['error'] }, { read: 1, done: 1, error: 0 });
+    const journal = (await control.journal()).slice(before);
+    assert.deepEqual(
+      journal.map((e) => `${e.tenant} ${e.billNo} ${e.action}`),
+      ['globex GLOBEX-202611-0001 mark'],
+    );
+    const records = [...evidenceObjects(dataDir()).entries()].filter(([name]) => name.endsWith('/record.json'));
+    const found = records
+      .map(([name, path]) => ({ name, record: JSON.parse(readFileSync(path, 'utf8')) }))
+      .find((r) => r.record.billNo === 'GLOBEX-202611-0001');
+    assert.equal(found?.record.verdict, 'confirmed');
+    assert.ok(
+      ['list', 'detail', 'export'].includes(found?.record.readbackSource),
+      'read back in a session of its own, from a configured source',
+    );
+    const objects = evidenceObjects(dataDir());
+    const prefix = found!.name.slice(0, -'record.json'.length);
+    for (const name of ['before.png', 'after.png', 'readback.png', 'trace.zip']) assert.ok(objects.has(prefix + name), name);
+  });
+
+  test("another tenant's bill: rejected at routing with only the token API asked, before any browser; nothing written", async () => {
+    const journal = await control.journal();
+    const requests = (await control.timings()).length;
+    const run = await paperclip([
+      'run',
+      '--config',
+      setup.config,
+      '--tenant',
+      'acme',
+      '--item',
+      'GLOBEX-202611-0001',
+      '--action',
+      'unmark_processed',
+      '--data-dir',
+      dataDir(),
+    ]);
+    assert.equal(run.code, 1, run.stderr);
+    const outcome = lastJson(run.stdout);
+    assert.equal(outcome['outcome'], 'rejected');
+    assert.match(String(outcome['reason']), /GLOBEX-202611-0001/);
+    const seen = (await control.timings()).slice(requests).map((t) => `${t.method} ${t.path}`);
+    assert.ok(seen.length > 0, 'the API was asked');
+    assert.deepEqual(
+      seen.filter((r) => !r.startsWith('GET /api/v1/bills/GLOBEX-202611-0001')),
+      [],
+      'no login page, list or any other page: no browser',
+    );
+    assert.deepEqual(await control.journal(), journal);
   });
 
   test('a batch whose list cannot be read exits 1 with the error in the summary line', async () => {
@@ -264,17 +344,7 @@ describe('paperclip run on Ledgerly', () => {
       [],
       'nothing refunded before the approval',
     );
-    const store = (await (await fetch(new URL('/store', inbox!))).json()) as { emails: Array<{ body: { text?: string } }> };
-    const link = store.emails.map((m) => m.body.text?.match(/https?:\/\/\S+\/approvals\/\S+/)?.[0]).find(Boolean);
-    assert.ok(link, 'the approval mail carries the link');
-    const form = await openLink(link);
-    const decided = await fetch(new URL(new URL(link).pathname, link), {
-      method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded', origin: new URL(link).origin, cookie: form.cookie! },
-      body: new URLSearchParams({ ...form.fields, decision: 'approve' }).toString(),
-      redirect: 'manual',
-    });
-    assert.ok(decided.status < 400, await decided.text());
+    await approveFromInbox(inbox!);
     const finished = await run.done;
     assert.equal(finished.code, 0, finished.stderr);
     assert.equal(lastJson(finished.stdout)['outcome'], 'done');
