@@ -24,7 +24,7 @@ const ALLOWED = {
   'src/evidence/server.ts': 1,
   'src/ledgerly/web/app.js': 1,
   'src/planner/prompt.ts': 4,
-  'src/report/render-html.ts': 12,
+  'src/report/render-html.ts': 10,
   'src/simulator/pages/layout.ts': 4,
   'src/simulator/pages/list.ts': 5,
   'src/simulator/pages/refund.ts': 1,
