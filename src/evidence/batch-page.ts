@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { Claim } from '../domain/claim.js';
-import { escapeHtml } from '../http/html.js';
+import { html, raw } from '../http/html.js';
 import { badge, fieldsTable, formatBytes, outcomeTone, page, relativeHref } from './html.js';
 import { PAGE_NAME, resultKey, SEAL_NAME, type BatchRef, type HashedObject } from './folder.js';
 import type { OutcomeRecord } from './item-page.js';
@@ -70,19 +70,22 @@ export function renderBatchPage(input: BatchPageInput): string {
     (a, b) => (a.claim?.billNo ?? a.key).localeCompare(b.claim?.billNo ?? b.key) || a.key.localeCompare(b.key),
   );
   const undoneBy = new Map(items.filter((i) => i.compensates).map((i) => [i.compensates!, i.key]));
-  const keyLink = (key: string) => `<a href="${relativeHref(`${key}/${PAGE_NAME}`)}"><code>${escapeHtml(key.slice(0, 14))}…</code></a>`;
+  const keyLink = (key: string) => html`<a href="${relativeHref(`${key}/${PAGE_NAME}`)}"><code>${key.slice(0, 14)}…</code></a>`;
   const rows = items.map((item) => {
     const outcome = outcomeOf(item);
     const bill = item.record?.billNo ?? item.claim?.billNo ?? '—';
-    const link = item.hasPage ? `<a href="${relativeHref(`${item.key}/${PAGE_NAME}`)}">${escapeHtml(bill)}</a>` : escapeHtml(bill);
+    const link = item.hasPage ? html`<a href="${relativeHref(`${item.key}/${PAGE_NAME}`)}">${bill}</a>` : html`${bill}`;
     const verdict = item.record?.verdict ?? null;
     const reason = item.record?.reason ?? item.claim?.reason ?? '';
     const inverse = undoneBy.get(item.key);
     const compensates = [
-      item.compensates ? `<br><span class="when">补偿 undoes ${keyLink(item.compensates)}</span>` : '',
-      inverse ? `<br><span class="when">已被撤销 undone by ${keyLink(inverse)}</span>` : '',
-    ].join('');
-    return `<tr><td class="nowrap">${link}${compensates}</td><td>${escapeHtml(item.record?.action ?? item.claim?.action ?? '')}</td><td>${badge(outcome, outcomeTone(outcome))}</td><td>${verdict ? badge(verdict, outcomeTone(verdict)) : '—'}</td><td>${escapeHtml(item.claim?.identity ?? item.record?.identity ?? '')}</td><td><code>${escapeHtml(item.key)}</code></td><td>${escapeHtml(reason)}</td></tr>`;
+      item.compensates ? html`<br><span class="when">补偿 undoes ${keyLink(item.compensates)}</span>` : '',
+      inverse ? html`<br><span class="when">已被撤销 undone by ${keyLink(inverse)}</span>` : '',
+    ];
+    const action = item.record?.action ?? item.claim?.action ?? '';
+    const identity = item.claim?.identity ?? item.record?.identity ?? '';
+    const checked = verdict ? raw(badge(verdict, outcomeTone(verdict))) : '—';
+    return html`<tr><td class="nowrap">${link}${compensates}</td><td>${action}</td><td>${raw(badge(outcome, outcomeTone(outcome)))}</td><td>${checked}</td><td>${identity}</td><td><code>${item.key}</code></td><td>${reason}</td></tr>`;
   });
   const withoutFolder = (summary?.results ?? []).filter((r) => {
     const key = resultKey(r);
@@ -95,34 +98,34 @@ export function renderBatchPage(input: BatchPageInput): string {
         .join(' ')
     : '';
   const fields: Array<[string, string]> = [
-    ['租户 Tenant', escapeHtml(batch.tenant)],
-    ['任务 Task', escapeHtml(batch.taskId)],
-    ['列表行数 Rows read', escapeHtml(summary?.read ?? '—')],
-    ['条目 Items', escapeHtml(summary?.items ?? items.length)],
+    ['租户 Tenant', html`${batch.tenant}`.value],
+    ['任务 Task', html`${batch.taskId}`.value],
+    ['列表行数 Rows read', html`${summary?.read ?? '—'}`.value],
+    ['条目 Items', html`${summary?.items ?? items.length}`.value],
     ['结果 Outcomes', counts || '—'],
-    ['完成时间 Finished at', escapeHtml(summary?.finishedAt ?? '—')],
+    ['完成时间 Finished at', html`${summary?.finishedAt ?? '—'}`.value],
   ];
   if (summary?.error) fields.push(['错误 Error', badge(summary.error, 'bad')]);
   const objects = [...input.top.values()]
     .filter((o) => o.name !== PAGE_NAME)
     .map(
       (o) =>
-        `<tr><td><a href="${relativeHref(o.name)}">${escapeHtml(o.name)}</a></td><td>${formatBytes(o.bytes)}</td><td><code>${o.sha256}</code></td></tr>`,
+        html`<tr><td><a href="${relativeHref(o.name)}">${o.name}</a></td><td>${formatBytes(o.bytes)}</td><td><code>${o.sha256}</code></td></tr>`,
     );
   if (input.sealed && !input.top.has(SEAL_NAME))
-    objects.push(`<tr><td><a href="${SEAL_NAME}">${SEAL_NAME}</a></td><td colspan="2">written with this page</td></tr>`);
+    objects.push(html`<tr><td><a href="${SEAL_NAME}">${SEAL_NAME}</a></td><td colspan="2">written with this page</td></tr>`);
   const list = input.top.has('list.png')
-    ? `<h2>读取的清单 The list as read</h2><figure><a href="list.png"><img src="list.png" alt="差异清单 discrepancy list"></a><figcaption>读取时的差异清单 The discrepancy list when the batch read it — <a href="list.json">list.json</a></figcaption></figure>`
+    ? html`<h2>读取的清单 The list as read</h2><figure><a href="list.png"><img src="list.png" alt="差异清单 discrepancy list"></a><figcaption>读取时的差异清单 The discrepancy list when the batch read it — <a href="list.json">list.json</a></figcaption></figure>`
     : '';
-  const body = `<h1>批次 Batch ${escapeHtml(batch.taskId)} ${summary?.error ? badge('error', 'bad') : ''}</h1>
-<p class="sub">租户 tenant ${escapeHtml(batch.tenant)} · evidence/${escapeHtml(batch.tenant)}/${escapeHtml(batch.taskId)}/</p>
-${fieldsTable(fields)}
+  const body = html`<h1>批次 Batch ${batch.taskId} ${summary?.error ? raw(badge('error', 'bad')) : ''}</h1>
+<p class="sub">租户 tenant ${batch.tenant} · evidence/${batch.tenant}/${batch.taskId}/</p>
+${raw(fieldsTable(fields))}
 <h2>条目 Items</h2>
-${rows.length ? `<table><tr><th>单号 Bill</th><th>动作 Action</th><th>结果 Outcome</th><th>回读 Verdict</th><th>身份 Identity</th><th>幂等键 Key</th><th>原因 Reason</th></tr>${rows.join('')}</table>` : '<p class="note">No item of this batch reached a claim.</p>'}
-${withoutFolder.length ? `<h2>无证据目录的结果 Results without an evidence folder</h2><table><tr><th>单号 Bill</th><th>结果 Outcome</th><th>原因 Reason</th></tr>${withoutFolder.map((r) => `<tr><td>${escapeHtml(r.billNo ?? '—')}</td><td>${badge(r.outcome ?? 'error', outcomeTone(r.outcome))}</td><td>${escapeHtml(r.reason ?? '')}</td></tr>`).join('')}</table>` : ''}
+${rows.length ? html`<table><tr><th>单号 Bill</th><th>动作 Action</th><th>结果 Outcome</th><th>回读 Verdict</th><th>身份 Identity</th><th>幂等键 Key</th><th>原因 Reason</th></tr>${rows}</table>` : html`<p class="note">No item of this batch reached a claim.</p>`}
+${withoutFolder.length ? html`<h2>无证据目录的结果 Results without an evidence folder</h2><table><tr><th>单号 Bill</th><th>结果 Outcome</th><th>原因 Reason</th></tr>${withoutFolder.map((r) => html`<tr><td>${r.billNo ?? '—'}</td><td>${raw(badge(r.outcome ?? 'error', outcomeTone(r.outcome)))}</td><td>${r.reason ?? ''}</td></tr>`)}</table>` : ''}
 ${list}
 <h2>批次对象 Batch objects</h2>
-<table><tr><th>对象 Object</th><th>大小 Size</th><th>sha256</th></tr>${objects.join('')}</table>
-<footer>The seal (${SEAL_NAME}) records every item's audit chain head and the sha256 of every object in this folder; its own hash is in the audit chain <code>batch:${escapeHtml(batch.tenant)}:${escapeHtml(batch.taskId)}</code>. Check it with <code>paperclip audit verify --batch ${escapeHtml(batch.tenant)}/${escapeHtml(batch.taskId)}</code>.</footer>`;
-  return page(`Batch ${batch.taskId} (${batch.tenant}) — Paperclip evidence`, body);
+<table><tr><th>对象 Object</th><th>大小 Size</th><th>sha256</th></tr>${objects}</table>
+<footer>The seal (${SEAL_NAME}) records every item's audit chain head and the sha256 of every object in this folder; its own hash is in the audit chain <code>batch:${batch.tenant}:${batch.taskId}</code>. Check it with <code>paperclip audit verify --batch ${batch.tenant}/${batch.taskId}</code>.</footer>`;
+  return page(`Batch ${batch.taskId} (${batch.tenant}) — Paperclip evidence`, body.value);
 }
