@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative, resolve } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { runNode, type Finished } from '../support/processes.js';
 
 /** `npx paperclip ...` as a user runs it: the package's bin launcher in a child process. */
@@ -61,7 +62,7 @@ export function paperclipLive(args: string[]): {
           child.kill();
           throw new Error(`stderr never matched ${pattern}:\n${stderr}`);
         }
-        await new Promise((r) => setTimeout(r, 200));
+        await sleep(200);
       }
     },
   };
