@@ -2,7 +2,6 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 import * as oidc from 'openid-client';
 import { z } from 'zod';
 import { SIGN_IN_CALLBACK_PATH, type ApproverSignIn, type PaperclipConfig } from '../config/schema.js';
-import type { ApprovalRequest } from '../adapters/dynamodb/approvals-store.js';
 import { canonicalPrincipal } from '../domain/principal.js';
 
 /**
@@ -18,22 +17,7 @@ export const SIGN_IN_PATH = '/auth/sign-in';
 export const CALLBACK_PATH = SIGN_IN_CALLBACK_PATH;
 const FLOW_SECONDS = 600;
 
-/** Whether policy requires a signed-in approver to decide this request. */
-export function signInRequired(signIn: ApproverSignIn | undefined, request: Pick<ApprovalRequest, 'action' | 'amount'>): boolean {
-  if (!signIn) return false;
-  if (signIn.required_for.actions.includes(request.action)) return true;
-  const threshold = signIn.required_for.amount_above;
-  if (threshold === undefined) return false;
-  // An amount that is not a plain decimal cannot be compared: ask for sign-in rather than skip it.
-  if (request.amount === undefined) return false;
-  if (!/^\d{1,12}(\.\d+)?$/.test(request.amount)) return true;
-  return cents(request.amount) > cents(threshold);
-}
-
-function cents(decimal: string): bigint {
-  const [whole, fraction = ''] = decimal.split('.');
-  return BigInt(whole!) * 100n + BigInt(`${fraction}00`.slice(0, 2));
-}
+export { signInRequired } from '../domain/sign-in-policy.js';
 
 /** Who is signed in: the issuer's subject and the verified email, canonical. */
 export interface SignedInApprover {

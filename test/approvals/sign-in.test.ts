@@ -12,7 +12,8 @@ import { ApproverSignIn } from '../../src/config/schema.js';
 import { startHarness, type Harness } from '../support/embedded.js';
 import { readZip } from '../../src/lib/zip.js';
 import { evidenceKey } from '../../src/adapters/s3/evidence-store.js';
-import { APPROVERS, approvalRequestFor, executionStatus, linkFromInbox, openLink, postDecision, refundTask } from './helpers.js';
+import { decideApproval } from '../../src/app/approvals/decide-approval.js';
+import { APPROVERS, approvalRequestFor, executionStatus, linkFromInbox, openLink, postDecision, refundTask, waitUntil } from './helpers.js';
 
 /**
  * Approver sign-in through the embedded OpenID provider, with real Chromium:
@@ -152,6 +153,39 @@ describe('approver sign-in (OIDC) required by policy', () => {
     );
     const posted = text.match(/_csrf=[^&"\s]*/g) ?? [];
     assert.ok(posted.length > 0, 'the refund POST body is in the trace');
+  });
+
+  test('an approval recorded without the sign-in policy requires (the pages bypassed) ends in takeover with an alert: nothing written', async () => {
+    await h.control.reset();
+    const { task, key } = await refundTask(h, 'T-sign-in-bypass');
+    const executionArn = await h.startTask(task);
+    const request = await approvalRequestFor(h, key);
+    // The link path's decision without the pages' sign-in check: what a table writer, or a bug in the pages, would leave.
+    const decided = await decideApproval(h.paperclip.services, {
+      approvalId: request.approvalId,
+      approver: APPROVERS[0],
+      linkExpiresAt: request.expiresAt,
+      decision: 'approve',
+    });
+    assert.equal(decided.request.status, 'APPROVED');
+    assert.equal(decided.request.signIn, undefined);
+    const result = await h.waitForExecution(executionArn);
+    assert.equal(result.output['outcome'], 'takeover', JSON.stringify(result.output));
+    assert.match(String(result.output['reason']), /ApprovalNotProvenError: .*policy requires a signed-in approver for refund/);
+    assert.deepEqual(await refunds(), [], 'no refund reached the vendor');
+    const trail = await h.paperclip.services.audit.events(key);
+    assert.ok(
+      trail.some((e) => e.type === 'approval_not_proven'),
+      trail.map((e) => e.type).join(', '),
+    );
+    assert.ok(!trail.some((e) => e.type === 'write_started'));
+    assert.equal((await h.paperclip.services.claims.get(key))?.status, 'TAKEOVER');
+    const alert = await waitUntil('the operators alert', async () =>
+      (await h.paperclip.stack.fetchEmails()).find(
+        (m) => m.destination.to.includes('ops-oncall@ops.example') && JSON.stringify(m).includes(key),
+      ),
+    );
+    assert.ok(alert);
   });
 
   test('a callback that this browser did not start, or with a forged state, signs nobody in', async () => {

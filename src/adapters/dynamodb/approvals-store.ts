@@ -27,6 +27,11 @@ export interface ApprovalRequest {
   decidedBy?: string;
   decidedAt?: string;
   note?: string;
+  /**
+   * The approver's sign-in the decision was made under (issuer and subject of the
+   * verified ID token), present only when the approval pages checked one.
+   */
+  signIn?: { issuer: string; subject: string };
 }
 
 export class ApprovalsStore {
@@ -63,13 +68,14 @@ export class ApprovalsStore {
     status: 'APPROVED' | 'REJECTED' | 'EXPIRED',
     by: string,
     note?: string,
+    signIn?: { issuer: string; subject: string },
   ): Promise<ApprovalRequest | undefined> {
     try {
       const result = await this.db.send(
         new UpdateCommand({
           TableName: this.table,
           Key: { approvalId },
-          UpdateExpression: 'SET #s = :s, decidedBy = :by, decidedAt = :at, note = :note',
+          UpdateExpression: `SET #s = :s, decidedBy = :by, decidedAt = :at, note = :note${signIn ? ', signIn = :signIn' : ''}`,
           ConditionExpression: '#s = :pending',
           ExpressionAttributeNames: { '#s': 'status' },
           ExpressionAttributeValues: {
@@ -78,6 +84,7 @@ export class ApprovalsStore {
             ':at': new Date().toISOString(),
             ':note': note ?? null,
             ':pending': 'PENDING',
+            ...(signIn ? { ':signIn': { issuer: signIn.issuer, subject: signIn.subject } } : {}),
           },
           ReturnValues: 'ALL_NEW',
         }),

@@ -128,7 +128,13 @@ export async function decideApproval(
   const approver = approverOf(s, input.approver);
   if (request.status !== 'PENDING') throw alreadyDecided(request);
   const store = s.approvals;
-  const decided = await store.decide(request.approvalId, input.decision === 'approve' ? 'APPROVED' : 'REJECTED', approver, input.note);
+  const decided = await store.decide(
+    request.approvalId,
+    input.decision === 'approve' ? 'APPROVED' : 'REJECTED',
+    approver,
+    input.note,
+    input.signedIn,
+  );
   if (!decided) throw alreadyDecided((await store.get(request.approvalId)) ?? request);
   const decidedAt = decided.decidedAt!;
   const eventData = {

@@ -5,6 +5,7 @@ import { verifyChain } from '../../domain/audit-chain.js';
 import { actionPayloadHash } from '../../domain/approval-proof.js';
 import { ApprovalNotProvenError } from '../../domain/errors.js';
 import { canonicalPrincipal } from '../../domain/principal.js';
+import { signInRequired, type DecisionSignIn } from '../../domain/sign-in-policy.js';
 
 /** The approval a write executed under, as the write itself established it. */
 export interface ProvenApproval {
@@ -18,8 +19,9 @@ export interface ProvenApproval {
  * workflow passed in, that this exact write was approved: a request for this
  * idempotency key, APPROVED, bound to the hash of the exact action payload,
  * decided before it expired by an approver who is allowed for the tenant now
- * and is not the requester, and recorded as `approved` in an intact audit
- * chain before any write started. Anyone who can answer the workflow's
+ * and is not the requester, signed in when policy requires sign-in for the
+ * action or amount, and recorded as `approved` (with that sign-in) in an
+ * intact audit chain before any write started. Anyone who can answer the workflow's
  * task token (a SendTaskSuccess with an invented output) gets no further
  * than this check. Throws ApprovalNotProvenError naming the first gap.
  */
@@ -68,6 +70,11 @@ async function establish(s: Services, item: RoutedItem, now: number): Promise<Pr
   if (!request.allowedApprovers.map(canonical).includes(approver) || !allowedNow.includes(approver)) {
     return refuse(`${approver} is not an approver of tenant ${item.tenant}`);
   }
+  // Policy is read now, from the config, not from the request: a record written without the pages' check still needs it.
+  const needsSignIn = signInRequired(s.config.approvals.sign_in, { action: item.action, amount: item.params['amount'] ?? request.amount });
+  if (needsSignIn && !isSignIn(request.signIn)) {
+    return refuse(`policy requires a signed-in approver for ${item.action}, and the approval record holds no sign-in`);
+  }
   const decidedAt = Date.parse(request.decidedAt);
   if (!(decidedAt < request.expiresAt * 1000)) return refuse('the approval was decided after it expired');
   if (now >= request.expiresAt * 1000 + s.config.write_policy.claim_lease_seconds * 1000) {
@@ -80,7 +87,19 @@ async function establish(s: Services, item: RoutedItem, now: number): Promise<Pr
     (e) => e.type === 'approved' && e.data['approvalId'] === request.approvalId && canonical(e.actor) === approver,
   );
   if (recorded < 0) return refuse('the audit chain has no approved event for this approval');
+  if (needsSignIn && !sameSignIn(events[recorded]!.data['signIn'], request.signIn!)) {
+    return refuse('the approved event in the audit chain does not carry the sign-in the approval record names');
+  }
   const firstWrite = events.findIndex((e) => e.type === 'write_started');
   if (firstWrite >= 0 && firstWrite < recorded) return refuse('a write started before the approval was recorded');
   return { approvalId: request.approvalId, approver, decidedAt: request.decidedAt };
+}
+
+function isSignIn(value: unknown): value is DecisionSignIn {
+  const v = value as Partial<DecisionSignIn> | null | undefined;
+  return typeof v?.issuer === 'string' && v.issuer.length > 0 && typeof v.subject === 'string' && v.subject.length > 0;
+}
+
+function sameSignIn(recorded: unknown, stored: DecisionSignIn): boolean {
+  return isSignIn(recorded) && recorded.issuer === stored.issuer && recorded.subject === stored.subject;
 }

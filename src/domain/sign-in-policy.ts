@@ -1,0 +1,28 @@
+import type { ApproverSignIn } from '../config/schema.js';
+
+/**
+ * Which approval requests policy says only a signed-in approver may decide:
+ * the approval pages ask for the sign-in, and the write, before it commits,
+ * asks the decision to prove it (prove-approval.ts).
+ */
+export function signInRequired(signIn: ApproverSignIn | undefined, request: { action: string; amount?: string | undefined }): boolean {
+  if (!signIn) return false;
+  if (signIn.required_for.actions.includes(request.action)) return true;
+  const threshold = signIn.required_for.amount_above;
+  if (threshold === undefined) return false;
+  if (request.amount === undefined) return false;
+  // An amount that is not a plain decimal cannot be compared: ask for sign-in rather than skip it.
+  if (!/^\d{1,12}(\.\d+)?$/.test(request.amount)) return true;
+  return cents(request.amount) > cents(threshold);
+}
+
+function cents(decimal: string): bigint {
+  const [whole, fraction = ''] = decimal.split('.');
+  return BigInt(whole!) * 100n + BigInt(`${fraction}00`.slice(0, 2));
+}
+
+/** The sign-in a decision was made under, kept on the approval record and in its audit event. */
+export interface DecisionSignIn {
+  issuer: string;
+  subject: string;
+}
