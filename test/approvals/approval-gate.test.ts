@@ -4,7 +4,11 @@ import { sharedBrowser } from '../../src/browser/chromium.js';
 import { compensate, CompensationRefusedError } from '../../src/app/compensation.js';
 import { evidenceKey } from '../../src/adapters/s3/evidence-store.js';
 import { handler as approvalHttp } from '../../lambdas/approval-http.js';
-import { startHarness, type Harness } from '../support/embedded.js';
+import { idempotencyKey } from '../../src/domain/task.js';
+import type { LedgerlyControl } from '../../src/ledgerly/control-client.js';
+import { SendTaskSuccessCommand } from '@aws-sdk/client-sfn';
+import { LEDGERLY } from '../support/back-offices.js';
+import { startHarness, startLedgerlyHarness, type Harness } from '../support/embedded.js';
 import {
   APPROVERS,
   approvalRequestFor,
@@ -290,6 +294,127 @@ describe('approval gate for irreversible actions', () => {
       'the decision by the approver, then the item closed as rejected',
     );
     assert.ok(!events.some((e) => e.type === 'write_started' || e.type === 'approved'));
+  });
+});
+
+/**
+ * The same gate in front of Ledgerly's irreversible refund (a More menu, then an
+ * alertdialog that asks for the amount to be typed; the amount is read on the
+ * page, so the task carries no parameters). The approval server and its
+ * refusals do not depend on the back office and are covered in full above;
+ * here, what does: the pre-state read for the approval page, the write after
+ * an approval, and Ledgerly's journal proving what was and was not written.
+ */
+describe('approval gate on Ledgerly', () => {
+  let h: Harness<LedgerlyControl>;
+  before(async () => {
+    h = await startLedgerlyHarness();
+  });
+  after(async () => {
+    await h?.stop();
+  });
+
+  const approver = 'finance.lead@acme.example';
+  const [firstCharge, secondCharge] = LEDGERLY.pending('acme').irreversible as [string, string];
+  const refundOf = (billNo: string, taskId: string) => {
+    const task = { taskId, tenant: 'acme', billNo, action: 'refund', requestedBy: 'schedule', params: {} };
+    return { task, key: idempotencyKey(task) };
+  };
+  const refunds = async () => (await h.control.journal()).filter((e) => LEDGERLY.journalActions.irreversible.includes(e.action));
+  const stateOf = async (billNo: string) => (await h.control.state()).discrepancies.find((d) => d.id === billNo)?.state;
+  const types = async (key: string) => (await h.paperclip.services.audit.events(key)).map((e) => e.type);
+
+  test('approved from the emailed link: the refund runs once through the typed-amount dialog, after the approval; a replay is refused', async () => {
+    await h.control.reset();
+    const { task, key } = refundOf(firstCharge, 'T-ledgerly-approve');
+    const executionArn = await h.startTask(task);
+    const request = await approvalRequestFor(h, key);
+    assert.deepEqual(request.allowedApprovers, [approver]);
+    const link = await linkFromInbox(h, request.approvalId, approver);
+    const form = await openLink(link);
+    assert.equal(form.status, 200);
+    assert.match(form.html, new RegExp(firstCharge));
+    const shot = await fetch(new URL(/src="(\/approvals\/[^"]+\/before\.png\?[^"]+)"/.exec(form.html)![1]!.replace(/&amp;/g, '&'), link));
+    assert.equal(shot.status, 200, 'the pre-state was read on Ledgerly and pictured for the approver');
+    assert.equal(await executionStatus(h, executionArn), 'RUNNING');
+    assert.deepEqual(await refunds(), [], 'nothing refunded before the decision');
+
+    const decided = await postDecision(h, link, { ...form.fields, decision: 'approve' }, { cookie: form.cookie! });
+    assert.equal(decided.status, 200, decided.html.slice(0, 200));
+    const result = await h.waitForExecution(executionArn);
+    assert.equal(result.output['outcome'], 'done', JSON.stringify(result.output));
+    const executed = await refunds();
+    assert.deepEqual(
+      executed.map((e) => [e.billNo, e.identity]),
+      [[firstCharge, 'billing@acme.test']],
+      'exactly one refund, by the org user',
+    );
+    assert.equal(await stateOf(firstCharge), 'refunded');
+    const events = await types(key);
+    assert.ok(events.indexOf('approved') >= 0 && events.indexOf('approved') < events.indexOf('write_started'), events.join(', '));
+    const record = JSON.parse(
+      (await h.paperclip.services.evidence.get(evidenceKey({ tenant: 'acme', taskId: task.taskId, key }, 'record.json')))!.toString(),
+    );
+    assert.equal(record.approval?.approver, approver);
+    assert.equal(record.verdict, 'confirmed');
+
+    const replay = await postDecision(h, link, { ...form.fields, decision: 'approve' }, { cookie: form.cookie! });
+    assert.equal(replay.status, 409, 'the decided request takes no second decision');
+    assert.equal((await refunds()).length, 1, 'still one refund');
+  });
+
+  test('rejected: nothing is refunded; a forged signature and a replay of the decided form are refused', async () => {
+    await h.control.reset();
+    const { task, key } = refundOf(firstCharge, 'T-ledgerly-reject');
+    const executionArn = await h.startTask(task);
+    const request = await approvalRequestFor(h, key);
+    const link = await linkFromInbox(h, request.approvalId, approver);
+    const form = await openLink(link);
+
+    const tampered = new URL(link);
+    const sig = tampered.searchParams.get('sig')!;
+    tampered.searchParams.set('sig', `${sig.slice(0, -1)}${sig.endsWith('A') ? 'B' : 'A'}`);
+    assert.equal((await openLink(tampered.toString())).status, 403);
+    const forged = await postDecision(
+      h,
+      link,
+      { ...form.fields, sig: tampered.searchParams.get('sig')!, decision: 'approve' },
+      { cookie: form.cookie! },
+    );
+    assert.equal(forged.status, 403);
+    assert.equal((await h.paperclip.services.approvals.get(request.approvalId))?.status, 'PENDING');
+    assert.equal(await executionStatus(h, executionArn), 'RUNNING', 'a forged decision does not end the wait');
+
+    const rejected = await postDecision(h, link, { ...form.fields, decision: 'reject', note: 'not a duplicate' }, { cookie: form.cookie! });
+    assert.equal(rejected.status, 200, rejected.html.slice(0, 200));
+    const replay = await postDecision(h, link, { ...form.fields, decision: 'approve' }, { cookie: form.cookie! });
+    assert.equal(replay.status, 409);
+    const result = await h.waitForExecution(executionArn);
+    assert.equal(result.output['outcome'], 'rejected');
+    assert.equal((await h.paperclip.services.claims.get(key))?.status, 'REJECTED');
+    assert.ok(!(await types(key)).includes('write_started'));
+    assert.deepEqual(await refunds(), [], 'the journal holds no refund');
+    assert.deepEqual(await h.control.journal(), [], 'nor any other write');
+    assert.equal(await stateOf(firstCharge), 'open');
+  });
+
+  test('a forged SendTaskSuccess with the task token ends in takeover: nothing written on Ledgerly', async () => {
+    await h.control.reset();
+    const { task, key } = refundOf(secondCharge, 'T-ledgerly-forged-callback');
+    const executionArn = await h.startTask(task);
+    const request = await approvalRequestFor(h, key);
+    await h.paperclip.services.clients.sfn.send(
+      new SendTaskSuccessCommand({
+        taskToken: request.taskToken,
+        output: JSON.stringify({ approvalId: request.approvalId, approver, decidedAt: new Date().toISOString() }),
+      }),
+    );
+    const result = await h.waitForExecution(executionArn);
+    assert.equal(result.output['outcome'], 'takeover', JSON.stringify(result.output));
+    assert.match(String(result.output['reason']), /ApprovalNotProvenError/);
+    assert.equal((await h.paperclip.services.claims.get(key))?.status, 'TAKEOVER');
+    assert.deepEqual(await h.control.journal(), [], 'no write reached Ledgerly');
+    assert.equal(await stateOf(secondCharge), 'open');
   });
 });
 

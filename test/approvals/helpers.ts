@@ -9,6 +9,9 @@ import { idempotencyKey } from '../../src/domain/task.js';
 import type { Harness } from '../support/embedded.js';
 import { setTimeout as sleep } from 'node:timers/promises';
 
+/** Either back office's harness: the approval helpers only use Paperclip's side of it. */
+type AnyHarness = Harness<unknown>;
+
 export const OVERCHARGE_BILL = 'ACME-202611-0013';
 export const APPROVERS = ['finance.lead@acme.example', 'controller@acme.example'] as const;
 
@@ -47,12 +50,12 @@ export async function waitUntil<T>(what: string, probe: () => Promise<T | undefi
 }
 
 /** Waits until the item's execution asked for approval, and returns the stored request. */
-export function approvalRequestFor(h: Harness, key: string): Promise<ApprovalRequest> {
+export function approvalRequestFor(h: AnyHarness, key: string): Promise<ApprovalRequest> {
   return waitUntil(`the approval request of ${key}`, async () => (await h.paperclip.services.approvals.byKey(key))[0]);
 }
 
 /** The link in the approval email sent to `to` for this request, read from the local SES inbox. */
-export async function linkFromInbox(h: Harness, approvalId: string, to: string): Promise<string> {
+export async function linkFromInbox(h: AnyHarness, approvalId: string, to: string): Promise<string> {
   return waitUntil(`the approval email to ${to}`, async () => {
     const mail = (await h.paperclip.stack.fetchEmails()).find((m) => m.destination.to.includes(to) && m.body.text?.includes(approvalId));
     return mail?.body.text?.match(/https?:\/\/\S+\/approvals\/\S+/)?.[0];
@@ -60,13 +63,13 @@ export async function linkFromInbox(h: Harness, approvalId: string, to: string):
 }
 
 /** A link signed with the real key, for cases no email contains (other people, past expiries). */
-export function signedLink(h: Harness, claims: { approvalId: string; approver: string; expiresAt: number }): string {
+export function signedLink(h: AnyHarness, claims: { approvalId: string; approver: string; expiresAt: number }): string {
   const source = h.paperclip.services.config.approvals.signing_secret;
   if (source.source !== 'inline') throw new Error('tests sign with the inline local secret');
   return approvalUrl(h.paperclip.approvals.url, claims, source.value);
 }
 
-export async function executionStatus(h: Harness, executionArn: string): Promise<string | undefined> {
+export async function executionStatus(h: AnyHarness, executionArn: string): Promise<string | undefined> {
   return (await h.paperclip.services.clients.sfn.send(new DescribeExecutionCommand({ executionArn }))).status;
 }
 
@@ -98,7 +101,7 @@ function decodeEntities(text: string): string {
 
 /** POSTs the decision form; `origin` defaults to the approval server's own. */
 export async function postDecision(
-  h: Harness,
+  h: AnyHarness,
   link: string,
   form: Record<string, string>,
   options: { cookie?: string; origin?: string | null } = {},

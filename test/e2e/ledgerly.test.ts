@@ -59,11 +59,10 @@ describe('guarded writes on Ledgerly', () => {
   };
   /** Approves the refund of an item as the acme finance lead, from the approval mail. */
   const approveRefund = async (key: string) => {
-    const asHarness = h as unknown as Parameters<typeof approvalRequestFor>[0];
-    const request = await approvalRequestFor(asHarness, key);
-    const link = await linkFromInbox(asHarness, request.approvalId, 'finance.lead@acme.example');
+    const request = await approvalRequestFor(h, key);
+    const link = await linkFromInbox(h, request.approvalId, 'finance.lead@acme.example');
     const form = await openLink(link);
-    const decided = await postDecision(asHarness, link, { ...form.fields, decision: 'approve' }, { cookie: form.cookie! });
+    const decided = await postDecision(h, link, { ...form.fields, decision: 'approve' }, { cookie: form.cookie! });
     assert.ok(decided.status < 400, decided.html.slice(0, 200));
   };
 
@@ -209,8 +208,7 @@ describe('guarded writes on Ledgerly', () => {
     };
     const key = idempotencyKey(refund);
     const executionArn = await h.startTask(refund);
-    const asHarness = h as unknown as Parameters<typeof approvalRequestFor>[0];
-    await approvalRequestFor(asHarness, key);
+    await approvalRequestFor(h, key);
     // Approved while the session is revoked: the write's page loses it as it opens the refund.
     await h.control.setFaults([{ kind: 'session_revoked', bill: 'N-7003' }]);
     await approveRefund(key);
