@@ -1,6 +1,6 @@
 import { Stack, ArnFormat } from 'aws-cdk-lib';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
-import { PolicyStatement, type IGrantable } from 'aws-cdk-lib/aws-iam';
+import { PolicyStatement, type IRole } from 'aws-cdk-lib/aws-iam';
 import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
 import type { Construct } from 'constructs';
 import type { EvidenceBucket } from './evidence-bucket.js';
@@ -48,7 +48,7 @@ export function guardedWriteArns(scope: Construct, stateMachineName: string): Gu
 }
 
 /** Turns one row of FUNCTION_ACCESS into IAM statements on the function's role. */
-export function grantAccess(scope: Construct, grantee: IGrantable, access: FunctionAccess, resources: AccessResources): void {
+export function grantAccess(scope: Construct, grantee: IRole, access: FunctionAccess, resources: AccessResources): void {
   const principal = grantee.grantPrincipal;
   const stack = Stack.of(scope);
 

@@ -1,6 +1,6 @@
-import { ArnFormat, Stack } from 'aws-cdk-lib';
+import { ArnFormat, Lazy, Stack } from 'aws-cdk-lib';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
-import { AccountRootPrincipal, PolicyDocument, PolicyStatement, Role, type IGrantable } from 'aws-cdk-lib/aws-iam';
+import { AccountRootPrincipal, PolicyDocument, PolicyStatement, Role, type IRole } from 'aws-cdk-lib/aws-iam';
 import { Construct } from 'constructs';
 import {
   SESSION_TAGS,
@@ -29,13 +29,16 @@ const TAGGED_SCOPE = { tenant: `\${aws:PrincipalTag/${SESSION_TAGS.tenant}}`, id
  * index), only evidence/<tenant>/ and the tenant's batch item lists, only the
  * secret of the tagged identity. A session without both tags is refused.
  *
- * The trust names the account: only principals whose own policy allows
- * sts:AssumeRole on this role (the tenant functions, see grantAssume) can use it.
+ * The trust names the account but admits only the roles of the functions that
+ * act for a tenant (aws:PrincipalArn, one entry per grantAssume), each of
+ * which must also be allowed sts:AssumeRole and sts:TagSession by its own
+ * policy; the request must carry exactly the tenant and identity tags.
  */
 export class TenantAccess extends Construct {
   readonly role: Role;
   /** The document attached to the role, as synthesized (tokens for the ARNs). */
   readonly policy: SessionPolicy;
+  private readonly assumers: IRole[] = [];
 
   constructor(scope: Construct, id: string, props: TenantAccessProps) {
     super(scope, id);
@@ -54,19 +57,24 @@ export class TenantAccess extends Construct {
           arnFormat: ArnFormat.COLON_RESOURCE_NAME,
         }),
     });
-    const requireTags = {
+    const tagKeys = [SESSION_TAGS.tenant, SESSION_TAGS.identity];
+    const trustConditions = {
       StringLike: { [`aws:RequestTag/${SESSION_TAGS.tenant}`]: '?*', [`aws:RequestTag/${SESSION_TAGS.identity}`]: '?*' },
+      'ForAllValues:StringEquals': { 'aws:TagKeys': tagKeys },
+      // Filled in as functions are granted; a role whose ARN is not listed cannot assume, with or without tags.
+      ArnEquals: { 'aws:PrincipalArn': Lazy.list({ produce: () => this.assumers.map((role) => role.roleArn) }) },
     };
     this.role = new Role(this, 'Role', {
       description: "Tenant-scoped session: one tenant's claims, approvals, audit chains, evidence and identity secret",
-      assumedBy: new AccountRootPrincipal().withConditions(requireTags).withSessionTags(),
+      assumedBy: new AccountRootPrincipal().withConditions(trustConditions).withSessionTags(),
       inlinePolicies: { TenantSession: PolicyDocument.fromJson(this.policy) },
     });
   }
 
-  /** Lets a function assume the role with session tags; its own role keeps no tenant data grants. */
-  grantAssume(grantee: IGrantable): void {
-    grantee.grantPrincipal.addToPrincipalPolicy(
+  /** Lets a function's role assume the role with session tags (trust and its own policy); it keeps no tenant data grants. */
+  grantAssume(role: IRole): void {
+    this.assumers.push(role);
+    role.grantPrincipal.addToPrincipalPolicy(
       new PolicyStatement({ actions: ['sts:AssumeRole', 'sts:TagSession'], resources: [this.role.roleArn] }),
     );
   }

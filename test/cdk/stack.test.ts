@@ -409,12 +409,17 @@ describe('tenant isolation in IAM', () => {
     for (const s of tenantStatements()) assert.notEqual(s.Resource, '*', `${s.Sid} names its resources`);
   });
 
-  it('refuses a session without tenant and identity tags', () => {
+  it('is assumed and tagged only by the roles of the functions that act for a tenant, with exactly the tenant and identity tags', () => {
     const trust = template.findResources('AWS::IAM::Role')[tenantRole()]!['Properties']['AssumeRolePolicyDocument']
       .Statement as Statement[];
     assert.equal(trust.length, 1);
     assert.deepEqual(actionsOf(trust[0]!).sort(), ['sts:AssumeRole', 'sts:TagSession']);
-    assert.deepEqual(trust[0]!.Condition, { StringLike: { 'aws:RequestTag/tenant': '?*', 'aws:RequestTag/identity': '?*' } });
+    const condition = trust[0]!.Condition as Record<string, Record<string, unknown>>;
+    assert.deepEqual(condition['StringLike'], { 'aws:RequestTag/tenant': '?*', 'aws:RequestTag/identity': '?*' });
+    assert.deepEqual(condition['ForAllValues:StringEquals'], { 'aws:TagKeys': ['tenant', 'identity'] });
+    const admitted = (condition['ArnEquals']!['aws:PrincipalArn'] as unknown[]).map(describeValue).sort();
+    assert.deepEqual(admitted, tenantNames.map((name) => `GetAtt:${roleOf(name)}.Arn`).sort());
+    assert.deepEqual(Object.keys(condition).sort(), ['ArnEquals', 'ForAllValues:StringEquals', 'StringLike']);
   });
 });
 

@@ -6,7 +6,8 @@ import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { tableName } from '../dynamodb/table-definitions.js';
 import { guardDocumentClient, guardS3Client, guardSecretsClient, type LocalArns } from './guarded-clients.js';
 import { PolicyGuard } from './policy-guard.js';
-import { SESSION_TAGS, tenantSessionPolicy, type PolicyDocument, type TenantResources, type TenantScope } from './policy.js';
+import { tenantSessionRequest } from './session-request.js';
+import { tenantSessionPolicy, type PolicyDocument, type TenantResources, type TenantScope } from './policy.js';
 
 /** The clients a tenant session works with; everything tenant data passes through. */
 export interface TenantClients {
@@ -50,30 +51,18 @@ export function tenantResources(d: Deployment): TenantResources {
   };
 }
 
-/** Session names allow letters, digits and =,.@-; tenant and identity ids are lower-kebab-case. */
-function sessionName(scope: TenantScope): string {
-  return `t-${scope.tenant}-${scope.identity ?? 'none'}`.slice(0, 64);
-}
-
 /**
  * On AWS: clients that act under the tenant-access role, assumed with the
  * tenant's session tags. The role's policy is tenantSessionPolicy written with
  * `${aws:PrincipalTag/…}`, which IAM fills from these tags, so the session gets
- * exactly `policy` below. (Passing it again as an inline session policy would
- * add nothing and can exceed the 2,048 characters STS accepts for long names.)
- * The SDK assumes the role on first use and again before the credentials expire.
+ * exactly `policy` below, with no inline session policy (see session-request.ts
+ * for the STS limits this keeps to). The SDK assumes the role on first use and
+ * again before the credentials expire.
  */
 export function assumedTenantClients(input: { roleArn: string; scope: TenantScope; deployment: Deployment }): TenantClients {
   const policy = tenantSessionPolicy(input.scope, tenantResources(input.deployment));
-  const tags: Array<{ Key: string; Value: string }> = [{ Key: SESSION_TAGS.tenant, Value: input.scope.tenant }];
-  if (input.scope.identity) tags.push({ Key: SESSION_TAGS.identity, Value: input.scope.identity });
   const credentials = fromTemporaryCredentials({
-    params: {
-      RoleArn: input.roleArn,
-      RoleSessionName: sessionName(input.scope),
-      Tags: tags,
-      DurationSeconds: 900,
-    },
+    params: tenantSessionRequest(input.roleArn, input.scope),
     clientConfig: { region: input.deployment.region },
   });
   const region = input.deployment.region;
