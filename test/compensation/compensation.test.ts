@@ -1,10 +1,12 @@
-import { describe, test } from 'node:test';
+import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { compensate } from '../../src/app/compensation.js';
 import { evidenceKey } from '../../src/adapters/s3/evidence-store.js';
 import { idempotencyKey } from '../../src/domain/task.js';
 import { runDrill } from '../../src/cli/drill.js';
-import { useHarness } from '../support/embedded.js';
+import type { LedgerlyControl } from '../../src/ledgerly/control-client.js';
+import { LEDGERLY } from '../support/back-offices.js';
+import { startLedgerlyHarness, useHarness, type Harness } from '../support/embedded.js';
 import { refundBehindOurBack, runCli, stackEnvironment } from './helpers.js';
 import { setTimeout as sleep } from 'node:timers/promises';
 
@@ -131,5 +133,68 @@ describe('compensation', () => {
     const failed = (await h.paperclip.services.audit.events(key)).find((e) => e.type === 'compensation_failed');
     assert.equal(failed?.data['outcome'], 'stale', 'the inverse found the bill in a state it does not apply to');
     assert.equal((await h.paperclip.services.claims.get(key))?.status, 'TAKEOVER');
+  });
+});
+
+/**
+ * The same way back on Ledgerly, whose resolve is two vendor writes (the reason
+ * saved in a modal, then Resolve, then an async review) and whose inverse is
+ * Reopen from a More menu: the inverse runs through the guarded path with its
+ * own claim, evidence and readback through the cookie-authenticated API.
+ */
+describe('compensation on Ledgerly', () => {
+  let h: Harness<LedgerlyControl>;
+  before(async () => {
+    h = await startLedgerlyHarness();
+  });
+  after(async () => {
+    await h?.stop();
+  });
+
+  const journalOf = async (billNo: string) => (await h.control.journal()).filter((e) => e.billNo === billNo).map((e) => e.action);
+  const stateOf = async (billNo: string) => (await h.control.state()).discrepancies.find((d) => d.id === billNo)?.state;
+
+  test('the drill resolves a billing error, reopens it through the guarded path, and finds it Open again', async () => {
+    await h.control.reset();
+    const [firstError] = LEDGERLY.pending('acme').reversible;
+    const result = await runDrill(h.paperclip.services, { tenant: 'acme', action: 'resolve', taskId: 'T-ledgerly-drill' });
+    assert.equal(result.drill, 'passed', JSON.stringify(result));
+    assert.equal(result.billNo, firstError, 'the first open billing error');
+    assert.equal(result.readSource, 'api', 'read through the JSON API, not the pages the writes used');
+    assert.deepEqual([result.before, result.afterWrite, result.after], ['OPEN', 'RESOLVED', 'OPEN']);
+    assert.equal(await stateOf(result.billNo), 'open');
+    assert.deepEqual(
+      await journalOf(result.billNo),
+      [...LEDGERLY.journalActions.reversible, ...LEDGERLY.journalActions.inverse],
+      'reason saved, resolved, reopened: once each',
+    );
+
+    const claim = await h.paperclip.services.claims.get(result.key);
+    assert.equal(claim?.preState?.status, 'OPEN');
+    assert.deepEqual(claim?.inverse, { action: 'reopen', targetStatus: 'OPEN' });
+    const events = await h.paperclip.services.audit.events(result.key);
+    const seq = (type: string) => events.find((e) => e.type === type)?.seq ?? -1;
+    assert.ok(seq('pre_state_registered') > 0 && seq('pre_state_registered') < seq('write_started'), events.map((e) => e.type).join(', '));
+    assert.ok(seq('completed') < seq('compensation_started') && seq('compensation_started') < seq('compensated'));
+
+    const inverseKey = idempotencyKey({ taskId: 'T-ledgerly-drill', tenant: 'acme', billNo: result.billNo, action: 'reopen' });
+    assert.equal((await h.paperclip.services.claims.get(inverseKey))?.status, 'DONE');
+    const inverseEvents = await h.paperclip.services.audit.events(inverseKey);
+    const readback = inverseEvents.find((e) => e.type === 'readback');
+    assert.equal(readback?.data['verdict'], 'confirmed');
+    assert.equal(readback?.data['source'], 'api');
+    const objects = await h.paperclip.services.evidence.list(
+      evidenceKey({ tenant: 'acme', taskId: 'T-ledgerly-drill', key: inverseKey }, ''),
+    );
+    for (const name of ['before.png', 'after.png', 'readback.png', 'record.json']) {
+      assert.ok(
+        objects.some((o) => o.endsWith(`/${name}`)),
+        `the inverse has ${name}`,
+      );
+    }
+
+    const again = await compensate(h.paperclip.services, { key: result.key, requestedBy: 'ops@acme.example', reason: 'asked twice' });
+    assert.equal(again.alreadyCompensated, true);
+    assert.deepEqual(await journalOf(result.billNo), ['edit', 'resolve', 'reopen'], 'asking again wrote nothing');
   });
 });
