@@ -42,6 +42,8 @@ export const S3_FAN_OUT = 16;
 
 export const PAGE_NAME = 'index.html';
 export const SEAL_NAME = 'seal.json';
+/** The list a batch read, stored before it starts any item: its presence says the task folder is a batch's. */
+export const BATCH_LIST_NAME = 'list.json';
 
 export function batchFolder(batch: BatchRef): string {
   return batchKey(batch, '');

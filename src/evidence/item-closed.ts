@@ -2,11 +2,11 @@ import type { AuditEvent } from '../domain/audit-chain.js';
 import type { Claim } from '../domain/claim.js';
 import { classifyItem } from '../report/classify.js';
 import { emitItemMetrics } from '../report/emf.js';
-import { PAGE_NAME, SEAL_NAME, snapshotItemFolder, type BatchRef, type EvidenceContext } from './folder.js';
+import { BATCH_LIST_NAME, PAGE_NAME, SEAL_NAME, snapshotItemFolder, type BatchRef, type EvidenceContext } from './folder.js';
 import { hashTopObjects, indexBatchFolder, storeBatchPage, storeItemPage } from './pages.js';
 import { compensatesOf, linkedItemKeys } from './item-page.js';
 import { batchKey, evidenceKey } from '../adapters/s3/evidence-store.js';
-import { loadSealState, supplementSeal } from './seal.js';
+import { loadSealState, sealStandaloneItem, supplementSeal } from './seal.js';
 
 export type CloseKind = 'done' | 'takeover' | 'rejected' | 'expired' | 'stale';
 
@@ -37,7 +37,9 @@ export interface ItemRef {
 /**
  * Rewrites an item's evidence page from its chain as it is now, and adds the
  * item to its batch's seal when the batch was already sealed (an approval
- * decided, or a write compensated, after the batch ended). Returns the chain
+ * decided, or a write compensated, after the batch ended). An item run
+ * outside a batch (its task folder has no list.json, which a batch writes
+ * before it starts any item) gets a seal of its own. Returns the chain
  * and claim it rendered from; never throws, for the reason recordClosedItem gives.
  *
  * Only the item's own folder is listed: this runs for every item, and listing
@@ -51,15 +53,21 @@ export async function refreshItemEvidence(ctx: EvidenceContext, item: ItemRef): 
   try {
     [events, claim] = await Promise.all([ctx.audit.events(item.key), ctx.claims.get(item.key)]);
     const linked = linkedItemKeys(events).filter((k) => k !== item.key);
-    const [objects, batchPage, sealed, ...linkedPages] = await Promise.all([
+    const [objects, batchPage, sealed, inBatch, ...linkedPages] = await Promise.all([
       snapshotItemFolder(ctx, batch, item.key),
       ctx.evidence.exists(batchKey(batch, 'batch.json')),
       ctx.evidence.exists(batchKey(batch, SEAL_NAME)),
+      ctx.evidence.exists(batchKey(batch, BATCH_LIST_NAME)),
       ...linked.map((k) => ctx.evidence.exists(evidenceKey({ ...batch, key: k }, PAGE_NAME))),
     ]);
     const siblingPages = new Set([item.key, ...linked.filter((_, i) => linkedPages[i])]);
-    await storeItemPage(ctx, batch, item.key, { objects, events, ...(claim ? { claim } : {}), siblingPages, batchPage });
+    const page = await storeItemPage(ctx, batch, item.key, { objects, events, ...(claim ? { claim } : {}), siblingPages, batchPage });
     if (sealed) await addToSeal(ctx, batch, item.key, events);
+    else if (!inBatch) {
+      objects.set(PAGE_NAME, page);
+      const described = claim ? { status: claim.status, billNo: claim.billNo, action: claim.action } : {};
+      await sealStandaloneItem(ctx, batch, { key: item.key, events, objects, ...described }, claim?.identity ?? 'paperclip');
+    }
   } catch (error) {
     warn(`evidence page for ${item.key}`, error);
   }

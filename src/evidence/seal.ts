@@ -287,3 +287,77 @@ export async function supplementSeal(
 }
 
 export { PAGE_NAME };
+
+/**
+ * A write started on the workflow directly (not by a batch) has no batch to
+ * seal it, so it gets a seal of its own when it closes: an entry of the same
+ * shape as a batch seal's item, recorded as a `sealed` event in the chain
+ * `<key>:seal` (a chain of its own, so the sealing never appends to the
+ * chain it seals, and under the tenant's key prefix). A later seal of the
+ * same item (it was compensated after it closed) must be the documented
+ * extension of the first (replacementProblem), or verify reports it.
+ */
+export function standaloneSealChain(key: string): string {
+  return `${key}:seal`;
+}
+
+const StandaloneSealData = z.object({ tenant: z.string(), taskId: z.string(), item: SealedItem, sealHash: Hex64 });
+type StandaloneSealData = z.infer<typeof StandaloneSealData>;
+
+export function standaloneSealHash(data: Omit<StandaloneSealData, 'sealHash'>): string {
+  return sha256Hex(canonicalJson({ tenant: data.tenant, taskId: data.taskId, item: data.item }));
+}
+
+export interface StandaloneSeal {
+  chain: AuditEvent[];
+  /** The item's sealed entry in force (the first seal, as extended by later ones). */
+  entry?: SealedItem;
+  /** Every seal hash the chain recorded, in order (each is anchored outside the table). */
+  sealHashes: string[];
+  /** Later seals that were not the documented extension, and seals whose hash does not match their content. */
+  refused: Array<{ seq: number; problem: string }>;
+}
+
+export async function loadStandaloneSeal(ctx: Pick<EvidenceContext, 'audit'>, key: string): Promise<StandaloneSeal> {
+  const chain = await ctx.audit.events(standaloneSealChain(key));
+  const state: StandaloneSeal = { chain, sealHashes: [], refused: [] };
+  for (const event of chain) {
+    if (event.type !== SEALED_EVENT) continue;
+    const data = StandaloneSealData.safeParse(event.data);
+    if (!data.success || data.data.item.key !== key) {
+      state.refused.push({ seq: event.seq, problem: 'is not a seal of this item' });
+      continue;
+    }
+    if (standaloneSealHash(data.data) !== data.data.sealHash) {
+      state.refused.push({ seq: event.seq, problem: 'holds an entry that does not hash to its sealHash' });
+      continue;
+    }
+    state.sealHashes.push(data.data.sealHash);
+    const problem = state.entry && replacementProblem(state.entry, data.data.item);
+    if (problem) state.refused.push({ seq: event.seq, problem });
+    else state.entry = data.data.item;
+  }
+  return state;
+}
+
+/**
+ * Seals one item run outside a batch, from its own folder only. An item
+ * already sealed as terminal is sealed again only when its chain grew (the
+ * page the caller just rendered follows the chain); otherwise nothing is appended.
+ */
+export async function sealStandaloneItem(
+  ctx: EvidenceContext,
+  batch: BatchRef,
+  input: ItemForSeal & { objects: ReadonlyMap<string, HashedObject> },
+  actor: string,
+): Promise<AuditEvent | undefined> {
+  const previous = (await loadStandaloneSeal(ctx, input.key)).entry;
+  if (previous && isTerminal(previous.status) && input.events.length <= previous.events.length) return undefined;
+  const item = sealedItem(input.key, input, previous, { pageRendered: true });
+  const body = { tenant: batch.tenant, taskId: batch.taskId, item };
+  return ctx.audit.append(standaloneSealChain(input.key), {
+    type: SEALED_EVENT,
+    actor,
+    data: { ...body, sealHash: standaloneSealHash(body) },
+  });
+}

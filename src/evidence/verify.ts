@@ -1,7 +1,7 @@
 import { GENESIS_HASH, hashEvent, type AuditEvent } from '../domain/audit-chain.js';
 import { batchKey, evidenceKey } from '../adapters/s3/evidence-store.js';
 import { batchChain, batchFolder, hashObject, SEAL_NAME, type BatchRef, type EvidenceContext } from './folder.js';
-import { computeSealHash, loadSealState, SEALED_EVENT } from './seal.js';
+import { computeSealHash, loadSealState, loadStandaloneSeal, SEALED_EVENT, standaloneSealChain, type SealedItem } from './seal.js';
 import { parseRecord } from './item-page.js';
 
 /**
@@ -110,6 +110,8 @@ export async function verifyBatch(ctx: EvidenceContext, batch: BatchRef, options
   checkChain(batchChain(batch), state.chain).forEach(add);
 
   const sealedEvents = state.chain.filter((e) => e.type === SEALED_EVENT);
+  // A task folder no batch sealed may still hold only items run outside a batch, each with its own seal.
+  let neverSealed = false;
   if (!state.seal) {
     if (state.sealProblem === 'seal.json is missing') {
       if (sealedEvents.length > 0)
@@ -118,12 +120,7 @@ export async function verifyBatch(ctx: EvidenceContext, batch: BatchRef, options
           object: sealObject,
           detail: `${sealObject} removed (the batch chain recorded ${sealedEvents.length} seal(s))`,
         });
-      else
-        add({
-          kind: 'unsealed',
-          object: sealObject,
-          detail: `batch ${label} was never sealed: nothing protects its objects from being changed unnoticed`,
-        });
+      else neverSealed = true;
     } else {
       add({ kind: 'altered', object: sealObject, detail: `${sealObject} altered: ${state.sealProblem}` });
     }
@@ -154,6 +151,27 @@ export async function verifyBatch(ctx: EvidenceContext, batch: BatchRef, options
     });
   }
 
+  // An item run outside a batch: its own seal chain, checked like any chain, and what it seals.
+  const standaloneEntries = new Map<string, SealedItem | undefined>();
+  let unsealedItems = 0;
+  const standaloneSeal = async (key: string) => {
+    const own = await loadStandaloneSeal(ctx, key);
+    if (own.chain.length === 0) return undefined;
+    const chain = standaloneSealChain(key);
+    result.checked.chains += 1;
+    result.checked.events += own.chain.length;
+    checkChain(chain, own.chain).forEach(add);
+    for (const refused of own.refused) {
+      add({
+        kind: 'altered',
+        chain,
+        seq: refused.seq,
+        detail: `event seq ${refused.seq} (sealed) of chain ${chain} ${refused.problem}; verified against the earlier sealed entry`,
+      });
+    }
+    return own;
+  };
+
   // Item chains and objects against the seal.
   const claims = (await ctx.claims.byTask(batch.taskId)).filter((c) => c.tenant === batch.tenant);
   const keys = new Set<string>([...(manifest?.items.keys() ?? []), ...claims.map((c) => c.key)]);
@@ -169,10 +187,16 @@ export async function verifyBatch(ctx: EvidenceContext, batch: BatchRef, options
     result.checked.events += events.length;
     const chainFindings = checkChain(key, events);
     chainFindings.forEach(add);
-    const sealed = manifest?.items.get(key);
+    let sealed: SealedItem | undefined = manifest?.items.get(key);
+    if (!sealed) {
+      const own = await standaloneSeal(key);
+      sealed = own?.entry;
+      if (own) standaloneEntries.set(key, own.entry);
+    }
     if (!sealed) {
       if (manifest)
         add({ kind: 'unsealed', chain: key, detail: `item ${key} is not in the seal of batch ${label}: its evidence is unprotected` });
+      else unsealedItems += 1;
     } else {
       const reported = new Set(chainFindings.map((f) => f.seq));
       sealed.events.forEach((sealedHash, i) => {
@@ -226,6 +250,31 @@ export async function verifyBatch(ctx: EvidenceContext, batch: BatchRef, options
       result.notes.push(
         `item ${key} has no claim any more (claims of finished items may expire by TTL); its chain and objects were checked`,
       );
+    }
+  }
+
+  const topLevel = listed.filter((k) => !k.slice(batchFolder(batch).length).includes('/'));
+  if (!manifest) {
+    if (neverSealed && !options.onlyKey && (unsealedItems > 0 || topLevel.length > 0 || standaloneEntries.size === 0)) {
+      add({
+        kind: 'unsealed',
+        object: sealObject,
+        detail: `batch ${label} was never sealed: nothing protects its objects from being changed unnoticed`,
+      });
+    } else if (neverSealed && options.onlyKey && !standaloneEntries.get(options.onlyKey)) {
+      add({ kind: 'unsealed', chain: options.onlyKey, detail: `item ${options.onlyKey} was never sealed: its evidence is unprotected` });
+    }
+    for (const objectKey of listed) {
+      const [folder, name, ...deeper] = objectKey.slice(batchFolder(batch).length).split('/');
+      const entry = folder ? standaloneEntries.get(folder) : undefined;
+      if (!entry || name === undefined || (options.onlyKey && folder !== options.onlyKey)) continue;
+      if (deeper.length === 0 && entry.objects.some((o) => o.name === name)) continue;
+      add({
+        kind: 'added',
+        chain: folder!,
+        object: objectKey,
+        detail: `${objectKey} added: the item's own seal does not account for it (a stray object)`,
+      });
     }
   }
 

@@ -52,7 +52,7 @@ describe('evidence when an item closes', () => {
       `each close lists its own item folder (saw ${prefixes.join(', ')})`,
     );
     // Besides its own folder, a close may only look up single objects by their full key.
-    const single = /^(batch\.json|seal\.json|k-[a-z0-9-]+_[0-9a-f]{32}\/index\.html)$/;
+    const single = /^(batch\.json|seal\.json|list\.json|k-[a-z0-9-]+_[0-9a-f]{32}\/index\.html)$/;
     for (const prefix of prefixes.filter((p) => p.startsWith(folder) && !keys.some((key) => p === `${folder}${key}/`))) {
       assert.match(prefix.slice(folder.length), single, `a close listed ${prefix}, more than its own folder or one object`);
     }

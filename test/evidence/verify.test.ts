@@ -6,6 +6,7 @@ import type { Claim } from '../../src/domain/claim.js';
 import { batchKey, evidenceKey } from '../../src/adapters/s3/evidence-store.js';
 import { checkChain, verifyBatch, verifyKey } from '../../src/evidence/verify.js';
 import { sealEvent, GENESIS_HASH, type AuditEvent } from '../../src/domain/audit-chain.js';
+import { standaloneSealHash } from '../../src/evidence/seal.js';
 import { startHarness, type Harness } from '../support/embedded.js';
 import { runPaperclipSource, type Finished } from '../support/processes.js';
 
@@ -195,6 +196,66 @@ describe('audit verify', () => {
     );
     const cliRun = await cli(h, ['audit', 'verify', '--key', key]);
     assert.equal(cliRun.code, 1, cliRun.stdout + cliRun.stderr);
+  });
+
+  test('a write run outside a batch is sealed when it closes: an edit to its record is tampering, not "unsealed"; a forged re-seal is named', async () => {
+    const s = h.paperclip.services;
+    await h.control.reset({ seed: 7, tenants: [{ id: 'acme', pending: 1, overcharge: 0, processed: 0 }] });
+    const billNo = (await h.control.state()).bills.find((b) => b.tenant === 'acme' && b.status === 'PENDING')!.billNo;
+    const task = { taskId: 'T-evidence-standalone', tenant: 'acme', billNo, action: 'mark_processed' };
+    const run = await h.runTask(task);
+    assert.equal(run.output['outcome'], 'done', JSON.stringify(run.output));
+    const key = String(run.output['key'] ?? (await s.claims.byTask(task.taskId))[0]?.key);
+    const batch = { tenant: 'acme', taskId: task.taskId };
+    const clean = await verifyBatch(s, batch);
+    assert.deepEqual(clean.findings, [], 'the untouched write verifies clean: it has its own seal');
+    const sealChain = await s.audit.events(`${key}:seal`);
+    assert.equal(sealChain.length, 1);
+    assert.deepEqual(
+      (sealChain[0]!.data['item'] as { events: string[] }).events,
+      (await s.audit.events(key)).map((e) => e.hash),
+    );
+
+    // With write access to the bucket: the record is edited to name someone else.
+    const recordKey = evidenceKey({ ...batch, key }, 'record.json');
+    const record = JSON.parse((await s.evidence.get(recordKey))!.toString());
+    await s.evidence.put(recordKey, JSON.stringify({ ...record, identity: 'ops-shared' }, null, 2), 'application/json');
+    const edited = await verifyKey(s, key);
+    assert.ok(
+      edited.findings.some((f) => f.kind === 'altered' && f.object === recordKey),
+      edited.findings.map((f) => f.detail).join('; '),
+    );
+    assert.ok(!edited.findings.some((f) => f.kind === 'unsealed'));
+    const cliRun = await cli(h, ['audit', 'verify', '--key', key]);
+    assert.equal(cliRun.code, 1, cliRun.stdout + cliRun.stderr);
+    assert.match(cliRun.stdout, /record\.json altered/);
+
+    // With write access to the table as well: its chain rewritten and re-hashed, and a second seal appended that vouches for it.
+    const original = await s.audit.events(key);
+    const forged: AuditEvent[] = [];
+    for (const [i, e] of original.filter((e) => e.type !== 'readback').entries()) {
+      forged.push(sealEvent(key, i + 1, forged[i - 1]?.hash ?? GENESIS_HASH, { type: e.type, actor: e.actor, data: e.data }, e.at));
+    }
+    for (const e of original) await s.clients.db.send(new DeleteCommand({ TableName: s.table('audit'), Key: { chain: key, seq: e.seq } }));
+    for (const e of forged) await s.clients.db.send(new PutCommand({ TableName: s.table('audit'), Item: e }));
+    const entry = sealChain[0]!.data['item'] as Record<string, unknown>;
+    const item = { ...entry, events: [...forged.map((e) => e.hash), 'f'.repeat(64)] };
+    const body = { tenant: 'acme', taskId: task.taskId, item };
+    await s.audit.append(`${key}:seal`, {
+      type: 'sealed',
+      actor: 'paperclip',
+      data: { ...body, sealHash: standaloneSealHash(body as never) },
+    });
+    const laundered = await verifyKey(s, key);
+    const named = laundered.findings.map((f) => f.detail).join('; ');
+    assert.ok(
+      laundered.findings.some((f) => f.chain === `${key}:seal` && /rewrites event hashes/.test(f.detail)),
+      named,
+    );
+    assert.ok(
+      laundered.findings.some((f) => f.chain === key && f.kind === 'altered'),
+      named,
+    );
   });
 
   test('chain checks name the exact event: edited, re-hashed, removed', () => {
