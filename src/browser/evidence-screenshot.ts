@@ -1,4 +1,4 @@
-import type { Page } from 'playwright-core';
+import type { CDPSession, Page } from 'playwright-core';
 import { locateRow, type RowBinding } from './locate.js';
 
 /**
@@ -10,7 +10,7 @@ import { locateRow, type RowBinding } from './locate.js';
  */
 export async function evidenceScreenshot(page: Page, row?: RowBinding): Promise<Buffer> {
   if (row) await showRow(page, row).catch(() => false);
-  return page.screenshot();
+  return viewportPng(page);
 }
 
 /** Whether the page currently shows the item's row. */
@@ -31,4 +31,31 @@ async function showRow(page: Page, row: RowBinding): Promise<boolean> {
     if (box.top < 0 || box.bottom > window.innerHeight) element.scrollIntoView({ block: 'center' });
   });
   return true;
+}
+
+const devtools = new WeakMap<Page, Promise<CDPSession>>();
+
+/**
+ * The viewport as a lossless PNG, captured by Chromium in one DevTools call once the page's fonts have loaded.
+ * Playwright's own screenshot injects and removes a caret-hiding style in every frame around the same capture,
+ * and records it in the trace with DOM snapshots before and after; Chromium's fast PNG encoding (a lighter zlib
+ * level, a larger file) roughly halves the capture on a software compositor. Pixels are the same: CJK text stays
+ * as legible as it renders. Outside Chromium (no DevTools session), Playwright's screenshot is used.
+ */
+async function viewportPng(page: Page): Promise<Buffer> {
+  let session = devtools.get(page);
+  if (!session) {
+    session = page.context().newCDPSession(page);
+    devtools.set(page, session);
+  }
+  try {
+    const cdp = await session;
+    await cdp.send('Runtime.evaluate', { expression: 'document.fonts.ready.then(() => true)', awaitPromise: true, returnByValue: true });
+    const { data } = await cdp.send('Page.captureScreenshot', { format: 'png', optimizeForSpeed: true, captureBeyondViewport: false });
+    return Buffer.from(data, 'base64');
+  } catch {
+    // No DevTools for this page (another browser, a detached session): the picture still gets taken.
+    devtools.delete(page);
+    return page.screenshot();
+  }
 }
