@@ -38,10 +38,32 @@ export function newTaskId(tenant: string): string {
   return `T-${new Date().toISOString().replace(/[-:T]/g, '').slice(0, 14)}-${tenant}`;
 }
 
+/** An approval request as far as its mail is concerned. */
+interface MailedRequest {
+  approvalId: string;
+  billNo: string;
+  allowedApprovers: readonly string[];
+}
+
+/** Who each request's mail went to, matched by the approval id in the mail's link. */
+function mailedRecipients(
+  requests: readonly MailedRequest[],
+  emails: ReadonlyArray<{ destination: { to: string[] }; body: { text?: string | undefined } }>,
+): Array<{ billNo: string; to: string }> {
+  return requests.flatMap((r) =>
+    emails.flatMap((mail) => {
+      const link = mail.body.text?.match(/https?:\/\/\S+\/approvals\/\S+/)?.[0];
+      return link?.includes(r.approvalId) ? mail.destination.to.map((to) => ({ billNo: r.billNo, to })) : [];
+    }),
+  );
+}
+
 /**
  * Who was mailed for each of a task's items that wait for a person, read from
  * the local SES inbox. Those items run on in the background, so this waits a
- * bounded time for their mail to be sent. The links themselves are never
+ * bounded time for their mail to be sent. A request is stored before its mails
+ * go out, so it waits until every expected request is mailed to each of its
+ * approvers, not only until the requests exist. The links themselves are never
  * returned: a link decides an approval, so it stays in the approver's mail.
  */
 export async function approvalRecipients(
@@ -55,15 +77,9 @@ export async function approvalRecipients(
   for (;;) {
     const claims = (await s.claims.byTask(taskId)).filter((c) => s.config.write_policy.approval_required.includes(c.action));
     const requests = (await Promise.all(claims.map((c) => s.approvals.byKey(c.key)))).flat();
-    if (requests.length >= expected || Date.now() > deadline) {
-      const emails = await paperclip.stack.fetchEmails();
-      return requests.flatMap((r) =>
-        emails.flatMap((mail) => {
-          const link = mail.body.text?.match(/https?:\/\/\S+\/approvals\/\S+/)?.[0];
-          return link?.includes(r.approvalId) ? mail.destination.to.map((to) => ({ billNo: r.billNo, to })) : [];
-        }),
-      );
-    }
+    const recipients = requests.length > 0 ? mailedRecipients(requests, await paperclip.stack.fetchEmails()) : [];
+    const allMailed = requests.every((r) => r.allowedApprovers.every((to) => recipients.some((m) => m.billNo === r.billNo && m.to === to)));
+    if ((requests.length >= expected && allMailed) || Date.now() > deadline) return recipients;
     await sleep(500);
   }
 }

@@ -75,15 +75,13 @@ async function runOneWrite(paperclip: EmbeddedPaperclip, task: WriteTask): Promi
   const key = idempotencyKey(task);
   const needsApproval = s.config.write_policy.approval_required.includes(task.action);
   log(`${task.billNo} ${task.action}: guarded write ${key}${needsApproval ? ' (waits for an approval)' : ''}`);
-  const running = runGuardedWrite(s, task, {
-    timeoutMs: needsApproval ? (s.config.write_policy.approval_timeout_seconds + 600) * 1000 : undefined,
+  const timeoutSeconds = needsApproval ? s.config.write_policy.approval_timeout_seconds + 600 : undefined;
+  const running = runGuardedWrite(s, task, { timeoutMs: timeoutSeconds === undefined ? undefined : timeoutSeconds * 1000 });
+  let finished = false;
+  if (needsApproval) void announceApprovalMail(paperclip, task, key, timeoutSeconds!, () => finished);
+  const { executionArn, output } = await running.finally(() => {
+    finished = true;
   });
-  if (needsApproval) {
-    void approvalRecipients(paperclip, task.taskId, 1, 60_000).then((recipients) => {
-      for (const { to } of recipients) log(`  approval mailed to ${to}: open it in the inbox at ${paperclip.stack.endpoints.sesInbox}`);
-    });
-  }
-  const { executionArn, output } = await running;
   const claim = await s.claims.get(key);
   process.stdout.write(
     `${JSON.stringify({
@@ -99,6 +97,37 @@ async function runOneWrite(paperclip: EmbeddedPaperclip, task: WriteTask): Promi
     })}\n`,
   );
   return output.outcome === 'done' ? 0 : 1;
+}
+
+/**
+ * Says who the approval mail went to, or, when none went out within a minute,
+ * what the write waits for instead and how long it will, so a run never waits
+ * in silence. Quiet once the write has finished.
+ */
+async function announceApprovalMail(
+  paperclip: EmbeddedPaperclip,
+  task: WriteTask,
+  key: string,
+  timeoutSeconds: number,
+  isFinished: () => boolean,
+): Promise<void> {
+  const waitMs = 60_000;
+  try {
+    const recipients = await approvalRecipients(paperclip, task.taskId, 1, waitMs);
+    if (isFinished()) return;
+    for (const { to } of recipients) log(`  approval mailed to ${to}: open it in the inbox at ${paperclip.stack.endpoints.sesInbox}`);
+    if (recipients.length > 0) return;
+    const claim = await paperclip.services.claims.get(key);
+    if (isFinished()) return;
+    log(
+      `  no approval mail after ${waitMs / 1000} s (claim: ${claim?.status ?? 'not claimed yet'}); ` +
+        `still waiting for the workflow, at most ${timeoutSeconds} s in all, then the write ends as error`,
+    );
+  } catch (error) {
+    // The stack closes when the write ends; a watcher still polling it has nothing left to say.
+    if (!isFinished())
+      log(`  could not read the approval requests or the inbox: ${error instanceof Error ? error.message : String(error)}`);
+  }
 }
 
 export async function runRun(argv: string[]): Promise<number> {

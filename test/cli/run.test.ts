@@ -4,6 +4,8 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { UsageError } from '../../src/cli/args.js';
 import { runRun } from '../../src/cli/run.js';
+import { approvalRecipients } from '../../src/cli/batch-output.js';
+import type { EmbeddedPaperclip } from '../../src/embedded/embedded-paperclip.js';
 import { KEY_PATTERN } from '../../src/domain/task.js';
 import { startSimulator, type RunningSimulator } from '../../src/simulator/server.js';
 import { SimulatorControl } from '../../src/simulator/control-client.js';
@@ -26,6 +28,37 @@ async function approveFromInbox(inbox: string): Promise<void> {
   });
   assert.ok(decided.status < 400, await decided.text());
 }
+
+/**
+ * Who an approval went to, as `paperclip run` reports it: the request is stored before its mails are
+ * sent, so a request found without its mail yet is a mail about to go out, not "no one was mailed".
+ */
+describe('approval mail of a waiting write', () => {
+  test('a request whose mails are still being sent: waits for them, reports every approver', async () => {
+    const approvers = ['finance.lead@acme.example', 'controller@acme.example'];
+    const request = { approvalId: 'k-acme_approval-1', key: 'k-acme_1', billNo: 'ACME-202611-0003', allowedApprovers: approvers };
+    const mail = (to: string) => ({
+      destination: { to: [to] },
+      body: { text: `Review and decide:\nhttp://127.0.0.1:4200/approvals/${request.approvalId}?sig=x\n` },
+    });
+    let inboxReads = 0;
+    // The first two reads find no mail, the third the first approver's only: a mailer still sending.
+    const inbox = () => (++inboxReads <= 2 ? [] : inboxReads === 3 ? [mail(approvers[0]!)] : approvers.map(mail));
+    const paperclip = {
+      services: {
+        config: { write_policy: { approval_required: ['refund'] } },
+        claims: { byTask: async () => [{ key: request.key, action: 'refund' }] },
+        approvals: { byKey: async () => [request] },
+      },
+      stack: { fetchEmails: async () => inbox() },
+    } as unknown as EmbeddedPaperclip;
+    const recipients = await approvalRecipients(paperclip, 'T-mail', 1, 20_000);
+    assert.deepEqual(
+      recipients.map((r) => `${r.billNo} ${r.to}`),
+      approvers.map((to) => `ACME-202611-0003 ${to}`),
+    );
+  });
+});
 
 /**
  * `paperclip run` against a back office it did not start: the simulator runs
@@ -202,6 +235,42 @@ describe('paperclip run', () => {
       'no login page, list or any other page: no browser',
     );
     assert.deepEqual(await control.journal(), journal);
+  });
+
+  test('the irreversible refund waits for its approval, then runs once', async () => {
+    const bill = (await control.state()).bills.find((b) => b.billNo === 'ACME-202611-0003');
+    assert.ok(bill, 'the simulator has the acme overcharge');
+    const run = paperclipLive([
+      'run',
+      '--config',
+      setup.config,
+      '--tenant',
+      'acme',
+      '--item',
+      'ACME-202611-0003',
+      '--action',
+      'refund',
+      '--param',
+      `amount=${(bill.amountCents / 100).toFixed(2)}`,
+      '--data-dir',
+      dataDir(),
+    ]);
+    const [, inbox] = await run.stderrMatch(/approval mailed to finance\.lead@acme\.example: open it in the inbox at (\S+)/);
+    assert.deepEqual(
+      (await control.journal()).filter((e) => e.action === 'refund'),
+      [],
+      'nothing refunded before the approval',
+    );
+    await approveFromInbox(inbox!);
+    const finished = await run.done;
+    assert.equal(finished.code, 0, finished.stderr);
+    assert.equal(lastJson(finished.stdout)['outcome'], 'done');
+    const refunds = (await control.journal()).filter((e) => e.action === 'refund');
+    assert.deepEqual(
+      refunds.map((e) => e.billNo),
+      ['ACME-202611-0003'],
+      'refunded exactly once',
+    );
   });
 
   test('a batch whose list cannot be read exits 1 with the error in the summary line', async () => {
