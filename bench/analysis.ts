@@ -22,7 +22,7 @@ import { busyMs, requestKind, within, type Interval, type VendorRequest } from '
 /** Turns the raw measurements into the report: ratios, scaling, the vendor/Paperclip split per step, the cost model, the targets. */
 
 export const GUARDED_STEPS = ['ValidateRoute', 'Claim', 'Snapshot', 'BrowserWrite', 'Readback', 'Complete'] as const;
-const BROWSER_STATES = ['Snapshot', 'BrowserWrite', 'Readback', 'Compensate'];
+const BROWSER_STATES = ['Snapshot', 'BrowserWrite', 'Readback'];
 const BATCH_FIXED_STATES = ['ReadList', 'ProcessItems', 'Summarize', 'ReadFailed'];
 const QUOTED_BROWSER_MIB = 500;
 

@@ -38,7 +38,7 @@ export interface ClaimConflictReport {
   };
 }
 
-const BROWSER_STATES = ['Snapshot', 'BrowserWrite', 'Readback', 'Compensate'];
+const BROWSER_STATES = ['Snapshot', 'BrowserWrite', 'Readback'];
 
 export async function measureClaimConflict(options: {
   paperclip: EmbeddedPaperclip;

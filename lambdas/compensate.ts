@@ -1,13 +1,28 @@
 import { defineHandler } from '../src/app/handler-kit.js';
 import { StepInput } from '../src/app/guarded-write/state.js';
-import { compensate } from '../src/app/compensation.js';
+import {
+  inverseRunFromWorkflow,
+  prepareCompensation,
+  recordCompensation,
+  type CompensationResult,
+  type PreparedCompensation,
+} from '../src/app/compensation.js';
 
-/** Compensate: runs the registered inverse through the guarded path and reports whether it was verified. */
-export const handler = defineHandler('compensate', StepInput.Compensate, (s, event) =>
-  compensate(s, {
-    key: event.item.key,
-    requestedBy: 'compensation',
-    reason: 'readback showed an unintended state',
-    executionArn: event.executionArn,
-  }),
+/**
+ * Compensate and RecordCompensation: opens a compensation and hands the workflow the inverse to run
+ * as a nested guarded-write execution, then closes it with how that execution ended. The workflow
+ * waits for the inverse (`.sync:2`); this function never does, and opens no browser.
+ */
+export const handler = defineHandler(
+  'compensate',
+  StepInput.Compensate,
+  (s, event): Promise<PreparedCompensation | CompensationResult> =>
+    event.phase === 'prepare'
+      ? prepareCompensation(s, {
+          key: event.item.key,
+          requestedBy: 'compensation',
+          reason: 'readback showed an unintended state',
+          executionArn: event.executionArn,
+        })
+      : recordCompensation(s, event.prepared, inverseRunFromWorkflow(event.run)),
 );

@@ -104,13 +104,4 @@ export function grantAccess(scope: Construct, grantee: IRole, access: FunctionAc
       }),
     );
   }
-
-  if (access.startsGuardedWrites) {
-    principal.addToPrincipalPolicy(
-      new PolicyStatement({ actions: ['states:StartExecution'], resources: [resources.guardedWrite.stateMachine] }),
-    );
-    principal.addToPrincipalPolicy(
-      new PolicyStatement({ actions: ['states:DescribeExecution'], resources: [resources.guardedWrite.executions] }),
-    );
-  }
 }

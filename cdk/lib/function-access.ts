@@ -40,8 +40,6 @@ export interface FunctionAccess {
   sendsEmail: boolean;
   /** states:SendTaskSuccess / SendTaskFailure on the guarded-write workflow. */
   answersTaskTokens: boolean;
-  /** Starts and watches guarded-write executions (compensation runs the inverse through the same path). */
-  startsGuardedWrites: boolean;
   /**
    * Acts for one tenant at a time: assumes the tenant-access role (tenant-access.ts) and reaches the
    * tenant's claims, approvals, audit chains, evidence and identity secret only through that session.
@@ -69,7 +67,6 @@ const NOTHING: FunctionAccess = {
   readsApprovalSigningKey: false,
   sendsEmail: false,
   answersTaskTokens: false,
-  startsGuardedWrites: false,
   actsForTenant: false,
 };
 
@@ -94,8 +91,8 @@ export const FUNCTION_ACCESS: Readonly<Record<FunctionName, FunctionAccess>> = {
   snapshot: TENANT_STEP,
   'browser-write': TENANT_STEP,
   readback: TENANT_STEP,
-  // Runs the registered inverse as its own guarded-write execution; the browser work happens there.
-  compensate: { ...NOTHING, tables: { claims: { actions: ['dynamodb:GetItem'] }, audit: AUDIT_APPEND }, startsGuardedWrites: true },
+  // Opens and closes a compensation in the audit trail; the workflow itself starts and waits for the inverse's execution.
+  compensate: { ...NOTHING, tables: { claims: { actions: ['dynamodb:GetItem'] }, audit: AUDIT_APPEND } },
   // Closing an item writes its record and evidence page and, when the batch is already sealed, adds it to the seal.
   complete: { ...NOTHING, tables: { claims: CLAIM_CLOSE, audit: AUDIT_APPEND }, ...EVIDENCE_FOLDERS },
   takeover: {

@@ -68,7 +68,5 @@ export class Handlers extends Construct {
       workflow[spec.id].fn.addEnvironment('PAPERCLIP_TENANT_ROLE_ARN', props.access.tenantAccess.role.roleArn);
       workflow[spec.id].fn.addEnvironment('PAPERCLIP_EVIDENCE_KEY_ARN', props.access.evidence.key.keyArn);
     }
-    // Compensation starts guarded-write executions by ARN.
-    workflow.Compensate.fn.addEnvironment('PAPERCLIP_GUARDED_WRITE_ARN', props.access.guardedWrite.stateMachine);
   }
 }

@@ -105,7 +105,7 @@ export function applyNagSuppressions(stack: PaperclipStack): void {
     'A Distributed Map runs its items as child executions named <state machine>/<map run label>:<id> at run time; this is the ' +
       "documented least privilege for watching and stopping them, scoped to the batch workflow's own children.",
   );
-  for (const role of [stack.handlers.workflow.Compensate.role, stack.workflows.roles.Batch]) {
+  for (const role of [stack.workflows.roles.GuardedWrite, stack.workflows.roles.Batch]) {
     acknowledge(
       role,
       guardedWriteExecutions(guardedWriteName),

@@ -138,7 +138,8 @@ export class Workflows extends Construct {
           }),
         );
       }
-      if (used.includes(stateMachineArnVariable('GuardedWrite')) && machine.id !== 'GuardedWrite') {
+      // The batch starts an execution per item; the guarded write starts its own inverse as a nested execution (Compensate path).
+      if (used.includes(stateMachineArnVariable('GuardedWrite'))) {
         role.addToPolicy(
           new PolicyStatement({ sid: 'StartGuardedWrites', actions: ['states:StartExecution'], resources: [childArns.stateMachine] }),
         );

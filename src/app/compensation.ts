@@ -97,13 +97,51 @@ function refusal(s: Services, claim: Claim | undefined, input: CompensationReque
 }
 
 /**
- * Undoes a write through its registered inverse. The inverse runs as its own
- * guarded-write execution (claim, snapshot, evidence, independent readback);
- * the rollback counts only when that readback confirmed the inverse's target
- * and that target is the registered pre-state. Running it again for the same
- * write reports the earlier result instead of writing twice.
+ * What is known once a compensation may go ahead: the inverse task to run as
+ * its own guarded-write execution (named by its idempotency key), and what a
+ * verified run of it restores. `result` is set instead when an earlier
+ * compensation of the same write already succeeded: nothing is run again.
  */
-export async function compensate(s: Services, input: CompensationRequest): Promise<CompensationResult> {
+export interface PreparedCompensation {
+  compensates: string;
+  inverseKey: string;
+  inverseAction: string;
+  /** The guarded-write input of the inverse: `{ task }`, started under the name `inverseKey`. */
+  task: WriteTask;
+  preStatus: string | null;
+  restoredTo: string | null;
+  requestedBy: string;
+  start: boolean;
+  result: CompensationResult | null;
+}
+
+/** How the inverse's execution ended: its output, or why there is none. */
+export type InverseRun =
+  | { executionArn: string; output: { outcome: string; reason?: string } }
+  | { failure: string; executionArn?: string };
+
+function resultOf(prepared: PreparedCompensation, outcome: string, executionArn: string): CompensationResult {
+  return {
+    compensates: prepared.compensates,
+    inverseKey: prepared.inverseKey,
+    inverseAction: prepared.inverseAction,
+    outcome,
+    // Counts only when the inverse's own readback confirmed its target, which is the registered pre-state (checked when prepared).
+    rolledBack: outcome === 'done',
+    executionArn,
+    preStatus: prepared.preStatus,
+    restoredStatus: outcome === 'done' ? prepared.restoredTo : null,
+  };
+}
+
+/**
+ * The checks before undoing a write, and the opening of the compensation in
+ * its audit trail (which the inverse's routing requires, see
+ * compensation-path.ts). Refusals throw CompensationRefusedError, and nothing
+ * has started. Running it again for a write already compensated reports the
+ * earlier result instead of writing twice.
+ */
+export async function prepareCompensation(s: Services, input: CompensationRequest): Promise<PreparedCompensation> {
   const claim = await s.claims.get(input.key);
   const refused = refusal(s, claim, input);
   if (refused || !claim?.inverse) throw new CompensationRefusedError(refused ?? `${input.key} cannot be compensated`);
@@ -111,27 +149,29 @@ export async function compensate(s: Services, input: CompensationRequest): Promi
   const task = inverseTask({ ...claim }, inverse.action, input.requestedBy);
   const inverseKey = idempotencyKey(task);
   const restoredTo = own(s.pack.actions, inverse.action)?.targetStatus;
-  const restoresPreState = inverse.targetStatus === undefined || restoredTo === inverse.targetStatus;
-  const result = (outcome: string, executionArn: string): CompensationResult => ({
+  const prepared: PreparedCompensation = {
     compensates: claim.key,
     inverseKey,
     inverseAction: inverse.action,
-    outcome,
-    rolledBack: outcome === 'done' && restoresPreState,
-    executionArn,
+    task,
     preStatus: claim.preState?.status ?? inverse.targetStatus ?? null,
-    restoredStatus: outcome === 'done' ? (restoredTo ?? null) : null,
-  });
+    restoredTo: restoredTo ?? null,
+    requestedBy: input.requestedBy,
+    start: true,
+    result: null,
+  };
 
   const earlier = await s.claims.get(inverseKey);
   if (earlier) {
-    if (earlier.status === 'DONE') return { ...result('done', earlier.owner), alreadyCompensated: true };
+    if (earlier.status === 'DONE') {
+      return { ...prepared, start: false, result: { ...resultOf(prepared, 'done', earlier.owner), alreadyCompensated: true } };
+    }
     throw new CompensationRefusedError(
       `${input.key} was already compensated once (${inverseKey}, now ${earlier.status}); ` +
         `a second automatic attempt could make things worse, so it is for a person now`,
     );
   }
-  if (!restoresPreState) {
+  if (inverse.targetStatus !== undefined && restoredTo !== inverse.targetStatus) {
     throw new CompensationRefusedError(
       `the inverse ${inverse.action} leads to ${restoredTo ?? 'an undeclared status'}, ` +
         `not the registered pre-state ${inverse.targetStatus}; it cannot restore this write`,
@@ -149,33 +189,52 @@ export async function compensate(s: Services, input: CompensationRequest): Promi
       requestedBy: input.requestedBy,
     },
   });
-  let run: Awaited<ReturnType<typeof runGuardedWrite>>;
-  try {
-    run = await runGuardedWrite(s, task);
-  } catch (error) {
-    await s.audit.append(claim.key, {
-      type: 'compensation_failed',
-      actor: input.requestedBy,
-      data: { inverseKey, outcome: 'error', reason: (error as Error).message },
-    });
-    await refreshIfClosed(s, claim);
-    throw error;
-  }
-  const done = result(run.output.outcome, run.executionArn);
-  await s.audit.append(claim.key, {
+  return prepared;
+}
+
+/**
+ * Closes a compensation in the write's audit trail with how the inverse's
+ * execution ended: `compensated` only when its readback confirmed the pre-state.
+ */
+export async function recordCompensation(s: Services, prepared: PreparedCompensation, run: InverseRun): Promise<CompensationResult> {
+  if (prepared.result) return prepared.result;
+  const done =
+    'failure' in run ? resultOf(prepared, 'error', run.executionArn ?? '') : resultOf(prepared, run.output.outcome, run.executionArn);
+  const reason = 'failure' in run ? run.failure : (run.output.reason ?? null);
+  await s.audit.append(prepared.compensates, {
     type: done.rolledBack ? 'compensated' : 'compensation_failed',
-    actor: input.requestedBy,
+    actor: prepared.requestedBy,
     data: {
-      inverseKey,
+      inverseKey: prepared.inverseKey,
       outcome: done.outcome,
-      reason: run.output.reason ?? null,
-      executionArn: run.executionArn,
+      reason,
+      executionArn: done.executionArn,
       preStatus: done.preStatus,
       restoredStatus: done.restoredStatus,
     },
   });
-  await refreshIfClosed(s, claim);
+  const claim = await s.claims.get(prepared.compensates);
+  if (claim) await refreshIfClosed(s, claim);
   return done;
+}
+
+/**
+ * Undoes a write through its registered inverse, waiting here for the
+ * inverse's execution (the operator's `paperclip compensate` and the drill).
+ * The workflow's own Compensate path runs the same two steps around a nested
+ * execution instead, so no function waits (statemachines/guarded-write.asl.json).
+ */
+export async function compensate(s: Services, input: CompensationRequest): Promise<CompensationResult> {
+  const prepared = await prepareCompensation(s, input);
+  if (!prepared.start) return recordCompensation(s, prepared, { failure: 'not run' });
+  let run: InverseRun;
+  try {
+    run = await runGuardedWrite(s, prepared.task);
+  } catch (error) {
+    await recordCompensation(s, prepared, { failure: (error as Error).message });
+    throw error;
+  }
+  return recordCompensation(s, prepared, run);
 }
 
 /**
@@ -185,4 +244,41 @@ export async function compensate(s: Services, input: CompensationRequest): Promi
  */
 async function refreshIfClosed(s: Services, claim: Claim): Promise<void> {
   if (TERMINAL_STATUSES.includes(claim.status)) await refreshItemEvidence(s, claim);
+}
+
+/**
+ * How the workflow's RunInverse ended, from what it put in the state: its
+ * ResultSelector's `{ executionArn, status, output }`, or its Catch's
+ * `{ Error, Cause }`, whose Cause (for a child that failed, timed out or was
+ * aborted) is the child's DescribeExecution as JSON.
+ */
+export function inverseRunFromWorkflow(run: unknown): InverseRun {
+  const r = (run ?? {}) as Record<string, unknown>;
+  const output = r['output'] as { outcome?: unknown; reason?: unknown } | null | undefined;
+  if (typeof r['executionArn'] === 'string' && r['status'] === 'SUCCEEDED' && typeof output?.outcome === 'string') {
+    return {
+      executionArn: r['executionArn'],
+      output: { outcome: output.outcome, ...(typeof output.reason === 'string' ? { reason: output.reason } : {}) },
+    };
+  }
+  if (typeof r['Error'] === 'string') {
+    const cause = typeof r['Cause'] === 'string' ? r['Cause'] : '';
+    try {
+      const child = JSON.parse(cause) as { ExecutionArn?: unknown; Status?: unknown; Error?: unknown; Cause?: unknown };
+      if (typeof child.ExecutionArn === 'string') {
+        return {
+          executionArn: child.ExecutionArn,
+          failure: failureReason({
+            status: String(child.Status ?? 'FAILED'),
+            ...(typeof child.Error === 'string' ? { error: child.Error } : {}),
+            ...(typeof child.Cause === 'string' ? { cause: child.Cause } : {}),
+          }),
+        };
+      }
+    } catch {
+      // Not a DescribeExecution: the start itself failed (e.g. the name was taken); the error says why.
+    }
+    return { failure: `${r['Error']}: ${cause}`.trim() };
+  }
+  return { failure: 'the inverse execution did not run' };
 }

@@ -12,7 +12,7 @@ export const WORKFLOW_FUNCTIONS = [
   { id: 'Snapshot', name: 'snapshot', browser: true, timeoutSeconds: 300 },
   { id: 'BrowserWrite', name: 'browser-write', browser: true, timeoutSeconds: 300 },
   { id: 'Readback', name: 'readback', browser: true, timeoutSeconds: 300 },
-  { id: 'Compensate', name: 'compensate', browser: true, timeoutSeconds: 300 },
+  { id: 'Compensate', name: 'compensate', browser: false, timeoutSeconds: 30 },
   { id: 'Complete', name: 'complete', browser: false, timeoutSeconds: 30 },
   { id: 'Takeover', name: 'takeover', browser: false, timeoutSeconds: 30 },
   // Reads every item's result from S3, renders the pages and seals the batch folder: sized for 10,000 items (docs/deploy.md).

@@ -48,7 +48,7 @@ test('the prices file names its source and date, and the sizing comes from the C
   assert.match(prices.recordedOn, /^\d{4}-\d{2}-\d{2}$/);
   assert.equal(prices.dynamodb.onDemandPerWriteRequestUnit, 0.625 / 1e6);
   assert.equal(sizing.browserMemoryMb, 2048);
-  assert.deepEqual(sizing.browserFunctions.sort(), ['browser-write', 'compensate', 'read-list', 'readback', 'snapshot']);
+  assert.deepEqual(sizing.browserFunctions.sort(), ['browser-write', 'read-list', 'readback', 'snapshot']);
 });
 
 test('transitions, GSI writes, S3 requests and Lambda seconds are priced as counted', () => {

@@ -344,13 +344,13 @@ describe('least privilege', () => {
     }
   });
 
-  it('compensation may start guarded-write executions and watch them, nothing else on Step Functions', () => {
-    assert.deepEqual(
-      actionsOfRole(template, roleOf('compensate')).filter((a) => a.startsWith('states:')),
-      ['states:DescribeExecution', 'states:StartExecution'],
-    );
-    const env = fn('compensate').Properties['Environment'].Variables;
-    assert.match(describeValue(env['PAPERCLIP_GUARDED_WRITE_ARN']), new RegExp(`stateMachine:${physical('guarded-write')}$`));
+  it('compensation only opens and closes the compensation: no Step Functions access, no browser, small memory and a short timeout', () => {
+    const actions = actionsOfRole(template, roleOf('compensate')).filter((a) => !a.startsWith('logs:') && !a.startsWith('xray:'));
+    assert.deepEqual(actions, ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:Query']);
+    const compensate = fn('compensate').Properties;
+    assert.equal(compensate['Environment'].Variables['PAPERCLIP_GUARDED_WRITE_ARN'], undefined);
+    assert.equal(compensate['MemorySize'], deploy.memory.defaultMb);
+    assert.ok(compensate['Timeout'] <= 30, `${compensate['Timeout']} s`);
   });
 });
 
@@ -724,8 +724,40 @@ describe('workflows', () => {
       `${bucket}/runs/*/results/*`,
     ]);
     assert.match(resourcesGranted(template, role, 'events:PutRule')[0]!, /rule\/StepFunctionsGetEventsForStepFunctionsExecutionRule$/);
-    const guardedActions = actionsOfRole(template, logicalIdOf(stack.workflows.roles.GuardedWrite));
-    assert.ok(!guardedActions.some((a) => a.startsWith('states:') || a.startsWith('events:')), `${guardedActions}`);
+  });
+
+  it('let the guarded write start its inverse as a nested execution of itself and wait for it (.sync:2), nothing else', () => {
+    const role = logicalIdOf(stack.workflows.roles.GuardedWrite);
+    const actions = actionsOfRole(template, role).filter((a) => !a.startsWith('logs:') && !a.startsWith('xray:'));
+    assert.deepEqual(actions, [
+      'events:DescribeRule',
+      'events:PutRule',
+      'events:PutTargets',
+      'lambda:InvokeFunction',
+      'states:DescribeExecution',
+      'states:StartExecution',
+      'states:StopExecution',
+    ]);
+    const own = new RegExp(`:states:Ref:AWS::Region:Ref:AWS::AccountId:stateMachine:${physical('guarded-write')}$`);
+    const started = resourcesGranted(template, role, 'states:StartExecution');
+    assert.equal(started.length, 1);
+    assert.match(started[0]!, own);
+    for (const action of ['states:DescribeExecution', 'states:StopExecution']) {
+      const watched = resourcesGranted(template, role, action);
+      assert.equal(watched.length, 1, action);
+      assert.match(watched[0]!, new RegExp(`:execution:${physical('guarded-write')}:\\*$`), action);
+    }
+    for (const action of ['events:PutTargets', 'events:PutRule', 'events:DescribeRule']) {
+      assert.deepEqual(
+        resourcesGranted(template, role, action).map((r) => r.replace(/^.*:rule\//, 'rule/')),
+        ['rule/StepFunctionsGetEventsForStepFunctionsExecutionRule'],
+        action,
+      );
+    }
+    const definition = JSON.parse(deployedDefinition(byName('guarded-write'))) as AslMachine;
+    const runInverse = stateNamed(definition, 'RunInverse');
+    assert.equal(runInverse.Resource, 'arn:aws:states:::states:startExecution.sync:2');
+    assert.match(describeValue((runInverse.Parameters as Record<string, unknown>)['StateMachineArn']), own);
   });
 });
 

@@ -6,9 +6,55 @@ import { idempotencyKey } from '../../src/domain/task.js';
 import { runDrill } from '../../src/cli/drill.js';
 import type { LedgerlyControl } from '../../src/ledgerly/control-client.js';
 import { LEDGERLY } from '../support/back-offices.js';
-import { startLedgerlyHarness, useHarness, type Harness } from '../support/embedded.js';
+import { GetExecutionHistoryCommand, type HistoryEvent } from '@aws-sdk/client-sfn';
+import { startHarness, startLedgerlyHarness, useHarness, type Harness } from '../support/embedded.js';
+import { handler as readback } from '../../lambdas/readback.js';
+import { approvalRequestFor, executionStatus, linkFromInbox, openLink, postDecision, APPROVERS } from '../approvals/helpers.js';
 import { refundBehindOurBack, runCli, stackEnvironment } from './helpers.js';
 import { setTimeout as sleep } from 'node:timers/promises';
+
+/** Tasks whose id starts with this land "somewhere unintended": their readback (not the inverse's) asks for compensation. */
+const LANDS_ELSEWHERE = 'T-lands-elsewhere';
+
+async function historyOf(h: Harness, executionArn: string): Promise<HistoryEvent[]> {
+  const events: HistoryEvent[] = [];
+  let nextToken: string | undefined;
+  do {
+    const page = await h.paperclip.services.clients.sfn.send(new GetExecutionHistoryCommand({ executionArn, maxResults: 1000, nextToken }));
+    events.push(...(page.events ?? []));
+    nextToken = page.nextToken;
+  } while (nextToken);
+  return events;
+}
+
+/** Functions invoked by the execution that have not ended: a function waiting would show here. */
+function functionsRunning(events: HistoryEvent[]): number {
+  const count = (...types: string[]) => events.filter((e) => types.includes(e.type ?? '')).length;
+  return count('LambdaFunctionStarted') - count('LambdaFunctionSucceeded', 'LambdaFunctionFailed', 'LambdaFunctionTimedOut');
+}
+
+/** The nested-execution task (startExecution.sync:2) events of the execution, by type. */
+function nestedRunEvents(events: HistoryEvent[]): string[] {
+  return events
+    .filter((e) => {
+      const details = e.taskSubmittedEventDetails ?? e.taskSucceededEventDetails ?? e.taskScheduledEventDetails;
+      return details?.resourceType === 'states' && details.resource === 'startExecution.sync:2';
+    })
+    .map((e) => e.type ?? '');
+}
+
+/**
+ * The real readback, except that for the tasks above it reports a settled
+ * state that is neither the pre-state nor the target, which is what sends
+ * the workflow to its Compensate path; the vendor keeps the write, so the
+ * inverse has something real to undo.
+ */
+async function readbackLandingElsewhere(event: unknown): Promise<unknown> {
+  const outcome = (await readback(event)) as Record<string, unknown>;
+  const item = (event as { item: { taskId: string; compensates?: string } }).item;
+  if (!item.taskId.startsWith(LANDS_ELSEWHERE) || item.compensates) return outcome;
+  return { ...outcome, verdict: 'unknown', next: 'compensate', why: 'the item settled on a status nobody asked for: undo it' };
+}
 
 /**
  * Compensation end to end: the pre-state and inverse registered before the
@@ -17,7 +63,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
  * outcome in the audit trail.
  */
 describe('compensation', () => {
-  const h = useHarness();
+  const h = useHarness(() => startHarness({ handlerOverrides: { readback: readbackLandingElsewhere } }));
 
   const statusOf = async (billNo: string) => (await h.control.state()).bills.find((b) => b.billNo === billNo)?.status;
   const journalOf = async (billNo: string) => (await h.control.journal()).filter((e) => e.billNo === billNo).map((e) => e.action);
@@ -133,6 +179,69 @@ describe('compensation', () => {
     const failed = (await h.paperclip.services.audit.events(key)).find((e) => e.type === 'compensation_failed');
     assert.equal(failed?.data['outcome'], 'stale', 'the inverse found the bill in a state it does not apply to');
     assert.equal((await h.paperclip.services.claims.get(key))?.status, 'TAKEOVER');
+  });
+  test('the workflow runs the inverse as a nested execution it waits for: verified by its readback, the write is compensated', async () => {
+    await h.control.reset();
+    const task = { taskId: `${LANDS_ELSEWHERE}-1`, tenant: 'acme', billNo: 'ACME-202611-0003', action: 'mark_processed' };
+    const key = idempotencyKey(task);
+    const inverseKey = idempotencyKey({ ...task, action: 'unmark_processed' });
+    assert.equal(await statusOf(task.billNo), 'PENDING');
+
+    const executionArn = await h.startTask(task);
+    const result = await h.waitForExecution(executionArn);
+    assert.equal(result.output['outcome'], 'takeover', 'undone, then handed to a person');
+    // The workflow waited for the inverse's execution itself; no function did.
+    assert.deepEqual(nestedRunEvents(await historyOf(h, executionArn)), ['TaskScheduled', 'TaskSubmitted', 'TaskSucceeded']);
+    assert.match(String(result.output['reason']), /compensation rolled it back \(verified by readback\)/);
+    assert.equal(await statusOf(task.billNo), 'PENDING');
+    assert.deepEqual(await journalOf(task.billNo), ['mark', 'unmark']);
+    const compensated = (await h.paperclip.services.audit.events(key)).find((e) => e.type === 'compensated');
+    assert.equal(compensated?.data['outcome'], 'done');
+    assert.equal(compensated?.data['restoredStatus'], 'PENDING');
+    // The inverse ran as a guarded-write execution of its own, named by its key, with its own claim and readback.
+    assert.match(String(compensated?.data['executionArn']), new RegExp(`:execution:[^:]+:${inverseKey}$`));
+    assert.equal((await h.paperclip.services.claims.get(inverseKey))?.status, 'DONE');
+    assert.ok((await types(inverseKey)).includes('readback'));
+  });
+
+  test('an inverse that needs approval waits for it while the workflow waits, and runs once approved: compensated, not timed out', async () => {
+    await h.control.reset();
+    const task = { taskId: `${LANDS_ELSEWHERE}-2`, tenant: 'acme', billNo: 'ACME-202611-0004', action: 'mark_processed' };
+    const key = idempotencyKey(task);
+    const inverseKey = idempotencyKey({ ...task, action: 'unmark_processed' });
+    // Policy for this case: undoing a mark needs a person's approval (the handlers read the same config object).
+    const required = h.paperclip.services.config.write_policy.approval_required;
+    required.push('unmark_processed');
+    try {
+      const executionArn = await h.startTask(task);
+      const request = await approvalRequestFor(h, inverseKey);
+      // Nothing times out while the approver takes their time; the mark stays until then.
+      await sleep(1500);
+      assert.equal(await executionStatus(h, executionArn), 'RUNNING');
+      assert.ok(!(await types(key)).some((t) => ['compensation_failed', 'compensated', 'takeover'].includes(t)), (await types(key)).join());
+      assert.equal(await statusOf(task.billNo), 'PROCESSED');
+      // The wait is the workflow's (a nested execution submitted), not a function polling until its timeout.
+      const waiting = await historyOf(h, executionArn);
+      assert.equal(functionsRunning(waiting), 0, 'no function is running while the inverse waits');
+      assert.deepEqual(nestedRunEvents(waiting), ['TaskScheduled', 'TaskSubmitted']);
+
+      const link = await linkFromInbox(h, request.approvalId, APPROVERS[0]);
+      const page = await openLink(link);
+      assert.equal(page.status, 200);
+      const decided = await postDecision(h, link, { ...page.fields, decision: 'approve' }, { cookie: page.cookie! });
+      assert.equal(decided.status, 200, decided.html);
+
+      const result = await h.waitForExecution(executionArn);
+      assert.match(String(result.output['reason']), /compensation rolled it back \(verified by readback\)/);
+      assert.equal(await statusOf(task.billNo), 'PENDING');
+      assert.deepEqual(await journalOf(task.billNo), ['mark', 'unmark']);
+      const trail = await types(key);
+      assert.ok(trail.indexOf('compensation_started') < trail.indexOf('compensated'), trail.join());
+      assert.ok(!trail.includes('compensation_failed'), trail.join());
+      assert.ok((await types(inverseKey)).includes('approved'));
+    } finally {
+      required.splice(required.indexOf('unmark_processed'), 1);
+    }
   });
 });
 

@@ -76,6 +76,27 @@ const stateAfterEveryStep = {
   },
   takeoverReason: { Error: 'SessionLostError', Cause: 'login page' },
   compensation: { Error: 'States.TaskFailed', Cause: 'compensation timed out' },
+  // Compensate's result and RunInverse's (here its Catch's), which RecordCompensation reads.
+  compensating: {
+    prepared: {
+      compensates: item.key,
+      inverseKey: 'k-acme_0123456789abcdef0123456789abcdef',
+      inverseAction: 'unmark_processed',
+      task: {
+        ...stateAfterClaim.task,
+        action: 'unmark_processed',
+        params: {},
+        requestedBy: 'compensation',
+        compensates: 'k-acme_' + 'f'.repeat(32),
+      },
+      preStatus: 'PENDING',
+      restoredTo: 'PENDING',
+      requestedBy: 'compensation',
+      start: true,
+      result: null,
+    },
+    run: { Error: 'States.TaskFailed', Cause: '{"ExecutionArn":"arn:x","Status":"FAILED"}' },
+  },
 };
 
 /** Evaluates the ASL's `.$` paths this workflow uses ($.a.b, $$.Execution.Id, $$.Task.Token) against a state. */
@@ -107,14 +128,17 @@ test('every Lambda the guarded-write workflow invokes accepts the event its ASL 
   const asl = JSON.parse(readFileSync('statemachines/guarded-write.asl.json', 'utf8')) as { States: Record<string, AslState> };
   const checked: string[] = [];
   for (const [stateName, state] of Object.entries(asl.States)) {
-    if (state.Type !== 'Task' || !state.Parameters) continue;
+    // Service integrations other than Lambda (RunInverse's nested execution) invoke no function.
+    if (state.Type !== 'Task' || !state.Parameters || /^arn:aws:states:::states:/.test(state.Resource ?? '')) continue;
     const waits = state.Resource?.includes('waitForTaskToken');
     const resource = waits ? String(state.Parameters['FunctionName']) : String(state.Resource);
     const fn = /^\$\{(\w+)FunctionArn\}$/.exec(resource)?.[1];
     assert.ok(fn, `${stateName} invokes ${resource}, which is not one of the workflow's functions`);
     const schema = StepInput[fn as keyof typeof StepInput];
     assert.ok(schema, `${stateName} invokes ${fn}, which has no input schema in StepInput`);
-    for (const [label, at] of Object.entries({ stateAfterClaim, stateAfterEveryStep })) {
+    // RecordCompensation is only reached after Compensate, whose result it reads.
+    const samples = stateName === 'RecordCompensation' ? { stateAfterEveryStep } : { stateAfterClaim, stateAfterEveryStep };
+    for (const [label, at] of Object.entries(samples)) {
       const event = evaluate(waits ? state.Parameters['Payload']! : state.Parameters, at);
       const parsed = schema.safeParse(event);
       assert.ok(parsed.success, `${stateName} -> ${fn} (${label}): ${parsed.success ? '' : JSON.stringify(parsed.error.issues[0])}`);

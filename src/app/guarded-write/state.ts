@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { RoutedItem } from '../../domain/routing.js';
+import { WriteTask } from '../../domain/task.js';
 
 /**
  * What the guarded-write workflow (statemachines/guarded-write.asl.json)
@@ -67,21 +68,34 @@ export const ReadbackOutcome = z.object({
 });
 export type ReadbackOutcome = z.infer<typeof ReadbackOutcome>;
 
-/** What Compensate returns (see src/app/compensation.ts), or its Catch's failure. */
-export const CompensationOutcome = z.union([
-  z.object({
-    compensates: z.string(),
-    inverseKey: z.string(),
-    inverseAction: z.string(),
-    outcome: z.string(),
-    rolledBack: z.boolean(),
-    executionArn: z.string(),
-    preStatus: z.string().nullable(),
-    restoredStatus: z.string().nullable(),
-    alreadyCompensated: z.boolean().optional(),
-  }),
-  StepFailure,
-]);
+/** A compensation's result (see src/app/compensation.ts). */
+export const CompensationResult = z.object({
+  compensates: z.string(),
+  inverseKey: z.string(),
+  inverseAction: z.string(),
+  outcome: z.string(),
+  rolledBack: z.boolean(),
+  executionArn: z.string(),
+  preStatus: z.string().nullable(),
+  restoredStatus: z.string().nullable(),
+  alreadyCompensated: z.boolean().optional(),
+});
+
+/** What Compensate hands the workflow: the inverse to start as a nested guarded-write execution (see PreparedCompensation). */
+export const PreparedCompensation = z.object({
+  compensates: z.string(),
+  inverseKey: z.string(),
+  inverseAction: z.string(),
+  task: WriteTask,
+  preStatus: z.string().nullable(),
+  restoredTo: z.string().nullable(),
+  requestedBy: z.string(),
+  start: z.boolean(),
+  result: CompensationResult.nullable(),
+});
+
+/** What RecordCompensation returns, or the failure a Catch of the Compensate path put there. */
+export const CompensationOutcome = z.union([CompensationResult, StepFailure]);
 export type CompensationOutcome = z.infer<typeof CompensationOutcome>;
 
 /** The state every step after routing receives: the item and each step's result, null until that step ran. */
@@ -111,7 +125,23 @@ export const StepInput = {
   RequestApproval: z.object({ state: ItemState, taskToken: z.string().min(1), executionArn: ExecutionArn }).strict(),
   BrowserWrite: ItemState,
   Readback: ItemState,
-  Compensate: ItemState.extend({ executionArn: ExecutionArn }).strict(),
+  /**
+   * Compensate opens the compensation and returns the inverse to run (prepare); the workflow runs it as a
+   * nested guarded-write execution and waits (`.sync:2`); RecordCompensation closes it with how that ended (record).
+   */
+  Compensate: z.discriminatedUnion('phase', [
+    z.object({ phase: z.literal('prepare'), item: RoutedItem, executionArn: ExecutionArn }).strict(),
+    z
+      .object({
+        phase: z.literal('record'),
+        item: RoutedItem,
+        executionArn: ExecutionArn,
+        prepared: PreparedCompensation,
+        /** RunInverse's result, its Catch's `{ Error, Cause }`, or null when nothing had to run. */
+        run: z.unknown(),
+      })
+      .strict(),
+  ]),
   /** Complete, ApprovalRejected and ApprovalExpired: one Lambda closes the item three ways. */
   Complete: z
     .object({
