@@ -6,6 +6,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parse, stringify } from 'yaml';
 import { idempotencyKey } from '../../src/domain/task.js';
+import { routeTask } from '../../src/domain/routing.js';
+import { writeIdentity } from '../../src/domain/claim.js';
+import { takeover } from '../../src/app/guarded-write/takeover.js';
 import { ValidationError } from '../../src/config/errors.js';
 import { TakeoverRefusedError } from '../../src/app/takeover/resolve.js';
 import { executeTakeover, parseTakeoverArgs, runTakeover, type Io } from '../../src/cli/takeover.js';
@@ -142,6 +145,49 @@ describe('human takeover queue', () => {
     assert.equal((await h.paperclip.services.claims.get(key))?.status, 'DONE');
     const types = (await auditOf(key)).map((e) => e.type);
     assert.equal(types.filter((t) => t === 'write_started').length, 1, 'the retry did not click');
+  });
+
+  test("a run that lost the claim hands nothing over: the other run's claim, the queue and the vendor stay as they are", async () => {
+    // Snapshot runs after every claim, so a failure there can bring a run that lost the claim to Takeover.
+    const s = h.paperclip.services;
+    const item = { ...routeTask(task(6), s.config, s.pack), key: keyOf(6) };
+    const now = new Date().toISOString();
+    const other = 'arn:aws:states:us-east-1:000000000000:execution:paperclip-local-guarded-write:other-run';
+    const leaseUntil = new Date(Date.now() + 300_000).toISOString();
+    assert.ok(
+      await s.claims.tryCreate({
+        ...writeIdentity(item),
+        owner: other,
+        status: 'CLAIMED',
+        version: 1,
+        leaseUntil,
+        attempts: 1,
+        createdAt: now,
+        updatedAt: now,
+      }),
+    );
+    const journalBefore = (await h.control.journal()).length;
+    const outcome = await takeover(s, {
+      state: {
+        item,
+        claim: { decision: 'skip', reason: 'in progress elsewhere', status: 'CLAIMED' },
+        snapshot: null,
+        approval: null,
+        write: null,
+        writeError: null,
+        readback: null,
+        takeoverReason: { Error: 'Lambda.Unknown', Cause: 'the snapshot function could not start' },
+        compensation: null,
+      },
+      executionArn: 'arn:aws:states:us-east-1:000000000000:execution:paperclip-local-guarded-write:lost-run',
+    });
+    assert.equal(outcome.outcome, 'skipped');
+    const claim = await s.claims.get(item.key);
+    assert.equal(claim?.status, 'CLAIMED');
+    assert.equal(claim?.owner, other);
+    assert.equal(await s.takeovers.get(item.key), undefined, 'nothing queued');
+    assert.equal((await auditOf(item.key)).at(-1)?.type, 'takeover_not_taken');
+    assert.equal((await h.control.journal()).length, journalBefore);
   });
 
   describe('done, abandon and bad input', () => {

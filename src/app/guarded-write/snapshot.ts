@@ -20,9 +20,14 @@ type Observation = Awaited<ReturnType<typeof observeStatus>>;
  * starts from and before anything is clicked. An item that needs an approval gets its `before.png` here, because
  * the approval page shows it before any write session exists; a stale item gets one here too, since no write will,
  * and so does an API-tier write, which opens no browser at all.
+ *
+ * The workflow decides what follows Claim and Snapshot in one Choice, so Snapshot runs after every claim: one this run
+ * does not hold to write (lost, or a WRITING claim that is read back first) reads and records nothing and opens no
+ * browser, and the result stays null.
  */
-export async function snapshot(s: Services, state: ItemState): Promise<SnapshotResult> {
+export async function snapshot(s: Services, state: ItemState): Promise<SnapshotResult | null> {
   const { item } = state;
+  if (state.claim?.decision !== 'proceed') return null;
   const action = s.pack.actions[item.action]!;
   const api = await browserlessApi(s, item.identity);
   if (api && item.tier === 'browser' && !item.needsApproval) {

@@ -15,8 +15,10 @@ export async function takeover(s: Services, input: { state: ItemState; execution
   const reason = (state.readback?.why ?? failureMessage(state.takeoverReason)) + compensation;
   const errorName = state.takeoverReason?.Error;
   // Only the run that holds the claim hands the item over: a run fenced out meanwhile must not queue, overwrite records or move the claim.
+  // A run that lost the claim holds nothing (Snapshot runs after it too, so a failure there can bring such a run here).
+  const lost = state.claim?.decision === 'skip';
   const held = state.claim && state.claim.decision !== 'skip' ? state.claim.claim : undefined;
-  const ours = (c: Claim | undefined): c is Claim => !!c && (!held || (c.owner === held.owner && c.version === held.version));
+  const ours = (c: Claim | undefined): c is Claim => !lost && !!c && (!held || (c.owner === held.owner && c.version === held.version));
   let claim = await s.claims.get(item.key);
   if (ours(claim) && (claim.status === 'CLAIMED' || claim.status === 'WRITING')) {
     try {
