@@ -138,12 +138,21 @@ describe('guarded writes on Ledgerly', () => {
     assert.notEqual(result.output['outcome'], 'done');
     assert.match(String(result.output['reason']), /SessionLostError.*answered 401.*session is gone/);
     assert.deepEqual(h.paperclip.services.sessions.stats, browsers);
-    assert.equal(
-      await h.paperclip.services.claims.get(idempotencyKey(resolveTask('N-7002', 'T-ledgerly-revoked'))),
-      undefined,
-      'never claimed',
-    );
+    const key = idempotencyKey(resolveTask('N-7002', 'T-ledgerly-revoked'));
+    assert.equal(await h.paperclip.services.claims.get(key), undefined, 'never claimed');
     assert.deepEqual(await h.control.journal(), []);
+    // No claim means no takeover entry, and a re-run of the batch skips the key: the failure is recorded and mailed here.
+    const [failed] = await events(key, 'routing_failed');
+    assert.match(String(failed?.data['reason']), /SessionLostError/);
+    const alert = await waitUntil(
+      'the operators alert',
+      async () =>
+        (await h.paperclip.stack.fetchEmails()).find(
+          (m) => m.destination.to.includes('ops-oncall@ops.example') && JSON.stringify(m).includes(key),
+        ),
+      5000,
+    );
+    assert.match(alert.subject, /Routing failed: acme N-7002 resolve/);
   });
 
   test('commit then timeout on Resolve (504 after the commit): the page says it timed out, readback confirms after review; done once, no second write', async () => {

@@ -1,5 +1,8 @@
 import type { Services } from '../services.js';
 import { routeTask, type RoutedItem } from '../../domain/routing.js';
+import { InputRejectedError, ReadFailedError } from '../../domain/errors.js';
+import { log } from '../../adapters/telemetry.js';
+import { html, joinHtml } from '../../http/html.js';
 import { proveOwnership } from '../ownership.js';
 import { assertCompensationPath } from '../compensation-path.js';
 
@@ -9,8 +12,63 @@ export async function validateAndRoute(s: Services, input: { task: unknown; exec
   // Routing needs no AWS call; what follows reads the tenant's claims and audit chain and the identity's token, under its session.
   const tenant = s.forTenant({ tenant: item.tenant, identity: item.identity });
   await assertCompensationPath(tenant, item);
-  await proveOwnership(tenant, item);
+  try {
+    await proveOwnership(tenant, item);
+  } catch (error) {
+    if (!(error instanceof InputRejectedError) && !(error instanceof ReadFailedError)) {
+      await reportRoutingFailure(tenant, item, error as Error, input.executionArn);
+    }
+    throw error;
+  }
   const actor = { identity: item.identity, tenant: item.tenant, taskId: item.taskId, executionArn: input.executionArn };
   await tenant.audit.append(item.key, { type: 'routed', actor: item.identity, data: { ...actor, item } });
   return item;
+}
+
+/**
+ * The ownership read failed for another reason than the answer (a session the
+ * vendor ended, a bug): the item ends before any claim, so no takeover entry
+ * will ever name it, and a re-run of its batch skips its key. Recorded in its
+ * audit chain and mailed to operators.notify here, so the failure is loud and
+ * the item accounted for. A ReadFailedError is not reported: the workflow
+ * retries it. A mail failure is logged, never fatal.
+ */
+async function reportRoutingFailure(s: Services, item: RoutedItem, error: Error, executionArn: string): Promise<void> {
+  const reason = `${error.name}: ${error.message}`;
+  log().warn(`routing failed before any claim: ${item.tenant} ${item.billNo} ${item.action}: ${reason}`, {
+    tenant: item.tenant,
+    idempotencyKey: item.key,
+    billNo: item.billNo,
+    action: item.action,
+  });
+  await s.audit.append(item.key, {
+    type: 'routing_failed',
+    actor: item.identity,
+    data: { reason, error: error.name, taskId: item.taskId, executionArn, nothingWritten: true },
+  });
+  const recipients = s.config.operators.notify;
+  if (recipients.length === 0) return;
+  const lines = [
+    `租户 Tenant: ${item.tenant}`,
+    `单号 Bill: ${item.billNo}`,
+    `动作 Action: ${item.action}`,
+    `身份 Identity: ${item.identity}`,
+    `原因 Reason: ${reason}`,
+    `幂等键 Key: ${item.key}`,
+    `执行 Execution: ${executionArn}`,
+    'Nothing was claimed or written. A re-run of the same task skips this key: fix the cause, then run the item under a new task id.',
+  ];
+  try {
+    await s.mail.send({
+      to: recipients,
+      subject: `[Paperclip] 路由失败 Routing failed: ${item.tenant} ${item.billNo} ${item.action}`,
+      text: `${lines.join('\n')}\n`,
+      html: html`<p>${joinHtml(lines, html`<br>`)}</p>`.value,
+    });
+  } catch (mailError) {
+    log().warn(`routing failure: could not mail ${recipients.join(', ')}: ${(mailError as Error).message}`, {
+      tenant: item.tenant,
+      idempotencyKey: item.key,
+    });
+  }
 }
