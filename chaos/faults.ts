@@ -1,5 +1,5 @@
-import type { FaultSpec } from '../src/simulator/schemas.js';
-import { billNoFor } from '../src/simulator/server.js';
+import type { FaultKind, FaultSpec } from '../src/simulator/schemas.js';
+import type { SoakBackOffice, SoakTenant } from './back-office.js';
 import { pick, seededRandom, shuffled } from './rng.js';
 
 /**
@@ -9,17 +9,14 @@ import { pick, seededRandom, shuffled } from './rng.js';
  * (a redesign of the next few page renders) is installed at the restart.
  */
 
-export interface SoakTenant {
-  id: string;
-  pending: number;
-}
+export type { SoakTenant };
 
 export interface PlannedFault {
   billNo: string;
   spec: FaultSpec;
 }
 
-/** Tenant ids the simulator accepts (lowercase letters) that the config also accepts. */
+/** Tenant ids both back offices accept (lowercase letters) that the config also accepts. */
 const TENANT_NAMES = [
   'acme',
   'globex',
@@ -36,40 +33,57 @@ const TENANT_NAMES = [
 ];
 export const MAX_ITEMS_PER_TENANT = 50;
 
-export function soakTenants(items: number): SoakTenant[] {
+export function soakTenants(items: number, maxTenants = TENANT_NAMES.length): SoakTenant[] {
   const count = Math.ceil(items / MAX_ITEMS_PER_TENANT);
-  if (count > TENANT_NAMES.length) throw new Error(`at most ${TENANT_NAMES.length * MAX_ITEMS_PER_TENANT} items`);
+  const most = Math.min(maxTenants, TENANT_NAMES.length);
+  if (count > most) throw new Error(`at most ${most * MAX_ITEMS_PER_TENANT} items on this back office`);
   const base = Math.floor(items / count);
   return TENANT_NAMES.slice(0, count).map((id, i) => ({ id, pending: base + (i < items % count ? 1 : 0) }));
 }
 
-export function pendingBills(tenants: readonly SoakTenant[]): Array<{ tenant: string; billNo: string }> {
-  return tenants.flatMap((t) => Array.from({ length: t.pending }, (_, i) => ({ tenant: t.id, billNo: billNoFor(t.id, i + 1) })));
+export function pendingBills(
+  tenants: readonly SoakTenant[],
+  backOffice: Pick<SoakBackOffice, 'itemKey'>,
+): Array<{ tenant: string; billNo: string }> {
+  return tenants.flatMap((t, index) =>
+    Array.from({ length: t.pending }, (_, i) => ({ tenant: t.id, billNo: backOffice.itemKey(index, t.id, i + 1) })),
+  );
 }
 
 /**
  * One fault per chosen bill. `times` keeps most of them transient, as in
- * production: the point is what the first attempt does with them.
+ * production: the point is what the first attempt does with them. Without
+ * `kinds` each fault is drawn from every kind; with `kinds` only those are
+ * used, in turn (the first chosen bill gets the first kind, …), so a short
+ * run still meets each of them.
  */
 export function planFaults(
   bills: ReadonlyArray<{ billNo: string }>,
   faultRate: number,
   seed: number,
   readbackDeadlineMs: number,
+  kinds?: readonly FaultKind[],
 ): PlannedFault[] {
   const random = seededRandom(seed);
   const chosen = shuffled(random, bills).slice(0, Math.round(bills.length * faultRate));
-  const makers: Array<(bill: string) => FaultSpec> = [
-    (bill) => ({ kind: 'half_success', bill, times: 1 }),
-    (bill) => ({ kind: 'commit_then_timeout', bill, ms: 1500, times: 1 }),
-    (bill) => ({ kind: 'error_500', bill, times: 1 }),
-    (bill) => ({ kind: 'slow_ms', bill, ms: 2500, times: 4 }),
+  const makers: Record<FaultKind, (bill: string) => FaultSpec> = {
+    half_success: (bill) => ({ kind: 'half_success', bill, times: 1 }),
+    commit_then_timeout: (bill) => ({ kind: 'commit_then_timeout', bill, ms: 1500, times: 1 }),
+    error_500: (bill) => ({ kind: 'error_500', bill, times: 1 }),
+    slow_ms: (bill) => ({ kind: 'slow_ms', bill, ms: 2500, times: 4 }),
     // Short, medium, and longer than the readback deadline (inconclusive, so a person decides).
-    (bill) => ({ kind: 'async_delay_ms', bill, ms: pick(random, [1500, Math.round(readbackDeadlineMs / 2), readbackDeadlineMs + 5000]) }),
-    (bill) => ({ kind: 'session_revoked', bill, times: 1 }),
-    (bill) => ({ kind: 'permission_denied', bill, times: 1 }),
+    async_delay_ms: (bill) => ({
+      kind: 'async_delay_ms',
+      bill,
+      ms: pick(random, [1500, Math.round(readbackDeadlineMs / 2), readbackDeadlineMs + 5000]),
+    }),
+    session_revoked: (bill) => ({ kind: 'session_revoked', bill, times: 1 }),
+    permission_denied: (bill) => ({ kind: 'permission_denied', bill, times: 1 }),
     // Bill-scoped, a redesign only changes that bill's detail page renders.
-    (bill) => ({ kind: 'redesign', bill, times: 2 }),
-  ];
-  return [...chosen].sort((a, b) => a.billNo.localeCompare(b.billNo)).map(({ billNo }) => ({ billNo, spec: pick(random, makers)(billNo) }));
+    redesign: (bill) => ({ kind: 'redesign', bill, times: 2 }),
+  };
+  const sorted = [...chosen].sort((a, b) => a.billNo.localeCompare(b.billNo));
+  if (kinds && kinds.length > 0) return sorted.map(({ billNo }, i) => ({ billNo, spec: makers[kinds[i % kinds.length]!](billNo) }));
+  const all = Object.values(makers);
+  return sorted.map(({ billNo }) => ({ billNo, spec: pick(random, all)(billNo) }));
 }

@@ -2,23 +2,37 @@ import { writeFileSync } from 'node:fs';
 import { z } from 'zod';
 import { parseCommand, type CommandSpec } from '../src/cli/args.js';
 import { ValidationError } from '../src/config/errors.js';
+import { FAULT_KINDS, type FaultKind } from '../src/simulator/schemas.js';
+import { SOAK_BACK_OFFICES, soakBackOffice } from './back-office.js';
+import { MAX_ITEMS_PER_TENANT } from './faults.js';
 import { runSoak, type SoakReport } from './soak.js';
 
 process.env['AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED'] ??= 'true';
 
-const USAGE = `Usage: npm run chaos -- [--items 200] [--runners 3] [--fault-rate 0.2] [--seed 7]
+const USAGE = `Usage: npm run chaos -- [--back-office simulator|ledgerly] [--items 200] [--runners 3]
+                      [--fault-rate 0.2] [--faults kind,kind,...] [--seed 7]
                       [--kill-after 0.35] [--lease-seconds 20] [--readback-deadline-ms 6000]
-                      [--concurrency 2] [--redesign-renders 2] [--no-operator-retry]
-                      [--time-limit-min 90] [--data-dir <folder to keep>] [--report-file <json>] [--json]
+                      [--concurrency 2] [--redesign-renders 2] [--no-restart] [--no-operator-retry]
+                      [--time-limit-min 90] [--config <file>] [--data-dir <folder to keep>]
+                      [--report-file <json>] [--json]
 
-Seeds the simulator, assigns seeded faults to a share of the bills, runs the
+Seeds the back office (the bundled simulator, or Ledgerly with
+config/ledgerly.local.yaml), assigns seeded faults to a share of the bills
+(drawn from every kind, or only the --faults kinds, each in turn), runs the
 batches with concurrent runners in a process that is SIGKILLed mid-batch and
 restarted on the same data folder, retries every open takeover item as an
 operator, then checks: at most one vendor mutation per key, no false success,
 no lost item. Prints the four rates. Exit code 1 when an invariant breaks.`;
 
+const FaultKinds = z
+  .string()
+  .transform((list) => list.split(',').map((k) => k.trim()))
+  .pipe(z.array(z.enum(FAULT_KINDS, { message: `fault kinds are ${FAULT_KINDS.join(', ')}` })).min(1));
+
 const Flags = z
   .object({
+    'back-office': z.enum(SOAK_BACK_OFFICES).default('simulator'),
+    faults: FaultKinds.optional(),
     items: z.coerce.number().int().min(1).max(600).default(200),
     runners: z.coerce.number().int().min(1).max(8).default(3),
     'fault-rate': z.coerce.number().min(0).max(1).default(0.2),
@@ -33,6 +47,7 @@ const Flags = z
     'readback-deadline-ms': z.coerce.number().int().min(1000).max(120_000).default(6000),
     concurrency: z.coerce.number().int().min(1).max(8).default(2),
     'redesign-renders': z.coerce.number().int().min(0).max(100).default(2),
+    'no-restart': z.boolean().default(false),
     'no-operator-retry': z.boolean().default(false),
     'time-limit-min': z.coerce
       .number()
@@ -40,11 +55,15 @@ const Flags = z
       .max(24 * 60)
       .default(90),
     'data-dir': z.string().min(1).optional(),
-    config: z.string().min(1).default('config/paperclip.local.yaml'),
+    config: z.string().min(1).optional(),
     json: z.boolean().default(false),
     'report-file': z.string().min(1).optional(),
   })
   .strict()
+  .refine((f) => f.items <= soakBackOffice(f['back-office']).maxTenants * MAX_ITEMS_PER_TENANT, {
+    message: `at most ${MAX_ITEMS_PER_TENANT} items per tenant, and Ledgerly holds at most 9 orgs (450 items)`,
+    path: ['items'],
+  })
   .refine((f) => Math.round(f.items * f['fault-rate']) <= 100, {
     message: 'at most 100 bill faults (items × fault-rate)',
     path: ['fault-rate'],
@@ -64,7 +83,7 @@ export function printReport(report: SoakReport, out: (line: string) => void): vo
   const v = report.verdict;
   out('');
   out(
-    `soak ${report.ok ? 'PASSED' : 'FAILED'} in ${(report.durationMs / 1000).toFixed(0)} s: ${v.counts.items} items, ${v.counts.vendorMutations} vendor mutations`,
+    `soak on ${report.options.backOffice} ${report.ok ? 'PASSED' : 'FAILED'} in ${(report.durationMs / 1000).toFixed(0)} s: ${v.counts.items} items, ${v.counts.vendorMutations} vendor mutations`,
   );
   for (const p of report.phases) {
     out(
@@ -117,7 +136,10 @@ async function main(argv: string[]): Promise<number> {
     }
     throw error;
   }
+  const faultKinds: FaultKind[] | undefined = flags.faults;
   const report = await runSoak({
+    backOffice: flags['back-office'],
+    ...(faultKinds ? { faultKinds } : {}),
     items: flags.items,
     runners: flags.runners,
     faultRate: flags['fault-rate'],
@@ -127,10 +149,11 @@ async function main(argv: string[]): Promise<number> {
     readbackDeadlineMs: flags['readback-deadline-ms'],
     maxConcurrency: flags.concurrency,
     redesignRenders: flags['redesign-renders'],
+    restart: !flags['no-restart'],
     operatorRetry: !flags['no-operator-retry'],
     settleMs: 200,
     timeLimitMs: flags['time-limit-min'] * 60_000,
-    baseConfigPath: flags.config,
+    ...(flags.config ? { baseConfigPath: flags.config } : {}),
     ...(flags['data-dir'] ? { dataDir: flags['data-dir'] } : {}),
     log: (line) => process.stderr.write(`${line}\n`),
   });

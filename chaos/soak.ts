@@ -5,12 +5,13 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { DescribeExecutionCommand, ListExecutionsCommand, type ExecutionListItem } from '@aws-sdk/client-sfn';
-import { startSimulator } from '../src/simulator/server.js';
-import { SimulatorControl } from '../src/simulator/control-client.js';
+import type { FaultKind } from '../src/simulator/schemas.js';
 import { startEmbeddedSession } from '../src/cli/data-folder.js';
 import { resolveTakeover } from '../src/app/takeover/resolve.js';
 import type { WiredServices as Services } from '../src/app/services.js';
 import { RUNNER_RESTARTED_ERROR } from '../src/local/stepfunctions/index.js';
+import { idempotencyKey } from '../src/domain/task.js';
+import { soakBackOffice, type SoakBackOfficeName } from './back-office.js';
 import { pendingBills, planFaults, soakTenants, type PlannedFault } from './faults.js';
 import { writeSoakConfig } from './config.js';
 import type { RunnerSpec } from './runner-spec.js';
@@ -18,7 +19,7 @@ import { verifySoak, type SoakVerdict } from './verify.js';
 import { setTimeout as sleep } from 'node:timers/promises';
 
 /**
- * The chaos soak: a seeded fault plan on the simulator, concurrent batch runs
+ * The chaos soak: a seeded fault plan on a back office (the simulator or Ledgerly), concurrent batch runs
  * of the same tasks in a runner process that is SIGKILLed mid-batch and
  * restarted on the same data folder, optionally an operator pass that retries
  * every open takeover item, then a verdict from the journal and the records.
@@ -26,9 +27,13 @@ import { setTimeout as sleep } from 'node:timers/promises';
  */
 
 export interface SoakOptions {
+  /** The back office to run against (default: the simulator). */
+  backOffice?: SoakBackOfficeName;
   items: number;
   runners: number;
   faultRate: number;
+  /** Only these fault kinds, each in turn (default: drawn from every kind). */
+  faultKinds?: FaultKind[];
   seed: number;
   /** Kill the runner process once this share of the items has a vendor mutation (0 = never kill). */
   killAfter: number;
@@ -37,12 +42,15 @@ export interface SoakOptions {
   maxConcurrency: number;
   /** Global redesign for this many page renders right after the restart (0 = none). */
   redesignRenders: number;
+  /** Run phase 2, the restart on the same data folder (default true; without a kill it only re-runs the settled batches). */
+  restart?: boolean;
   /** Retry every open takeover item once as an operator, after the runners. */
   operatorRetry: boolean;
-  /** The simulator's normal settle delay. */
+  /** The back office's normal settle delay (the simulator's processing, Ledgerly's review). */
   settleMs: number;
   timeLimitMs: number;
-  baseConfigPath: string;
+  /** The config the soak's config is derived from (default: the back office's local config). */
+  baseConfigPath?: string;
   /** Kept after the run when given; otherwise a temporary folder that is removed. */
   dataDir?: string;
   log: (line: string) => void;
@@ -61,7 +69,10 @@ export interface PhaseReport {
 }
 
 export interface SoakReport {
-  options: Omit<SoakOptions, 'log' | 'dataDir' | 'baseConfigPath'>;
+  options: Omit<SoakOptions, 'log' | 'dataDir' | 'baseConfigPath' | 'backOffice' | 'faultKinds'> & {
+    backOffice: SoakBackOfficeName;
+    faultKinds: FaultKind[] | null;
+  };
   durationMs: number;
   tenants: Array<{ id: string; pending: number }>;
   faults: { planned: Record<string, number>; fired: Record<string, number> };
@@ -197,25 +208,22 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
   const began = Date.now();
   const deadline = began + options.timeLimitMs;
   const log = options.log;
-  const tenants = soakTenants(options.items);
-  const bills = pendingBills(tenants);
-  const plan: PlannedFault[] = planFaults(bills, options.faultRate, options.seed, options.readbackDeadlineMs);
+  const backOffice = soakBackOffice(options.backOffice ?? 'simulator');
+  const tenants = soakTenants(options.items, backOffice.maxTenants);
+  const bills = pendingBills(tenants, backOffice);
+  const plan: PlannedFault[] = planFaults(bills, options.faultRate, options.seed, options.readbackDeadlineMs, options.faultKinds);
   const tasks = tenants.map((t) => ({ taskId: `T-soak-${options.seed}-${t.id}`, tenant: t.id }));
   const taskOf = new Map(tasks.map((t) => [t.tenant, t.taskId]));
   const dataDir = resolve(options.dataDir ?? mkdtempSync(join(tmpdir(), 'paperclip-soak-')));
   mkdirSync(dataDir, { recursive: true });
   const token = randomBytes(12).toString('hex');
-  const sim = await startSimulator({ port: 0, controlToken: token, seed: options.seed, asyncDelayMs: options.settleMs });
-  const control = new SimulatorControl(sim.url, token);
+  const vendor = await backOffice.start({ controlToken: token, seed: options.seed, settleMs: options.settleMs });
   try {
-    await control.reset({
-      seed: options.seed,
-      asyncDelayMs: options.settleMs,
-      tenants: tenants.map((t) => ({ id: t.id, pending: t.pending, overcharge: 0, processed: 0 })),
-    });
-    await control.setFaults(plan.map((f) => f.spec));
+    await vendor.seed(tenants);
+    await vendor.setFaults(plan.map((f) => f.spec));
     const configPath = writeSoakConfig(
-      options.baseConfigPath,
+      options.baseConfigPath ?? backOffice.defaultConfig,
+      backOffice,
       tenants,
       {
         claimLeaseSeconds: options.claimLeaseSeconds,
@@ -227,14 +235,16 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
     log(
       `soak: ${options.items} items over ${tenants.length} tenant(s), ${options.runners} concurrent runner(s), ${plan.length} bill fault(s) (seed ${options.seed})`,
     );
-    log(`  simulator ${sim.url}, data folder ${dataDir}`);
+    log(`  ${backOffice.name} ${vendor.url}, data folder ${dataDir}`);
     log(`  faults: ${JSON.stringify(countBy(plan, (f) => f.spec.kind))}`);
-    const mutations = async () => (await control.journal()).length;
+    const mutations = async () => (await vendor.mutations()).length;
+    // Items with a vendor mutation, not journal entries: one write of an item may be more than one entry.
+    const itemsWritten = async () => new Set((await vendor.mutations()).map((m) => m.billNo)).size;
     const killAt = Math.max(1, Math.round(options.items * options.killAfter));
     const spec = (label: string, recoverFirst: boolean): RunnerSpec => ({
       dataDir,
       configPath,
-      vendorUrl: sim.url,
+      vendorUrl: vendor.url,
       tasks,
       runners: options.runners,
       recoverFirst,
@@ -243,23 +253,25 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
     });
 
     const phases: PhaseReport[] = [];
-    log(`phase 1: ${options.runners} runner(s)${options.killAfter > 0 ? `, SIGKILL after ${killAt} vendor mutation(s)` : ''}`);
+    log(`phase 1: ${options.runners} runner(s)${options.killAfter > 0 ? `, SIGKILL once ${killAt} item(s) have a vendor mutation` : ''}`);
     phases.push(
       await runPhase(spec('first', false), join(dataDir, 'runner-first.json'), {
         deadline,
         log,
         mutations,
-        ...(options.killAfter > 0 ? { killWhen: async () => (await mutations()) >= killAt } : {}),
+        ...(options.killAfter > 0 ? { killWhen: async () => (await itemsWritten()) >= killAt } : {}),
       }),
     );
-    if (options.redesignRenders > 0) {
-      await control.addFault({ kind: 'redesign', times: options.redesignRenders });
-      log(`  global redesign installed for the next ${options.redesignRenders} page render(s)`);
+    if (options.restart ?? true) {
+      if (options.redesignRenders > 0) {
+        await vendor.addFault({ kind: 'redesign', times: options.redesignRenders });
+        log(`  global redesign installed for the next ${options.redesignRenders} page render(s)`);
+      }
+      log('phase 2: restart on the same data folder: resume orphaned claims (readback first), then the same batches again');
+      phases.push(await runPhase(spec('restart', true), join(dataDir, 'runner-restart.json'), { deadline, log, mutations }));
     }
-    log('phase 2: restart on the same data folder: resume orphaned claims (readback first), then the same batches again');
-    phases.push(await runPhase(spec('restart', true), join(dataDir, 'runner-restart.json'), { deadline, log, mutations }));
 
-    const session = await startEmbeddedSession({ dataDir, configPath, vendorBaseUrl: sim.url });
+    const session = await startEmbeddedSession({ dataDir, configPath, vendorBaseUrl: vendor.url });
     try {
       const s = session.services;
       const store = s.takeovers;
@@ -289,12 +301,12 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
       // Let the vendor settle (async_delay faults) before comparing its state with the records.
       let unsettled: string[] = [];
       for (let i = 0; i < 240; i++) {
-        unsettled = (await control.state()).bills.filter((b) => b.status === 'PROCESSING').map((b) => b.billNo);
+        unsettled = await vendor.settling();
         if (unsettled.length === 0) break;
         await sleep(250);
       }
-      const state = await control.state();
-      const journal = await control.journal();
+      const finalStatus = await vendor.statuses();
+      const journal = await vendor.mutations();
       const claims = (await Promise.all(tasks.map((t) => s.claims.byTask(t.taskId)))).flat();
       const queue = [...(await store.list('OPEN')), ...(await store.list('RESOLVED'))];
       const auditTypes = new Map<string, string[]>();
@@ -303,13 +315,25 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
           claim.key,
           (await s.audit.events(claim.key)).map((e) => e.type),
         );
+      // Items never claimed: their trail says whether routing failed (and was reported) or nothing happened at all.
+      const claimed = new Set(claims.map((c) => c.key));
+      const routingFailed = new Set<string>();
+      for (const b of bills) {
+        const key = idempotencyKey({ taskId: taskOf.get(b.tenant)!, tenant: b.tenant, billNo: b.billNo, action: backOffice.itemAction });
+        if (!claimed.has(key) && (await s.audit.events(key)).some((e) => e.type === 'routing_failed')) routingFailed.add(key);
+      }
+      const targetStatus = Object.fromEntries(Object.entries(s.pack.actions).map(([name, action]) => [name, action.targetStatus]));
       const verdict = verifySoak({
         items: bills.map((b) => ({ ...b, taskId: taskOf.get(b.tenant)! })),
+        action: backOffice.itemAction,
+        targetStatus,
+        identityOf: backOffice.journalIdentity,
         journal,
-        finalStatus: new Map(state.bills.map((b) => [b.billNo, b.status])),
+        finalStatus,
         claims,
         queue,
         auditTypes,
+        routingFailed,
       });
       const executions = await allExecutions(s);
       const failed: SoakReport['executions']['failed'] = [];
@@ -318,25 +342,28 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
         if (described.error !== RUNNER_RESTARTED_ERROR)
           failed.push({ name: e.name ?? '', error: `${described.error}: ${(described.cause ?? '').slice(0, 200)}` });
       }
-      const firedFaults = state.faults.filter((f) => f.fired > 0);
+      const firedFaults = await vendor.firedFaults();
       const report: SoakReport = {
         options: {
+          backOffice: backOffice.name,
           items: options.items,
           runners: options.runners,
           faultRate: options.faultRate,
+          faultKinds: options.faultKinds ?? null,
           seed: options.seed,
           killAfter: options.killAfter,
           claimLeaseSeconds: options.claimLeaseSeconds,
           readbackDeadlineMs: options.readbackDeadlineMs,
           maxConcurrency: options.maxConcurrency,
           redesignRenders: options.redesignRenders,
+          restart: options.restart ?? true,
           operatorRetry: options.operatorRetry,
           settleMs: options.settleMs,
           timeLimitMs: options.timeLimitMs,
         },
         durationMs: Date.now() - began,
         tenants,
-        faults: { planned: countBy(plan, (f) => f.spec.kind), fired: countBy(firedFaults, (f) => f.kind) },
+        faults: { planned: countBy(plan, (f) => f.spec.kind), fired: countBy(firedFaults, (kind) => kind) },
         phases,
         operator,
         executions: { byStatus: countBy(executions, (e) => e.status ?? 'UNKNOWN'), failed },
@@ -349,7 +376,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
       await session.close();
     }
   } finally {
-    await sim.close();
+    await vendor.close();
     if (!options.dataDir) rmSync(dataDir, { recursive: true, force: true });
   }
 }

@@ -1,39 +1,39 @@
 import type { Claim } from '../src/domain/claim.js';
 import type { TakeoverEntry } from '../src/adapters/dynamodb/takeover-store.js';
-import type { JournalEntry } from '../src/simulator/schemas.js';
 import { idempotencyKey } from '../src/domain/task.js';
+import type { SoakMutation } from './back-office.js';
 
 /**
- * The soak's verdict, computed from two independent records: the simulator's
- * journal and final bill states (what the vendor really did) and Paperclip's
+ * The soak's verdict, computed from two independent records: the vendor's
+ * journal and final item states (what the vendor really did) and Paperclip's
  * own claims, queue and audit (what it concluded). Invariants must hold
  * exactly; the four rates are measurements.
  */
 
-/** Journal action -> site-pack action, to rebuild each mutation's idempotency key. */
-const SITE_ACTION: Record<JournalEntry['action'], string> = {
-  mark: 'mark_processed',
-  unmark: 'unmark_processed',
-  refund: 'refund',
-  note: 'add_note',
-};
-const TARGET_STATUS: Record<string, string> = { mark_processed: 'PROCESSED', unmark_processed: 'PENDING', refund: 'REFUNDED' };
-
 export interface VerifyInput {
-  /** The soak's items: one mark_processed per pending bill, under its tenant's task. */
+  /** The soak's items: one write of `action` per pending item, under its tenant's task. */
   items: Array<{ tenant: string; billNo: string; taskId: string }>;
-  journal: JournalEntry[];
+  /** The site-pack action every item needs (mark_processed on the simulator, resolve on Ledgerly). */
+  action: string;
+  /** Each site-pack action's target status (from the pack), for the false-success check. */
+  targetStatus: Record<string, string | undefined>;
+  /** The identity the vendor's journal names for each tenant's writes. */
+  identityOf: (tenant: string) => string;
+  /** The vendor's journal, each entry attributed to the site-pack action it belongs to. */
+  journal: SoakMutation[];
   finalStatus: Map<string, string>;
   claims: Claim[];
   queue: TakeoverEntry[];
   /** Audit event types per key (for the rollback counts). */
   auditTypes: Map<string, string[]>;
+  /** Keys of items whose routing failed before any claim, recorded in their audit trail and mailed to operators. */
+  routingFailed?: ReadonlySet<string>;
 }
 
 export interface SoakVerdict {
   invariants: {
     maxMutationsPerKey: number;
-    keysWithMoreThanOneMutation: Array<{ billNo: string; action: string; mutations: number }>;
+    keysWithMoreThanOneMutation: Array<{ billNo: string; action: string; vendorAction: string; mutations: number }>;
     falseSuccesses: Array<{ key: string; billNo: string; action: string; vendorStatus: string }>;
     lostItems: Array<{ key: string; billNo: string; claimStatus: string | null; queue: string | null }>;
     unattributedMutations: Array<{ billNo: string; action: string; identity: string }>;
@@ -67,20 +67,22 @@ export function verifySoak(input: VerifyInput): SoakVerdict {
   const claimsByKey = new Map(input.claims.map((c) => [c.key, c]));
   const queueByKey = new Map(input.queue.map((e) => [e.key, e]));
 
-  // Mutations per key: every committed vendor write, keyed the way Paperclip keys the write.
-  const perKey = new Map<string, { billNo: string; action: string; mutations: number }>();
+  // Mutations per key: every committed vendor write, keyed the way Paperclip keys the write. An action made of
+  // more than one vendor write (a reason saved, then resolve) may leave each of them once, never one of them twice.
+  const perKey = new Map<string, { billNo: string; action: string; vendorAction: string; mutations: number }>();
   const unattributed: SoakVerdict['invariants']['unattributedMutations'] = [];
   for (const entry of input.journal) {
     const item = taskOf.get(entry.billNo);
-    const action = SITE_ACTION[entry.action];
-    if (!item || entry.identity !== `svc-recon-${item.tenant}`) {
+    const action = entry.action;
+    if (!item || entry.identity !== input.identityOf(item.tenant)) {
       unattributed.push({ billNo: entry.billNo, action, identity: entry.identity });
       continue;
     }
     const key = idempotencyKey({ taskId: item.taskId, tenant: item.tenant, billNo: entry.billNo, action });
-    const row = perKey.get(key) ?? { billNo: entry.billNo, action, mutations: 0 };
+    const slot = `${key} ${entry.vendorAction}`;
+    const row = perKey.get(slot) ?? { billNo: entry.billNo, action, vendorAction: entry.vendorAction, mutations: 0 };
     row.mutations += 1;
-    perKey.set(key, row);
+    perKey.set(slot, row);
   }
   const multiple = [...perKey.values()].filter((r) => r.mutations > 1);
 
@@ -94,7 +96,7 @@ export function verifySoak(input: VerifyInput): SoakVerdict {
   }
   for (const claim of doneByBill.values()) {
     const vendorStatus = input.finalStatus.get(claim.billNo) ?? 'MISSING';
-    if (TARGET_STATUS[claim.action] !== vendorStatus)
+    if (input.targetStatus[claim.action] !== vendorStatus)
       falseSuccesses.push({ key: claim.key, billNo: claim.billNo, action: claim.action, vendorStatus });
   }
 
@@ -106,10 +108,11 @@ export function verifySoak(input: VerifyInput): SoakVerdict {
   let wentToTakeover = 0;
   const claimStatus: Record<string, number> = {};
   for (const item of input.items) {
-    const key = idempotencyKey({ taskId: item.taskId, tenant: item.tenant, billNo: item.billNo, action: 'mark_processed' });
+    const key = idempotencyKey({ taskId: item.taskId, tenant: item.tenant, billNo: item.billNo, action: input.action });
     const claim = claimsByKey.get(key);
     const entry = queueByKey.get(key);
-    const status = claim?.status ?? 'NONE';
+    // No claim, nothing written, and the failure recorded and mailed: settled as failed, never silently dropped.
+    const status = claim?.status ?? (input.routingFailed?.has(key) ? 'ROUTING_FAILED' : 'NONE');
     claimStatus[status] = (claimStatus[status] ?? 0) + 1;
     if (entry) wentToTakeover += 1;
     if (status === 'DONE') {
@@ -118,7 +121,7 @@ export function verifySoak(input: VerifyInput): SoakVerdict {
     }
     const inQueue = status === 'TAKEOVER' && entry?.status === 'OPEN';
     if (inQueue) openInTakeover += 1;
-    const settled = ['DONE', 'STALE', 'FAILED', 'REJECTED', 'EXPIRED'].includes(status);
+    const settled = ['DONE', 'STALE', 'FAILED', 'REJECTED', 'EXPIRED', 'ROUTING_FAILED'].includes(status);
     if (!settled && !inQueue) lost.push({ key, billNo: item.billNo, claimStatus: claim?.status ?? null, queue: entry?.status ?? null });
   }
 

@@ -47,3 +47,51 @@ test('small soak: faults, two runners, a SIGKILL and a restart, an operator pass
   assert.ok(counts.done + counts.openInTakeover + (counts.claimStatus['STALE'] ?? 0) + (counts.claimStatus['FAILED'] ?? 0) === 8, context);
   assert.ok(report.ok, context);
 });
+
+// Ledgerly's resolve is two vendor writes (the reason saved, then Resolve, then a review), its ownership and readback
+// go through the cookie-authenticated API. Each of the five bills gets one of the five faults, in turn; two runners
+// race on the same keys. No kill and no restart here (the simulator's soak above covers them): this is about faults.
+test('small soak on Ledgerly: half success, commit then timeout, 500, slow, session revoked; every invariant holds', async () => {
+  const lines: string[] = [];
+  const report = await runSoak({
+    backOffice: 'ledgerly',
+    items: 5,
+    runners: 2,
+    faultRate: 1,
+    faultKinds: ['half_success', 'commit_then_timeout', 'error_500', 'slow_ms', 'session_revoked'],
+    seed: 13,
+    killAfter: 0,
+    restart: false,
+    claimLeaseSeconds: 10,
+    readbackDeadlineMs: 4000,
+    maxConcurrency: 2,
+    redesignRenders: 0,
+    operatorRetry: true,
+    settleMs: 150,
+    timeLimitMs: 8 * 60_000,
+    log: (line) => lines.push(line),
+  });
+  const context = `${lines.join('\n')}\n${JSON.stringify({ verdict: report.verdict, faults: report.faults }, null, 2)}`;
+  assert.deepEqual(
+    report.faults.fired,
+    { half_success: 1, commit_then_timeout: 1, error_500: 1, slow_ms: 1, session_revoked: 1 },
+    `every planned fault fired\n${context}`,
+  );
+  assert.equal(report.phases[0]?.exitCode, 0, context);
+  assert.equal(report.phases[0]?.error, undefined, context);
+
+  const { invariants, counts } = report.verdict;
+  assert.equal(invariants.maxMutationsPerKey, 1, `no vendor write of a key twice (the reason save and Resolve once each)\n${context}`);
+  assert.deepEqual(invariants.falseSuccesses, [], `no item done that Ledgerly does not show Resolved\n${context}`);
+  assert.deepEqual(invariants.lostItems, [], `every item is settled, waiting in the takeover queue, or reported at routing\n${context}`);
+  assert.deepEqual(invariants.unattributedMutations, [], context);
+  assert.equal(counts.items, 5);
+  const accounted =
+    counts.done +
+    counts.openInTakeover +
+    (counts.claimStatus['STALE'] ?? 0) +
+    (counts.claimStatus['FAILED'] ?? 0) +
+    (counts.claimStatus['ROUTING_FAILED'] ?? 0);
+  assert.equal(accounted, 5, context);
+  assert.ok(report.ok, context);
+});

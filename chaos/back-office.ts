@@ -1,0 +1,192 @@
+import type { FaultSpec } from '../src/simulator/schemas.js';
+import { startSimulator, billNoFor } from '../src/simulator/server.js';
+import { SimulatorControl } from '../src/simulator/control-client.js';
+import { discrepancyIdFor, ledgerlyUserFor, startLedgerly } from '../src/ledgerly/server.js';
+import { LedgerlyControl } from '../src/ledgerly/control-client.js';
+import type { DiscrepancyState } from '../src/ledgerly/schemas.js';
+
+/**
+ * The back offices the soak can run against, behind the few calls it needs:
+ * seed pending items for the soak's tenants, install faults, read the journal
+ * as mutations attributed to site-pack actions, and read every item's status
+ * in the site pack's words. The invariants (chaos/verify.ts) are the same for
+ * both.
+ */
+
+export const SOAK_BACK_OFFICES = ['simulator', 'ledgerly'] as const;
+export type SoakBackOfficeName = (typeof SOAK_BACK_OFFICES)[number];
+
+export interface SoakTenant {
+  id: string;
+  pending: number;
+}
+
+/** One committed vendor mutation, as the soak judges it. */
+export interface SoakMutation {
+  billNo: string;
+  /** The site-pack action this journal entry belongs to (the key is rebuilt from it). */
+  action: string;
+  /** The vendor's own name for the write (a site-pack action may be more than one: Ledgerly's resolve is edit, then resolve). */
+  vendorAction: string;
+  identity: string;
+}
+
+/** A started back office, seeded for the soak. */
+export interface SoakVendor {
+  url: string;
+  seed(tenants: readonly SoakTenant[]): Promise<void>;
+  setFaults(faults: readonly FaultSpec[]): Promise<void>;
+  addFault(fault: FaultSpec): Promise<void>;
+  mutations(): Promise<SoakMutation[]>;
+  /** Every item's status, in the site pack's status names. */
+  statuses(): Promise<Map<string, string>>;
+  /** Items in a state the vendor leaves on its own (a review, an async settle). */
+  settling(): Promise<string[]>;
+  /** Kinds of the faults that fired, once per installed fault that fired at least once. */
+  firedFaults(): Promise<string[]>;
+  close(): Promise<void>;
+}
+
+export interface SoakBackOffice {
+  name: SoakBackOfficeName;
+  /** The Paperclip config the soak's config is derived from (vendor, policies, approvals). */
+  defaultConfig: string;
+  /** The site-pack action every soak item needs (its pending kind's action). */
+  itemAction: string;
+  maxTenants: number;
+  itemKey(tenantIndex: number, tenant: string, n: number): string;
+  /** The identity the vendor's journal names for a tenant's writes. */
+  journalIdentity(tenant: string): string;
+  /** The config's identities and tenants for the soak's tenants (the back office's account scheme). */
+  configFor(tenants: readonly SoakTenant[]): { identities: unknown[]; tenants: unknown[] };
+  start(options: { controlToken: string; seed: number; settleMs: number }): Promise<SoakVendor>;
+}
+
+const countFired = (faults: ReadonlyArray<{ kind: string; fired: number }>) => faults.filter((f) => f.fired > 0).map((f) => f.kind);
+
+const SIMULATOR_ACTIONS: Record<string, string> = {
+  mark: 'mark_processed',
+  unmark: 'unmark_processed',
+  refund: 'refund',
+  note: 'add_note',
+};
+
+export const SIMULATOR_SOAK: SoakBackOffice = {
+  name: 'simulator',
+  defaultConfig: 'config/paperclip.local.yaml',
+  itemAction: 'mark_processed',
+  maxTenants: 12,
+  itemKey: (_index, tenant, n) => billNoFor(tenant, n),
+  journalIdentity: (tenant) => `svc-recon-${tenant}`,
+  configFor: (tenants) => ({
+    identities: tenants.map((t) => ({
+      id: `svc-recon-${t.id}`,
+      tenants: [t.id],
+      credentials: { source: 'inline', username: `svc-recon-${t.id}`, password: `pw-${t.id}-2026`, api_token: `tok-${t.id}` },
+    })),
+    tenants: tenants.map((t) => ({
+      id: t.id,
+      identity: `svc-recon-${t.id}`,
+      approvers: [`finance@${t.id}.example`],
+      actions_by_kind: { mismatch: 'mark_processed', overcharge: 'refund' },
+      action_params: { refund: { reason: '重复扣款退款' } },
+    })),
+  }),
+  async start({ controlToken, seed, settleMs }) {
+    const sim = await startSimulator({ port: 0, controlToken, seed, asyncDelayMs: settleMs });
+    const control = new SimulatorControl(sim.url, controlToken);
+    return {
+      url: sim.url,
+      async seed(tenants) {
+        await control.reset({
+          seed,
+          asyncDelayMs: settleMs,
+          tenants: tenants.map((t) => ({ id: t.id, pending: t.pending, overcharge: 0, processed: 0 })),
+        });
+      },
+      setFaults: async (faults) => void (await control.setFaults([...faults])),
+      addFault: async (fault) => void (await control.addFault(fault)),
+      mutations: async () =>
+        (await control.journal()).map((e) => ({
+          billNo: e.billNo,
+          action: SIMULATOR_ACTIONS[e.action] ?? e.action,
+          vendorAction: e.action,
+          identity: e.identity,
+        })),
+      statuses: async () => new Map((await control.state()).bills.map((b) => [b.billNo, b.status])),
+      settling: async () => (await control.state()).bills.filter((b) => b.status === 'PROCESSING').map((b) => b.billNo),
+      firedFaults: async () => countFired((await control.state()).faults),
+      close: () => sim.close(),
+    };
+  },
+};
+
+/** Ledgerly's states in its site pack's status names (sitepacks/ledgerly.yaml, api.statusMap). */
+const LEDGERLY_STATUS: Record<DiscrepancyState, string> = {
+  open: 'OPEN',
+  under_review: 'UNDER_REVIEW',
+  resolved: 'RESOLVED',
+  refund_pending: 'REFUND_PENDING',
+  refunded: 'REFUNDED',
+};
+/** A resolve through the page is two vendor writes: the reason saved with the edit form, then resolve. */
+const LEDGERLY_ACTIONS: Record<string, string> = { edit: 'resolve', resolve: 'resolve', reopen: 'reopen', refund: 'refund' };
+
+export const LEDGERLY_SOAK: SoakBackOffice = {
+  name: 'ledgerly',
+  defaultConfig: 'config/ledgerly.local.yaml',
+  itemAction: 'resolve',
+  // Each org numbers its discrepancies in its own block of 1000, nine blocks.
+  maxTenants: 9,
+  itemKey: (index, _tenant, n) => discrepancyIdFor(index, n),
+  journalIdentity: (tenant) => ledgerlyUserFor(tenant).username,
+  configFor: (tenants) => ({
+    identities: tenants.map((t) => {
+      const user = ledgerlyUserFor(t.id);
+      return {
+        id: `svc-ledgerly-${t.id}`,
+        tenants: [t.id],
+        credentials: { source: 'inline', username: user.username, password: user.password },
+      };
+    }),
+    tenants: tenants.map((t) => ({
+      id: t.id,
+      identity: `svc-ledgerly-${t.id}`,
+      approvers: [`finance@${t.id}.example`],
+      actions_by_kind: { billing_error: 'resolve', duplicate_charge: 'refund' },
+      action_params: { resolve: { reason: 'Credit note issued by Paperclip reconciliation' } },
+    })),
+  }),
+  async start({ controlToken, seed, settleMs }) {
+    const server = await startLedgerly({ port: 0, controlToken, seed, asyncDelayMs: settleMs });
+    const control = new LedgerlyControl(server.url, controlToken);
+    return {
+      url: server.url,
+      async seed(tenants) {
+        await control.reset({
+          seed,
+          asyncDelayMs: settleMs,
+          orgs: tenants.map((t) => ({ id: t.id, billingErrors: t.pending, duplicateCharges: 0, resolved: 0, refunded: 0 })),
+        });
+      },
+      setFaults: async (faults) => void (await control.setFaults([...faults])),
+      addFault: async (fault) => void (await control.addFault(fault)),
+      mutations: async () =>
+        (await control.journal()).map((e) => ({
+          billNo: e.billNo,
+          action: LEDGERLY_ACTIONS[e.action] ?? e.action,
+          vendorAction: e.action,
+          identity: e.identity,
+        })),
+      statuses: async () => new Map((await control.state()).discrepancies.map((d) => [d.id, LEDGERLY_STATUS[d.state]])),
+      settling: async () =>
+        (await control.state()).discrepancies.filter((d) => d.state === 'under_review' || d.state === 'refund_pending').map((d) => d.id),
+      firedFaults: async () => countFired((await control.state()).faults),
+      close: () => server.close(),
+    };
+  },
+};
+
+export function soakBackOffice(name: SoakBackOfficeName): SoakBackOffice {
+  return name === 'ledgerly' ? LEDGERLY_SOAK : SIMULATOR_SOAK;
+}
