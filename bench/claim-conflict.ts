@@ -1,3 +1,5 @@
+import { attestedTask } from '../src/app/requester.js';
+import { WriteTask } from '../src/domain/task.js';
 import { DescribeExecutionCommand, StartExecutionCommand } from '@aws-sdk/client-sfn';
 import { closeSharedBrowser } from '../src/browser/chromium.js';
 import type { EmbeddedPaperclip } from '../src/embedded/embedded-paperclip.js';
@@ -83,12 +85,11 @@ export async function measureClaimConflict(options: {
   const parsed = [];
   try {
     for (const [i, task] of tasks.entries()) {
+      const name = `second-runner-${stamp}-${i}`;
+      // A second runner is an entry point too: it attests the requester for its own execution.
+      const attested = await attestedTask(s, WriteTask.parse({ ...task, requestedBy: 'schedule', params: {} }), name);
       const started = await s.clients.sfn.send(
-        new StartExecutionCommand({
-          stateMachineArn: paperclip.arns.guardedWrite,
-          name: `second-runner-${stamp}-${i}`,
-          input: JSON.stringify({ task: { ...task, requestedBy: 'schedule', params: {} } }),
-        }),
+        new StartExecutionCommand({ stateMachineArn: paperclip.arns.guardedWrite, name, input: JSON.stringify({ task: attested }) }),
       );
       while ((await s.clients.sfn.send(new DescribeExecutionCommand({ executionArn: started.executionArn! }))).status === 'RUNNING') {
         await sleep(20);

@@ -13,6 +13,7 @@ export interface AccessResources {
   evidence: EvidenceBucket;
   identitySecrets: readonly ISecret[];
   approvalSigningKey: ISecret;
+  requesterAttestationKey: ISecret;
   senderAddress: string;
   guardedWrite: GuardedWriteArns;
   tenantAccess: TenantAccess;
@@ -81,6 +82,12 @@ export function grantAccess(scope: Construct, grantee: IRole, access: FunctionAc
   if (access.readsApprovalSigningKey) {
     principal.addToPrincipalPolicy(
       new PolicyStatement({ actions: ['secretsmanager:GetSecretValue'], resources: [resources.approvalSigningKey.secretArn] }),
+    );
+  }
+
+  if (access.readsRequesterKey) {
+    principal.addToPrincipalPolicy(
+      new PolicyStatement({ actions: ['secretsmanager:GetSecretValue'], resources: [resources.requesterAttestationKey.secretArn] }),
     );
   }
 

@@ -36,6 +36,8 @@ export interface FunctionAccess {
   readsIdentitySecrets: boolean;
   /** GetSecretValue on the HMAC key that signs approval links. */
   readsApprovalSigningKey: boolean;
+  /** GetSecretValue on the HMAC key of requester attestations: entry points make them, routing checks them. */
+  readsRequesterKey: boolean;
   /** ses:SendEmail from the configured sender. */
   sendsEmail: boolean;
   /** states:SendTaskSuccess / SendTaskFailure on the guarded-write workflow. */
@@ -65,6 +67,7 @@ const NOTHING: FunctionAccess = {
   batchRunFiles: 'none',
   readsIdentitySecrets: false,
   readsApprovalSigningKey: false,
+  readsRequesterKey: false,
   sendsEmail: false,
   answersTaskTokens: false,
   actsForTenant: false,
@@ -78,9 +81,10 @@ const TENANT_STEP: FunctionAccess = { ...NOTHING, actsForTenant: true };
 
 export const FUNCTION_ACCESS: Readonly<Record<FunctionName, FunctionAccess>> = {
   // Reads the tenant's list through a read-only vendor session, looks up which rows already have a claim, writes the item list.
-  'read-list': TENANT_STEP,
-  // Not a browser function, but it asks the vendor API who owns the bill, with the identity's API token.
-  'validate-route': TENANT_STEP,
+  // It also checks the batch's requester and attests it for each item's execution (the key is on its own role).
+  'read-list': { ...TENANT_STEP, readsRequesterKey: true },
+  // Not a browser function, but it asks the vendor API who owns the bill, with the identity's API token; checks the requester's attestation.
+  'validate-route': { ...TENANT_STEP, readsRequesterKey: true },
   claim: TENANT_STEP,
   'request-approval': {
     ...NOTHING,
@@ -91,8 +95,9 @@ export const FUNCTION_ACCESS: Readonly<Record<FunctionName, FunctionAccess>> = {
   snapshot: TENANT_STEP,
   'browser-write': TENANT_STEP,
   readback: TENANT_STEP,
-  // Opens and closes a compensation in the audit trail; the workflow itself starts and waits for the inverse's execution.
-  compensate: { ...NOTHING, tables: { claims: { actions: ['dynamodb:GetItem'] }, audit: AUDIT_APPEND } },
+  // Opens and closes a compensation in the audit trail; the workflow itself starts and waits for the inverse's execution,
+  // with the inverse's task as compensate returns it, its requester attested for that execution.
+  compensate: { ...NOTHING, tables: { claims: { actions: ['dynamodb:GetItem'] }, audit: AUDIT_APPEND }, readsRequesterKey: true },
   // Closing an item writes its record and evidence page and, when the batch is already sealed, adds it to the seal.
   complete: { ...NOTHING, tables: { claims: CLAIM_CLOSE, audit: AUDIT_APPEND }, ...EVIDENCE_FOLDERS },
   takeover: {

@@ -92,6 +92,7 @@ export class PaperclipStack extends Stack {
         evidence: this.evidence,
         identitySecrets: [...this.secrets.identities.values()],
         approvalSigningKey: this.secrets.approvalSigningKey,
+        requesterAttestationKey: this.secrets.requesterAttestationKey,
         senderAddress: deploy.email.senderAddress,
         guardedWrite: guardedWriteArns(this, stateMachineName(prefix, 'guarded-write')),
         tenantAccess: this.tenantAccess,

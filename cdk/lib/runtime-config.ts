@@ -10,7 +10,7 @@ import { PaperclipConfig } from '../../src/config/schema.js';
 import { loadSitePack } from '../../src/sitepack/load.js';
 import type { SitePack } from '../../src/sitepack/schema.js';
 import { DeploymentConfigError, type DeploymentConfig } from '../config.js';
-import { approvalSigningSecretName, identitySecretName } from './secrets.js';
+import { approvalSigningSecretName, identitySecretName, requesterAttestationSecretName } from './secrets.js';
 
 /**
  * The handlers read their configuration from a YAML file (PAPERCLIP_CONFIG)
@@ -78,6 +78,10 @@ export function packagedRuntimeConfig(deploy: DeploymentConfig, source: Papercli
     })),
     // The deployed config always traces writes: the trace is evidence.
     evidence: { bucket: deploy.evidence.bucketName, retention_days: deploy.evidence.retentionDays, write_trace: true },
+    requesters: {
+      ...source.requesters,
+      attestation_secret: { source: 'secrets_manager', secret_id: requesterAttestationSecretName(deploy.prefix) },
+    },
     approvals: {
       ...source.approvals,
       base_url: deploy.approvalBaseUrl ?? APPROVAL_URL_PLACEHOLDER,

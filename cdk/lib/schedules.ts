@@ -6,6 +6,7 @@ import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import type { IStateMachine } from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
 import type { DeploymentConfig } from '../config.js';
+import { scheduleName, scheduleRequester } from '../../src/workflow/schedule-requester.js';
 
 /**
  * The batch input a schedule sends. The task id comes from the scheduled
@@ -13,8 +14,9 @@ import type { DeploymentConfig } from '../config.js';
  * produces the same task id, hence the same idempotency keys, hence no second
  * write for any item.
  */
-export function scheduledBatchInput(tenant: string): { tenant: string; taskId: string; requestedBy: string } {
-  return { tenant, taskId: `T-${tenant}-${ContextAttribute.scheduledTime}`, requestedBy: 'schedule' };
+export function scheduledBatchInput(prefix: string, tenant: string): { tenant: string; taskId: string; requestedBy: string } {
+  // The requester is the schedule's own name, fixed here: ReadList accepts it unattested only in this form, for this tenant.
+  return { tenant, taskId: `T-${tenant}-${ContextAttribute.scheduledTime}`, requestedBy: scheduleRequester(prefix, tenant) };
 }
 
 /** One EventBridge Scheduler schedule per tenant, each starting the batch workflow. */
@@ -44,14 +46,14 @@ export class BatchSchedules extends Construct {
       schedules.set(
         tenant.id,
         new Schedule(this, `Tenant-${tenant.id}`, {
-          scheduleName: `${props.prefix}-batch-${tenant.id}`,
+          scheduleName: scheduleName(props.prefix, tenant.id),
           description: `Paperclip batch for tenant ${tenant.id}`,
           schedule: ScheduleExpression.expression(tenant.schedule.expression, TimeZone.of(tenant.schedule.timezone)),
           enabled: tenant.schedule.enabled,
           // Batches run at the time operators expect; the claims make overlap harmless, not desirable.
           timeWindow: TimeWindow.off(),
           target: new StepFunctionsStartExecution(props.batch, {
-            input: ScheduleTargetInput.fromObject(scheduledBatchInput(tenant.id)),
+            input: ScheduleTargetInput.fromObject(scheduledBatchInput(props.prefix, tenant.id)),
             role: this.role,
             retryAttempts: 3,
             maxEventAge: Duration.hours(1),

@@ -9,6 +9,10 @@ export function approvalSigningSecretName(prefix: string): string {
   return `${prefix}/approval-signing-key`;
 }
 
+export function requesterAttestationSecretName(prefix: string): string {
+  return `${prefix}/requester-attestation-key`;
+}
+
 /**
  * One secret per service identity (never a shared vendor account) and the HMAC
  * key for approval links. The identity secrets are created empty of real
@@ -18,6 +22,8 @@ export function approvalSigningSecretName(prefix: string): string {
 export class PaperclipSecrets extends Construct {
   readonly identities: ReadonlyMap<string, Secret>;
   readonly approvalSigningKey: Secret;
+  /** HMAC key with which entry points attest who asked for a write; routing checks it (docs/approvals.md). */
+  readonly requesterAttestationKey: Secret;
 
   constructor(scope: Construct, id: string, props: { prefix: string; identityIds: readonly string[] }) {
     super(scope, id);
@@ -40,6 +46,11 @@ export class PaperclipSecrets extends Construct {
     this.approvalSigningKey = new Secret(this, 'ApprovalSigningKey', {
       secretName: approvalSigningSecretName(props.prefix),
       description: 'HMAC-SHA256 key that signs approval links',
+      generateSecretString: { passwordLength: 64, excludePunctuation: true },
+    });
+    this.requesterAttestationKey = new Secret(this, 'RequesterAttestationKey', {
+      secretName: requesterAttestationSecretName(props.prefix),
+      description: 'HMAC-SHA256 key with which entry points attest who asked for a write',
       generateSecretString: { passwordLength: 64, excludePunctuation: true },
     });
   }

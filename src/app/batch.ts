@@ -1,5 +1,6 @@
 import type { Services } from './services.js';
 import { BatchRequest, idempotencyKey } from '../domain/task.js';
+import { assertBatchRequesterAttested, attestedTask } from './requester.js';
 import { InputRejectedError, failureMessage, workflowError } from '../domain/errors.js';
 import { batchKey, type StoredObject } from '../adapters/s3/evidence-store.js';
 import { type MapRunItemResult, MapRunOutput } from '../adapters/s3/map-run-results.js';
@@ -18,7 +19,16 @@ export { MapRunOutput };
 export interface BatchItem {
   key: string;
   needsApproval: boolean;
-  task: { taskId: string; tenant: string; billNo: string; action: string; requestedBy: string; params: Record<string, string> };
+  task: {
+    taskId: string;
+    tenant: string;
+    billNo: string;
+    action: string;
+    requestedBy: string;
+    params: Record<string, string>;
+    /** ReadList attests the batch's requester for each item's execution (named by its key). */
+    attestation?: string;
+  };
 }
 
 /**
@@ -71,6 +81,8 @@ export async function readBatchList(unscoped: Services, input: { batch: unknown;
   const batch = parseBatch(input.batch);
   const tenant = unscoped.config.tenants.find((t) => t.id === batch.tenant);
   if (!tenant) throw new InputRejectedError(`tenant "${batch.tenant}" is not configured; add it under tenants`, 'tenant');
+  // The batch's requester is its entry point's (or its schedule's); each item carries it, attested for the item's own execution.
+  await assertBatchRequesterAttested(unscoped, batch, input.executionArn);
   // The list, its evidence, the claims looked up and the run files are all the tenant's: one tenant session for all of it.
   const s = unscoped.forTenant({ tenant: tenant.id, identity: tenant.identity });
   const evidence: StoredObject[] = [];
@@ -105,8 +117,10 @@ export async function readBatchList(unscoped: Services, input: { batch: unknown;
     // Amounts read from the list travel as data for actions that need them (a refund of exactly this amount).
     const params: Record<string, string> = {};
     if (own(siteAction.params, 'amount') && row.amount) params['amount'] = row.amount.replace(/[¥￥$,\s]/g, '');
-    const task = { taskId: batch.taskId, tenant: tenant.id, billNo: row.billNo, action, requestedBy: batch.requestedBy, params };
-    const item = { key: idempotencyKey(task), needsApproval: s.config.write_policy.approval_required.includes(action), task };
+    const plain = { taskId: batch.taskId, tenant: tenant.id, billNo: row.billNo, action, requestedBy: batch.requestedBy, params };
+    const key = idempotencyKey(plain);
+    const task = await attestedTask(unscoped, plain, key);
+    const item = { key, needsApproval: s.config.write_policy.approval_required.includes(action), task };
     (siteAction.appliesTo.includes(row.status) ? candidates : alreadyMoved).push(item);
   }
   evidence.push(

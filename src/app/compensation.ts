@@ -4,6 +4,7 @@ import type { RoutedItem } from '../domain/routing.js';
 import type { WriteTask } from '../domain/task.js';
 import { idempotencyKey } from '../domain/task.js';
 import { refreshItemEvidence } from '../evidence/item-closed.js';
+import { attestedTask } from './requester.js';
 import { own } from '../lib/own.js';
 import { failureReason } from '../adapters/sfn/executions.js';
 
@@ -49,7 +50,8 @@ export async function runGuardedWrite(
   task: WriteTask,
   options: { pollMs?: number; timeoutMs?: number } = {},
 ): Promise<{ executionArn: string; output: { outcome: string; reason?: string } }> {
-  const executionArn = await s.executions.start(s.guardedWriteArn(), idempotencyKey(task), { task });
+  const name = idempotencyKey(task);
+  const executionArn = await s.executions.start(s.guardedWriteArn(), name, { task: await attestedTask(s, task, name) });
   // Inside the compensate Lambda's 5-minute timeout, so the wait ends with an answer, not a kill.
   const done = await s.executions.wait(executionArn, {
     timeoutMs: options.timeoutMs ?? 4 * 60_000,
@@ -153,7 +155,8 @@ export async function prepareCompensation(s: Services, input: CompensationReques
     compensates: claim.key,
     inverseKey,
     inverseAction: inverse.action,
-    task,
+    // Whoever runs it (the workflow's RunInverse, or the CLI), the inverse's requester is attested for its own execution.
+    task: await attestedTask(s, task, inverseKey),
     preStatus: claim.preState?.status ?? inverse.targetStatus ?? null,
     restoredTo: restoredTo ?? null,
     requestedBy: input.requestedBy,

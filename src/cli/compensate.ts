@@ -1,3 +1,4 @@
+import { cliRequester } from './requester.js';
 import { z } from 'zod';
 import { KEY_PATTERN, KEY_SHAPE } from '../domain/task.js';
 import { createServices, type Services } from '../app/services.js';
@@ -11,7 +12,13 @@ const Flags = z.object({
     .min(3, 'give a reason of a few words')
     .max(500)
     .meta({ value: 'why', description: 'why this write is undone (goes into the audit trail)' }),
-  'requested-by': z.string().trim().min(1).max(200).optional().meta({ value: 'who', description: 'recorded in the audit trail' }),
+  'requested-by': z
+    .string()
+    .trim()
+    .min(1)
+    .max(200)
+    .optional()
+    .meta({ value: 'who', description: 'another requester; only where the config sets requesters.allow_requested_by_flag' }),
   config: ConfigPath.optional(),
 });
 
@@ -62,7 +69,7 @@ export async function runCompensate(argv: string[]): Promise<number> {
   const { flags, positionals } = parseCommand(COMPENSATE_SPEC, argv);
   const key = positionals[0]!;
   const s = createServices(flags.config ? { ...process.env, PAPERCLIP_CONFIG: flags.config } : process.env);
-  const requestedBy = flags['requested-by'] ?? `operator:${process.env['USER'] ?? 'unknown'}`;
+  const requestedBy = cliRequester(s.config, flags['requested-by'], 'compensate');
   try {
     return await compensateWith(s, { key, reason: flags.reason, requestedBy });
   } finally {

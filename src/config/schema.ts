@@ -191,6 +191,26 @@ export const PaperclipConfig = z
         ]),
       })
       .strict(),
+    /**
+     * Who asked for a write is taken from the entry point that started it, never from the task body
+     * (docs/approvals.md, "Who asked"): each entry point attests the requester with this key, and routing checks it.
+     */
+    requesters: z
+      .object({
+        /** HMAC key of requester attestations; locally it may be left out (derived from the inline approval signing secret). */
+        attestation_secret: z
+          .discriminatedUnion('source', [
+            z.object({ source: z.literal('inline'), value: z.string().min(32, 'attestation secrets are at least 32 characters') }).strict(),
+            z.object({ source: z.literal('secrets_manager'), secret_id: z.string().min(1) }).strict(),
+          ])
+          .optional(),
+        /** The requester the CLI names (e.g. operator:alice or alice@acme.example); default operator:<OS user>. */
+        operator: z.string().min(1).max(200).optional(),
+        /** Whether the CLI's --requested-by may name someone else; off unless set. */
+        allow_requested_by_flag: z.boolean().default(false),
+      })
+      .strict()
+      .default({ allow_requested_by_flag: false }),
     operators: z
       .object({ notify: z.array(z.string().email()).default([]) })
       .strict()
@@ -248,6 +268,13 @@ export const PaperclipConfig = z
         code: 'custom',
         path: ['approvals', 'sign_in', 'embedded_users'],
         message: 'embedded_users are only for issuer: embedded; users of a real issuer live in that issuer',
+      });
+    }
+    if (config.environment === 'aws' && config.requesters.attestation_secret?.source !== 'secrets_manager') {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['requesters', 'attestation_secret'],
+        message: 'on AWS the requester attestation key is a Secrets Manager secret (the CDK app sets it)',
       });
     }
     if (config.environment === 'aws') {

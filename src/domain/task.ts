@@ -15,6 +15,11 @@ export const WriteTask = z
     requestedBy: z.string().min(1).max(200).default('schedule'),
     /** Set when this write undoes another one (compensation). */
     compensates: z.string().regex(KEY_PATTERN, 'compensates is the idempotency key (k-<tenant>_…) of the write being undone').optional(),
+    /** The entry point's attestation of requestedBy (src/domain/requester-attestation.ts); routing refuses a task without it. */
+    attestation: z
+      .string()
+      .regex(/^[A-Za-z0-9_-]{43}$/, 'attestation is the base64url HMAC an entry point made')
+      .optional(),
   })
   .strict();
 export type WriteTask = z.infer<typeof WriteTask>;
@@ -30,6 +35,10 @@ export const BatchRequest = z
     ),
     tenant: z.string().regex(/^[a-z][a-z0-9-]{1,40}$/, 'tenant ids are lower-kebab-case'),
     requestedBy: z.string().min(1).max(200).default('schedule'),
+    attestation: z
+      .string()
+      .regex(/^[A-Za-z0-9_-]{43}$/, 'attestation is the base64url HMAC an entry point made')
+      .optional(),
   })
   .strict();
 export type BatchRequest = z.infer<typeof BatchRequest>;

@@ -14,6 +14,8 @@ import { TERMINAL_STATUSES } from '../domain/claim.js';
 import { workflowHandlers } from './handlers.js';
 import { startApprovalServer, type ApprovalServer } from '../approval-server/local-server.js';
 import type { EmbeddedOidcProvider } from '../local/oidc-provider.js';
+import { attestedBatch } from '../app/requester.js';
+import { scheduleRequester } from '../workflow/schedule-requester.js';
 import { CALLBACK_PATH } from '../approval-server/sign-in.js';
 
 /**
@@ -172,7 +174,18 @@ export async function startEmbeddedPaperclip(options: EmbeddedOptions): Promise<
       80,
     );
     const started = await services.clients.sfn.send(
-      new StartExecutionCommand({ stateMachineArn: arns.batch, name, input: JSON.stringify({ requestedBy: 'schedule', ...request }) }),
+      new StartExecutionCommand({
+        stateMachineArn: arns.batch,
+        name,
+        // This process is the entry point: it names the requester (the tenant's schedule unless told) and attests it.
+        input: JSON.stringify(
+          await attestedBatch(
+            services,
+            { ...request, requestedBy: request.requestedBy ?? scheduleRequester(config.prefix, request.tenant) },
+            name,
+          ),
+        ),
+      }),
     );
     const executionArn = started.executionArn!;
     for (;;) {

@@ -1,9 +1,10 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { request as httpRequest } from 'node:http';
-import { GetExecutionHistoryCommand, SendTaskSuccessCommand } from '@aws-sdk/client-sfn';
+import { DescribeExecutionCommand, GetExecutionHistoryCommand, SendTaskSuccessCommand, StartExecutionCommand } from '@aws-sdk/client-sfn';
 import { useHarness, type Harness } from '../support/embedded.js';
 import { idempotencyKey } from '../../src/domain/task.js';
+import { attestedTask } from '../../src/app/requester.js';
 import { APPROVERS, approvalRequestFor, executionStatus, linkFromInbox, openLink, refundTask, signedLink, waitUntil } from './helpers.js';
 
 /**
@@ -92,6 +93,49 @@ describe('attacks on routing and approvals', () => {
       assert.deepEqual(await writes(), []);
     });
   }
+
+  test('who asked is what an entry point attested: a body-named, replayed or mismatched requester is rejected at routing, nothing written', async () => {
+    await h.control.reset();
+    const s = h.paperclip.services;
+    const sfn = s.clients.sfn;
+    const { task, key } = await refundTask(h, 'T-unattested', 'controller@acme.example');
+    // Started on the workflow directly, with StartExecution access only: no attestation.
+    const start = async (name: string, input: unknown) =>
+      (
+        await sfn.send(
+          new StartExecutionCommand({ stateMachineArn: h.paperclip.arns.guardedWrite, name, input: JSON.stringify({ task: input }) }),
+        )
+      ).executionArn!;
+    const attestedForOther = await attestedTask(s, task, 'some-other-execution');
+    const attestedAsFinance = await attestedTask(s, { ...task, requestedBy: 'finance.lead@acme.example' }, 'forged-requester');
+    const cases: Array<[string, unknown]> = [
+      ['unattested', task],
+      ['replayed', attestedForOther],
+      ['forged-requester', { ...attestedAsFinance, requestedBy: 'controller@acme.example' }],
+    ];
+    for (const [name, input] of cases) {
+      const result = await h.waitForExecution(await start(name, input));
+      assert.equal(result.output['outcome'], 'rejected', `${name}: ${JSON.stringify(result.output)}`);
+      assert.match(String(result.output['reason']), /task\.requestedBy: the requester is not attested by an entry point/, name);
+    }
+    assert.deepEqual(await s.approvals.byKey(key), [], 'no approval was requested');
+    assert.equal(await s.claims.get(key), undefined, 'nothing was claimed');
+    // A batch started directly, naming a requester it cannot attest: ReadList refuses it, the batch fails, no item runs.
+    const batch = await sfn.send(
+      new StartExecutionCommand({
+        stateMachineArn: h.paperclip.arns.batch,
+        name: 'unattested-batch',
+        input: JSON.stringify({ taskId: 'T-unattested-batch', tenant: 'acme', requestedBy: 'schedule' }),
+      }),
+    );
+    const ended = await waitUntil('the batch to end', async () => {
+      const d = await sfn.send(new DescribeExecutionCommand({ executionArn: batch.executionArn! }));
+      return d.status === 'RUNNING' ? undefined : d;
+    });
+    assert.equal(ended.status, 'FAILED', JSON.stringify(ended));
+    assert.deepEqual(await s.claims.byTask('T-unattested-batch'), []);
+    assert.deepEqual(await writes(), []);
+  });
 
   test('a forged SendTaskSuccess with the task token ends in takeover with an alert: nothing written, the table still PENDING', async () => {
     await h.control.reset();

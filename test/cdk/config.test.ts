@@ -129,14 +129,14 @@ describe('resolving against the runtime config', () => {
 });
 
 describe('scheduled batch input', () => {
-  it('derives the task id from the scheduled time, so a retried delivery reuses the same idempotency keys', () => {
-    const input = scheduledBatchInput('acme');
-    assert.deepEqual(input, { tenant: 'acme', taskId: 'T-acme-<aws.scheduler.scheduled-time>', requestedBy: 'schedule' });
+  it('derives the task id from the scheduled time, so a retried delivery reuses the same idempotency keys; the requester is the schedule', () => {
+    const input = scheduledBatchInput('pc', 'acme');
+    assert.deepEqual(input, { tenant: 'acme', taskId: 'T-acme-<aws.scheduler.scheduled-time>', requestedBy: 'schedule:pc-batch-acme' });
   });
 
   it('is accepted by the batch input schema once Scheduler fills in the time', () => {
     const filled = JSON.parse(
-      JSON.stringify(scheduledBatchInput('acme')).replace('<aws.scheduler.scheduled-time>', '2026-12-02T01:00:00Z'),
+      JSON.stringify(scheduledBatchInput('pc', 'acme')).replace('<aws.scheduler.scheduled-time>', '2026-12-02T01:00:00Z'),
     );
     const parsed = BatchRequest.safeParse(filled);
     assert.ok(parsed.success, parsed.success ? '' : parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; '));

@@ -289,9 +289,14 @@ describe('least privilege', () => {
       assert.ok(!granted.some((arn) => arn.includes('/identity/')), `${name} reads an identity secret: ${granted}`);
     }
     assert.deepEqual(readers(signingKey), ['approval-http', 'request-approval']);
+    // Requester attestations: the entry points that make them (batch items, compensations) and routing, which checks them.
+    assert.deepEqual(readers(`Ref:${logicalIdOf(stack.secrets.requesterAttestationKey)}`), ['compensate', 'read-list', 'validate-route']);
     assert.equal(identitySecrets.length, stack.secrets.identities.size);
     for (const [, secret] of resources(template, 'AWS::SecretsManager::Secret')) {
-      assert.match(secret.Properties['Name'], new RegExp(`^${prefix}/(identity/[a-z0-9-]+|approval-signing-key)$`));
+      assert.match(
+        secret.Properties['Name'],
+        new RegExp(`^${prefix}/(identity/[a-z0-9-]+|approval-signing-key|requester-attestation-key)$`),
+      );
     }
   });
 
@@ -346,7 +351,8 @@ describe('least privilege', () => {
 
   it('compensation only opens and closes the compensation: no Step Functions access, no browser, small memory and a short timeout', () => {
     const actions = actionsOfRole(template, roleOf('compensate')).filter((a) => !a.startsWith('logs:') && !a.startsWith('xray:'));
-    assert.deepEqual(actions, ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:Query']);
+    // It attests the inverse's requester for the execution RunInverse starts, so it reads that key too.
+    assert.deepEqual(actions, ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:Query', 'secretsmanager:GetSecretValue']);
     const compensate = fn('compensate').Properties;
     assert.equal(compensate['Environment'].Variables['PAPERCLIP_GUARDED_WRITE_ARN'], undefined);
     assert.equal(compensate['MemorySize'], deploy.memory.defaultMb);
@@ -370,7 +376,18 @@ describe('tenant isolation in IAM', () => {
     assert.deepEqual(tenantNames, ['browser-write', 'claim', 'read-list', 'readback', 'snapshot', 'validate-route']);
     for (const name of tenantNames) {
       const own = actionsOfRole(template, roleOf(name)).filter((a) => !a.startsWith('logs:') && !a.startsWith('xray:'));
-      assert.deepEqual(own, ['sts:AssumeRole', 'sts:TagSession'], name);
+      // Besides the session, read-list and validate-route read the requester attestation key, and nothing else.
+      const attests = name === 'read-list' || name === 'validate-route';
+      assert.deepEqual(
+        own,
+        attests ? ['secretsmanager:GetSecretValue', 'sts:AssumeRole', 'sts:TagSession'] : ['sts:AssumeRole', 'sts:TagSession'],
+        name,
+      );
+      if (attests) {
+        assert.deepEqual(resourcesGranted(template, roleOf(name), 'secretsmanager:GetSecretValue'), [
+          `Ref:${logicalIdOf(stack.secrets.requesterAttestationKey)}`,
+        ]);
+      }
       assert.deepEqual(resourcesGranted(template, roleOf(name), 'sts:AssumeRole'), [`GetAtt:${tenantRole()}.Arn`], name);
       const env = fn(name).Properties['Environment'].Variables;
       assert.equal(describeValue(env['PAPERCLIP_TENANT_ROLE_ARN']), `GetAtt:${tenantRole()}.Arn`, name);
@@ -776,8 +793,9 @@ describe('schedules', () => {
       assert.deepEqual(JSON.parse(target.Input), {
         tenant: tenant.id,
         taskId: `T-${tenant.id}-<aws.scheduler.scheduled-time>`,
-        requestedBy: 'schedule',
+        requestedBy: `schedule:${schedule.Properties['Name']}`,
       });
+      assert.equal(schedule.Properties['Name'], `${deploy.prefix}-batch-${tenant.id}`);
       assert.ok(target.RetryPolicy.MaximumRetryAttempts >= 1);
       assert.equal(describeValue(target.DeadLetterConfig.Arn), `GetAtt:${logicalIdOf(stack.schedules.deadLetters)}.Arn`);
       assert.equal(describeValue(target.RoleArn), `GetAtt:${logicalIdOf(stack.schedules.role)}.Arn`);

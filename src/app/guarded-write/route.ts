@@ -5,10 +5,14 @@ import { log } from '../../adapters/telemetry.js';
 import { html, joinHtml } from '../../http/html.js';
 import { proveOwnership } from '../ownership.js';
 import { assertCompensationPath } from '../compensation-path.js';
+import { assertRequesterAttested } from '../requester.js';
+import { WriteTask } from '../../domain/task.js';
 
-/** Validate & route: schema, tenant scope, action policy, a compensation's origin, and the bill's owner read from the vendor. */
+/** Validate & route: schema, the requester's attestation, tenant scope, action policy, a compensation's origin, and the bill's owner read from the vendor. */
 export async function validateAndRoute(s: Services, input: { task: unknown; executionArn: string }): Promise<RoutedItem> {
   const item = routeTask(input.task, s.config, s.pack);
+  // Who asked is what the entry point that started this execution attested, for this key and this execution only.
+  await assertRequesterAttested(s, WriteTask.parse(input.task), item.key, input.executionArn);
   // Routing needs no AWS call; what follows reads the tenant's claims and audit chain and the identity's token, under its session.
   const tenant = s.forTenant({ tenant: item.tenant, identity: item.identity });
   await assertCompensationPath(tenant, item);

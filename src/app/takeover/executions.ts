@@ -2,6 +2,7 @@ import type { Services } from '../services.js';
 import type { Claim } from '../../domain/claim.js';
 import { WriteTask } from '../../domain/task.js';
 import { failureReason } from '../../adapters/sfn/executions.js';
+import { attestedTask } from '../requester.js';
 
 export { executionArnFor } from '../../adapters/sfn/executions.js';
 
@@ -60,7 +61,8 @@ export async function startNamedExecution(
   task: WriteTask,
   options: { ifExists?: 'fail' | 'join' } = {},
 ): Promise<string> {
-  return s.executions.start(s.guardedWriteArn(), name, { task }, options);
+  // A retry is asked by whoever resolves the takeover: attested afresh for this execution (an old attestation names another).
+  return s.executions.start(s.guardedWriteArn(), name, { task: await attestedTask(s, task, name) }, options);
 }
 
 export interface ExecutionResult {

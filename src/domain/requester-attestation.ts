@@ -1,0 +1,37 @@
+import { createHmac, timingSafeEqual } from 'node:crypto';
+
+/**
+ * Who asked for a write is what an authenticated entry point says, not what a
+ * task body says. The entry point (the batch's ReadList for its items, the
+ * CLI, a compensation, a takeover retry, the embedded stack) attests the
+ * requester with an HMAC over the requester, what is asked (an idempotency
+ * key, or a batch's chain name) and the execution's name; routing recomputes
+ * it. Anyone who can start executions but cannot read the key can name no
+ * requester, and an attestation cannot be reused for another write or run.
+ */
+export interface RequesterClaim {
+  requestedBy: string;
+  /** The idempotency key of a guarded write, or batch:<tenant>:<taskId> for a batch. */
+  subject: string;
+  executionName: string;
+}
+
+const LABEL = 'paperclip requester attestation v1';
+
+export function requesterAttestation(secret: string, claim: RequesterClaim): string {
+  // JSON keeps the field boundaries: no value can borrow text from its neighbour.
+  const message = JSON.stringify([LABEL, claim.requestedBy, claim.subject, claim.executionName]);
+  return createHmac('sha256', secret).update(message).digest('base64url');
+}
+
+export function requesterAttested(secret: string, claim: RequesterClaim, attestation: string | undefined): boolean {
+  if (!attestation) return false;
+  const expected = Buffer.from(requesterAttestation(secret, claim));
+  const given = Buffer.from(attestation);
+  return given.length === expected.length && timingSafeEqual(given, expected);
+}
+
+/** The key derived from another secret under its own label, so it is never valid as that secret's signature. */
+export function derivedAttestationKey(secret: string): string {
+  return createHmac('sha256', secret).update(LABEL).digest('base64url');
+}
