@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { loadDeploymentConfig } from '../cdk/config.js';
 import { TABLES } from '../src/adapters/dynamodb/table-definitions.js';
 import { WORKFLOW_FUNCTIONS } from '../src/workflow/functions.js';
+import { BROWSER_MEMORY_MB, sizingOf } from '../src/workflow/sizing.js';
 
 /**
  * What 1000 guarded writes cost on AWS at list prices, computed from measured
@@ -55,7 +56,7 @@ export function loadPrices(path = fileURLToPath(new URL('./prices.json', import.
   return parsed.data;
 }
 
-/** Lambda sizing as deployed: memory from the CDK deployment config, architecture and /tmp from cdk/lib/paperclip-function.ts. */
+/** Lambda sizing as deployed: memory from the measured sizing (src/workflow/sizing.ts), architecture and /tmp from cdk/lib/paperclip-function.ts. */
 export interface Sizing {
   source: string;
   browserMemoryMb: number;
@@ -74,8 +75,9 @@ export function loadSizing(deployConfigPath = process.env['PAPERCLIP_DEPLOY_CONF
   const deploy = loadDeploymentConfig(deployConfigPath);
   return {
     source: deployConfigPath,
-    browserMemoryMb: deploy.memory.browserMb,
-    defaultMemoryMb: deploy.memory.defaultMb,
+    browserMemoryMb: BROWSER_MEMORY_MB,
+    // The per-item functions; summarize-batch (once per batch) gets more, see src/workflow/sizing.ts.
+    defaultMemoryMb: sizingOf('complete').memoryMb,
     browserEphemeralMb: 2048,
     browserArchitecture: 'x86_64',
     defaultArchitecture: 'arm64',

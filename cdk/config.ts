@@ -121,14 +121,13 @@ export const deploymentConfigSchema = z
     tenants: z
       .array(tenantSchema, { error: 'required: a list of tenants, each { id, schedule: { expression, timezone } }' })
       .min(1, 'declare at least one tenant with a schedule'),
+    /** No longer set here: each function's memory is derived from the benchmark (src/workflow/sizing.ts). */
     memory: z
-      .object({
-        /** Browser functions: @sparticuz/chromium wants at least 1600 MB; more memory also buys CPU. */
-        browserMb: z.number().int().min(2048).max(3008).default(2048),
-        /** Everything else: DynamoDB/SES/SFN calls only. */
-        defaultMb: z.number().int().min(128).max(1024).default(256),
+      .unknown()
+      .refine((value) => value === undefined, {
+        error: 'memory sizes are derived from measurements in src/workflow/sizing.ts (docs/deploy.md, Sizing); remove "memory"',
       })
-      .prefault({}),
+      .optional(),
     alarms: z
       .object({
         /** Alarm when HumanTakeover / ItemProcessed over an hour exceeds this fraction. */

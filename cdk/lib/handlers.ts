@@ -1,14 +1,13 @@
 import { existsSync } from 'node:fs';
 import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
-import { WORKFLOW_FUNCTIONS, type WorkflowFunctionId } from '../../src/workflow/functions.js';
+import { APPROVAL_HTTP_FUNCTION, WORKFLOW_FUNCTIONS, type WorkflowFunctionId } from '../../src/workflow/functions.js';
 import { grantAccess, type AccessResources } from './access-grants.js';
 import { FUNCTION_ACCESS, type FunctionName } from './function-access.js';
 import { PaperclipFunction } from './paperclip-function.js';
 
 export interface HandlersProps {
   prefix: string;
-  memory: { browserMb: number; defaultMb: number };
   logRetention: RetentionDays;
   /** lambdas/<name>.ts by default. */
   entryFor: (name: FunctionName) => string;
@@ -19,11 +18,7 @@ export interface HandlersProps {
 }
 
 /** The handler behind the approval page: GET shows the request, POST records the decision. */
-export const APPROVAL_HTTP: { name: 'approval-http'; browser: false; timeoutSeconds: 30 } = {
-  name: 'approval-http',
-  browser: false,
-  timeoutSeconds: 30,
-};
+export const APPROVAL_HTTP = APPROVAL_HTTP_FUNCTION;
 
 /**
  * Every Lambda: the workflow steps from the shared list plus the approval
@@ -36,7 +31,8 @@ export class Handlers extends Construct {
 
   constructor(scope: Construct, id: string, props: HandlersProps) {
     super(scope, id);
-    const build = (constructId: string, name: FunctionName, browser: boolean, timeoutSeconds: number) => {
+    // Memory and timeout come from the measured sizing (src/workflow/sizing.ts), like the local runner's timeouts.
+    const build = (constructId: string, name: FunctionName, browser: boolean, timeoutSeconds: number, memoryMb: number) => {
       const entry = props.entryFor(name);
       if (!existsSync(entry)) throw new Error(`handler ${name} has no entry file at ${entry}`);
       const fn = new PaperclipFunction(this, constructId, {
@@ -44,7 +40,7 @@ export class Handlers extends Construct {
         name,
         browser,
         entry,
-        memoryMb: browser ? props.memory.browserMb : props.memory.defaultMb,
+        memoryMb,
         timeoutSeconds,
         logRetention: props.logRetention,
         environment: {},
@@ -57,9 +53,15 @@ export class Handlers extends Construct {
     };
 
     const workflow = {} as Record<WorkflowFunctionId, PaperclipFunction>;
-    for (const spec of WORKFLOW_FUNCTIONS) workflow[spec.id] = build(spec.id, spec.name, spec.browser, spec.timeoutSeconds);
+    for (const spec of WORKFLOW_FUNCTIONS) workflow[spec.id] = build(spec.id, spec.name, spec.browser, spec.timeoutSeconds, spec.memoryMb);
     this.workflow = workflow;
-    this.approvalHttp = build('ApprovalHttp', APPROVAL_HTTP.name, APPROVAL_HTTP.browser, APPROVAL_HTTP.timeoutSeconds);
+    this.approvalHttp = build(
+      'ApprovalHttp',
+      APPROVAL_HTTP.name,
+      APPROVAL_HTTP.browser,
+      APPROVAL_HTTP.timeoutSeconds,
+      APPROVAL_HTTP.memoryMb,
+    );
     this.all = [...Object.values(workflow), this.approvalHttp];
 
     // The tenant functions assume the tenant-access role; the session policy names the evidence key.

@@ -82,7 +82,6 @@ export class PaperclipStack extends Stack {
 
     this.handlers = new Handlers(this, 'Handlers', {
       prefix,
-      memory: deploy.memory,
       logRetention,
       entryFor: props.entryFor ?? ((name) => join(props.projectRoot, 'lambdas', `${name}.ts`)),
       runtimeFilesDir: writeRuntimeFiles(props.deployment),

@@ -1,23 +1,37 @@
+import { sizingOf } from './sizing.js';
+
+/** Memory and timeout from the measured sizing (src/workflow/sizing.ts, the table in docs/deploy.md). */
+function sized<const F extends { name: string; browser: boolean }>(fn: F): F & { memoryMb: number; timeoutSeconds: number } {
+  const size = sizingOf(fn.name);
+  if (size.browser !== fn.browser) throw new Error(`${fn.name}: browser is ${fn.browser} here but ${size.browser} in its sizing row`);
+  return { ...fn, memoryMb: size.memoryMb, timeoutSeconds: size.timeoutSeconds };
+}
+
 /**
  * The Lambda functions the workflows call, in one list shared by the CDK app
  * (which creates them) and the local Step Functions runner (which maps the same
  * ARNs onto in-process handlers). Each entry's handler lives in lambdas/<name>.ts;
- * its timeout is the one Lambda enforces on AWS and the local runner enforces here.
+ * its memory and timeout are derived from the benchmark's measurements
+ * (sizing.ts): the timeout is the one Lambda enforces on AWS and the local
+ * runner enforces here, the memory the one CDK deploys.
  */
 export const WORKFLOW_FUNCTIONS = [
-  { id: 'ReadList', name: 'read-list', browser: true, timeoutSeconds: 300 },
-  { id: 'ValidateRoute', name: 'validate-route', browser: false, timeoutSeconds: 30 },
-  { id: 'Claim', name: 'claim', browser: false, timeoutSeconds: 30 },
-  { id: 'RequestApproval', name: 'request-approval', browser: false, timeoutSeconds: 30 },
-  { id: 'Snapshot', name: 'snapshot', browser: true, timeoutSeconds: 300 },
-  { id: 'BrowserWrite', name: 'browser-write', browser: true, timeoutSeconds: 300 },
-  { id: 'Readback', name: 'readback', browser: true, timeoutSeconds: 300 },
-  { id: 'Compensate', name: 'compensate', browser: false, timeoutSeconds: 30 },
-  { id: 'Complete', name: 'complete', browser: false, timeoutSeconds: 30 },
-  { id: 'Takeover', name: 'takeover', browser: false, timeoutSeconds: 30 },
-  // Reads every item's result from S3, renders the pages and seals the batch folder: sized for 10,000 items (docs/deploy.md).
-  { id: 'SummarizeBatch', name: 'summarize-batch', browser: false, timeoutSeconds: 900 },
+  sized({ id: 'ReadList', name: 'read-list', browser: true }),
+  sized({ id: 'ValidateRoute', name: 'validate-route', browser: false }),
+  sized({ id: 'Claim', name: 'claim', browser: false }),
+  sized({ id: 'RequestApproval', name: 'request-approval', browser: false }),
+  sized({ id: 'Snapshot', name: 'snapshot', browser: true }),
+  sized({ id: 'BrowserWrite', name: 'browser-write', browser: true }),
+  sized({ id: 'Readback', name: 'readback', browser: true }),
+  sized({ id: 'Compensate', name: 'compensate', browser: false }),
+  sized({ id: 'Complete', name: 'complete', browser: false }),
+  sized({ id: 'Takeover', name: 'takeover', browser: false }),
+  // Reads every item's result from S3, renders the pages and seals the batch folder (docs/deploy.md).
+  sized({ id: 'SummarizeBatch', name: 'summarize-batch', browser: false }),
 ] as const;
+
+/** The handler behind the approval page (not a workflow step): GET shows the request, POST records the decision. */
+export const APPROVAL_HTTP_FUNCTION = sized({ name: 'approval-http', browser: false });
 
 /**
  * Each function's timeout in seconds by local physical name (`<prefix>-<name>`):

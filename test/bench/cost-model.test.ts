@@ -43,7 +43,7 @@ const scenario: Scenario = {
 
 const line = (result: ReturnType<typeof computeCost>, prefix: string) => result.lines.find((l) => l.item.startsWith(prefix))!;
 
-test('the prices file names its source and date, and the sizing comes from the CDK deployment config', () => {
+test('the prices file names its source and date, and the sizing comes from the measured sizing', () => {
   assert.match(prices.source, /re-check/);
   assert.match(prices.recordedOn, /^\d{4}-\d{2}-\d{2}$/);
   assert.equal(prices.dynamodb.onDemandPerWriteRequestUnit, 0.625 / 1e6);

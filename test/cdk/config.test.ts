@@ -29,12 +29,10 @@ describe('deployment config', () => {
     const config = loadDeploymentConfig(SAMPLE_DEPLOY_CONFIG);
     assert.equal(config.prefix, 'paperclip');
     assert.equal(config.evidence.objectLockMode, 'COMPLIANCE');
-    assert.ok(config.memory.browserMb >= 2048);
-    const { memory, alarms, ...rest } = sample;
-    void memory;
+    assert.equal(config.memory, undefined, 'memory comes from the measured sizing, not the deployment config');
+    const { alarms, ...rest } = sample;
     void alarms;
     const defaulted = parseDeploymentConfig(rest);
-    assert.deepEqual(defaulted.memory, { browserMb: 2048, defaultMb: 256 });
     assert.deepEqual(defaulted.alarms, { takeoverRateThreshold: 0.2 });
   });
 
@@ -53,7 +51,7 @@ describe('deployment config', () => {
     assert.match(joined, /field "tenants\[0\]\.schedule\.expression": must be an EventBridge Scheduler expression/);
     assert.match(joined, /field "tenants\[0\]\.schedule\.timezone": must be an IANA time zone/);
     assert.match(joined, /field "logRetentionDays": must be one of 1, 3, 5/);
-    assert.match(joined, /field "memory\.browserMb"/);
+    assert.match(joined, /field "memory": memory sizes are derived from measurements in src\/workflow\/sizing\.ts/);
   });
 
   it('says which object is missing rather than "expected object"', () => {

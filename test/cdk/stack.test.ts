@@ -7,7 +7,8 @@ import { Template } from 'aws-cdk-lib/assertions';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { parse as parseYaml } from 'yaml';
 import { TABLES, tableName } from '../../src/adapters/dynamodb/table-definitions.js';
-import { WORKFLOW_FUNCTIONS, functionArnVariable } from '../../src/workflow/functions.js';
+import { WORKFLOW_FUNCTIONS, functionArnVariable, functionTimeouts } from '../../src/workflow/functions.js';
+import { sizingOf } from '../../src/workflow/sizing.js';
 import { ITEM_METRIC_SERVICES, METRIC_NAMES } from '../../src/report/metric-names.js';
 import { applySubstitutions, substitutionVariables, type AslMachine } from '../../cdk/lib/asl.js';
 import { createPaperclipApp, PROJECT_ROOT, SAMPLE_DEPLOY_CONFIG } from '../../cdk/lib/app.js';
@@ -116,11 +117,14 @@ describe('functions', () => {
         assert.ok(props['MemorySize'] >= 2048 && props['MemorySize'] <= 3008, `${name} memory ${props['MemorySize']}`);
         assert.ok(props['Timeout'] >= 120 && props['Timeout'] <= 300, `${name} timeout ${props['Timeout']}`);
         assert.ok(props['EphemeralStorage'].Size >= 1024 && props['EphemeralStorage'].Size <= 2048, `${name} /tmp`);
-      } else {
-        assert.equal(props['MemorySize'], 256, name);
       }
+      // Both numbers from the measured sizing (docs/deploy.md), the timeout the same the local runner enforces.
+      const size = sizingOf(name);
+      assert.equal(props['MemorySize'], size.memoryMb, `${name} memory`);
+      assert.equal(props['Timeout'], size.timeoutSeconds, `${name} timeout`);
       const spec = WORKFLOW_FUNCTIONS.find((f) => f.name === name);
-      assert.equal(props['Timeout'], spec?.timeoutSeconds ?? 30, `${name}: the timeout the local runner enforces too`);
+      if (spec)
+        assert.equal(props['Timeout'], functionTimeouts(prefix)[physical(spec.name)], `${name}: the timeout the local runner enforces`);
     }
   });
 
@@ -355,7 +359,7 @@ describe('least privilege', () => {
     assert.deepEqual(actions, ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:Query', 'secretsmanager:GetSecretValue']);
     const compensate = fn('compensate').Properties;
     assert.equal(compensate['Environment'].Variables['PAPERCLIP_GUARDED_WRITE_ARN'], undefined);
-    assert.equal(compensate['MemorySize'], deploy.memory.defaultMb);
+    assert.equal(compensate['MemorySize'], 256);
     assert.ok(compensate['Timeout'] <= 30, `${compensate['Timeout']} s`);
   });
 });

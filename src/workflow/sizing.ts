@@ -1,0 +1,215 @@
+/**
+ * Each function's memory and timeout, derived from what the benchmark
+ * measured (BENCHMARKS.md, "AWS cost model": Lambda <fn>: invocations × mean
+ * ms (vendor ms, CPU ms)) by one rule, so the numbers the CDK app deploys and
+ * the local Step Functions runner enforces (src/workflow/functions.ts) can be
+ * traced to a measurement. docs/deploy.md's sizing table is rendered from
+ * here (`sizingTable()`), and a test keeps the two equal.
+ *
+ * The rule, per function:
+ * 1. CPU share at M MB: min(M / 1,769, 1) of a vCPU (Lambda gives one vCPU at
+ *    1,769 MB; a Node handler runs its work on one thread, so more buys nothing).
+ * 2. Own time on Lambda = units × (vendor ms + CPU ms ÷ share): the benchmark's
+ *    CPU, not its wall time (on the shared 2-core machine most of the wall time
+ *    is waiting for a core), with the vendor's own answer time as measured.
+ * 3. Need = own time × SAFETY + the allowance for what the benchmark cannot
+ *    measure (cold start, a real vendor's latency up to the timeouts the code
+ *    uses, the readback deadline), each named below.
+ * 4. Memory: browser functions BROWSER_MEMORY_MB; the others the smallest of
+ *    MEMORY_STEPS_MB whose need fits Lambda's 900 s, else the last step.
+ * 5. Timeout: the smallest of TIMEOUT_STEPS_S at or above the need; 900 s
+ *    (Lambda's maximum) when none is, and the table says the need is not met.
+ */
+
+/** One vCPU per 1,769 MB (Lambda documentation, "Configuring function memory"). */
+export const MB_PER_VCPU = 1769;
+export const SAFETY = 3;
+export const MEMORY_STEPS_MB = [256, 512, 1024, MB_PER_VCPU] as const;
+export const TIMEOUT_STEPS_S = [30, 60, 120, 300, 600, 900] as const;
+export const LAMBDA_MAX_TIMEOUT_S = 900;
+/**
+ * @sparticuz/chromium asks for at least 1,600 MB; the benchmark's peak for the
+ * browser with its contexts during the guarded run was 1,540 MiB RSS, and
+ * 1,540 × 1.25 rounded up to a multiple of 256 is 2,048.
+ */
+export const BROWSER_MEMORY_MB = 2048;
+/** The largest batch the config allows (limits.max_batch_items), which Summarize reads in one invocation. */
+export const MAX_BATCH_ITEMS = 10_000;
+
+/** Per invocation, from BENCHMARKS.md (`npm run bench -- --items 12 --concurrency 1 --repeat 1 --tracing on`). */
+export interface Measured {
+  wallMs: number;
+  vendorMs: number;
+  cpuMs: number;
+}
+
+export interface SizingInput {
+  name: string;
+  browser: boolean;
+  measured: Measured;
+  /** Where the figure comes from: the benchmark's own line, or the measured function it is taken from and why. */
+  measuredAs: string;
+  /** Units of the measured work in the largest invocation (1, or the items Summarize reads). */
+  units: number;
+  allowanceSeconds: number;
+  allowanceWhy: string;
+}
+
+/** Figures of BENCHMARKS.md generated 2026-12-04 (12 items, concurrency 1, tracing on). */
+const BENCH = {
+  validateRoute: { wallMs: 21, vendorMs: 1, cpuMs: 12 },
+  claim: { wallMs: 28, vendorMs: 0, cpuMs: 13 },
+  snapshotApi: { wallMs: 40, vendorMs: 0, cpuMs: 22 },
+  browserWrite: { wallMs: 1415, vendorMs: 4, cpuMs: 1056 },
+  readback: { wallMs: 500, vendorMs: 2, cpuMs: 385 },
+  complete: { wallMs: 106, vendorMs: 0, cpuMs: 79 },
+  readList: { wallMs: 1131, vendorMs: 5, cpuMs: 1552 },
+  // 1 × 1354 ms (CPU 1300) for a batch of 12 items: taken as all per item, an upper bound (the page and seal are partly fixed).
+  summarizePerItem: { wallMs: 1354 / 12, vendorMs: 0, cpuMs: 1300 / 12 },
+} satisfies Record<string, Measured>;
+
+/** A browser step: Chromium cold start, a login, four vendor page loads or actions at Playwright's 30 s default, the readback deadline. */
+const BROWSER_ALLOWANCE = {
+  allowanceSeconds: 10 + 10 + 4 * 30 + 15,
+  allowanceWhy: 'cold start 10 s, login 10 s, 4 vendor pages/actions × 30 s (Playwright default), readback deadline 15 s',
+};
+/** A step of a few AWS calls: cold start and the SDK's retries. */
+const AWS_CALLS_ALLOWANCE = { allowanceSeconds: 5, allowanceWhy: 'cold start 0.5 s, SDK retries of a few AWS calls' };
+
+export const SIZING_INPUTS: readonly SizingInput[] = [
+  {
+    name: 'read-list',
+    browser: true,
+    measured: BENCH.readList,
+    measuredAs: 'ReadList, per batch (12 rows)',
+    units: 1,
+    ...BROWSER_ALLOWANCE,
+  },
+  {
+    name: 'validate-route',
+    browser: false,
+    measured: BENCH.validateRoute,
+    measuredAs: 'ValidateRoute',
+    units: 1,
+    allowanceSeconds: 15,
+    allowanceWhy: "cold start 0.5 s, the vendor API's 10 s timeout for the owner lookup, SDK retries",
+  },
+  { name: 'claim', browser: false, measured: BENCH.claim, measuredAs: 'Claim', units: 1, ...AWS_CALLS_ALLOWANCE },
+  {
+    name: 'request-approval',
+    browser: false,
+    measured: BENCH.complete,
+    measuredAs: 'not in the benchmark (no approval items); as Complete, a few DynamoDB calls and an SES send',
+    units: 1,
+    ...AWS_CALLS_ALLOWANCE,
+  },
+  {
+    name: 'snapshot',
+    browser: true,
+    measured: BENCH.readback,
+    measuredAs: 'as Readback: the benchmark took the browserless API path (40 ms); approval and API-less items open a page',
+    units: 1,
+    ...BROWSER_ALLOWANCE,
+  },
+  { name: 'browser-write', browser: true, measured: BENCH.browserWrite, measuredAs: 'BrowserWrite', units: 1, ...BROWSER_ALLOWANCE },
+  { name: 'readback', browser: true, measured: BENCH.readback, measuredAs: 'Readback', units: 1, ...BROWSER_ALLOWANCE },
+  {
+    name: 'compensate',
+    browser: false,
+    measured: BENCH.complete,
+    measuredAs: 'not in the benchmark; as Complete (claim read, audit appends), the inverse runs as its own execution',
+    units: 1,
+    ...AWS_CALLS_ALLOWANCE,
+  },
+  { name: 'complete', browser: false, measured: BENCH.complete, measuredAs: 'Complete', units: 1, ...AWS_CALLS_ALLOWANCE },
+  {
+    name: 'takeover',
+    browser: false,
+    measured: BENCH.complete,
+    measuredAs: 'not in the benchmark (no takeovers); as Complete plus one SES send',
+    units: 1,
+    ...AWS_CALLS_ALLOWANCE,
+  },
+  {
+    name: 'summarize-batch',
+    browser: false,
+    measured: BENCH.summarizePerItem,
+    measuredAs: 'Summarize, 1,354 ms (CPU 1,300) for 12 items, all counted per item',
+    units: MAX_BATCH_ITEMS,
+    ...AWS_CALLS_ALLOWANCE,
+  },
+  {
+    name: 'approval-http',
+    browser: false,
+    measured: BENCH.complete,
+    measuredAs: 'not in the benchmark; as Complete (an approval read and update, an audit append, a page)',
+    units: 1,
+    ...AWS_CALLS_ALLOWANCE,
+  },
+];
+
+export interface DerivedSizing extends SizingInput {
+  memoryMb: number;
+  cpuShare: number;
+  ownSeconds: number;
+  needSeconds: number;
+  timeoutSeconds: number;
+  /** False when even Lambda's maximum does not cover the need: the table says so. */
+  fits: boolean;
+}
+
+const cpuShare = (memoryMb: number) => Math.min(memoryMb / MB_PER_VCPU, 1);
+
+function need(input: SizingInput, memoryMb: number): { own: number; need: number } {
+  const own = (input.units * (input.measured.vendorMs + input.measured.cpuMs / cpuShare(memoryMb))) / 1000;
+  return { own, need: own * SAFETY + input.allowanceSeconds };
+}
+
+export function deriveSizing(input: SizingInput): DerivedSizing {
+  const memoryMb = input.browser
+    ? BROWSER_MEMORY_MB
+    : (MEMORY_STEPS_MB.find((mb) => need(input, mb).need <= LAMBDA_MAX_TIMEOUT_S) ?? MEMORY_STEPS_MB[MEMORY_STEPS_MB.length - 1]!);
+  const { own, need: needed } = need(input, memoryMb);
+  const step = TIMEOUT_STEPS_S.find((s) => s >= needed);
+  return {
+    ...input,
+    memoryMb,
+    cpuShare: cpuShare(memoryMb),
+    ownSeconds: own,
+    needSeconds: needed,
+    timeoutSeconds: step ?? LAMBDA_MAX_TIMEOUT_S,
+    fits: step !== undefined,
+  };
+}
+
+/** The derived size of a function by name; throws for a function the table does not list. */
+export function sizingOf(name: string): DerivedSizing {
+  const input = SIZING_INPUTS.find((i) => i.name === name);
+  if (!input) throw new Error(`function "${name}" has no row in SIZING_INPUTS (src/workflow/sizing.ts); add its measurement`);
+  return deriveSizing(input);
+}
+
+const seconds = (s: number) => (s < 10 ? s.toFixed(2) : s.toFixed(0));
+
+/** The sizing table of docs/deploy.md, rendered from the measurements and the rule. */
+export function sizingTable(): string {
+  const rows = SIZING_INPUTS.map(deriveSizing).map((d) =>
+    [
+      `\`${d.name}\``,
+      `${d.measured.wallMs.toFixed(0)} / ${d.measured.vendorMs.toFixed(0)} / ${d.measured.cpuMs.toFixed(0)}`,
+      d.measuredAs,
+      d.units === 1 ? '1' : `${d.units.toLocaleString('en-US')} items`,
+      `${d.memoryMb}`,
+      d.cpuShare.toFixed(2),
+      seconds(d.ownSeconds),
+      `${d.allowanceSeconds}: ${d.allowanceWhy}`,
+      seconds(d.needSeconds),
+      d.fits ? `${d.timeoutSeconds}` : `${d.timeoutSeconds} (**need not met**)`,
+    ].join(' | '),
+  );
+  return [
+    '| Function | Measured ms: wall / vendor / CPU | Measured as | Units | Memory MB | vCPU share | Own s | Allowance s | Need s | Timeout s |',
+    '| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |',
+    ...rows.map((r) => `| ${r} |`),
+  ].join('\n');
+}
