@@ -476,6 +476,45 @@ describe('teardown and redeploy', () => {
     }
   });
 
+  const teardownSection = () => {
+    const docs = readFileSync(join(PROJECT_ROOT, 'docs', 'deploy.md'), 'utf8');
+    const start = docs.indexOf('## Teardown and redeploy');
+    return docs.slice(start, docs.indexOf('\n## ', start + 1));
+  };
+
+  it('keeps nothing else when the stack is deleted: every retained resource is one the teardown procedure names', () => {
+    const retained = Object.entries(template.toJSON()['Resources'] as Record<string, CfnResource>)
+      .filter(([, r]) => r.DeletionPolicy === 'Retain')
+      .map(([id, r]) => `${r.Type} ${id}`);
+    const expected = [
+      ...TABLES.map((t) => `AWS::DynamoDB::Table ${logicalIdOf(stack.tables.byId[t.id])}`),
+      `AWS::S3::Bucket ${logicalIdOf(stack.evidence.bucket)}`,
+      `AWS::KMS::Key ${logicalIdOf(stack.evidence.key)}`,
+      `AWS::S3::Bucket ${logicalIdOf(stack.evidence.accessLogs)}`,
+      ...(stack.approverSignIn ? [`AWS::Cognito::UserPool ${logicalIdOf(stack.approverSignIn.userPool)}`] : []),
+    ].sort();
+    assert.deepEqual(retained.sort(), expected);
+    const section = teardownSection();
+    for (const what of ['DynamoDB tables', 'evidence bucket', 'KMS key', 'access-log bucket', 'user pool']) {
+      assert.ok(section.includes(what), `docs/deploy.md "Teardown and redeploy" says what happens to the ${what}`);
+    }
+  });
+
+  it('documents the removal of every fixed-name secret, whose name stays taken for its recovery window', () => {
+    const section = teardownSection();
+    const names = resources(template, 'AWS::SecretsManager::Secret').map(([, r]) => describeValue(r.Properties['Name']));
+    assert.ok(names.length > 0);
+    const documented = [...section.matchAll(/`(<prefix>\/[^`]+)`/g)].map((m) => m[1]!);
+    for (const name of names) {
+      const pattern = documented.find((d) =>
+        new RegExp(`^${d.replace('<prefix>', prefix).replace(/<[a-z]+>/g, '[a-z0-9-]+')}$`).test(name),
+      );
+      assert.ok(pattern, `secret ${name} is named in docs/deploy.md "Teardown and redeploy" (documented: ${documented.join(', ')})`);
+    }
+    assert.match(section, /--force-delete-without-recovery/);
+    assert.match(section, /restore-secret/);
+  });
+
   it('deletes the fixed-name log groups with the stack, so a redeploy can create them again', () => {
     for (const [, group] of resources(template, 'AWS::Logs::LogGroup')) {
       if (group.Properties['LogGroupName'] === undefined) continue;
