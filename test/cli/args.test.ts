@@ -64,6 +64,7 @@ test('npx paperclip --help lists every command with one line; a bad flag exits 2
     'run',
     'sitepack check',
     'sitepack probe',
+    'sitepack draft',
     'demo',
     'drill',
     'compensate',

@@ -6,6 +6,7 @@ import { stringify as stringifyYaml } from 'yaml';
 import { closeSharedBrowser } from '../../src/browser/chromium.js';
 import { runPlanCommand } from '../../src/planner/cli.js';
 import { planArgs } from '../../src/cli/plan.js';
+import { runSitepackDraft } from '../../src/cli/sitepack-draft.js';
 import { draftToSiteAction, loadDraft } from '../../src/planner/drafts.js';
 import { memoryLogger } from '../../src/planner/log.js';
 import { startWorld, type World } from './world.js';
@@ -114,5 +115,66 @@ test('plan arguments are validated with the fix named', async () => {
   await assert.rejects(
     runPlanCommand({ instruction: 'x', site: 'vendor-sim', tenant: 'umbrella', plannerConfig: plannerConfigPath }),
     /"umbrella" is not a tenant of the config; known: acme, globex, initech/,
+  );
+});
+
+/** `paperclip sitepack draft`: the planner's draft mode, pointed at one page of a config's back office. */
+const draftArgv = (...extra: string[]) => [
+  '--config',
+  'config/paperclip.local.yaml',
+  '--url',
+  '/diff/list?tenant=acme&status=all&page=1&page_size=50',
+  '--instruction',
+  'show the pending mismatches and download the settlement file',
+  '--tenant',
+  'acme',
+  '--base-url',
+  world.sim.url,
+  '--planner-config',
+  plannerConfigPath,
+  ...extra,
+];
+
+test('sitepack draft proposes steps for one page from its aria snapshot, as site-pack fragments to review; the vendor is not written', async () => {
+  const journalBefore = await world.control.journal();
+  const asked = world.fake.requests.length;
+  world.fake.reply(PLAN);
+  const lines: string[] = [];
+  const { exitCode, result } = await runSitepackDraft(draftArgv(), { out: (l) => lines.push(l), logger: memoryLogger() });
+  assert.equal(exitCode, 0, lines.join('\n'));
+  const draft = await loadDraft(result.draftPath!);
+  assert.equal(draft.site, 'vendor-sim', 'judged against the pack the config names');
+  assert.equal(draft.page.url, '/diff/list?tenant=acme&status=all&page=1&page_size=50');
+  assert.equal(draft.instruction, 'show the pending mismatches and download the settlement file');
+  assert.deepEqual(
+    draft.steps.map((step) => step.action),
+    ['select', 'click', 'download'],
+  );
+  const request = world.fake.requests[asked]!;
+  assert.match(request.messages[0]!.content, /查询/, 'the model saw the page described from its aria snapshot');
+  assert.match(request.system, /mark_processed/, "the pack's write actions are named as off limits");
+  const printed = lines.join('\n');
+  assert.match(printed, /Proposed for review \(not executed\)/);
+  assert.match(printed, /^list:\n {2}steps:\n {4}- action: select\n/m);
+  assert.match(printed, /^ {2}drafted_read:\n {4}reversibility: read_only/m);
+  assert.deepEqual(await world.control.journal(), journalBefore, 'the journal is unchanged: nothing proposed ran as a write');
+});
+
+test('sitepack draft refuses a proposal that would click a write: no draft, nothing written; arguments name the fix', async () => {
+  const journalBefore = await world.control.journal();
+  const write = JSON.stringify([{ action: 'click', target: { role: 'button', name: '标记处理' } }]);
+  world.fake.reply(write, write, write);
+  const before = await readdir(join(world.dir, 'drafts'));
+  const lines: string[] = [];
+  const { exitCode } = await runSitepackDraft(draftArgv(), { out: (l) => lines.push(l), logger: memoryLogger() });
+  assert.equal(exitCode, 2);
+  assert.match(lines.join('\n'), /No acceptable plan/);
+  assert.deepEqual(await readdir(join(world.dir, 'drafts')), before);
+  assert.deepEqual(await world.control.journal(), journalBefore);
+
+  await assert.rejects(runSitepackDraft(['--config', 'config/paperclip.local.yaml', '--instruction', 'x']), /--url/);
+  await assert.rejects(
+    runSitepackDraft(['--config', 'config/paperclip.local.yaml', '--url', 'diff/list', '--instruction', 'x']),
+    /--url is a path on the site/,
   );
 });
