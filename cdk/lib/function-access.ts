@@ -84,7 +84,8 @@ export const FUNCTION_ACCESS: Readonly<Record<FunctionName, FunctionAccess>> = {
   // It also checks the batch's requester and attests it for each item's execution (the key is on its own role).
   'read-list': { ...TENANT_STEP, readsRequesterKey: true },
   // Not a browser function, but it asks the vendor API who owns the bill, with the identity's API token; checks the requester's attestation.
-  'validate-route': { ...TENANT_STEP, readsRequesterKey: true },
+  // Mails operators.notify when routing fails before any claim (e.g. the vendor ended the session): nothing is claimed to take over.
+  'validate-route': { ...TENANT_STEP, readsRequesterKey: true, sendsEmail: true },
   claim: TENANT_STEP,
   'request-approval': {
     ...NOTHING,

@@ -18,7 +18,7 @@ import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
 import type { IQueue } from 'aws-cdk-lib/aws-sqs';
 import type { StateMachine } from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
-import { ITEM_METRIC_SERVICES, METRIC_NAMES, METRICS_NAMESPACE, TENANT_DIMENSION, type MetricName } from '../../src/report/metric-names.js';
+import { servicesEmitting, METRIC_NAMES, METRICS_NAMESPACE, TENANT_DIMENSION, type MetricName } from '../../src/report/metric-names.js';
 
 /** The EMF metric names the handlers emit, from the module that emits them. */
 export const PAPERCLIP_METRICS = METRIC_NAMES;
@@ -32,7 +32,7 @@ export type PaperclipMetric = MetricName;
  */
 export function total(metric: PaperclipMetric, period: Duration, label?: string): MathExpression {
   const usingMetrics: Record<string, Metric> = {};
-  ITEM_METRIC_SERVICES.forEach((service, index) => {
+  servicesEmitting(metric).forEach((service, index) => {
     // Ids unique per metric: a rate nests two totals in one expression.
     usingMetrics[`${metric.toLowerCase()}_${index}`] = new Metric({
       namespace: METRICS_NAMESPACE,

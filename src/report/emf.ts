@@ -66,3 +66,18 @@ export function emitItemMetrics(
   }
   return values;
 }
+
+/**
+ * One SessionLost count for a session loss seen outside a closing item (at
+ * routing, before any claim), so the session-lost alarm fires for it as for one
+ * seen during the write. The other item metrics are not emitted: no item closed.
+ */
+export function emitSessionLost(tenant: string): void {
+  if (!metricsEnabled()) return;
+  const m = instance();
+  for (const dimension of [undefined, tenant]) {
+    if (dimension) m.addDimension(TENANT_DIMENSION, dimension);
+    m.addMetric('SessionLost', MetricUnit.Count, 1);
+    m.publishStoredMetrics();
+  }
+}

@@ -26,5 +26,17 @@ export const METRICS_NAMESPACE = 'Paperclip';
  */
 export const ITEM_METRIC_SERVICES = ['complete', 'takeover', 'summarize-batch'] as const;
 
+/**
+ * Functions that emit one metric outside a closing item: ValidateRoute counts a
+ * session lost at routing (before any claim) as SessionLost, and nothing else.
+ * Kept per metric so the rates' alarms stay within CloudWatch's 10 metrics.
+ */
+const OTHER_METRIC_SERVICES: Partial<Record<MetricName, readonly string[]>> = { SessionLost: ['validate-route'] };
+
+/** Every function that emits `metric`, the services an alarm or a total sums it over. */
+export function servicesEmitting(metric: MetricName): readonly string[] {
+  return [...ITEM_METRIC_SERVICES, ...(OTHER_METRIC_SERVICES[metric] ?? [])];
+}
+
 /** The dimension of the per-tenant copy of each item metric (the total copy carries only `service`). */
 export const TENANT_DIMENSION = 'tenant';

@@ -304,9 +304,9 @@ describe('least privilege', () => {
     }
   });
 
-  it('only request-approval, takeover and summarize-batch (a failed summary) send mail, and only from the configured sender', () => {
+  it('only request-approval, takeover, summarize-batch (a failed summary) and validate-route (session lost at routing) send mail, from the sender', () => {
     const senders = allNames.filter((name) => actionsOfRole(template, roleOf(name)).includes('ses:SendEmail'));
-    assert.deepEqual(senders.sort(), ['request-approval', 'summarize-batch', 'takeover']);
+    assert.deepEqual(senders.sort(), ['request-approval', 'summarize-batch', 'takeover', 'validate-route']);
     for (const name of senders) {
       const statement = statementsOfRole(template, roleOf(name)).find((s) => actionsOf(s).includes('ses:SendEmail'))!;
       assert.deepEqual(statement.Condition, { StringEquals: { 'ses:FromAddress': deploy.email.senderAddress } });
@@ -380,13 +380,11 @@ describe('tenant isolation in IAM', () => {
     assert.deepEqual(tenantNames, ['browser-write', 'claim', 'read-list', 'readback', 'snapshot', 'validate-route']);
     for (const name of tenantNames) {
       const own = actionsOfRole(template, roleOf(name)).filter((a) => !a.startsWith('logs:') && !a.startsWith('xray:'));
-      // Besides the session, read-list and validate-route read the requester attestation key, and nothing else.
+      // Besides the session, read-list and validate-route read the requester attestation key; validate-route also mails
+      // operators a routing failure before any claim (a session the vendor ended), from its own role like every mail.
       const attests = name === 'read-list' || name === 'validate-route';
-      assert.deepEqual(
-        own,
-        attests ? ['secretsmanager:GetSecretValue', 'sts:AssumeRole', 'sts:TagSession'] : ['sts:AssumeRole', 'sts:TagSession'],
-        name,
-      );
+      const mails = name === 'validate-route' ? ['ses:SendEmail'] : [];
+      assert.deepEqual(own, [...(attests ? ['secretsmanager:GetSecretValue'] : []), ...mails, 'sts:AssumeRole', 'sts:TagSession'], name);
       if (attests) {
         assert.deepEqual(resourcesGranted(template, roleOf(name), 'secretsmanager:GetSecretValue'), [
           `Ref:${logicalIdOf(stack.secrets.requesterAttestationKey)}`,
@@ -919,7 +917,11 @@ describe('observability', () => {
     assert.equal(misoperation.Properties['Threshold'], 0);
     assert.equal(misoperation.Properties['ComparisonOperator'], 'GreaterThanThreshold');
     const session = alarmNamed('session-lost')!;
-    assert.deepEqual(summed(session), perService('SessionLost'));
+    assert.deepEqual(
+      summed(session),
+      [...perService('SessionLost'), 'SessionLost@service=validate-route'].sort(),
+      'a session lost at routing, before any claim, counts too',
+    );
     assert.equal(session.Properties['Threshold'], 0);
     for (const name of ['batch', 'guardedwrite']) {
       const failures = alarmNamed(`${name}-workflow-failures`)!;

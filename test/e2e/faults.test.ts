@@ -125,6 +125,28 @@ describe('fault handling on the embedded stack', () => {
     assert.deepEqual(await h.control.journal(), []);
   });
 
+  test('a token the vendor API refuses at routing (401): error before any browser, operators alerted, nothing claimed or retried', async () => {
+    // The simulator was reset without initech, so tok-initech is a token it no longer accepts.
+    const t = { taskId: 'T-faults-token', tenant: 'initech', billNo: 'INITECH-202611-0001', action: 'mark_processed' };
+    const key = idempotencyKey(t);
+    const browsers = h.paperclip.services.sessions.stats;
+    const result = await h.runTask(t);
+    assert.equal(result.output['outcome'], 'error');
+    assert.match(String(result.output['reason']), /SessionLostError.*answered 401/);
+    assert.deepEqual(h.paperclip.services.sessions.stats, browsers, 'no browser');
+    assert.equal(await h.paperclip.services.claims.get(key), undefined, 'never claimed');
+    const failed = (await h.paperclip.services.audit.events(key)).filter((e) => e.type === 'routing_failed');
+    assert.equal(failed.length, 1, 'recorded once, no retry');
+    assert.match(String(failed[0]?.data['reason']), /SessionLostError.*answered 401/);
+    const mails = (await h.paperclip.stack.fetchEmails()).filter((m) => m.subject.includes('Routing failed') && m.body.text?.includes(key));
+    assert.deepEqual(
+      mails.map((m) => m.destination.to),
+      [['ops-oncall@ops.example']],
+      'operators mailed once',
+    );
+    assert.deepEqual(await h.control.journal(), []);
+  });
+
   test('session_revoked: the item fails loudly without a retry, and other tenants continue', async () => {
     const t = task('ACME-202611-0007');
     await h.control.setFaults([{ kind: 'session_revoked', identity: 'svc-recon-acme' }]);

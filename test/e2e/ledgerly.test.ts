@@ -130,20 +130,22 @@ describe('guarded writes on Ledgerly', () => {
     assert.equal((await h.paperclip.services.claims.get(idempotencyKey(resolveTask('N-7001', 'T-ledgerly-half'))))!.status, 'TAKEOVER');
   });
 
-  test('a revoked session at routing (401 from the API) fails the item loudly, before any browser, without a retry', async () => {
+  test('a revoked session at routing (401 from the API) fails the item loudly, before any browser, without a retry: operators alerted', async () => {
     await h.control.reset(small);
     await h.control.setFaults([{ kind: 'session_revoked', identity: 'billing@acme.test' }]);
     const browsers = h.paperclip.services.sessions.stats;
-    const result = await h.runTask(resolveTask('N-7002', 'T-ledgerly-revoked'));
-    assert.notEqual(result.output['outcome'], 'done');
+    const task = resolveTask('N-7002', 'T-ledgerly-revoked');
+    const key = idempotencyKey(task);
+    const result = await h.runTask(task);
+    assert.equal(result.output['outcome'], 'error');
     assert.match(String(result.output['reason']), /SessionLostError.*answered 401.*session is gone/);
     assert.deepEqual(h.paperclip.services.sessions.stats, browsers);
-    const key = idempotencyKey(resolveTask('N-7002', 'T-ledgerly-revoked'));
     assert.equal(await h.paperclip.services.claims.get(key), undefined, 'never claimed');
     assert.deepEqual(await h.control.journal(), []);
     // No claim means no takeover entry, and a re-run of the batch skips the key: the failure is recorded and mailed here.
-    const [failed] = await events(key, 'routing_failed');
-    assert.match(String(failed?.data['reason']), /SessionLostError/);
+    const failed = await events(key, 'routing_failed');
+    assert.equal(failed.length, 1, 'recorded once, no retry');
+    assert.match(String(failed[0]?.data['reason']), /SessionLostError.*answered 401/);
     const alert = await waitUntil(
       'the operators alert',
       async () =>
@@ -153,6 +155,8 @@ describe('guarded writes on Ledgerly', () => {
       5000,
     );
     assert.match(alert.subject, /Routing failed: acme N-7002 resolve/);
+    const mails = (await h.paperclip.stack.fetchEmails()).filter((m) => JSON.stringify(m).includes(key));
+    assert.equal(mails.length, 1, 'operators mailed once');
   });
 
   test('commit then timeout on Resolve (504 after the commit): the page says it timed out, readback confirms after review; done once, no second write', async () => {

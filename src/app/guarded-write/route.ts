@@ -1,6 +1,7 @@
 import type { Services } from '../services.js';
 import { routeTask, type RoutedItem } from '../../domain/routing.js';
-import { InputRejectedError, ReadFailedError } from '../../domain/errors.js';
+import { InputRejectedError, ReadFailedError, SessionLostError } from '../../domain/errors.js';
+import { emitSessionLost } from '../../report/emf.js';
 import { log } from '../../adapters/telemetry.js';
 import { html, joinHtml } from '../../http/html.js';
 import { proveOwnership } from '../ownership.js';
@@ -19,6 +20,8 @@ export async function validateAndRoute(s: Services, input: { task: unknown; exec
   try {
     await proveOwnership(tenant, item);
   } catch (error) {
+    // A session lost here counts for the session-lost alarm like one lost during the write (where takeover counts it).
+    if (error instanceof SessionLostError) emitSessionLost(item.tenant);
     if (!(error instanceof InputRejectedError) && !(error instanceof ReadFailedError)) {
       await reportRoutingFailure(tenant, item, error as Error, input.executionArn);
     }
