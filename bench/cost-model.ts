@@ -67,6 +67,8 @@ export interface Sizing {
   browserArchitecture: 'x86_64';
   defaultArchitecture: 'arm64';
   browserFunctions: string[];
+  /** Non-browser functions sized apart from defaultMemoryMb (summarize-batch), by name. */
+  memoryMbOf?: Record<string, number>;
   evidenceRetentionDays: number;
   glacierAfterDays: number;
 }
@@ -82,6 +84,9 @@ export function loadSizing(deployConfigPath = process.env['PAPERCLIP_DEPLOY_CONF
     browserArchitecture: 'x86_64',
     defaultArchitecture: 'arm64',
     browserFunctions: WORKFLOW_FUNCTIONS.filter((f) => f.browser).map((f) => f.name),
+    memoryMbOf: Object.fromEntries(
+      WORKFLOW_FUNCTIONS.filter((f) => !f.browser && f.memoryMb !== sizingOf('complete').memoryMb).map((f) => [f.name, f.memoryMb]),
+    ),
     evidenceRetentionDays: deploy.evidence.retentionDays,
     glacierAfterDays: deploy.evidence.glacierAfterDays,
   };
@@ -203,8 +208,10 @@ export function computeCost(work: MeasuredWork, prices: Prices, sizing: Sizing, 
   let browserInvocations = 0;
   let browserColds = 0;
   for (const f of work.functions) {
-    const memoryMb = f.browser ? scenario.browserMemoryMb : scenario.defaultMemoryMb;
-    const measuredAt = f.browser ? sizing.browserMemoryMb : sizing.defaultMemoryMb;
+    // A function sized apart (summarize-batch) keeps its own memory in every scenario.
+    const own = f.browser ? undefined : sizing.memoryMbOf?.[f.fn];
+    const memoryMb = f.browser ? scenario.browserMemoryMb : (own ?? scenario.defaultMemoryMb);
+    const measuredAt = f.browser ? sizing.browserMemoryMb : (own ?? sizing.defaultMemoryMb);
     const ms = scenario.durationBasis === 'cpu' ? f.vendorMs + f.cpuMs / (memoryMb / MB_PER_VCPU) : scaledMs(f, measuredAt, memoryMb);
     const perBatchItems = f.per === 'item' ? batchSize : 1;
     const batchShare = f.growsWithBatch ? batchSize / work.itemsPerBatchMeasured : 1;
@@ -235,7 +242,9 @@ export function computeCost(work: MeasuredWork, prices: Prices, sizing: Sizing, 
     browserGbS * prices.lambda.x86PerGbSecond,
   );
   add(
-    `Lambda compute, other functions (arm64, ${scenario.defaultMemoryMb} MB)`,
+    `Lambda compute, other functions (arm64, ${scenario.defaultMemoryMb} MB${Object.entries(sizing.memoryMbOf ?? {})
+      .map(([fn, mb]) => `; ${fn} ${mb} MB`)
+      .join('')})`,
     otherGbS,
     'GB-s',
     otherGbS * prices.lambda.arm64PerGbSecond,

@@ -391,7 +391,13 @@ the machine's, not the design's.`
   values['pricesRecordedOn'] = cost.pricesRecordedOn;
   values['sizingSource'] = cost.sizing.source;
   values['sizing'] =
-    `browser functions (${cost.sizing.browserFunctions.join(', ')}) ${cost.sizing.browserMemoryMb} MB ${cost.sizing.browserArchitecture} with ${cost.sizing.browserEphemeralMb} MB /tmp; the others ${cost.sizing.defaultMemoryMb} MB ${cost.sizing.defaultArchitecture}; evidence kept ${cost.sizing.evidenceRetentionDays} days (Standard for ${cost.sizing.glacierAfterDays}, then Glacier Instant Retrieval)`;
+    `browser functions (${cost.sizing.browserFunctions.join(', ')}) ${cost.sizing.browserMemoryMb} MB ${cost.sizing.browserArchitecture} with ${cost.sizing.browserEphemeralMb} MB /tmp; the others ${cost.sizing.defaultMemoryMb} MB ${cost.sizing.defaultArchitecture}${Object.entries(
+      cost.sizing.memoryMbOf ?? {},
+    )
+      .map(([fn, mb]) => ` (${fn} ${mb} MB)`)
+      .join(
+        '',
+      )}; evidence kept ${cost.sizing.evidenceRetentionDays} days (Standard for ${cost.sizing.glacierAfterDays}, then Glacier Instant Retrieval)`;
   values['workTable'] = table(
     ['', ...modes.map((mm) => `tracing ${mm}`)],
     [

@@ -309,6 +309,7 @@ export const BenchReportSchema = z
             browserArchitecture: z.string(),
             defaultArchitecture: z.string(),
             browserFunctions: z.array(z.string()),
+            memoryMbOf: z.record(z.string(), num).optional(),
             evidenceRetentionDays: num,
             glacierAfterDays: num,
           })

@@ -72,6 +72,29 @@ test('the CPU basis bills vendor wait plus CPU over the vCPU share of the memory
   assert.ok(Math.abs(line(result, 'Lambda compute, browser').quantity - expected) < 1e-6);
 });
 
+test('summarize-batch is priced at its own measured size (1,769 MB), the other non-browser functions at 256 MB', () => {
+  assert.deepEqual(sizing.memoryMbOf, { 'summarize-batch': 1769 });
+  const summarize = {
+    fn: 'summarize-batch',
+    browser: false,
+    per: 'batch',
+    invocations: 1,
+    meanMs: 1000,
+    vendorMs: 0,
+    cpuMs: 900,
+    growsWithBatch: false,
+  } as const;
+  const withSummary = computeCost({ ...work, functions: [...work.functions, summarize] }, prices, sizing, {
+    ...scenario,
+    durationBasis: 'cpu',
+  });
+  const without = computeCost(work, prices, sizing, { ...scenario, durationBasis: 'cpu' });
+  const added = line(withSummary, 'Lambda compute, other').quantity - line(without, 'Lambda compute, other').quantity;
+  // 10 batches × 900 ms of CPU at one full vCPU, billed at 1,769 MB.
+  assert.ok(Math.abs(added - 10 * (900 / (1769 / MB_PER_VCPU) / 1000) * (1769 / 1024)) < 1e-6, `${added} GB-s`);
+  assert.match(line(withSummary, 'Lambda compute, other').item, /256 MB; summarize-batch 1769 MB/);
+});
+
 test('every lever moves the cost in the expected direction', () => {
   const base = { ...scenario, cold: 'per-batch' as const };
   const baseline = computeCost(work, prices, sizing, base).total;
