@@ -11,15 +11,23 @@ import { withSession } from './sessions.js';
  * tenant's identity). A pack without `ownership` relies on the identity's own
  * scope at the vendor.
  */
-export async function proveOwnership(s: Services, item: RoutedItem): Promise<void> {
+export async function proveOwnership(s: Services, item: RoutedItem): Promise<ApiObservation | undefined> {
   const ownership = s.pack.ownership;
-  if (!ownership) return;
+  if (!ownership) return undefined;
   const ctx = { ...readContextFor(s, item.tenant), billNo: item.billNo };
   const api = ownership.source === 'api' ? await browserlessApi(s, item.identity) : undefined;
   const found = api
     ? await readOwnership({ ...ctx, api })
     : await withSession(s, item.identity, 'read', { trace: false }, (session) => readOwnership({ ...ctx, session }));
   assertBillBelongsToTenant(item, found);
+  return api && found.status !== undefined ? { source: 'api', status: found.status, at: found.at } : undefined;
+}
+
+/** The item's status as the vendor API answered the ownership read: Snapshot's pre-state source for a browser write. */
+export interface ApiObservation {
+  source: 'api';
+  status: string;
+  at: string;
 }
 
 /**

@@ -393,16 +393,20 @@ export async function observeStatus(source: ReadbackSource, ctx: ObserveContext)
  * Who owns an item, read the way the pack's `ownership` says, for routing.
  * `listed: false` means a tenant-filtered search does not show it.
  */
-export async function readOwnership(ctx: ObserveContext): Promise<{ owner?: string; expected: string; source: string; listed: boolean }> {
+export async function readOwnership(
+  ctx: ObserveContext,
+): Promise<{ owner?: string; expected: string; source: string; listed: boolean; status?: string; at: string }> {
   const own = ctx.pack.ownership;
   if (!own) throw new ReadFailedError(`site pack ${ctx.pack.site} declares no ownership`);
   const expected = fillTemplate(own.value, readParams(ctx));
+  const at = new Date().toISOString();
   const reading = await readItem(own.source, ctx);
   const owner = own.source === 'detail' && own.field ? reading.fields[own.field] : reading.owner;
   const listed = reading.status !== undefined;
   // A tenant-filtered list or search that shows the item proves it; an owner field, when read, must match too.
-  if (own.source === 'list' && listed && owner === undefined) return { owner: expected, expected, source: 'list', listed };
-  return { owner, expected, source: own.source, listed };
+  if (own.source === 'list' && listed && owner === undefined)
+    return { owner: expected, expected, source: 'list', listed, status: reading.status, at };
+  return { owner, expected, source: own.source, listed, status: reading.status, at };
 }
 
 /** Checks a page for every session-loss signal of the pack; throws SessionLostError naming the one seen. */

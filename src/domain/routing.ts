@@ -25,6 +25,12 @@ export const RoutedItem = z.object({
   inverse: z.string().optional(),
   targetStatus: z.string().optional(),
   compensates: z.string().optional(),
+  /**
+   * The item's status as the vendor API answered the ownership read at routing, when the pack reads ownership
+   * through a browserless API. Snapshot registers it as the pre-state of a browser write without approval instead of
+   * asking the same API again a moment later.
+   */
+  statusAtRouting: z.object({ source: z.literal('api'), status: z.string().min(1), at: z.string().min(1) }).optional(),
 });
 export type RoutedItem = z.infer<typeof RoutedItem>;
 

@@ -53,7 +53,8 @@ test('a small benchmark run reports every field and one vendor mutation per item
       .filter((f) => f.per === 'item')
       .map((f) => f.fn)
       .sort(),
-    ['browser-write', 'claim', 'complete', 'readback', 'snapshot', 'validate-route'],
+    ['browser-write', 'claim', 'complete', 'readback', 'validate-route'],
+    'a browser write without approval gets its pre-state from routing through Claim: no Snapshot invocation',
   );
   assert.ok(report.cost.evidencePerItem['trace.zip'], 'the traced write left a trace per item');
   assert.ok(report.cost.baseline.on!.total > 0 && report.cost.baselineCpu.on!.total > 0);

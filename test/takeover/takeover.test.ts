@@ -148,7 +148,7 @@ describe('human takeover queue', () => {
   });
 
   test("a run that lost the claim hands nothing over: the other run's claim, the queue and the vendor stay as they are", async () => {
-    // Snapshot runs after every claim, so a failure there can bring a run that lost the claim to Takeover.
+    // However a run that lost the claim comes to Takeover, it holds nothing to hand over.
     const s = h.paperclip.services;
     const item = { ...routeTask(task(6), s.config, s.pack), key: keyOf(6) };
     const now = new Date().toISOString();

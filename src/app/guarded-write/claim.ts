@@ -1,8 +1,22 @@
 import type { Services } from '../services.js';
 import { decideOnExistingClaim, writeIdentity, type Claim } from '../../domain/claim.js';
 import type { RoutedItem } from '../../domain/routing.js';
-import type { ClaimDecision } from './state.js';
+import type { ClaimDecision, ItemState } from './state.js';
 import { lease } from './step-support.js';
+import { preStateFromRouting } from './snapshot.js';
+
+/**
+ * The Claim step: takes the claim and, once it holds it for a browser write without approval whose status routing
+ * already read from the vendor API, registers that pre-state and the inverse too, so the item goes from Claim
+ * straight to the write (no Snapshot step). It returns the whole workflow state with `claim` (and `snapshot`) set.
+ */
+export async function claimStep(s: Services, input: { state: ItemState; executionArn: string }): Promise<ItemState> {
+  const { state, executionArn } = input;
+  const claim = await takeClaim(s, { item: state.item, executionArn });
+  const claimed: ItemState = { ...state, claim };
+  if (claim.decision !== 'proceed') return claimed;
+  return { ...claimed, snapshot: (await preStateFromRouting(s, claimed)) ?? null };
+}
 
 /**
  * Claim: the conditional put in the idempotency registry. Losing it means

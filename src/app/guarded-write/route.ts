@@ -17,8 +17,9 @@ export async function validateAndRoute(s: Services, input: { task: unknown; exec
   // Routing needs no AWS call; what follows reads the tenant's claims and audit chain and the identity's token, under its session.
   const tenant = s.forTenant({ tenant: item.tenant, identity: item.identity });
   await assertCompensationPath(tenant, item);
+  let statusAtRouting: Awaited<ReturnType<typeof proveOwnership>>;
   try {
-    await proveOwnership(tenant, item);
+    statusAtRouting = await proveOwnership(tenant, item);
   } catch (error) {
     // A session lost here counts for the session-lost alarm like one lost during the write (where takeover counts it).
     if (error instanceof SessionLostError) emitSessionLost(item.tenant);
@@ -27,9 +28,10 @@ export async function validateAndRoute(s: Services, input: { task: unknown; exec
     }
     throw error;
   }
+  const routed: RoutedItem = statusAtRouting ? { ...item, statusAtRouting } : item;
   const actor = { identity: item.identity, tenant: item.tenant, taskId: item.taskId, executionArn: input.executionArn };
-  await tenant.audit.append(item.key, { type: 'routed', actor: item.identity, data: { ...actor, item } });
-  return item;
+  await tenant.audit.append(item.key, { type: 'routed', actor: item.identity, data: { ...actor, item: routed } });
+  return routed;
 }
 
 /**

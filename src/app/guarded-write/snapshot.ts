@@ -21,13 +21,12 @@ type Observation = Awaited<ReturnType<typeof observeStatus>>;
  * the approval page shows it before any write session exists; a stale item gets one here too, since no write will,
  * and so does an API-tier write, which opens no browser at all.
  *
- * The workflow decides what follows Claim and Snapshot in one Choice, so Snapshot runs after every claim: one this run
- * does not hold to write (lost, or a WRITING claim that is read back first) reads and records nothing and opens no
- * browser, and the result stays null.
+ * The workflow only comes here when Claim did not already register the pre-state from routing's read
+ * (`preStateFromRouting`): an approval, a pack without a browserless API, an API-tier write, or an item that was
+ * not in a state the action applies to when routing read it.
  */
-export async function snapshot(s: Services, state: ItemState): Promise<SnapshotResult | null> {
+export async function snapshot(s: Services, state: ItemState): Promise<SnapshotResult> {
   const { item } = state;
-  if (state.claim?.decision !== 'proceed') return null;
   const action = s.pack.actions[item.action]!;
   const api = await browserlessApi(s, item.identity);
   if (api && item.tier === 'browser' && !item.needsApproval) {
@@ -41,6 +40,20 @@ export async function snapshot(s: Services, state: ItemState): Promise<SnapshotR
     const evidence = [await screenshotTo(s, item, session.page, 'before.png')];
     return register(s, state, observation, evidence);
   });
+}
+
+/**
+ * The pre-state of a browser write without approval, registered from the status the vendor API gave routing when it
+ * read the bill's owner (the same API and identity Snapshot would ask, moments earlier, before the claim), when that
+ * status is one the action applies to. Claim calls this once it holds the claim, so such an item needs no Snapshot
+ * step: no second read of the same API, no browser function. Undefined when Snapshot has to read (and picture) it.
+ */
+export async function preStateFromRouting(s: Services, state: ItemState): Promise<SnapshotResult | undefined> {
+  const { item } = state;
+  const seen = item.statusAtRouting;
+  if (!seen || item.tier !== 'browser' || item.needsApproval) return undefined;
+  if (!s.pack.actions[item.action]!.appliesTo.includes(seen.status)) return undefined;
+  return register(s, state, seen, []);
 }
 
 /** Records the pre-state on the claim and in the audit trail: stale, or the inverse registered before any write. */

@@ -120,7 +120,8 @@ export const ExecutionArn = z.string().min(1);
 /** The input of each Lambda, by the ASL state that invokes it. */
 export const StepInput = {
   ValidateRoute: z.object({ task: z.unknown(), executionArn: ExecutionArn }).strict(),
-  Claim: z.object({ item: RoutedItem, executionArn: ExecutionArn }).strict(),
+  /** Claim hands back the whole state (claim, and the pre-state when routing's read gives it), so it gets the whole state. */
+  Claim: z.object({ state: ItemState, executionArn: ExecutionArn }).strict(),
   Snapshot: ItemState,
   RequestApproval: z.object({ state: ItemState, taskToken: z.string().min(1), executionArn: ExecutionArn }).strict(),
   BrowserWrite: ItemState,

@@ -15,7 +15,7 @@ export async function takeover(s: Services, input: { state: ItemState; execution
   const reason = (state.readback?.why ?? failureMessage(state.takeoverReason)) + compensation;
   const errorName = state.takeoverReason?.Error;
   // Only the run that holds the claim hands the item over: a run fenced out meanwhile must not queue, overwrite records or move the claim.
-  // A run that lost the claim holds nothing (Snapshot runs after it too, so a failure there can bring such a run here).
+  // A run that lost the claim holds nothing, whatever brought it here: it never moves or queues another run's claim.
   const lost = state.claim?.decision === 'skip';
   const held = state.claim && state.claim.decision !== 'skip' ? state.claim.claim : undefined;
   const ours = (c: Claim | undefined): c is Claim => !lost && !!c && (!held || (c.owner === held.owner && c.version === held.version));
