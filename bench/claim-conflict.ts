@@ -40,12 +40,8 @@ export interface ClaimConflictReport {
   };
 }
 
-/**
- * States that open a browser for the item. Snapshot is not one for a lost claim: it runs after every
- * claim but reads and records nothing, and opens no page, for a claim this run does not hold (the
- * sessions opened and the Chromium peak measured here show it).
- */
-const BROWSER_STATES = ['BrowserWrite', 'Readback'];
+/** States whose function is a browser function: a lost claim ends at ClaimDecision and enters none of them. */
+const BROWSER_STATES = ['Snapshot', 'BrowserWrite', 'Readback'];
 
 export async function measureClaimConflict(options: {
   paperclip: EmbeddedPaperclip;
