@@ -67,7 +67,11 @@ export function grantAccess(scope: Construct, grantee: IRole, access: FunctionAc
   if (access.actsForTenant) resources.tenantAccess.grantAssume(grantee);
   if (access.writesEvidence) resources.evidence.grantWriteEvidence(grantee);
   if (access.readsEvidence === 'before-screenshots') resources.evidence.grantReadBeforeScreenshots(grantee);
-  if (access.readsEvidence === 'folders') resources.evidence.grantReadEvidenceFolders(grantee);
+  if (access.readsEvidence === 'folders') {
+    resources.evidence.grantReadEvidenceFolders(grantee);
+    // The functions that seal (complete, takeover, summarize-batch) anchor each seal outside the table.
+    resources.evidence.grantWriteAnchors(grantee);
+  }
   if (access.batchRunFiles === 'writes-items') resources.evidence.grantWriteBatchItems(grantee);
   if (access.batchRunFiles === 'reads-results') resources.evidence.grantReadMapRunResults(grantee);
 

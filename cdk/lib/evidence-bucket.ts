@@ -6,6 +6,8 @@ import { Construct } from 'constructs';
 
 /** Evidence keys are `evidence/<tenant>/<taskId>/<idempotencyKey>/<file>`. */
 export const EVIDENCE_PREFIX = 'evidence/';
+/** Seal anchors and their daily digests (src/evidence/anchors.ts); locked like every object of the bucket. */
+export const ANCHOR_PREFIX = 'anchors/';
 
 /**
  * A batch execution's working files (src/app/batch.ts runFolder): the item list
@@ -201,6 +203,30 @@ export class EvidenceBucket extends Construct {
         conditions: { StringEquals: { 'kms:ViaService': `s3.${Stack.of(this).region}.amazonaws.com` } },
       }),
     );
+  }
+
+  /**
+   * The sealing functions anchor each seal and write each day's digest under anchors/, and read
+   * back the anchors and the previous digest to build the next one. No delete: with Object Lock
+   * and the bucket's default retention, the first version of each anchor and digest stays.
+   */
+  grantWriteAnchors(grantee: IGrantable): void {
+    grantee.grantPrincipal.addToPrincipalPolicy(
+      new PolicyStatement({
+        sid: 'ListAnchors',
+        actions: ['s3:ListBucket'],
+        resources: [this.bucket.bucketArn],
+        conditions: { StringLike: { 's3:prefix': [`${ANCHOR_PREFIX}*`] } },
+      }),
+    );
+    grantee.grantPrincipal.addToPrincipalPolicy(
+      new PolicyStatement({
+        sid: 'WriteAnchors',
+        actions: ['s3:PutObject', 's3:GetObject', 's3:GetObjectAttributes'],
+        resources: [this.bucket.arnForObjects(`${ANCHOR_PREFIX}*`)],
+      }),
+    );
+    this.grantKey(grantee, 'AnchorsUseEvidenceKey', ['kms:GenerateDataKey', 'kms:Decrypt']);
   }
 
   /** ReadList: writes a batch's item list, nothing else under runs/. */

@@ -54,6 +54,15 @@ export function applyNagSuppressions(stack: PaperclipStack): void {
               'narrowest fixed resource. The grant is s3:PutObject only (no read, delete or retention change) and Object Lock keeps every version.',
       );
     }
+    if (access.readsEvidence === 'folders') {
+      acknowledge(
+        handler.role,
+        `AwsSolutions-IAM5[Resource::${bucketArn}/anchors/*]`,
+        'Seal anchors are anchors/<tenant>/<day>/<chain>/<seq>.json and daily digests anchors/<tenant>/digests/<day>.json, named by ' +
+          'run-time values, so the prefix is the narrowest fixed resource. This function anchors the seals it makes and reads the ' +
+          "previous day's anchors to digest them; no delete or retention change, and Object Lock keeps every version.",
+      );
+    }
     if (access.sendsEmail) {
       acknowledge(
         handler.role,

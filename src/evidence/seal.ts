@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { canonicalJson, type AuditEvent } from '../domain/audit-chain.js';
 import { TERMINAL_STATUSES, type ClaimStatus } from '../domain/claim.js';
 import { batchKey } from '../adapters/s3/evidence-store.js';
+import { anchorSealEvent } from './anchors.js';
 import {
   batchChain,
   PAGE_NAME,
@@ -242,7 +243,7 @@ export function buildSeal(
 export async function writeSeal(ctx: EvidenceContext, seal: Seal): Promise<AuditEvent> {
   const batch = { tenant: seal.tenant, taskId: seal.taskId };
   await ctx.evidence.put(batchKey(batch, SEAL_NAME), JSON.stringify(seal, null, 2), 'application/json');
-  return ctx.audit.append(batchChain(batch), {
+  const event = await ctx.audit.append(batchChain(batch), {
     type: SEALED_EVENT,
     actor: seal.sealedBy,
     data: {
@@ -252,6 +253,8 @@ export async function writeSeal(ctx: EvidenceContext, seal: Seal): Promise<Audit
       objects: seal.batchObjects.length + seal.items.reduce((n, i) => n + i.objects.length, 0),
     },
   });
+  await anchor(ctx, seal.tenant, event);
+  return event;
 }
 
 /**
@@ -279,11 +282,13 @@ export async function supplementSeal(
     .map((a) => (options.replaceTerminal ? sealedItem(a.key, a) : sealedItem(a.key, a, manifest.items.get(a.key), { pageRendered: true })));
   if (items.length === 0 && !batchPage) return undefined;
   const batch = { tenant: manifest.seal.tenant, taskId: manifest.seal.taskId };
-  return ctx.audit.append(batchChain(batch), {
+  const event = await ctx.audit.append(batchChain(batch), {
     type: ITEM_SEALED_EVENT,
     actor,
     data: { basedOn: manifest.seal.sealHash, items, batchObjects: batchPage ? [toSealed(batchPage)] : [] },
   });
+  await anchor(ctx, batch.tenant, event);
+  return event;
 }
 
 export { PAGE_NAME };
@@ -355,9 +360,20 @@ export async function sealStandaloneItem(
   if (previous && isTerminal(previous.status) && input.events.length <= previous.events.length) return undefined;
   const item = sealedItem(input.key, input, previous, { pageRendered: true });
   const body = { tenant: batch.tenant, taskId: batch.taskId, item };
-  return ctx.audit.append(standaloneSealChain(input.key), {
+  const event = await ctx.audit.append(standaloneSealChain(input.key), {
     type: SEALED_EVENT,
     actor,
     data: { ...body, sealHash: standaloneSealHash(body) },
   });
+  await anchor(ctx, batch.tenant, event);
+  return event;
+}
+
+/** Anchors a sealing event; a failure is logged, not thrown: the seal stands, and verify reports the missing anchor. */
+async function anchor(ctx: EvidenceContext, tenant: string, event: AuditEvent): Promise<void> {
+  try {
+    await anchorSealEvent(ctx, tenant, event);
+  } catch (error) {
+    process.stderr.write(`paperclip: could not anchor event ${event.seq} of ${event.chain}: ${(error as Error).message}\n`);
+  }
 }

@@ -3,6 +3,7 @@ import { batchKey, evidenceKey } from '../adapters/s3/evidence-store.js';
 import { batchChain, batchFolder, hashObject, SEAL_NAME, type BatchRef, type EvidenceContext } from './folder.js';
 import { computeSealHash, loadSealState, loadStandaloneSeal, SEALED_EVENT, standaloneSealChain, type SealedItem } from './seal.js';
 import { parseRecord } from './item-page.js';
+import { verifyAnchors, verifyDigestChain } from './anchors.js';
 
 /**
  * `paperclip audit verify`: recomputes every audit chain and the sha256 of
@@ -108,6 +109,8 @@ export async function verifyBatch(ctx: EvidenceContext, batch: BatchRef, options
   result.checked.chains += 1;
   result.checked.events += state.chain.length;
   checkChain(batchChain(batch), state.chain).forEach(add);
+  // Every seal the batch chain records must match its anchor outside the table.
+  (await verifyAnchors(ctx, batch.tenant, state.chain)).forEach(add);
 
   const sealedEvents = state.chain.filter((e) => e.type === SEALED_EVENT);
   // A task folder no batch sealed may still hold only items run outside a batch, each with its own seal.
@@ -161,6 +164,7 @@ export async function verifyBatch(ctx: EvidenceContext, batch: BatchRef, options
     result.checked.chains += 1;
     result.checked.events += own.chain.length;
     checkChain(chain, own.chain).forEach(add);
+    (await verifyAnchors(ctx, batch.tenant, own.chain)).forEach(add);
     for (const refused of own.refused) {
       add({
         kind: 'altered',
@@ -361,7 +365,12 @@ export async function listBatches(ctx: EvidenceContext, tenant?: string): Promis
 
 export async function verifyAll(ctx: EvidenceContext, tenant?: string): Promise<VerifyResult> {
   const total = emptyResult(tenant ? `every batch of ${tenant}` : 'every batch');
-  for (const batch of await listBatches(ctx, tenant)) {
+  const batches = await listBatches(ctx, tenant);
+  // Each tenant's daily digest chain once: it links the anchors of every batch and item.
+  for (const t of new Set([...batches.map((b) => b.tenant), ...(tenant ? [tenant] : [])])) {
+    total.findings.push(...(await verifyDigestChain(ctx, t)).map((f) => ({ batch: `${t}/(anchors)`, ...f })));
+  }
+  for (const batch of batches) {
     const one = await verifyBatch(ctx, batch);
     total.findings.push(...one.findings);
     total.notes.push(...one.notes);

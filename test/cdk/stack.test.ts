@@ -313,7 +313,7 @@ describe('least privilege', () => {
     }
   });
 
-  it('lets functions write evidence only under evidence/, read it only where they build pages and seals, and delete nothing', () => {
+  it('lets functions write only under evidence/ and anchors/, read only where they build pages and seals, and delete nothing', () => {
     const bucket = `GetAtt:${logicalIdOf(stack.evidence.bucket)}.Arn`;
     const writers: string[] = [];
     const folderReaders: string[] = [];
@@ -321,16 +321,24 @@ describe('least privilege', () => {
       const s3 = actionsOfRole(template, roleOf(name)).filter((a) => a.startsWith('s3:'));
       if (s3.includes('s3:PutObject')) {
         writers.push(name);
-        assert.deepEqual(resourcesGranted(template, roleOf(name), 's3:PutObject').sort(), [`${bucket}/evidence/*`], name);
+        assert.deepEqual(
+          resourcesGranted(template, roleOf(name), 's3:PutObject').sort(),
+          [`${bucket}/anchors/*`, `${bucket}/evidence/*`],
+          name,
+        );
       }
       if (s3.includes('s3:ListBucket')) {
         folderReaders.push(name);
-        const list = statementsOfRole(template, roleOf(name)).find((s) => actionsOf(s).includes('s3:ListBucket'))!;
-        assert.deepEqual(list.Condition, { StringLike: { 's3:prefix': ['evidence/*'] } }, `${name} lists evidence/ only`);
+        const lists = statementsOfRole(template, roleOf(name)).filter((s) => actionsOf(s).includes('s3:ListBucket'));
+        assert.deepEqual(
+          lists.map((l) => l.Condition),
+          [{ StringLike: { 's3:prefix': ['evidence/*'] } }, { StringLike: { 's3:prefix': ['anchors/*'] } }],
+          `${name} lists evidence/ and anchors/ only`,
+        );
         const results = name === 'summarize-batch' ? [`${bucket}/runs/*/results/*`] : [];
         assert.deepEqual(
           resourcesGranted(template, roleOf(name), 's3:GetObject').sort(),
-          [`${bucket}/evidence/*`, ...results].sort(),
+          [`${bucket}/anchors/*`, `${bucket}/evidence/*`, ...results].sort(),
           name,
         );
       }

@@ -7,6 +7,7 @@ import { batchKey, evidenceKey } from '../../src/adapters/s3/evidence-store.js';
 import { checkChain, verifyBatch, verifyKey } from '../../src/evidence/verify.js';
 import { sealEvent, GENESIS_HASH, type AuditEvent } from '../../src/domain/audit-chain.js';
 import { standaloneSealHash } from '../../src/evidence/seal.js';
+import { anchorKey, anchorSealEvent, digestKey, verifyAnchors, verifyDigestChain } from '../../src/evidence/anchors.js';
 import { startHarness, type Harness } from '../support/embedded.js';
 import { runPaperclipSource, type Finished } from '../support/processes.js';
 
@@ -255,6 +256,89 @@ describe('audit verify', () => {
     assert.ok(
       laundered.findings.some((f) => f.chain === key && f.kind === 'altered'),
       named,
+    );
+  });
+
+  test('seals are anchored outside the table: a sealed history forged consistently in the table alone is named against its anchor', async () => {
+    const s = h.paperclip.services;
+    await h.control.reset({ seed: 8, tenants: [{ id: 'acme', pending: 1, overcharge: 0, processed: 0 }] });
+    const billNo = (await h.control.state()).bills.find((b) => b.tenant === 'acme' && b.status === 'PENDING')!.billNo;
+    const task = { taskId: 'T-evidence-anchored', tenant: 'acme', billNo, action: 'mark_processed' };
+    assert.equal((await h.runTask(task)).output['outcome'], 'done');
+    const [claim] = await s.claims.byTask(task.taskId);
+    const key = claim!.key;
+    const batch = { tenant: 'acme', taskId: task.taskId };
+    const [seal] = await s.audit.events(`${key}:seal`);
+    assert.ok(await s.evidence.get(anchorKey('acme', seal!)), 'the item seal is anchored in the bucket');
+    assert.deepEqual((await verifyBatch(s, batch)).findings, []);
+
+    // With write access to the audit table only: the item's chain rewritten (its readback dropped) and its own
+    // seal re-made over the new hashes, every hash recomputed. The table alone is consistent again.
+    const original = await s.audit.events(key);
+    const forged: AuditEvent[] = [];
+    for (const [i, e] of original.filter((e) => e.type !== 'readback').entries()) {
+      forged.push(sealEvent(key, i + 1, forged[i - 1]?.hash ?? GENESIS_HASH, { type: e.type, actor: e.actor, data: e.data }, e.at));
+    }
+    for (const e of original) await s.clients.db.send(new DeleteCommand({ TableName: s.table('audit'), Key: { chain: key, seq: e.seq } }));
+    for (const e of forged) await s.clients.db.send(new PutCommand({ TableName: s.table('audit'), Item: e }));
+    const body = { tenant: 'acme', taskId: task.taskId, item: { ...(seal!.data['item'] as object), events: forged.map((e) => e.hash) } };
+    const reSealed = sealEvent(
+      `${key}:seal`,
+      1,
+      GENESIS_HASH,
+      { type: 'sealed', actor: seal!.actor, data: { ...body, sealHash: standaloneSealHash(body as never) } },
+      seal!.at,
+    );
+    await s.clients.db.send(new PutCommand({ TableName: s.table('audit'), Item: reSealed }));
+    assert.equal(checkChain(key, await s.audit.events(key)).length, 0, 'the forged chain is internally consistent');
+
+    const result = await verifyKey(s, key);
+    const named = result.findings.map((f) => f.detail).join('; ');
+    assert.ok(
+      result.findings.some((f) => f.kind === 'altered' && f.chain === `${key}:seal` && /differs from its anchor/.test(f.detail)),
+      named,
+    );
+    const cliRun = await cli(h, ['audit', 'verify', '--key', key]);
+    assert.equal(cliRun.code, 1, cliRun.stdout + cliRun.stderr);
+  });
+
+  test('daily digests chain the anchors: an anchor added to a digested day and a rewritten digest are named', async () => {
+    // s3rver does not enforce Object Lock: locally an overwrite succeeds, so only the digests' hashes and links catch it.
+    // On AWS the bucket's Object Lock also keeps the first version of every anchor and digest.
+    const s = h.paperclip.services;
+    const tenant = 'digest-test';
+    const chain = `batch:${tenant}:T-digest`;
+    const at = (day: string) => `2026-01-0${day}T10:00:00.000Z`;
+    const e1 = sealEvent(chain, 1, GENESIS_HASH, { type: 'sealed', actor: 'p', data: { sealHash: 'a'.repeat(64) } }, at('1'));
+    const e2 = sealEvent(chain, 2, e1.hash, { type: 'item_sealed', actor: 'p', data: { basedOn: 'a'.repeat(64) } }, at('2'));
+    const e3 = sealEvent(chain, 3, e2.hash, { type: 'sealed', actor: 'p', data: { sealHash: 'b'.repeat(64) } }, at('3'));
+    await anchorSealEvent(s, tenant, e1, Date.parse('2026-01-01T12:00:00Z'));
+    assert.equal(await s.evidence.get(digestKey(tenant, '2026-01-01')), undefined, 'a day is digested only once it is over');
+    await anchorSealEvent(s, tenant, e2, Date.parse('2026-01-02T12:00:00Z'));
+    await anchorSealEvent(s, tenant, e3, Date.parse('2026-01-04T02:00:00Z'));
+    for (const day of ['2026-01-01', '2026-01-02', '2026-01-03']) assert.ok(await s.evidence.get(digestKey(tenant, day)), day);
+    assert.deepEqual(await verifyDigestChain(s, tenant), []);
+    assert.deepEqual(await verifyAnchors(s, tenant, [e1, e2, e3]), []);
+
+    // A forged seal event for a past day, anchored after that day's digest was written.
+    const late = sealEvent(chain, 4, e3.hash, { type: 'sealed', actor: 'p', data: { sealHash: 'c'.repeat(64) } }, at('1'));
+    await s.evidence.put(
+      anchorKey(tenant, late),
+      JSON.stringify({ version: 1, tenant, chain, seq: 4, type: 'sealed', eventHash: late.hash, sealHash: 'c'.repeat(64), at: late.at }),
+      'application/json',
+    );
+    assert.ok(
+      (await verifyAnchors(s, tenant, [late])).some((f) => f.kind === 'added' && /not listed in the digest of 2026-01-01/.test(f.detail)),
+    );
+    assert.ok((await verifyDigestChain(s, tenant)).some((f) => f.kind === 'added' && f.object === anchorKey(tenant, late)));
+
+    // A digest rewritten to drop an anchor: the next day's digest no longer links it.
+    const second = JSON.parse((await s.evidence.get(digestKey(tenant, '2026-01-02')))!.toString());
+    await s.evidence.put(digestKey(tenant, '2026-01-02'), JSON.stringify({ ...second, anchors: [] }), 'application/json');
+    const chainFindings = await verifyDigestChain(s, tenant);
+    assert.ok(
+      chainFindings.some((f) => f.object === digestKey(tenant, '2026-01-03') && /does not link the digest before it/.test(f.detail)),
+      chainFindings.map((f) => f.detail).join('; '),
     );
   });
 
