@@ -47,7 +47,8 @@ export async function attestedBatch<B extends { taskId: string; tenant: string; 
   return { ...batch, attestation: requesterAttestation(await requesterAttestationKey(s), claim) };
 }
 
-const batchSubject = (batch: { tenant: string; taskId: string }) => `batch:${batch.tenant}:${batch.taskId}`;
+// The task id as ReadList normalises it (a scheduled id's colons dropped), so an entry point may attest either spelling.
+const batchSubject = (batch: { tenant: string; taskId: string }) => `batch:${batch.tenant}:${batch.taskId.replace(/:/g, '')}`;
 
 /**
  * ValidateRoute's check: the task's requestedBy is attested for this key and
