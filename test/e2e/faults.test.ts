@@ -4,6 +4,7 @@ import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { evidenceKey } from '../../src/adapters/s3/evidence-store.js';
 import { idempotencyKey } from '../../src/domain/task.js';
 import { useHarness } from '../support/embedded.js';
+import { waitUntil } from '../approvals/helpers.js';
 
 /**
  * Each production incident of the source article as a simulator fault, through
@@ -145,6 +146,47 @@ describe('fault handling on the embedded stack', () => {
       'operators mailed once',
     );
     assert.deepEqual(await h.control.journal(), []);
+  });
+
+  test('an irreversible refund whose pre-state read fails (session gone): takeover naming that read; no approval asked, nothing written', async () => {
+    await h.control.reset({ seed: 11, tenants: [{ id: 'acme', pending: 1, overcharge: 1, processed: 0 }] });
+    const bill = (await h.control.state()).bills.find((b) => b.billNo === 'ACME-202611-0002')!;
+    assert.equal(bill.kind, 'overcharge');
+    // Routing reads the owner through the token API, which the fault leaves alone; the first page the pre-state read opens loses the session.
+    await h.control.setFaults([{ kind: 'session_revoked', identity: 'svc-recon-acme' }]);
+    const refund = {
+      taskId: 'T-faults-prestate',
+      tenant: 'acme',
+      billNo: bill.billNo,
+      action: 'refund',
+      params: { amount: (bill.amountCents / 100).toFixed(2) },
+    };
+    const key = idempotencyKey(refund);
+    const mailsBefore = (await h.paperclip.stack.fetchEmails()).length;
+    const executionArn = await h.startTask(refund);
+    // Bounded: a run that reached its approval instead would wait for a person.
+    const settled = await waitUntil('takeover or an approval request', async () => {
+      if ((await h.paperclip.services.approvals.byKey(key)).length > 0) return 'approval requested';
+      return (await h.paperclip.services.claims.get(key))?.status === 'TAKEOVER' ? 'takeover' : undefined;
+    });
+    assert.equal(settled, 'takeover');
+    const result = await h.waitForExecution(executionArn);
+    assert.equal(result.output['outcome'], 'takeover');
+    const reason = String(result.output['reason']);
+    assert.match(reason, /^SessionLostError: pre-state read of ACME-202611-0002 failed/, reason);
+    assert.match(reason, /the vendor says "权限已变更，请重新登录"$/, reason);
+    assert.doesNotMatch(reason, /approv/i, reason);
+    assert.deepEqual(await h.paperclip.services.approvals.byKey(key), [], 'no approval requested');
+    assert.ok(!(await auditTypes(key)).includes('approval_requested'));
+    const mails = (await h.paperclip.stack.fetchEmails()).slice(mailsBefore);
+    assert.deepEqual(
+      mails.filter((m) => m.subject.includes('待审批')).map((m) => m.subject),
+      [],
+      'no approval mailed',
+    );
+    const takeover = await h.paperclip.services.takeovers.get(key);
+    assert.match(String(takeover?.reason), /pre-state read/);
+    assert.deepEqual(await h.control.journal(), [], 'nothing written');
   });
 
   test('session_revoked: the item fails loudly without a retry, and other tenants continue', async () => {

@@ -1,6 +1,6 @@
 import type { Services } from '../services.js';
 import type { RoutedItem } from '../../domain/routing.js';
-import { ReadFailedError, StructuredContractMissingError } from '../../domain/errors.js';
+import { InputRejectedError, PaperclipError, ReadFailedError, StructuredContractMissingError } from '../../domain/errors.js';
 import type { OpenedSession } from '../../browser/identity-sessions.js';
 import type { ReadbackSource } from '../../sitepack/schema.js';
 import { observeStatus, readContextFor } from '../vendor-reads.js';
@@ -26,6 +26,35 @@ type Observation = Awaited<ReturnType<typeof observeStatus>>;
  * not in a state the action applies to when routing read it.
  */
 export async function snapshot(s: Services, state: ItemState): Promise<SnapshotResult> {
+  try {
+    return await readPreState(s, state);
+  } catch (error) {
+    throw preStateFailure(error, state.item.billNo);
+  }
+}
+
+/**
+ * A failed pre-state read, said as what it is. Snapshot runs before the approval request, so an
+ * irreversible item that fails here has asked no one yet: the reason (the takeover's, the outcome's)
+ * must name this step and the real cause, never read as an approval problem. The error keeps its
+ * class, so the workflow's Retry and Catch decide exactly as before, and the original is its cause.
+ */
+export function preStateFailure(error: unknown, billNo: string): Error {
+  const prefix = `pre-state read of ${billNo} failed, before anything was written`;
+  if (!(error instanceof Error)) return new ReadFailedError(`${prefix}: ${String(error)}`);
+  const message = `${prefix}: ${error.message}`;
+  if (error instanceof InputRejectedError) return new InputRejectedError(message, error.field, error.details, { cause: error });
+  if (error instanceof PaperclipError) {
+    // Every other workflow error takes (message, details, options): see workflowError.
+    const Same = error.constructor as new (message: string, details: Record<string, unknown>, options: ErrorOptions) => PaperclipError;
+    return new Same(message, error.details, { cause: error });
+  }
+  const named = new Error(message, { cause: error });
+  named.name = error.name;
+  return named;
+}
+
+async function readPreState(s: Services, state: ItemState): Promise<SnapshotResult> {
   const { item } = state;
   const action = s.pack.actions[item.action]!;
   const api = await browserlessApi(s, item.identity);
@@ -110,6 +139,6 @@ async function firstObservation(
       failures.push(`${source}: ${error.message}`);
     }
   }
-  const message = `could not read the state of ${item.billNo} before writing (${failures.join('; ')})`;
+  const message = `no source could read the state of ${item.billNo} (${failures.join('; ')})`;
   throw contractMissing ? new StructuredContractMissingError(message) : new ReadFailedError(message);
 }
