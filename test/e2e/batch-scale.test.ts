@@ -6,6 +6,7 @@ import { parse as parseYaml, stringify as stringifyYaml } from 'yaml';
 import { after, before, test } from 'node:test';
 import { parseBatch, storeBatchItems, type BatchItem } from '../../src/app/batch.js';
 import { useServices } from '../../src/app/services.js';
+import { attestedTask } from '../../src/app/requester.js';
 import { handler as validateRoute } from '../../lambdas/validate-route.js';
 import { handler as summarizeBatch } from '../../lambdas/summarize-batch.js';
 import { batchKey } from '../../src/adapters/s3/evidence-store.js';
@@ -63,7 +64,9 @@ before(async () => {
       'read-list': async (event: unknown) => {
         const { batch, executionArn } = event as { batch: unknown; executionArn: string };
         const services = h.paperclip.services;
-        return storeBatchItems(services, { batch: parseBatch(batch), read: nextItems.length, items: nextItems, executionArn });
+        // Attested for each child execution (named by its key), as the real ReadList hands items over.
+        const items = await Promise.all(nextItems.map(async (i) => ({ ...i, task: await attestedTask(services, i.task, i.key) })));
+        return storeBatchItems(services, { batch: parseBatch(batch), read: items.length, items, executionArn });
       },
     },
   });
