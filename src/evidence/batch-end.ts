@@ -109,11 +109,14 @@ async function recheckRecentItems(
 ): Promise<string[]> {
   const now = (await ctx.claims.byTask(batch.taskId)).filter((c) => c.tenant === batch.tenant);
   const manifest = manifestOf(input.seal, input.sealedAtSeq, []);
-  const additions: Array<ItemForSeal & { objects: Map<string, HashedObject> }> = [];
-  for (const claim of now) {
+  const recent = now.filter((claim) => {
     const earlier = input.before.get(claim.key);
     const moved = !earlier || earlier.status !== claim.status || earlier.version !== claim.version;
-    if (input.fixed(claim.key) || (!moved && Date.parse(claim.updatedAt) < input.since)) continue;
+    return !input.fixed(claim.key) && (moved || Date.parse(claim.updatedAt) >= input.since);
+  });
+  // The last items of a large batch all closed within the window: looked at side by side, not one round trip after another.
+  type Addition = ItemForSeal & { objects: Map<string, HashedObject> };
+  const looked = await mapBounded(recent, S3_FAN_OUT, async (claim): Promise<Addition | undefined> => {
     const sealed = manifest.items.get(claim.key);
     const [events, objects] = await Promise.all([ctx.audit.events(claim.key), snapshotItemFolder(ctx, batch, claim.key)]);
     const same =
@@ -121,8 +124,9 @@ async function recheckRecentItems(
       sealed.events.length === events.length &&
       sealed.objects.length === objects.size &&
       sealed.objects.every((o) => objects.get(o.name)?.sha256 === o.sha256);
-    if (!same) additions.push({ key: claim.key, events, objects, status: claim.status, billNo: claim.billNo, action: claim.action });
-  }
+    return same ? undefined : { key: claim.key, events, objects, status: claim.status, billNo: claim.billNo, action: claim.action };
+  });
+  const additions = looked.filter((a): a is Addition => a !== undefined);
   if (additions.length === 0) return [];
   await supplementSeal(ctx, manifest, additions, undefined, input.sealedBy, { replaceTerminal: true });
   return additions.map((a) => a.key);

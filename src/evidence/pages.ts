@@ -1,7 +1,8 @@
 import type { AuditEvent } from '../domain/audit-chain.js';
 import type { Claim } from '../domain/claim.js';
 import { batchKey, evidenceKey } from '../adapters/s3/evidence-store.js';
-import { batchFolder, hashObject, PAGE_NAME, type BatchRef, type EvidenceContext, type HashedObject } from './folder.js';
+import { mapBounded } from '../lib/map-bounded.js';
+import { batchFolder, hashObject, PAGE_NAME, S3_FAN_OUT, type BatchRef, type EvidenceContext, type HashedObject } from './folder.js';
 import { parseRecord, renderItemPage, type OutcomeRecord } from './item-page.js';
 import { parseBatchFile, renderBatchPage, type BatchPageItem } from './batch-page.js';
 
@@ -69,19 +70,19 @@ export async function storeBatchPage(
 ): Promise<HashedObject> {
   const summary = parseBatchFile(await ctx.evidence.get(batchKey(batch, 'batch.json')));
   const byKey = new Map(input.claims.map((c) => [c.key, c]));
-  const items: BatchPageItem[] = [];
-  for (const key of new Set([...byKey.keys(), ...input.index.keys])) {
+  // One record read per item: side by side, as the item pages are (one at a time, 10,000 round trips add up to minutes).
+  const items: BatchPageItem[] = await mapBounded([...new Set([...byKey.keys(), ...input.index.keys])], S3_FAN_OUT, async (key) => {
     const record = input.index.records.has(key) ? (await readRecord(ctx, batch, key)).record : undefined;
     const claim = byKey.get(key);
     const compensates = input.compensates.get(key);
-    items.push({
+    return {
       key,
       hasPage: input.index.pages.has(key),
       ...(claim ? { claim } : {}),
       ...(record ? { record } : {}),
       ...(compensates ? { compensates } : {}),
-    });
-  }
+    };
+  });
   const html = renderBatchPage({ batch, ...(summary ? { summary } : {}), items, top: input.top, sealed: input.sealed });
   const stored = await ctx.evidence.put(batchKey(batch, PAGE_NAME), html, 'text/html; charset=utf-8');
   return { name: PAGE_NAME, sha256: stored.sha256, bytes: stored.bytes };
