@@ -1,5 +1,6 @@
 import type { BrowserSetupReport } from './browser-setup.js';
 import type { ClaimConflictReport } from './claim-conflict.js';
+import type { SummarizeScaleReport } from './summarize-scale.js';
 import type { CpuTimeline } from './cpu-timeline.js';
 import {
   computeCost,
@@ -45,6 +46,7 @@ export interface AnalysisInput {
   rawRuns: Array<{ concurrency: number; variant: 'raw' | 'raw-evidence'; run: RawRun; requests: VendorRequest[]; cpu: CpuTimeline }>;
   guardedRuns: Array<{ concurrency: number; tracing: 'on' | 'off'; run: GuardedRun; requests: VendorRequest[]; cpu: CpuTimeline }>;
   claimConflict: ClaimConflictReport;
+  summarizeScale: SummarizeScaleReport;
   prefix: string;
   approvers: number;
   sizing?: Sizing;
@@ -775,6 +777,7 @@ export function analyse(input: AnalysisInput): BenchReport {
     browser: input.browser,
     vendorSplit: { raw: rawVendor, rawEvidence: rawEvidenceVendor, guarded: guardedVendor, addedByPaperclipMs: added, runVendorShare },
     claimConflict: input.claimConflict,
+    summarizeScale: input.summarizeScale,
     cost: {
       pricesSource: prices.source,
       pricesRecordedOn: prices.recordedOn,

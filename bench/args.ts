@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { parseCommand, type CommandSpec } from '../src/cli/args.js';
 
-/** `npm run bench -- [--items N] [--concurrency 1,2,4] [--repeat R] [--tracing on|off|both] [--out BENCHMARKS.md]` */
+/** `npm run bench -- [--items N] [--concurrency 1,2,4] [--repeat R] [--tracing on|off|both] [--summarize-items N] [--out BENCHMARKS.md]` */
 
 const concurrencyList = z
   .string()
@@ -31,6 +31,7 @@ export const BenchFlags = z
       .refine((n) => n <= 5000, '--settle-ms must be at most 5000')
       .default(0),
     json: z.string().min(1).optional(),
+    'summarize-items': positiveInt('--summarize-items', 10_000).default(2000),
   })
   .strict();
 export type BenchFlags = z.output<typeof BenchFlags>;

@@ -13,7 +13,8 @@ async function main(): Promise<number> {
   } catch (error) {
     console.error((error as Error).message);
     console.error(
-      'usage: npm run bench -- [--items N] [--concurrency 1,2,4] [--repeat R] [--tracing on|off|both] [--settle-ms MS] [--out BENCHMARKS.md] [--json FILE]',
+      'usage: npm run bench -- [--items N] [--concurrency 1,2,4] [--repeat R] [--tracing on|off|both] [--settle-ms MS]' +
+        ' [--summarize-items N] [--out BENCHMARKS.md] [--json FILE]',
     );
     return error instanceof ValidationError || error instanceof Error ? 2 : 1;
   }
@@ -24,6 +25,7 @@ async function main(): Promise<number> {
     repeat: flags.repeat,
     tracing: flags.tracing,
     settleMs: flags['settle-ms'],
+    summarizeItems: flags['summarize-items'],
     command: process.argv.length > 2 ? command : 'npm run bench',
     log: (line) => console.error(`[bench] ${line}`),
   });

@@ -384,6 +384,19 @@ the machine's, not the design's.`
   **No browser launched: ${c.noBrowserLaunched ? 'proven' : 'NO'}**.`,
   ].join('\n');
 
+  const z = r.summarizeScale;
+  const perItem = `a DONE claim, ${z.auditEventsPerItem} audit events, ${z.objectsPerItem} objects in its folder`;
+  values['summarizeScale'] = [
+    `- ${z.items.toLocaleString('en-US')} settled items (each: ${perItem}, one line in the map run's results):`,
+    `  summarised in ${f(z.wallMs)} ms wall, **${f(z.cpuMs)} ms CPU** of the process running Summarize alone`,
+    `  (the forked emulators used ${f(z.emulatorCpuMs)} ms more, not counted).`,
+    `- Per item: **${f(z.cpuMsPerItem, 2)} ms CPU**, ${f(z.wallMsPerItem, 2)} ms wall`,
+    '  (fixed costs such as the batch page and the seal included).',
+    `- Memory: RSS ${f(z.rssBeforeMiB, 1)} MiB before, peak ${f(z.peakRssMiB, 1)} MiB during;`,
+    `  peak heap used ${f(z.peakHeapUsedMiB, 1)} MiB (sampled every 25 ms).`,
+    `- Summary counted ${z.summaryItems} items; the seal covers ${z.sealedItems}.`,
+  ].join('\n');
+
   const cost = r.cost;
   const base = cost.baseline[head]!;
   const s = base.scenario;

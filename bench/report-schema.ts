@@ -296,6 +296,23 @@ export const BenchReportSchema = z
           .strict(),
       })
       .strict(),
+    summarizeScale: z
+      .object({
+        items: num,
+        objectsPerItem: num,
+        auditEventsPerItem: num,
+        wallMs: num,
+        cpuMs: num,
+        emulatorCpuMs: num,
+        wallMsPerItem: num,
+        cpuMsPerItem: num,
+        rssBeforeMiB: num,
+        peakRssMiB: num,
+        peakHeapUsedMiB: num,
+        summaryItems: num,
+        sealedItems: num,
+      })
+      .strict(),
     cost: z
       .object({
         pricesSource: z.string(),

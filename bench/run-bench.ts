@@ -11,6 +11,7 @@ import { AwsUsage } from './aws-usage.js';
 import { measureBrowserSetup } from './browser-setup.js';
 import { RunSampler, type CpuTimeline } from './cpu-timeline.js';
 import { measureClaimConflict } from './claim-conflict.js';
+import { measureSummarizeScale } from './summarize-scale.js';
 import { runGuardedBatch, type GuardedRun } from './guarded-run.js';
 import { describeMachine, loadNow } from './machine.js';
 import { runRawScript, type RawRun } from './raw-script.js';
@@ -32,6 +33,8 @@ export interface BenchOptions {
   repeat: number;
   tracing: 'on' | 'off' | 'both';
   settleMs: number;
+  /** Settled items the Summarize-at-scale measurement summarises (summarize-scale.ts). Default 2,000. */
+  summarizeItems?: number;
   command: string;
   configPath?: string;
   /** Fewer samples for the in-suite version (no extra browser launches). */
@@ -281,6 +284,9 @@ export async function runBenchmark(options: BenchOptions): Promise<BenchReport> 
       }
     }
     if (!claimConflict) throw new Error('the claim conflict measurement did not run');
+    const summarizeItems = options.summarizeItems ?? 2000;
+    log(`summarize at scale: ${summarizeItems} settled items, Summarize alone in this process, the emulators forked`);
+    const summarizeScale = await measureSummarizeScale({ items: summarizeItems, configPath, log });
     return analyse({
       command: options.command,
       date: new Date(started).toISOString(),
@@ -293,6 +299,7 @@ export async function runBenchmark(options: BenchOptions): Promise<BenchReport> 
       rawRuns,
       guardedRuns,
       claimConflict,
+      summarizeScale,
       prefix,
       approvers,
     });

@@ -17,7 +17,16 @@ process.env['AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED'] ??= 'true';
 after(closeSharedBrowser);
 
 test('a small benchmark run reports every field and one vendor mutation per item for raw and guarded', async () => {
-  const report = await runBenchmark({ items: 3, concurrency: [1], repeat: 1, tracing: 'on', settleMs: 0, command: 'test', quick: true });
+  const report = await runBenchmark({
+    items: 3,
+    concurrency: [1],
+    repeat: 1,
+    tracing: 'on',
+    settleMs: 0,
+    summarizeItems: 20,
+    command: 'test',
+    quick: true,
+  });
   const parsed = BenchReportSchema.safeParse(report);
   assert.ok(parsed.success, parsed.success ? '' : JSON.stringify(parsed.error.issues.slice(0, 5)));
 
@@ -78,6 +87,11 @@ test('a small benchmark run reports every field and one vendor mutation per item
   const guarantee = report.targets.find((t) => t.target.startsWith('every guarantee kept'))!;
   assert.equal(guarantee.met, true, guarantee.measured);
 
+  // Summarize at scale: every settled item summarised and sealed, its CPU measured apart from the emulators.
+  assert.equal(report.summarizeScale.summaryItems, 20);
+  assert.equal(report.summarizeScale.sealedItems, 20);
+  assert.ok(report.summarizeScale.cpuMs > 0 && report.summarizeScale.peakRssMiB > 0);
+
   const markdown = renderMarkdown(report);
   assert.ok(!markdown.includes('{{'), 'every template placeholder is filled');
   for (const heading of [
@@ -87,6 +101,7 @@ test('a small benchmark run reports every field and one vendor mutation per item
     '## Throughput',
     '## Memory',
     '## Claim conflict',
+    '## Summarize at batch scale',
     '## AWS cost model',
     '## How to run',
   ]) {
@@ -103,7 +118,7 @@ test('the BENCHMARKS.md template refuses a placeholder without a value and a val
 test('bench flags are validated and name the flag', () => {
   assert.deepEqual(
     { ...parseBenchArgs([]) },
-    { items: 12, concurrency: [1, 2, 4], repeat: 1, tracing: 'both', out: 'BENCHMARKS.md', 'settle-ms': 0 },
+    { items: 12, concurrency: [1, 2, 4], repeat: 1, tracing: 'both', out: 'BENCHMARKS.md', 'settle-ms': 0, 'summarize-items': 2000 },
   );
   assert.deepEqual(parseBenchArgs(['--concurrency', '4,1,2,2']).concurrency, [1, 2, 4]);
   assert.throws(() => parseBenchArgs(['--concurrency', '2,4']), /--concurrency: include 1/);
