@@ -16,7 +16,8 @@
  *    measure (cold start, a real vendor's latency up to the timeouts the code
  *    uses, the readback deadline), each named below.
  * 4. Memory: browser functions BROWSER_MEMORY_MB; the others the smallest of
- *    MEMORY_STEPS_MB whose need fits Lambda's 900 s, else the last step.
+ *    MEMORY_STEPS_MB whose need fits Lambda's 900 s (and at or above the
+ *    function's measured memory floor, where it has one), else the last step.
  * 5. Timeout: the smallest of TIMEOUT_STEPS_S at or above the need; 900 s
  *    (Lambda's maximum) when none is, and the table says the need is not met.
  */
@@ -35,6 +36,8 @@ export const LAMBDA_MAX_TIMEOUT_S = 900;
 export const BROWSER_MEMORY_MB = 2048;
 /** The largest batch the config allows (limits.max_batch_items), which Summarize reads in one invocation. */
 export const MAX_BATCH_ITEMS = 10_000;
+/** Headroom over a measured peak of memory (the same 1.25 as the browser's). */
+export const MEMORY_HEADROOM = 1.25;
 
 /** Per invocation, from BENCHMARKS.md (`npm run bench -- --items 12 --concurrency 1 --repeat 1 --tracing on`). */
 export interface Measured {
@@ -53,7 +56,31 @@ export interface SizingInput {
   units: number;
   allowanceSeconds: number;
   allowanceWhy: string;
+  /** The least memory the function may get: a measured peak, scaled to `units`, × MEMORY_HEADROOM. */
+  memoryFloorMb?: number;
+  memoryFloorWhy?: string;
 }
+
+/**
+ * Summarize at batch scale (BENCHMARKS.md, "Summarize at batch scale", `npx tsx bench/summarize-scale.ts 2000`):
+ * the real summarizeBatch over 2,000 settled items (claim, 4 audit events, 3 objects each) with the emulators in a
+ * forked process, so the CPU and memory are Summarize's own, not an upper bound. Measured 2026-12-04, niced, on the
+ * shared 2-core machine (load about 12): the wall time there is mostly waiting for a core.
+ */
+export const SUMMARIZE_SCALE = { items: 2000, wallMs: 84_856, cpuMs: 16_989, rssBeforeMiB: 331.4, peakRssMiB: 395.6 };
+/**
+ * What a summary waits for besides CPU, per item: the item folder's objects hashed (S3 answers with the checksum
+ * it stored, one request each, 3–4 objects and the page), its audit chain read (one query), its record read for
+ * its page and again for the batch page, its page stored. S3_FAN_OUT (16) of them are in flight at a time.
+ */
+const SUMMARIZE_ROUND_TRIPS_PER_ITEM = 9;
+const AWS_ROUND_TRIP_MS = 30;
+const SUMMARIZE_FAN_OUT = 16;
+const summarizeWaitSeconds = Math.ceil((MAX_BATCH_ITEMS * SUMMARIZE_ROUND_TRIPS_PER_ITEM * AWS_ROUND_TRIP_MS) / SUMMARIZE_FAN_OUT / 1000);
+const n = (value: number) => value.toLocaleString('en-US');
+/** The process's resident set at the measured start, plus its growth per item scaled to the largest batch. */
+const summarizePeakMiB =
+  SUMMARIZE_SCALE.rssBeforeMiB + ((SUMMARIZE_SCALE.peakRssMiB - SUMMARIZE_SCALE.rssBeforeMiB) * MAX_BATCH_ITEMS) / SUMMARIZE_SCALE.items;
 
 /** Figures of BENCHMARKS.md generated 2026-12-04 (12 items, concurrency 1, tracing on). */
 const BENCH = {
@@ -64,8 +91,12 @@ const BENCH = {
   readback: { wallMs: 500, vendorMs: 2, cpuMs: 385 },
   complete: { wallMs: 106, vendorMs: 0, cpuMs: 79 },
   readList: { wallMs: 1131, vendorMs: 5, cpuMs: 1552 },
-  // 1 × 1354 ms (CPU 1300) for a batch of 12 items: taken as all per item, an upper bound (the page and seal are partly fixed).
-  summarizePerItem: { wallMs: 1354 / 12, vendorMs: 0, cpuMs: 1300 / 12 },
+  // Summarize's own cost per item at 2,000 items (SUMMARIZE_SCALE), fixed costs (batch page, seal) spread over the items.
+  summarizePerItem: {
+    wallMs: SUMMARIZE_SCALE.wallMs / SUMMARIZE_SCALE.items,
+    vendorMs: 0,
+    cpuMs: SUMMARIZE_SCALE.cpuMs / SUMMARIZE_SCALE.items,
+  },
 } satisfies Record<string, Measured>;
 
 /** A browser step: Chromium cold start, a login, four vendor page loads or actions at Playwright's 30 s default, the readback deadline. */
@@ -134,9 +165,18 @@ export const SIZING_INPUTS: readonly SizingInput[] = [
     name: 'summarize-batch',
     browser: false,
     measured: BENCH.summarizePerItem,
-    measuredAs: 'Summarize, 1,354 ms (CPU 1,300) for 12 items, all counted per item',
+    measuredAs:
+      `Summarize alone at scale: ${n(SUMMARIZE_SCALE.wallMs)} ms (CPU ${n(SUMMARIZE_SCALE.cpuMs)})` +
+      ` for ${n(SUMMARIZE_SCALE.items)} settled items, per item`,
     units: MAX_BATCH_ITEMS,
-    ...AWS_CALLS_ALLOWANCE,
+    allowanceSeconds: 1 + summarizeWaitSeconds,
+    allowanceWhy:
+      `cold start 0.5 s; S3/DynamoDB waits: ${n(MAX_BATCH_ITEMS)} items × ${SUMMARIZE_ROUND_TRIPS_PER_ITEM} round trips` +
+      ` × ${AWS_ROUND_TRIP_MS} ms ÷ ${SUMMARIZE_FAN_OUT} in flight = ${summarizeWaitSeconds} s`,
+    memoryFloorMb: Math.ceil(summarizePeakMiB * MEMORY_HEADROOM),
+    memoryFloorWhy:
+      `peak RSS ${SUMMARIZE_SCALE.peakRssMiB} MiB at ${n(SUMMARIZE_SCALE.items)} items (${SUMMARIZE_SCALE.rssBeforeMiB} before)` +
+      ` scaled to ${n(MAX_BATCH_ITEMS)}: ${Math.round(summarizePeakMiB)} MiB × ${MEMORY_HEADROOM}`,
   },
   {
     name: 'approval-http',
@@ -166,9 +206,11 @@ function need(input: SizingInput, memoryMb: number): { own: number; need: number
 }
 
 export function deriveSizing(input: SizingInput): DerivedSizing {
+  const floor = input.memoryFloorMb ?? 0;
   const memoryMb = input.browser
     ? BROWSER_MEMORY_MB
-    : (MEMORY_STEPS_MB.find((mb) => need(input, mb).need <= LAMBDA_MAX_TIMEOUT_S) ?? MEMORY_STEPS_MB[MEMORY_STEPS_MB.length - 1]!);
+    : (MEMORY_STEPS_MB.find((mb) => mb >= floor && need(input, mb).need <= LAMBDA_MAX_TIMEOUT_S) ??
+      MEMORY_STEPS_MB[MEMORY_STEPS_MB.length - 1]!);
   const { own, need: needed } = need(input, memoryMb);
   const step = TIMEOUT_STEPS_S.find((s) => s >= needed);
   return {
@@ -199,7 +241,7 @@ export function sizingTable(): string {
       `${d.measured.wallMs.toFixed(0)} / ${d.measured.vendorMs.toFixed(0)} / ${d.measured.cpuMs.toFixed(0)}`,
       d.measuredAs,
       d.units === 1 ? '1' : `${d.units.toLocaleString('en-US')} items`,
-      `${d.memoryMb}`,
+      d.memoryFloorMb ? `${d.memoryMb} (at least ${d.memoryFloorMb}: ${d.memoryFloorWhy})` : `${d.memoryMb}`,
       d.cpuShare.toFixed(2),
       seconds(d.ownSeconds),
       `${d.allowanceSeconds}: ${d.allowanceWhy}`,
