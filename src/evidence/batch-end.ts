@@ -13,7 +13,7 @@ import {
   type HashedObject,
 } from './folder.js';
 import { indexBatchFolder, storeBatchPage, storeItemPage } from './pages.js';
-import { compensatesOf } from './item-page.js';
+import { compensatesOf, type OutcomeRecord } from './item-page.js';
 import { classifyItem } from '../report/classify.js';
 import { emitItemMetrics } from '../report/emf.js';
 import { buildSeal, loadSealState, manifestOf, supplementSeal, writeSeal, type ItemForSeal, type Seal } from './seal.js';
@@ -59,6 +59,8 @@ export async function finishBatchEvidence(ctx: EvidenceContext, batch: BatchRef,
   }
   const siblingPages = new Set(keys.filter((k) => !fixed(k) || snapshot.items.get(k)?.has(PAGE_NAME)));
   const rendered = keys.filter((key) => !fixed(key));
+  // Each item page reads the item's record; the batch page reuses them instead of reading every record a second time.
+  const recordsRead = new Map<string, OutcomeRecord | undefined>();
   await mapBounded(rendered, S3_FAN_OUT, async (key) => {
     const objects = snapshot.items.get(key) ?? new Map<string, HashedObject>();
     const claim = byKey.get(key);
@@ -68,13 +70,17 @@ export async function finishBatchEvidence(ctx: EvidenceContext, batch: BatchRef,
       ...(claim ? { claim } : {}),
       siblingPages,
       batchPage: true,
+      recordsRead,
     });
     objects.set(PAGE_NAME, page);
     snapshot.items.set(key, objects);
   });
   const pages = rendered.length;
   const index = await indexBatchFolder(ctx, batch);
-  snapshot.top.set(PAGE_NAME, await storeBatchPage(ctx, batch, { claims, index, top: snapshot.top, compensates, sealed: true }));
+  snapshot.top.set(
+    PAGE_NAME,
+    await storeBatchPage(ctx, batch, { claims, index, top: snapshot.top, compensates, sealed: true, recordsRead }),
+  );
 
   const items: ItemForSeal[] = keys.map((key) => ({
     key,

@@ -47,9 +47,12 @@ export async function storeItemPage(
     claim?: Claim;
     siblingPages: ReadonlySet<string>;
     batchPage: boolean;
+    /** Filled with the record read for the page, so the batch page built next does not read it again. */
+    recordsRead?: Map<string, OutcomeRecord | undefined>;
   },
 ): Promise<HashedObject> {
   const { record, problem } = await readRecord(ctx, batch, key);
+  input.recordsRead?.set(key, record);
   const objects = new Map([...input.objects].filter(([name]) => name !== PAGE_NAME));
   const html = renderItemPage({ key, ...input, objects, ...(record ? { record } : {}), ...(problem ? { recordProblem: problem } : {}) });
   const stored = await ctx.evidence.put(evidenceKey({ ...batch, key }, PAGE_NAME), html, 'text/html; charset=utf-8');
@@ -66,13 +69,20 @@ export async function storeBatchPage(
     top: ReadonlyMap<string, HashedObject>;
     compensates: ReadonlyMap<string, string>;
     sealed: boolean;
+    /** Records already read in this run (by the item pages); the others are read here. */
+    recordsRead?: ReadonlyMap<string, OutcomeRecord | undefined>;
   },
 ): Promise<HashedObject> {
   const summary = parseBatchFile(await ctx.evidence.get(batchKey(batch, 'batch.json')));
   const byKey = new Map(input.claims.map((c) => [c.key, c]));
   // One record read per item: side by side, as the item pages are (one at a time, 10,000 round trips add up to minutes).
   const items: BatchPageItem[] = await mapBounded([...new Set([...byKey.keys(), ...input.index.keys])], S3_FAN_OUT, async (key) => {
-    const record = input.index.records.has(key) ? (await readRecord(ctx, batch, key)).record : undefined;
+    const known = input.recordsRead?.has(key) ?? false;
+    const record = !input.index.records.has(key)
+      ? undefined
+      : known
+        ? input.recordsRead!.get(key)
+        : (await readRecord(ctx, batch, key)).record;
     const claim = byKey.get(key);
     const compensates = input.compensates.get(key);
     return {
