@@ -70,10 +70,10 @@ export interface SizingInput {
 export const SUMMARIZE_SCALE = { items: 2000, wallMs: 84_856, cpuMs: 16_989, rssBeforeMiB: 331.4, peakRssMiB: 395.6 };
 /**
  * What a summary waits for besides CPU, per item: the item folder's objects hashed (S3 answers with the checksum
- * it stored, one request each, 3–4 objects and the page), its audit chain read (one query), its record read for
- * its page and again for the batch page, its page stored. S3_FAN_OUT (16) of them are in flight at a time.
+ * it stored, one request each, 3–4 objects and the page), its audit chain read (one query), its record read (once:
+ * the batch page reuses it), its page stored. S3_FAN_OUT (16) of them are in flight at a time.
  */
-const SUMMARIZE_ROUND_TRIPS_PER_ITEM = 9;
+const SUMMARIZE_ROUND_TRIPS_PER_ITEM = 8;
 const AWS_ROUND_TRIP_MS = 30;
 const SUMMARIZE_FAN_OUT = 16;
 const summarizeWaitSeconds = Math.ceil((MAX_BATCH_ITEMS * SUMMARIZE_ROUND_TRIPS_PER_ITEM * AWS_ROUND_TRIP_MS) / SUMMARIZE_FAN_OUT / 1000);
