@@ -205,7 +205,10 @@ describe('site pack v2 patterns', () => {
     });
     assert.equal(csv.status, 'PROCESSED');
     assert.equal(csv.fields['备注'], '含逗号, 和 "引号"');
-    assert.deepEqual(await readOwnership(item), { owner: '华东一部', expected: '华东一部', source: 'detail', listed: true });
+    // The ownership read also carries the status it saw, with when, so routing's answer can serve as the pre-state.
+    const { at, ...ownership } = await readOwnership(item);
+    assert.deepEqual(ownership, { owner: '华东一部', expected: '华东一部', source: 'detail', listed: true, status: 'PROCESSED' });
+    assert.ok(at && !Number.isNaN(Date.parse(at)), `read at an ISO time, got ${at}`);
     const other = await readOwnership({ ...item, billNo: 'N-7003' });
     assert.equal(other.owner, '华北二部', 'the cross-tenant owner is read, so routing can reject it');
   });
