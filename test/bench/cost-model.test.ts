@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { computeCost, levers, loadPrices, loadSizing, MB_PER_VCPU, type MeasuredWork, type Scenario } from '../../bench/cost-model.js';
+import { sizingOf } from '../../src/workflow/sizing.js';
 
 /** The cost model on fixed inputs: the arithmetic and the direction of each lever, not any measurement. */
 
@@ -72,8 +73,9 @@ test('the CPU basis bills vendor wait plus CPU over the vCPU share of the memory
   assert.ok(Math.abs(line(result, 'Lambda compute, browser').quantity - expected) < 1e-6);
 });
 
-test('summarize-batch is priced at its own measured size (1,769 MB), the other non-browser functions at 256 MB', () => {
-  assert.deepEqual(sizing.memoryMbOf, { 'summarize-batch': 1769 });
+test('summarize-batch is priced at its own derived size, the other non-browser functions at 256 MB', () => {
+  const summarizeMb = sizingOf('summarize-batch').memoryMb;
+  assert.deepEqual(sizing.memoryMbOf, { 'summarize-batch': summarizeMb });
   const summarize = {
     fn: 'summarize-batch',
     browser: false,
@@ -90,9 +92,10 @@ test('summarize-batch is priced at its own measured size (1,769 MB), the other n
   });
   const without = computeCost(work, prices, sizing, { ...scenario, durationBasis: 'cpu' });
   const added = line(withSummary, 'Lambda compute, other').quantity - line(without, 'Lambda compute, other').quantity;
-  // 10 batches × 900 ms of CPU at one full vCPU, billed at 1,769 MB.
-  assert.ok(Math.abs(added - 10 * (900 / (1769 / MB_PER_VCPU) / 1000) * (1769 / 1024)) < 1e-6, `${added} GB-s`);
-  assert.match(line(withSummary, 'Lambda compute, other').item, /256 MB; summarize-batch 1769 MB/);
+  // 10 batches × 900 ms of CPU at summarize-batch's vCPU share, billed at its memory size.
+  const share = Math.min(summarizeMb / MB_PER_VCPU, 1);
+  assert.ok(Math.abs(added - 10 * (900 / share / 1000) * (summarizeMb / 1024)) < 1e-6, `${added} GB-s`);
+  assert.match(line(withSummary, 'Lambda compute, other').item, new RegExp(`256 MB; summarize-batch ${summarizeMb} MB`));
 });
 
 test('every lever moves the cost in the expected direction', () => {
