@@ -64,10 +64,11 @@ export interface SizingInput {
 /**
  * Summarize at batch scale (BENCHMARKS.md, "Summarize at batch scale", `npx tsx bench/summarize-scale.ts 2000`):
  * the real summarizeBatch over 2,000 settled items (claim, 4 audit events, 3 objects each) with the emulators in a
- * forked process, so the CPU and memory are Summarize's own, not an upper bound. Measured 2026-12-04, niced, on the
- * shared 2-core machine (load about 12): the wall time there is mostly waiting for a core.
+ * forked process, so the CPU and memory are Summarize's own, not an upper bound. Measured 2026-12-04 on the idle
+ * 2-core machine by `npm run bench -- --items 12 --concurrency 1 --repeat 1 --tracing on` (the highest of the runs
+ * made that day, and the one in BENCHMARKS.md: a run on the loaded machine measured 8.5 ms of CPU per item, this one 17.3).
  */
-export const SUMMARIZE_SCALE = { items: 2000, wallMs: 84_856, cpuMs: 16_989, rssBeforeMiB: 331.4, peakRssMiB: 395.6 };
+export const SUMMARIZE_SCALE = { items: 2000, wallMs: 55_704, cpuMs: 34_540, rssBeforeMiB: 527.9, peakRssMiB: 614.6 };
 /**
  * What a summary waits for besides CPU, per item: the item folder's objects hashed (S3 answers with the checksum
  * it stored, one request each, 3–4 objects and the page), its audit chain read (one query), its record read (once:
