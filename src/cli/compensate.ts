@@ -1,4 +1,4 @@
-import { cliRequester } from './requester.js';
+import { cliRequester, RequestedByFlag } from './requester.js';
 import { z } from 'zod';
 import { KEY_PATTERN, KEY_SHAPE } from '../domain/task.js';
 import { createServices, type Services } from '../app/services.js';
@@ -12,13 +12,7 @@ const Flags = z.object({
     .min(3, 'give a reason of a few words')
     .max(500)
     .meta({ value: 'why', description: 'why this write is undone (goes into the audit trail)' }),
-  'requested-by': z
-    .string()
-    .trim()
-    .min(1)
-    .max(200)
-    .optional()
-    .meta({ value: 'who', description: 'another requester; only where the config sets requesters.allow_requested_by_flag' }),
+  'requested-by': RequestedByFlag,
   config: ConfigPath.optional(),
 });
 

@@ -1,6 +1,16 @@
 import { userInfo } from 'node:os';
+import { z } from 'zod';
 import type { PaperclipConfig } from '../config/schema.js';
 import { UsageError } from './args.js';
+
+/** The --requested-by flag of the commands that start writes; cliRequester decides whether it may be used. */
+export const RequestedByFlag = z
+  .string()
+  .trim()
+  .min(1)
+  .max(200)
+  .optional()
+  .meta({ value: 'who', description: 'another requester; only where the config sets requesters.allow_requested_by_flag' });
 
 /**
  * Who the CLI says is asking: the configured operator (requesters.operator),

@@ -1,4 +1,4 @@
-import { cliRequester } from './requester.js';
+import { cliRequester, RequestedByFlag } from './requester.js';
 import { mkdirSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { z } from 'zod';
@@ -31,13 +31,7 @@ const Flags = z
     'data-dir': DataDir.default('.paperclip'),
     keep: z.boolean().default(false).meta({ description: 'stay up after the batch, so approval links keep working (Ctrl-C to stop)' }),
     'approval-port': Port.optional().meta({ value: 'port', description: 'port of the approval pages (default: a free one)' }),
-    'requested-by': z
-      .string()
-      .trim()
-      .min(1)
-      .max(200)
-      .optional()
-      .meta({ value: 'who', description: 'another requester; only where the config sets requesters.allow_requested_by_flag' }),
+    'requested-by': RequestedByFlag,
   })
   .superRefine((f, ctx) => {
     if (f.item && !f.action) ctx.addIssue({ code: 'custom', path: ['action'], message: 'is required with --item: name the action to run' });
