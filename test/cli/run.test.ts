@@ -30,6 +30,25 @@ async function approveFromInbox(inbox: string): Promise<void> {
 }
 
 /**
+ * A `paperclip run --item ... --action refund` that must wait for its approval: nothing refunded while the
+ * mail waits, then approved from the mail, the run ends done and the vendor's journal shows one refund.
+ */
+async function refundsOnceAfterApproval(
+  run: ReturnType<typeof paperclipLive>,
+  control: { journal(): Promise<Array<{ action: string; billNo: string }>> },
+  billNo: string,
+): Promise<void> {
+  const [, inbox] = await run.stderrMatch(/approval mailed to finance\.lead@acme\.example: open it in the inbox at (\S+)/);
+  const refunds = async () => (await control.journal()).filter((e) => e.action === 'refund').map((e) => e.billNo);
+  assert.deepEqual(await refunds(), [], 'nothing refunded before the approval');
+  await approveFromInbox(inbox!);
+  const finished = await run.done;
+  assert.equal(finished.code, 0, finished.stderr);
+  assert.equal(lastJson(finished.stdout)['outcome'], 'done');
+  assert.deepEqual(await refunds(), [billNo], 'refunded exactly once');
+}
+
+/**
  * Who an approval went to, as `paperclip run` reports it: the request is stored before its mails are
  * sent, so a request found without its mail yet is a mail about to go out, not "no one was mailed".
  */
@@ -255,22 +274,7 @@ describe('paperclip run', () => {
       '--data-dir',
       dataDir(),
     ]);
-    const [, inbox] = await run.stderrMatch(/approval mailed to finance\.lead@acme\.example: open it in the inbox at (\S+)/);
-    assert.deepEqual(
-      (await control.journal()).filter((e) => e.action === 'refund'),
-      [],
-      'nothing refunded before the approval',
-    );
-    await approveFromInbox(inbox!);
-    const finished = await run.done;
-    assert.equal(finished.code, 0, finished.stderr);
-    assert.equal(lastJson(finished.stdout)['outcome'], 'done');
-    const refunds = (await control.journal()).filter((e) => e.action === 'refund');
-    assert.deepEqual(
-      refunds.map((e) => e.billNo),
-      ['ACME-202611-0003'],
-      'refunded exactly once',
-    );
+    await refundsOnceAfterApproval(run, control, 'ACME-202611-0003');
   });
 
   test('a batch whose list cannot be read exits 1 with the error in the summary line', async () => {
@@ -407,21 +411,6 @@ describe('paperclip run on Ledgerly', () => {
       '--data-dir',
       dataDir(),
     ]);
-    const [, inbox] = await run.stderrMatch(/approval mailed to finance\.lead@acme\.example: open it in the inbox at (\S+)/);
-    assert.deepEqual(
-      (await control.journal()).filter((e) => e.action === 'refund'),
-      [],
-      'nothing refunded before the approval',
-    );
-    await approveFromInbox(inbox!);
-    const finished = await run.done;
-    assert.equal(finished.code, 0, finished.stderr);
-    assert.equal(lastJson(finished.stdout)['outcome'], 'done');
-    const refunds = (await control.journal()).filter((e) => e.action === 'refund');
-    assert.deepEqual(
-      refunds.map((e) => e.billNo),
-      ['N-7003'],
-      'refunded exactly once',
-    );
+    await refundsOnceAfterApproval(run, control, 'N-7003');
   });
 });
