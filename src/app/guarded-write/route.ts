@@ -24,7 +24,10 @@ export async function validateAndRoute(s: Services, input: { task: unknown; exec
     // A session lost here counts for the session-lost alarm like one lost during the write (where takeover counts it).
     if (error instanceof SessionLostError) emitSessionLost(item.tenant);
     if (!(error instanceof InputRejectedError) && !(error instanceof ReadFailedError)) {
-      await reportRoutingFailure(tenant, item, error as Error, input.executionArn);
+      // The item fails with the vendor's error, not with a failure to record it (the audit store down as well).
+      await reportRoutingFailure(tenant, item, error as Error, input.executionArn).catch((reportError: Error) =>
+        log().error(`routing failure not recorded: ${reportError.message}`, { tenant: item.tenant, idempotencyKey: item.key }),
+      );
     }
     throw error;
   }
