@@ -1,31 +1,49 @@
 import type { Services } from './services.js';
 import type { OpenedSession, SessionPurpose } from '../browser/identity-sessions.js';
 import { SessionLostError } from '../domain/errors.js';
+import { log } from '../adapters/telemetry.js';
 
 /**
  * Runs `work` in a browser context of the identity that no other task is
  * using. If the work fails, the context is closed rather than kept; a lost
  * session is forgotten at once, so the next task logs in anew instead of
  * reusing a revoked cookie. The error still propagates (session loss is loud).
+ *
+ * A kept context is reused without first asking the vendor whether its session
+ * still holds (that would be a vendor request per task). When it turns out gone
+ * and the work has not acted yet (no commit click: `markActed`), the identity
+ * logs in again and the work starts over, once; a second loss, or one after
+ * acting, is the task's failure.
  */
 export async function withSession<T>(
-  s: Services,
+  s: Pick<Services, 'sessions' | 'secret'>,
   identity: string,
   purpose: SessionPurpose,
   options: { trace: boolean },
   work: (session: OpenedSession) => Promise<T>,
 ): Promise<T> {
-  const session = await s.sessions.open(identity, await s.secret(identity), purpose, options).catch((error: unknown) => {
-    if (error instanceof SessionLostError) s.sessions.forget(identity);
-    throw error;
-  });
-  try {
-    return await work(session);
-  } catch (error) {
-    session.discardOnClose();
-    if (error instanceof SessionLostError) s.sessions.forget(identity);
-    throw error;
-  } finally {
-    await session.close().catch(() => undefined);
+  for (let attempt = 1; ; attempt++) {
+    const session = await s.sessions.open(identity, await s.secret(identity), purpose, options).catch((error: unknown) => {
+      if (error instanceof SessionLostError) s.sessions.forget(identity);
+      throw error;
+    });
+    try {
+      return await work(session);
+    } catch (error) {
+      session.discardOnClose();
+      if (error instanceof SessionLostError) {
+        s.sessions.forget(identity);
+        if (attempt === 1 && session.reused && !session.acted) {
+          log().info(`a kept vendor session of ${identity} (${purpose}) was gone; logging in again and starting over: ${error.message}`, {
+            identity,
+            purpose,
+          });
+          continue;
+        }
+      }
+      throw error;
+    } finally {
+      await session.close().catch(() => undefined);
+    }
   }
 }

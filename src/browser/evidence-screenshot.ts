@@ -1,4 +1,6 @@
-import type { CDPSession, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
+import { devtoolsOf, evaluateQuietly } from './quiet-page.js';
+import { keyedRowIndex, labelsOf, revealRowExpression, tableRowsExpression } from './page-reading.js';
 import { locateRow, type RowBinding } from './locate.js';
 
 /**
@@ -21,19 +23,35 @@ export async function hasRow(page: Page, row: RowBinding): Promise<boolean> {
 /**
  * Scrolls the row into view if it is off screen. The row is found through the
  * list's row and key definition (the key compared as a value); a page without
- * the list (a detail page) simply has no row.
+ * the list (a detail page) simply has no row. Where the list is a table, this
+ * runs quietly (quiet-page.ts): placing a picture is not an action to replay.
  */
 async function showRow(page: Page, row: RowBinding): Promise<boolean> {
+  const quiet = await showRowQuietly(page, row).catch(() => undefined);
+  if (quiet !== undefined) return quiet;
   const found = await locateRow(page, row, 100);
-  await found.evaluate((element) => {
+  // evaluateAll: one round trip, where evaluate first waits for and hands back the element.
+  return found.evaluateAll((elements) => {
+    const element = elements[0];
+    if (!element) return false;
     const box = element.getBoundingClientRect();
     // Centred, so the picture shows the rows around it too; a row already in view stays where it is.
     if (box.top < 0 || box.bottom > window.innerHeight) element.scrollIntoView({ block: 'center' });
+    return true;
   });
-  return true;
 }
 
-const devtools = new WeakMap<Page, Promise<CDPSession>>();
+/** showRow through DevTools; undefined when only the locators can tell (rows that are not a table, a key read by locator). */
+async function showRowQuietly(page: Page, row: RowBinding): Promise<boolean | undefined> {
+  const expression = tableRowsExpression(row.list.rows, labelsOf([row.list.key]));
+  if (!expression) return undefined;
+  const read = (await evaluateQuietly(page, expression)) as (Parameters<typeof keyedRowIndex>[0] & { table: number }) | null;
+  if (!read) return undefined;
+  const index = await keyedRowIndex(read, row.list.key, row.key);
+  if (index === undefined) return undefined;
+  if (index < 0) return false;
+  return (await evaluateQuietly(page, revealRowExpression(read.table, index))) === true;
+}
 
 /**
  * The viewport as a lossless PNG, captured by Chromium in one DevTools call once the page's fonts have loaded.
@@ -43,19 +61,13 @@ const devtools = new WeakMap<Page, Promise<CDPSession>>();
  * as legible as it renders. Outside Chromium (no DevTools session), Playwright's screenshot is used.
  */
 async function viewportPng(page: Page): Promise<Buffer> {
-  let session = devtools.get(page);
-  if (!session) {
-    session = page.context().newCDPSession(page);
-    devtools.set(page, session);
-  }
   try {
-    const cdp = await session;
-    await cdp.send('Runtime.evaluate', { expression: 'document.fonts.ready.then(() => true)', awaitPromise: true, returnByValue: true });
+    await evaluateQuietly(page, 'document.fonts.ready.then(() => true)');
+    const cdp = await devtoolsOf(page);
     const { data } = await cdp.send('Page.captureScreenshot', { format: 'png', optimizeForSpeed: true, captureBeyondViewport: false });
     return Buffer.from(data, 'base64');
   } catch {
     // No DevTools for this page (another browser, a detached session): the picture still gets taken.
-    devtools.delete(page);
     return page.screenshot();
   }
 }

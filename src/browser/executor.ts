@@ -4,6 +4,7 @@ import { describeLocator, describeScope, fillTemplate, type Step } from '../site
 import type { SitePack } from '../sitepack/schema.js';
 import { ReadFailedError, SessionLostError, StructuredContractMissingError } from '../domain/errors.js';
 import { resolveLocator, scopeRoot, where, type RowBinding } from './locate.js';
+import { evaluateQuietly } from './quiet-page.js';
 
 /**
  * Runs whitelisted steps on a page. It decides nothing about the business: it
@@ -121,6 +122,8 @@ export async function assertSessionAlive(page: Page, signals: SessionSignals): P
 export async function firstVisibleText(page: Page, texts: readonly string[]): Promise<string | undefined> {
   const [first, ...rest] = texts;
   if (first === undefined) return undefined;
+  // Text matching through locators walks every element twice; a page whose text contains none of them needs no walk.
+  if (!(await evaluateQuietly(page, `(${containsAnyText.toString()})(${JSON.stringify(texts)})`).catch(() => true))) return undefined;
   const any = rest.reduce((either, text) => either.or(page.getByText(text)), page.getByText(first));
   if (
     !(await any
@@ -141,6 +144,33 @@ export async function firstVisibleText(page: Page, texts: readonly string[]): Pr
   }
   return undefined;
 }
+
+/**
+ * Whether any of the texts occurs in the text of the document's body (open shadow roots and input values
+ * included; scripts and styles not, as Playwright's text matching skips them), compared loosely:
+ * case-insensitive, whitespace ignored. A quick "no": text in a hidden element still says "maybe", and the
+ * locators decide.
+ */
+const containsAnyText = new Function(
+  'texts',
+  `const squash = (s) => (s || '').replace(/\\s+/g, '').toLowerCase();
+  const skipped = new Set(['SCRIPT', 'STYLE', 'NOSCRIPT', 'TEMPLATE']);
+  const parts = [];
+  const walk = (root) => {
+    const walker = document.createTreeWalker(root, NodeFilter.SHOW_ELEMENT | NodeFilter.SHOW_TEXT);
+    for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+      if (node.nodeType === Node.TEXT_NODE) {
+        if (!skipped.has(node.parentNode && node.parentNode.nodeName)) parts.push(node.nodeValue);
+        continue;
+      }
+      if (node.shadowRoot) walk(node.shadowRoot);
+      if (node.tagName === 'INPUT' || node.tagName === 'TEXTAREA') parts.push(' ' + (node.value || ''));
+    }
+  };
+  if (document.body) walk(document.body);
+  const text = squash(parts.join(' '));
+  return texts.some((t) => text.includes(squash(t)));`,
+) as (texts: string[]) => boolean;
 
 /** A step as an engineer reads it in an error: `click role=button name="确认" within the open dialog`. */
 export function describeStep(step: Step): string {

@@ -24,6 +24,15 @@ export interface OpenedSession {
   context: BrowserContext;
   page: Page;
   traced: boolean;
+  /**
+   * A kept context, handed over without asking the vendor first whether its session still holds: a task
+   * that finds it gone before it acted may log in and start over (withSession does).
+   */
+  reused: boolean;
+  /** Whether the task said it changed something at the vendor (markActed): it must then never start over. */
+  readonly acted: boolean;
+  /** Called just before the first action that may change something at the vendor (a commit click). */
+  markActed(): void;
   /** The task failed: close this context instead of handing it to the next task. */
   discardOnClose(): void;
   /** Stops tracing (if on) and returns the trace zip, then releases the context. */
@@ -51,6 +60,8 @@ interface Lease {
   uses: number;
   idleSince: number;
   crashed: boolean;
+  /** The reset after its last task, still running while the lease waits: whether it left a clean page. */
+  reset?: Promise<boolean>;
 }
 
 export interface SessionStats {
@@ -95,6 +106,7 @@ export class IdentitySessions {
     const browser = await this.browser();
     const slot = `${identityId}/${purpose}`;
     let lease = await this.takeIdle(slot, browser);
+    const reused = lease !== undefined;
     try {
       if (!lease) lease = await this.newLease(browser, slot, secret);
       // DOM snapshots let an auditor replay every action; the screencast filmstrip would repeat what the
@@ -107,11 +119,19 @@ export class IdentitySessions {
     lease.uses += 1;
     const taken = lease;
     let discard = false;
+    let acted = false;
     let closing: Promise<Buffer | undefined> | undefined;
     return {
       context: taken.context,
       page: taken.page,
       traced: options.trace,
+      reused,
+      get acted() {
+        return acted;
+      },
+      markActed: () => {
+        acted = true;
+      },
       discardOnClose: () => {
         discard = true;
       },
@@ -151,17 +171,20 @@ export class IdentitySessions {
     await Promise.all(leases.map((lease) => lease.context.close().catch(() => undefined)));
   }
 
-  /** A kept context of this slot that still works and still holds a live vendor session. */
+  /**
+   * A kept context of this slot that still works. Whether its vendor session still holds is not asked here:
+   * asking costs a vendor request per task, and the task's first page tells anyway (see withSession).
+   */
   private async takeIdle(slot: string, browser: Browser): Promise<Lease | undefined> {
     const leases = this.idle.get(slot) ?? [];
     for (let lease = leases.pop(); lease; lease = leases.pop()) {
       const usable =
+        (await (lease.reset ?? true)) &&
         !lease.crashed &&
         !lease.page.isClosed() &&
         lease.context.browser() === browser &&
         browser.isConnected() &&
-        Date.now() - lease.idleSince < this.limits.maxIdleMs &&
-        (await this.stillLoggedIn(lease.context).catch(() => false));
+        Date.now() - lease.idleSince < this.limits.maxIdleMs;
       if (usable) {
         this.counters.reused += 1;
         return lease;
@@ -210,10 +233,12 @@ export class IdentitySessions {
     let keep = !discard && !lease.crashed && lease.uses < this.limits.maxUses;
     try {
       if (traced) trace = await stopTracing(lease.context, this.pack.pageSecrets);
-      if (keep) keep = await resetForNextTask(lease);
     } catch {
       keep = false;
     }
+    // The page is blanked while the lease waits for its next task (which waits for this first): the task that
+    // just ended does not wait for it.
+    if (keep) lease.reset = resetForNextTask(lease).catch(() => false);
     const leases = this.idle.get(slot) ?? [];
     const idleInAll = [...this.idle.values()].reduce((n, kept) => n + kept.length, 0);
     if (keep && leases.length < this.limits.maxIdlePerSlot && idleInAll < this.limits.maxIdle) {

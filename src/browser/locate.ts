@@ -2,7 +2,8 @@ import type { FrameLocator, Locator as PwLocator, Page } from 'playwright-core';
 import { fillTemplate, type Scope } from '../sitepack/action-language.js';
 import type { SitePack } from '../sitepack/schema.js';
 import { StructuredContractMissingError } from '../domain/errors.js';
-import { describeField, findRows, firstRow, labelsOf, rowField } from './page-reading.js';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { describeField, findRows, labelsOf, rowField } from './page-reading.js';
 import { resolveLocator } from './resolve-locator.js';
 
 export { resolveLocator };
@@ -22,11 +23,13 @@ export interface RowBinding {
  */
 export async function locateRow(page: Page, binding: RowBinding, timeoutMs = 10_000): Promise<PwLocator> {
   const { rows, key } = binding.list;
-  // Single-page apps render rows after load: wait for the first one.
-  await firstRow(page, rows)
-    .waitFor({ state: 'visible', timeout: timeoutMs })
-    .catch(() => undefined);
-  const set = await findRows(page, rows, labelsOf([key]));
+  // Single-page apps render rows after load: read until the first one shows (one cheap read on a rendered page).
+  const deadline = Date.now() + timeoutMs;
+  let set = await findRows(page, rows, labelsOf([key]));
+  while (set.rows.length === 0 && Date.now() < deadline) {
+    await sleep(Math.min(ROW_POLL_MS, Math.max(0, deadline - Date.now())));
+    set = await findRows(page, rows, labelsOf([key]));
+  }
   if (set.rows.length === 0) {
     throw new StructuredContractMissingError(`list.rows (${set.describe}) found no row on ${where(page)}; the page layout changed`, {
       rows: set.describe,
@@ -41,6 +44,9 @@ export async function locateRow(page: Page, binding: RowBinding, timeoutMs = 10_
     { rows: set.describe, key: binding.key, url: page.url() },
   );
 }
+
+/** How often a list that has not rendered its rows yet is read again. */
+const ROW_POLL_MS = 50;
 
 /** Path, query and hash of a page: what an engineer needs to find it again. */
 export function where(page: Page): string {

@@ -43,7 +43,7 @@ const PAGE_HELPERS = `
 `;
 
 /** What one row shows: its text, its cells in column order, and values next to the labels asked for. */
-interface RowText {
+export interface RowText {
   index: number;
   text: string;
   cells: string[];
@@ -140,21 +140,64 @@ function tables(page: Page, name: string | undefined): PwLocator {
   return page.getByRole('table', byName).or(page.getByRole('grid', byName)).or(page.getByRole('treegrid', byName));
 }
 
+/** Every element that is a table or grid by tag or by role: one querySelectorAll, no role computation. */
+const TABLE_ELEMENTS = 'table, [role=table], [role=grid], [role=treegrid]';
+
+/**
+ * Which of the TABLE_ELEMENTS are the named table: their indexes, in page order, judged by the accessible name
+ * a table usually has (aria-labelledby, aria-label, its caption, its title) compared whole. Shown ones only.
+ */
+const namedTables = new Function(
+  'elements',
+  'name',
+  `${PAGE_HELPERS}
+  const roleOf = (el) => el.getAttribute('role') || (el.tagName === 'TABLE' ? 'table' : '');
+  const accessibleName = (el) => {
+    const ids = (el.getAttribute('aria-labelledby') || '').split(/s+/).filter(Boolean);
+    if (ids.length > 0) return norm(ids.map((id) => { const ref = document.getElementById(id); return ref ? ref.textContent : ''; }).join(' '));
+    const label = norm(el.getAttribute('aria-label'));
+    if (label) return label;
+    const caption = el.tagName === 'TABLE' && el.caption ? norm(el.caption.textContent) : '';
+    if (caption) return caption;
+    return norm(el.getAttribute('title'));
+  };
+  const wanted = name === undefined ? undefined : norm(name).toLowerCase();
+  return elements
+    .map((el, index) => ({ el, index }))
+    .filter(({ el }) => ['table', 'grid', 'treegrid'].includes(roleOf(el)) && el.getAttribute('aria-hidden') !== 'true' && visible(el))
+    .filter(({ el }) => wanted === undefined || accessibleName(el).toLowerCase() === wanted)
+    .map(({ index }) => index);`,
+) as (elements: Element[], name: string | undefined) => number[];
+
+/**
+ * The tables (or grids) a list's rows live in, in page order. Found first without Playwright's role engine, whose
+ * every query walks the whole page computing roles (tens of ms on a long list, and a row is located several
+ * times per item); when no table carries exactly the wanted name that way, the role engine decides, with its own
+ * name matching. Each locator is positional among TABLE_ELEMENTS, so it resolves with one querySelectorAll.
+ */
+async function tableCandidates(page: Page, name: string | undefined): Promise<PwLocator[]> {
+  const all = page.locator(TABLE_ELEMENTS);
+  const fast = await all.evaluateAll(namedTables, name).catch(() => [] as number[]);
+  if (fast.length > 0) return fast.map((index) => all.nth(index));
+  const byRole = tables(page, name);
+  const count = await byRole.count();
+  return Array.from({ length: count }, (_, i) => byRole.nth(i));
+}
+
 /** Finds the rows and what they show, in one round trip per kind of row. */
 export async function findRows(page: Page, rows: Rows, labels: string[]): Promise<RowSet> {
   const describe = describeRows(rows);
   if (rows.table) {
-    const candidates = tables(page, rows.table.name);
-    const count = await candidates.count();
+    const candidates = await tableCandidates(page, rows.table.name);
     // The first table (or grid) that shows data rows; nested tables are read as their own.
-    for (let i = 0; i < count; i++) {
-      const elements = candidates.nth(i).locator('tr, [role=row]');
+    for (const [i, candidate] of candidates.entries()) {
+      const elements = candidate.locator('tr, [role=row]');
       const read = await elements.evaluateAll(readTable, labels);
-      if (read.rows.length > 0 || i === count - 1) {
+      if (read.rows.length > 0 || i === candidates.length - 1) {
         return { describe, rows: read.rows, headers: read.headers, row: (index) => elements.nth(index) };
       }
     }
-    return { describe, rows: [], headers: [], row: () => candidates.first() };
+    return { describe, rows: [], headers: [], row: () => tables(page, rows.table!.name).first() };
   }
   if (rows.items) {
     const elements = resolveLocator(page, rows.items, {});
@@ -171,6 +214,58 @@ export async function findRows(page: Page, rows: Rows, labels: string[]): Promis
     if (one) read.push({ ...one, index });
   }
   return { describe, rows: read, headers: [], row: card };
+}
+
+/**
+ * The same reading as findRows for a list of table rows, as one expression to evaluate in the page through
+ * DevTools: no Playwright call, so nothing is recorded in a running trace. For placing evidence pictures
+ * only (it runs in the page's own world, which the page's scripts share); decisions go through findRows.
+ * Undefined when the rows are not a table (items and cards need Playwright's locators).
+ */
+export function tableRowsExpression(rows: Rows, labels: string[]): string | undefined {
+  if (!rows.table) return undefined;
+  return `(() => {
+    const namedTables = ${namedTables.toString()};
+    const readTable = ${readTable.toString()};
+    const all = [...document.querySelectorAll(${JSON.stringify(TABLE_ELEMENTS)})];
+    const found = namedTables(all, ${JSON.stringify(rows.table.name)});
+    for (const [n, index] of found.entries()) {
+      const read = readTable([...all[index].querySelectorAll('tr, [role=row]')], ${JSON.stringify(labels)});
+      if (read.rows.length > 0 || n === found.length - 1) return { table: index, headers: read.headers, rows: read.rows };
+    }
+    return null;
+  })()`;
+}
+
+/** Scrolls row `row` of the table `table` (indexes as tableRowsExpression returned them) into view, centred, if it is off screen. */
+export function revealRowExpression(table: number, row: number): string {
+  return `(() => {
+    const tables = document.querySelectorAll(${JSON.stringify(TABLE_ELEMENTS)});
+    const element = tables[${table}] && tables[${table}].querySelectorAll('tr, [role=row]')[${row}];
+    if (!element) return false;
+    const box = element.getBoundingClientRect();
+    if (box.top < 0 || box.bottom > window.innerHeight) element.scrollIntoView({ block: 'center' });
+    return true;
+  })()`;
+}
+
+/** Which of the rows a tableRowsExpression read is the item's: by column or label (a key read by locator: undefined). */
+export async function keyedRowIndex(
+  read: { headers: string[]; rows: RowText[] },
+  key: FieldSource,
+  wanted: string,
+): Promise<number | undefined> {
+  if (key.locator) return undefined;
+  const set: RowSet = {
+    describe: '',
+    rows: read.rows,
+    headers: read.headers,
+    row: () => {
+      throw new Error('a key read by locator needs findRows');
+    },
+  };
+  for (const row of read.rows) if ((await rowField(set, row, key)) === wanted) return row.index;
+  return -1;
 }
 
 /** Labels a set of field sources reads (so one round trip fetches them all). */

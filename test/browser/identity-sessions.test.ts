@@ -3,8 +3,11 @@ import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { sharedBrowser } from '../../src/browser/chromium.js';
-import { dialogPolicy, dialogsSeen } from '../../src/browser/executor.js';
-import { IdentitySessions } from '../../src/browser/identity-sessions.js';
+import type { BrowserContext } from 'playwright-core';
+import { dialogPolicy, dialogsSeen, runStep } from '../../src/browser/executor.js';
+import { IdentitySessions, type OpenedSession } from '../../src/browser/identity-sessions.js';
+import { withSession } from '../../src/app/sessions.js';
+import { SessionLostError } from '../../src/domain/errors.js';
 import { readZip } from '../../src/lib/zip.js';
 import { loadSitePack } from '../../src/sitepack/load.js';
 import { credentialsFor, useTestSimulator } from '../simulator/helpers.js';
@@ -86,16 +89,58 @@ describe('identity sessions: kept contexts per identity and purpose', () => {
     await sessions.closeIdle();
   });
 
-  test('a revoked vendor session is noticed before reuse: the kept context is dropped and the identity logs in again', async () => {
+  test('a kept context is reused without a probe; a session gone on its first page logs in again and starts over, once, never after acting', async () => {
     const sessions = store();
-    const first = await sessions.open(ACME, credentialsFor('acme'), 'read', { trace: false });
-    await first.close();
+    const services = { sessions, secret: async () => credentialsFor('acme') };
+    const ctx = { baseUrl: t.url, params: {}, sessionLost: pack.sessionLost, traced: false };
+    const openList = (session: OpenedSession) => runStep(session.page, { action: 'open', url: '/diff/list?tenant=acme&status=all' }, ctx);
+    await withSession(services, ACME, 'read', { trace: false }, openList);
+    const loginsBefore = sessions.stats.logins;
+
     await t.ctl.reset(); // drops every vendor session
-    const second = await sessions.open(ACME, credentialsFor('acme'), 'read', { trace: false });
-    assert.notEqual(second.context, first.context);
-    await second.page.goto(listUrl('acme'));
-    assert.match(second.page.url(), /\/diff\/list/, 'logged in again');
-    await second.close();
+    const requestsBefore = (await t.ctl.timings()).length;
+    const attempts: Array<{ reused: boolean; context: BrowserContext }> = [];
+    await withSession(services, ACME, 'read', { trace: false }, async (session) => {
+      attempts.push({ reused: session.reused, context: session.context });
+      await openList(session);
+    });
+    assert.deepEqual(
+      attempts.map((a) => a.reused),
+      [true, false],
+      'the kept context first; after its session showed gone, a new one',
+    );
+    assert.notEqual(attempts[1]!.context, attempts[0]!.context);
+    assert.equal(sessions.stats.logins, loginsBefore + 1, 'logged in again once');
+    const paths = (await t.ctl.timings()).slice(requestsBefore).map((r) => `${r.method} ${r.path}`);
+    assert.equal(
+      paths[0],
+      'GET /diff/list?tenant=acme&status=all',
+      `the work's own page first, no probe before reuse: ${paths.join(', ')}`,
+    );
+    assert.equal(paths.filter((p) => p === 'POST /login').length, 1, paths.join(', '));
+    assert.equal(paths.at(-1), 'GET /diff/list?tenant=acme&status=all', 'then the work again, logged in');
+
+    await t.ctl.reset();
+    let tries = 0;
+    await assert.rejects(
+      withSession(services, ACME, 'read', { trace: false }, async (session) => {
+        tries += 1;
+        session.markActed();
+        await openList(session);
+      }),
+      SessionLostError,
+    );
+    assert.equal(tries, 1, 'work that acted is never started over');
+
+    tries = 0;
+    await assert.rejects(
+      withSession(services, ACME, 'read', { trace: false }, async () => {
+        tries += 1;
+        throw new SessionLostError('the vendor says "会话已过期，请重新登录"');
+      }),
+      SessionLostError,
+    );
+    assert.equal(tries, 1, 'a session that was just logged in is not tried again');
     await sessions.closeIdle();
   });
 

@@ -87,7 +87,7 @@ const stateAfterEveryStep = {
         action: 'unmark_processed',
         params: {},
         requestedBy: 'compensation',
-        compensates: 'k-acme_' + 'f'.repeat(32),
+        compensates: `k-acme_${'f'.repeat(32)}`,
       },
       preStatus: 'PENDING',
       restoredTo: 'PENDING',

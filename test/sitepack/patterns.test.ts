@@ -52,7 +52,16 @@ describe('site pack v2 patterns', () => {
     fx = await startFixtures();
     context = await (await sharedBrowser()).newContext({ acceptDownloads: true });
     const page = await context.newPage();
-    session = { context, page, traced: false, discardOnClose: () => undefined, close: async () => undefined };
+    session = {
+      context,
+      page,
+      traced: false,
+      reused: false,
+      acted: false,
+      markActed: () => undefined,
+      discardOnClose: () => undefined,
+      close: async () => undefined,
+    };
   });
   after(async () => {
     await context?.close();

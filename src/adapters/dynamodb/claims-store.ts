@@ -5,7 +5,6 @@ import {
   paginateQuery,
   paginateScan,
   PutCommand,
-  QueryCommand,
   UpdateCommand,
   type DynamoDBDocumentClient,
   type ScanCommandInput,

@@ -1,6 +1,6 @@
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import type { WriteIdentity } from '../../domain/claim.js';
-import { GetCommand, PutCommand, paginateQuery, QueryCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand, paginateQuery, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 
 export type TakeoverStatus = 'OPEN' | 'RESOLVED';
 export const RESOLUTIONS = ['done', 'retry', 'abandon'] as const;

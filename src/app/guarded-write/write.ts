@@ -51,28 +51,28 @@ export async function browserWrite(s: Services, state: ItemState): Promise<Write
 
   const tier = action.tiers.browser;
   const stages = tier ? stagesOf(tier) : [];
-  const evidence: StoredObject[] = [];
-  // Screenshots are captured in order, on the page as it is at that moment; their uploads run while the next
-  // browser action waits on the vendor. Every upload is awaited before the step returns or reports a failure.
-  const uploads: Array<Promise<StoredObject>> = [];
-  const picture = async (current: Page, name: string) => {
-    const shot = await evidenceScreenshot(current, itemRow(s, item));
-    uploads.push(s.evidence.put(evidenceKey(item, name), shot, 'image/png'));
-  };
-  const stored = async () => {
-    const settledUploads = await Promise.allSettled(uploads.splice(0));
-    for (const u of settledUploads) if (u.status === 'fulfilled') evidence.push(u.value);
-    const failed = settledUploads.find((u) => u.status === 'rejected');
-    if (failed) throw failed.reason;
-  };
-  // Snapshot read the pre-state without a browser: the picture before anything is clicked is taken here.
-  let needBefore = !state.snapshot?.evidence.some((e) => e.key.endsWith('/before.png'));
-  const pictureBefore = async (current: Page) => {
-    if (!needBefore) return;
-    needBefore = false;
-    await picture(current, 'before.png');
-  };
   return withSession(s, item.identity, 'write', { trace: s.config.evidence.write_trace }, async (session) => {
+    const evidence: StoredObject[] = [];
+    // Screenshots are captured in order, on the page as it is at that moment; their uploads run while the next
+    // browser action waits on the vendor. Every upload is awaited before the step returns or reports a failure.
+    const uploads: Array<Promise<StoredObject>> = [];
+    const picture = async (current: Page, name: string) => {
+      const shot = await evidenceScreenshot(current, itemRow(s, item));
+      uploads.push(s.evidence.put(evidenceKey(item, name), shot, 'image/png'));
+    };
+    const stored = async () => {
+      const settledUploads = await Promise.allSettled(uploads.splice(0));
+      for (const u of settledUploads) if (u.status === 'fulfilled') evidence.push(u.value);
+      const failed = settledUploads.find((u) => u.status === 'rejected');
+      if (failed) throw failed.reason;
+    };
+    // Snapshot read the pre-state without a browser: the picture before anything is clicked is taken here.
+    let needBefore = !state.snapshot?.evidence.some((e) => e.key.endsWith('/before.png'));
+    const pictureBefore = async (current: Page) => {
+      if (!needBefore) return;
+      needBefore = false;
+      await picture(current, 'before.png');
+    };
     let committed = false;
     let page = session.page;
     try {
@@ -92,6 +92,8 @@ export async function browserWrite(s: Services, state: ItemState): Promise<Write
           return;
         }
         await picture(page, 'before-commit.png');
+        // From here on the write may land: a session found gone later must not start the task over.
+        session.markActed();
         await toWriting();
         await s.audit.append(item.key, { type: 'write_started', actor: item.identity, data: { tier: 'browser', stage, step: index } });
         committed = true;
@@ -127,6 +129,7 @@ export async function browserWrite(s: Services, state: ItemState): Promise<Write
       if (!committed) {
         // Every stage had landed before: nothing to click; readback decides, from WRITING as always.
         await pictureBefore(page);
+        session.markActed();
         await toWriting();
         await s.audit.append(item.key, { type: 'write_started', actor: item.identity, data: { tier: 'browser', alreadyDone } });
         committed = true;

@@ -186,7 +186,7 @@ async function writeResults(
   try {
     for (const [status, results] of Object.entries(groups)) {
       if (results.length === 0) continue;
-      const body = writer.outputType === 'JSONL' ? results.map((r) => JSON.stringify(r)).join('\n') + '\n' : JSON.stringify(results);
+      const body = writer.outputType === 'JSONL' ? `${results.map((r) => JSON.stringify(r)).join('\n')}\n` : JSON.stringify(results);
       const key = `${folder}/${status}_0.json`;
       await host.objects.put(Bucket, key, body);
       files[status]!.push({ Key: key, Size: Buffer.byteLength(body) });
