@@ -4,14 +4,17 @@ import type { CDPSession, Page } from 'playwright-core';
  * Reads a page through its own DevTools session instead of Playwright's API.
  * While a write is traced, Playwright records a DOM snapshot of the page
  * before and after every call it makes, and on a long list each snapshot
- * costs several milliseconds; a lookup that only places a picture or rules
- * out a message is not an action anyone needs to replay. The expression runs
- * in the page's own world, which the page's scripts share, so what it says is
- * only ever a hint or a quick "no": decisions are made through Playwright's
- * isolated locators.
+ * costs several milliseconds; the first locator on every new document also
+ * pays for injecting Playwright's own script. A lookup that only places a
+ * picture or rules out a message is not an action anyone needs to replay.
+ *
+ * Expressions run in an isolated world of the main frame, as Playwright's own
+ * do: the page's scripts cannot redefine what they call. What they say is a
+ * hint or a quick "no"; decisions are made through Playwright's locators.
  */
 
 const sessions = new WeakMap<Page, Promise<CDPSession>>();
+const mainFrames = new WeakMap<CDPSession, string>();
 
 /** The page's DevTools session, opened once; rejects outside Chromium. */
 export function devtoolsOf(page: Page): Promise<CDPSession> {
@@ -28,7 +31,19 @@ export function devtoolsOf(page: Page): Promise<CDPSession> {
 /** The value of `expression` in the page's main frame (a promise is awaited); throws when it throws. */
 export async function evaluateQuietly(page: Page, expression: string): Promise<unknown> {
   const cdp = await devtoolsOf(page);
-  const { result, exceptionDetails } = await cdp.send('Runtime.evaluate', { expression, returnByValue: true, awaitPromise: true });
+  const contextId = await isolatedWorld(cdp);
+  const { result, exceptionDetails } = await cdp.send('Runtime.evaluate', { expression, contextId, returnByValue: true, awaitPromise: true });
   if (exceptionDetails) throw new Error(exceptionDetails.exception?.description ?? exceptionDetails.text);
   return result.value;
+}
+
+/** A fresh isolated world on the main frame's current document (a world lives as long as its document). */
+async function isolatedWorld(cdp: CDPSession): Promise<number> {
+  let frameId = mainFrames.get(cdp);
+  if (!frameId) {
+    frameId = (await cdp.send('Page.getFrameTree')).frameTree.frame.id;
+    mainFrames.set(cdp, frameId);
+  }
+  const world = await cdp.send('Page.createIsolatedWorld', { frameId, worldName: 'paperclip-quiet' });
+  return world.executionContextId;
 }
