@@ -6,7 +6,18 @@ import { ReadFailedError, SessionLostError, StructuredContractMissingError } fro
 import type { Observation } from '../domain/readback.js';
 import { assertSessionAlive, runSteps, type StepContext } from '../browser/executor.js';
 import { resolveLocator, where } from '../browser/locate.js';
-import { describeField, findRows, firstRow, labelsOf, pageField, rowField, type RowSet } from '../browser/page-reading.js';
+import {
+  describeField,
+  describeRows,
+  findRows,
+  firstRow,
+  labelsOf,
+  pageField,
+  rowField,
+  tableRowsExpression,
+  type RowSet,
+} from '../browser/page-reading.js';
+import { evaluateQuietly } from '../browser/quiet-page.js';
 import type { OpenedSession } from '../browser/identity-sessions.js';
 import type { VendorApi } from '../adapters/vendor/vendor-api.js';
 import { parseExport } from './export-file.js';
@@ -83,6 +94,11 @@ async function runReadSteps(session: OpenedSession, ctx: ReadContext, steps: rea
  * naming the locator: a list read never quietly returns nothing.
  */
 async function readRowsOnPage(page: Page, ctx: ReadContext): Promise<ListedItem[]> {
+  const quick = await readTableRowsQuietly(page, ctx).catch(() => undefined);
+  if (quick) {
+    await assertSessionAlive(page, ctx.pack.sessionLost);
+    return listedItems(page, ctx, quick);
+  }
   const { list } = ctx.pack;
   const timeout = ctx.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   const first = firstRow(page, list.rows);
@@ -104,6 +120,35 @@ async function readRowsOnPage(page: Page, ctx: ReadContext): Promise<ListedItem[
       { rows: set.describe, url: page.url() },
     );
   }
+  return listedItems(page, ctx, set);
+}
+
+/**
+ * A table list that already shows rows, read in one evaluation in an isolated world (quiet-page.ts) rather than
+ * through Playwright's locators, whose first use on every page injects Playwright's script. Undefined when only
+ * the locators can read it: rows that are not a table, a field read by locator, or no row shown yet (the locator
+ * path waits for rows or the empty marker).
+ */
+async function readTableRowsQuietly(page: Page, ctx: ReadContext): Promise<RowSet | undefined> {
+  const { list } = ctx.pack;
+  const sources = [list.key, ...Object.values(list.fields)];
+  if (sources.some((source) => source.locator)) return undefined;
+  const expression = tableRowsExpression(list.rows, labelsOf(sources));
+  if (!expression) return undefined;
+  const read = (await evaluateQuietly(page, expression)) as { headers: string[]; rows: RowSet['rows'] } | null;
+  if (!read || read.rows.length === 0) return undefined;
+  return {
+    describe: describeRows(list.rows),
+    headers: read.headers,
+    rows: read.rows,
+    row: () => {
+      throw new Error('a field read by locator needs findRows');
+    },
+  };
+}
+
+async function listedItems(page: Page, ctx: ReadContext, set: RowSet): Promise<ListedItem[]> {
+  const { list } = ctx.pack;
   const items: ListedItem[] = [];
   for (const [n, row] of set.rows.entries()) {
     const key = await rowField(set, row, list.key);
@@ -137,7 +182,12 @@ function rowError(page: Page, set: RowSet, n: number, text: string, field: strin
 }
 
 /** Reads every page of a tenant's list (bounded by maxPages), following the pack's paging. */
-export async function readList(session: OpenedSession, ctx: ReadContext): Promise<ListedItem[]> {
+export async function readList(
+  session: OpenedSession,
+  ctx: ReadContext,
+  /** Stop after the first page whose rows satisfy this (a search for one item), instead of reading every page. */
+  enough?: (rows: ListedItem[]) => boolean,
+): Promise<ListedItem[]> {
   const { list } = ctx.pack;
   const paging = list.paging;
   const byKey = new Map<string, ListedItem>();
@@ -174,6 +224,7 @@ export async function readList(session: OpenedSession, ctx: ReadContext): Promis
     if (pageNo > 1 && paging?.parameter) await runReadSteps(session, ctx, list.steps, readParams(ctx, { page: String(pageNo) }));
     const rows = await readRowsOnPage(page(), ctx);
     const added = add(rows);
+    if (enough?.(rows)) break;
     if (rows.length === 0 || !paging || (paging.parameter && added === 0)) break;
     if (paging.next) {
       const next = resolveLocator(page(), paging.next, {}).first();
@@ -209,7 +260,8 @@ async function waitUntil(check: () => Promise<boolean>, ctx: ReadContext, onTime
 
 /** The list narrowed to one item by the pack's search steps (or the whole list when it has none). */
 export async function searchList(session: OpenedSession, ctx: ReadContext & { billNo: string }): Promise<ListedItem | undefined> {
-  if (!ctx.pack.list.search) return (await readList(session, ctx)).find((row) => row.billNo === ctx.billNo);
+  const isItem = (row: ListedItem) => row.billNo === ctx.billNo;
+  if (!ctx.pack.list.search) return (await readList(session, ctx, (rows) => rows.some(isItem))).find(isItem);
   await runReadSteps(session, ctx, ctx.pack.list.search, readParams(ctx, { page: '1', billNo: ctx.billNo }));
   return (await readRowsOnPage(session.page, ctx)).find((row) => row.billNo === ctx.billNo);
 }

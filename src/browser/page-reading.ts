@@ -1,6 +1,7 @@
 import type { Locator as PwLocator, Page } from 'playwright-core';
 import { describeLocator } from '../sitepack/action-language.js';
-import type { FieldSource, Rows } from '../sitepack/schema.js';
+import type { FieldSource, Rows, SitePack } from '../sitepack/schema.js';
+import { evaluateQuietly } from './quiet-page.js';
 import { resolveLocator } from './resolve-locator.js';
 
 /**
@@ -266,6 +267,29 @@ export async function keyedRowIndex(
   };
   for (const row of read.rows) if ((await rowField(set, row, key)) === wanted) return row.index;
   return -1;
+}
+
+/**
+ * Whether a cell of the item's row shows `text` (the whole cell when `exact`, else a case-insensitive part of
+ * it), read quietly (quiet-page.ts). A "yes" holds: such a cell is what Playwright's getByText finds in the
+ * row too. Undefined means only the locators can tell (not a table, the row not found, no such cell).
+ */
+export async function rowCellShowsQuietly(
+  page: Page,
+  row: { list: Pick<SitePack['list'], 'rows' | 'key'>; key: string },
+  text: string,
+  exact: boolean,
+): Promise<true | undefined> {
+  const expression = tableRowsExpression(row.list.rows, labelsOf([row.list.key]));
+  if (!expression) return undefined;
+  const read = (await evaluateQuietly(page, expression)) as { headers: string[]; rows: RowText[] } | null;
+  if (!read) return undefined;
+  const index = await keyedRowIndex(read, row.list.key, row.key);
+  const cells = read.rows.find((r) => r.index === index)?.cells ?? [];
+  const norm = (value: string) => value.replace(/\s+/g, ' ').trim();
+  const wanted = norm(text);
+  const shows = cells.some((cell) => (exact ? norm(cell) === wanted : norm(cell).toLowerCase().includes(wanted.toLowerCase())));
+  return shows ? true : undefined;
 }
 
 /** Labels a set of field sources reads (so one round trip fetches them all). */

@@ -32,7 +32,12 @@ export function devtoolsOf(page: Page): Promise<CDPSession> {
 export async function evaluateQuietly(page: Page, expression: string): Promise<unknown> {
   const cdp = await devtoolsOf(page);
   const contextId = await isolatedWorld(cdp);
-  const { result, exceptionDetails } = await cdp.send('Runtime.evaluate', { expression, contextId, returnByValue: true, awaitPromise: true });
+  const { result, exceptionDetails } = await cdp.send('Runtime.evaluate', {
+    expression,
+    contextId,
+    returnByValue: true,
+    awaitPromise: true,
+  });
   if (exceptionDetails) throw new Error(exceptionDetails.exception?.description ?? exceptionDetails.text);
   return result.value;
 }

@@ -12,8 +12,9 @@ import {
 import { evidenceKey, type StoredObject } from '../../adapters/s3/evidence-store.js';
 import { dialogsSeen, firstVisibleText, runSteps, type StepContext } from '../../browser/executor.js';
 import { resolveLocator, scopeRoot } from '../../browser/locate.js';
+import { rowCellShowsQuietly } from '../../browser/page-reading.js';
 import { stagesOf, type SiteAction } from '../../sitepack/schema.js';
-import type { Locator, Scope } from '../../sitepack/action-language.js';
+import { fillTemplate, type Locator, type Scope } from '../../sitepack/action-language.js';
 import { readContextFor, readParams } from '../vendor-reads.js';
 import { evidenceScreenshot } from '../../browser/evidence-screenshot.js';
 import { withSession } from '../sessions.js';
@@ -200,6 +201,7 @@ async function settled(page: Page, condition: Settled, ctx: StepContext): Promis
   for (;;) {
     try {
       if (condition.steps) current = (await runSteps(current, condition.steps, ctx)).page;
+      if (await settledQuietly(current, condition, ctx)) return { page: current, settled: true };
       const wait = Math.max(100, condition.steps ? Math.min(1000, deadline - Date.now()) : deadline - Date.now());
       const root = await scopeRoot(current, condition.within, ctx.row, wait, ctx.params);
       await resolveLocator(root, condition.target, ctx.params).first().waitFor({ state: condition.state, timeout: wait });
@@ -211,6 +213,14 @@ async function settled(page: Page, condition: Settled, ctx: StepContext): Promis
     if (!condition.steps || Date.now() >= deadline) return { page: current, settled: false };
     await sleep(250);
   }
+}
+
+/** A settled text in the item's row, seen without a Playwright call; anything else is left to the locators. */
+async function settledQuietly(page: Page, condition: Settled, ctx: StepContext): Promise<boolean> {
+  const { target } = condition;
+  if (!condition.within?.row || !ctx.row || condition.state !== 'visible' || target.text === undefined) return false;
+  const text = fillTemplate(target.text, ctx.params);
+  return (await rowCellShowsQuietly(page, ctx.row, text, target.exact ?? false).catch(() => undefined)) === true;
 }
 
 /**
