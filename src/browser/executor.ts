@@ -206,7 +206,9 @@ export async function runStep(page: Page, step: Step, ctx: StepContext): Promise
 
   const root = await scopeRoot(page, step.within, ctx.row, timeout, ctx.params);
   const target = resolveLocator(root, step.target, ctx.params).first();
-  if (step.action !== 'wait_for' && step.action !== 'expect') await visibleOrExplain(page, target, step, ctx, timeout);
+  // Click, fill and select wait for their target themselves; only a failure needs the explanation (actOrExplain).
+  if (step.action === 'extract' || step.action === 'download') await visibleOrExplain(page, target, step, ctx, timeout);
+  const act = <T>(action: () => Promise<T>) => actOrExplain(page, target, step, ctx, action);
 
   switch (step.action) {
     case 'click': {
@@ -216,13 +218,13 @@ export async function runStep(page: Page, step: Step, ctx: StepContext): Promise
       }
       try {
         if (step.opensPage) {
-          const [opened] = await Promise.all([page.context().waitForEvent('page', { timeout }), target.click({ timeout })]);
+          const [opened] = await Promise.all([page.context().waitForEvent('page', { timeout }), act(() => target.click({ timeout }))]);
           await opened.waitForLoadState('domcontentloaded');
           dialogPolicy(opened);
           await assertSessionAlive(opened, ctx.sessionLost);
           return { page: opened };
         }
-        await target.click({ timeout });
+        await act(() => target.click({ timeout }));
       } finally {
         policy.expected = undefined;
       }
@@ -233,11 +235,11 @@ export async function runStep(page: Page, step: Step, ctx: StepContext): Promise
       if (step.secret && ctx.traced) {
         throw new Error('refusing to type a secret while tracing: the trace would record it');
       }
-      await target.fill(fillTemplate(step.value, ctx.params), { timeout });
+      await act(() => target.fill(fillTemplate(step.value, ctx.params), { timeout }));
       return { page };
     }
     case 'select': {
-      await target.selectOption(fillTemplate(step.value, ctx.params), { timeout });
+      await act(() => target.selectOption(fillTemplate(step.value, ctx.params), { timeout }));
       return { page };
     }
     case 'wait_for':
@@ -289,6 +291,24 @@ async function visibleOrExplain(page: Page, target: PwLocator, step: Step, ctx: 
   } catch (error) {
     await assertSessionAlive(page, ctx.sessionLost);
     if (page.isClosed()) throw error;
+    throw new StructuredContractMissingError(`step "${describeStep(step)}" found nothing on ${where(page)}`, {
+      step: describeStep(step),
+      url: page.url(),
+    });
+  }
+}
+
+/**
+ * Runs an action that waits for its own target (Playwright's actionability checks include visibility), which
+ * saves a separate wait per step. When it fails on a target that is not there, the failure is explained as
+ * visibleOrExplain would have: a lost session, or the pack no longer matching the page.
+ */
+async function actOrExplain<T>(page: Page, target: PwLocator, step: Step, ctx: StepContext, action: () => Promise<T>): Promise<T> {
+  try {
+    return await action();
+  } catch (error) {
+    if (page.isClosed() || (await target.isVisible().catch(() => false))) throw error;
+    await assertSessionAlive(page, ctx.sessionLost);
     throw new StructuredContractMissingError(`step "${describeStep(step)}" found nothing on ${where(page)}`, {
       step: describeStep(step),
       url: page.url(),
