@@ -7,6 +7,7 @@ import { SessionLostError } from '../domain/errors.js';
 import { resolveLocator } from './locate.js';
 import { resetDialogPolicy, runStep } from './executor.js';
 import { redactTrace } from './trace-redaction.js';
+import { devtoolsOf } from './quiet-page.js';
 
 export interface IdentitySecret {
   username: string;
@@ -150,6 +151,12 @@ export class IdentitySessions {
     for (const purpose of purposes) {
       if ((this.idle.get(`${identityId}/${purpose}`)?.length ?? 0) > 0) continue;
       const session = await this.open(identityId, secret, purpose, { trace: false });
+      // A context's first page on the vendor's site starts a renderer process for it (blanking the page later
+      // keeps that process): one read of the pack's probe page here spares the batch's first item that start.
+      await session.page
+        .goto(new URL(this.pack.login.probeUrl, this.baseUrl).toString(), { waitUntil: 'domcontentloaded' })
+        .catch(() => undefined);
+      await devtoolsOf(session.page).catch(() => undefined);
       await session.close();
     }
   }
