@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { resolve } from 'node:path';
 import { DescribeExecutionCommand, GetExecutionHistoryCommand, StartExecutionCommand } from '@aws-sdk/client-sfn';
-import { startLocalStack, type LocalStack } from '../local/stack.js';
+import { startLocalStack, type ExternalEndpoints, type LocalStack } from '../local/stack.js';
 import { loadStateMachineDefinition, localSubstitutions, stateMachinePhysicalName } from '../local/stepfunctions/index.js';
 import { STATE_MACHINES, type WorkflowFunctionName } from '../workflow/functions.js';
 import { applyPolicy } from '../workflow/definition-policy.js';
@@ -20,7 +20,8 @@ import { CALLBACK_PATH } from '../approval-server/sign-in.js';
 
 /**
  * Paperclip on the embedded local stack: the same ASL and handlers as on AWS,
- * with DynamoDB, S3, SES and Step Functions emulated in this process.
+ * with DynamoDB, S3, SES and Step Functions emulated in this process (or, for
+ * the services in `external`, emulators already running elsewhere).
  */
 export interface EmbeddedOptions {
   configPath?: string;
@@ -34,6 +35,12 @@ export interface EmbeddedOptions {
   approvalPort?: number;
   /** Replaces workflow steps by name (tests that are not about that step, e.g. a ReadList of 2,000 rows). */
   handlerOverrides?: Partial<Record<WorkflowFunctionName, (event: unknown) => Promise<unknown>>>;
+  /**
+   * DynamoDB, S3 and SES endpoints already running (the benchmark forks them so their CPU
+   * is not counted as Paperclip's); Step Functions and the handlers stay in this process.
+   * Omitted: every emulator starts here (see startLocalStack).
+   */
+  external?: ExternalEndpoints;
 }
 
 export interface EmbeddedPaperclip {
@@ -113,6 +120,7 @@ export async function startEmbeddedPaperclip(options: EmbeddedOptions): Promise<
     region,
     accountId,
     ...(options.retryIntervalOverrideMs !== undefined ? { retryIntervalOverrideMs: options.retryIntervalOverrideMs } : {}),
+    ...(options.external ? { external: options.external } : {}),
   });
   const arns = {
     batch: stack.stateMachineArns[stateMachinePhysicalName(config.prefix, 'batch')]!,

@@ -56,14 +56,7 @@ export async function startLocalSes(options: LocalSesOptions = {}): Promise<Loca
     endpoint: base,
     inboxUrl: `${base}/`,
     port,
-    async fetchEmails(since?: number) {
-      const url = since === undefined ? `${base}/store` : `${base}/store?since=${Math.floor(since)}`;
-      const response = await fetch(url);
-      if (!response.ok) throw new Error(`local SES inbox ${url} answered HTTP ${response.status}`);
-      const parsed = storeSchema.safeParse(await response.json());
-      if (!parsed.success) throw new Error(`local SES inbox returned an unexpected shape: ${parsed.error.message}`);
-      return parsed.data.emails;
-    },
+    fetchEmails: (since?: number) => readSesInbox(`${base}/`, since),
     async clearInbox() {
       const response = await fetch(`${base}/clear-store`, { method: 'POST' });
       if (!response.ok) throw new Error(`local SES clear-store answered HTTP ${response.status}`);
@@ -74,4 +67,18 @@ export async function startLocalSes(options: LocalSesOptions = {}): Promise<Loca
       await closeServer(server);
     },
   };
+}
+
+/**
+ * Mail held by an aws-ses-v2-local server, read over HTTP from its inbox URL
+ * (`LocalSes.inboxUrl`), so a server in another process can be read too.
+ */
+export async function readSesInbox(inboxUrl: string, since?: number): Promise<StoredEmail[]> {
+  const url = new URL('store', inboxUrl.endsWith('/') ? inboxUrl : `${inboxUrl}/`);
+  if (since !== undefined) url.searchParams.set('since', String(Math.floor(since)));
+  const response = await fetch(url);
+  if (!response.ok) throw new Error(`local SES inbox ${url.href} answered HTTP ${response.status}`);
+  const parsed = storeSchema.safeParse(await response.json());
+  if (!parsed.success) throw new Error(`local SES inbox ${url.href} returned an unexpected shape: ${parsed.error.message}`);
+  return parsed.data.emails;
 }

@@ -1,11 +1,12 @@
 import { join } from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { GetObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { CreateBucketCommand, GetObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { z } from 'zod';
 import { functionPhysicalName, functionTimeouts, type WorkflowFunctionName } from '../workflow/functions.js';
 import { awsClientConfig, LOCAL_ACCOUNT_ID, LOCAL_CREDENTIALS, LOCAL_REGION, type LocalClientConfig } from './aws-config.js';
-import { createTables, startLocalDynamoDb, type CreateTablesResult, type LocalDynamoDb } from './dynamodb.js';
-import { startLocalS3, type LocalS3 } from './s3.js';
-import { startLocalSes, type LocalSes, type StoredEmail } from './ses.js';
+import { createTables, startLocalDynamoDb, type CreateTablesResult } from './dynamodb.js';
+import { startLocalS3 } from './s3.js';
+import { readSesInbox, startLocalSes, type StoredEmail } from './ses.js';
 import type { LocalHandler, LocalHandlers } from './stepfunctions/handlers.js';
 import { startLocalStepFunctions, type LocalStepFunctionsEndpoint } from './stepfunctions/server.js';
 import type { LocalStepFunctions } from './stepfunctions/service.js';
@@ -36,6 +37,43 @@ export interface LocalStackOptions {
    * deployed timeouts (src/workflow/functions.ts) under `prefix`.
    */
   functionTimeoutsSeconds?: Readonly<Record<string, number>>;
+  /**
+   * Emulators already running elsewhere (e.g. a process of their own, so their CPU is
+   * not counted as this process's): the stack starts none of these, still creates its
+   * tables and bucket on them, and leaves them running on stop. `sesInbox` defaults to
+   * the `ses` endpoint (aws-ses-v2-local serves both).
+   */
+  external?: ExternalEndpoints;
+}
+
+const endpointUrl = (field: string) =>
+  z
+    .string()
+    .regex(
+      /^https?:\/\/[^/\s]+\/?$/,
+      `external.${field} must be an http(s) origin such as http://127.0.0.1:4566 (the running emulator's endpoint)`,
+    )
+    .optional();
+
+const ExternalEndpointsSchema = z
+  .object({ dynamodb: endpointUrl('dynamodb'), s3: endpointUrl('s3'), ses: endpointUrl('ses'), sesInbox: endpointUrl('sesInbox') })
+  .strict()
+  .refine((e) => e.sesInbox === undefined || e.ses !== undefined, {
+    message: 'external.sesInbox needs external.ses too: give both (the SES endpoint and its inbox), or neither to start SES here',
+    path: ['sesInbox'],
+  });
+export type ExternalEndpoints = z.infer<typeof ExternalEndpointsSchema>;
+
+function parseExternal(external: unknown): ExternalEndpoints {
+  const parsed = ExternalEndpointsSchema.safeParse(external ?? {});
+  if (!parsed.success) {
+    throw new Error(`startLocalStack: ${parsed.error.issues.map((i) => i.message).join('; ')}`);
+  }
+  return parsed.data;
+}
+
+interface Stoppable {
+  stop(): Promise<void>;
 }
 
 export interface LocalStack {
@@ -60,7 +98,10 @@ export interface LocalStack {
   stop(): Promise<void>;
 }
 
-/** Starts local DynamoDB (+tables), S3 (+bucket), SES and Step Functions on 127.0.0.1. */
+/**
+ * Starts local DynamoDB (+tables), S3 (+bucket), SES and Step Functions on 127.0.0.1;
+ * for the services in `external`, uses those endpoints instead of starting its own.
+ */
 export async function startLocalStack(options: LocalStackOptions): Promise<LocalStack> {
   const began = performance.now();
   const prefix = options.prefix ?? 'paperclip';
@@ -69,19 +110,35 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
   const accountId = options.accountId ?? LOCAL_ACCOUNT_ID;
   const dir = options.dataDir;
   const ports = options.ports ?? {};
+  const external = parseExternal(options.external);
 
-  const started: Array<{ stop(): Promise<void> }> = [];
-  const track = <T extends { stop(): Promise<void> }>(p: Promise<T>) =>
+  // Only what this call started: external emulators belong to whoever started them.
+  const started: Stoppable[] = [];
+  const track = <T extends Stoppable>(p: Promise<T>) =>
     p.then((s) => {
       started.push(s);
       return s;
     });
-  let dynamodb: LocalDynamoDb, s3: LocalS3, ses: LocalSes, sfn: LocalStepFunctionsEndpoint;
+  const owned: { dynamodb?: Stoppable; s3?: Stoppable; ses?: Stoppable } = {};
+  let dynamodb: { endpoint: string };
+  let s3: { endpoint: string };
+  let ses: { endpoint: string; inboxUrl: string; fetchEmails(since?: number): Promise<StoredEmail[]> };
+  let sfn: LocalStepFunctionsEndpoint;
   try {
     [dynamodb, s3, ses, sfn] = await Promise.all([
-      track(startLocalDynamoDb({ port: ports.dynamodb ?? 0, ...(dir ? { path: join(dir, 'dynamodb') } : {}) })),
-      track(startLocalS3({ port: ports.s3 ?? 0, buckets: [bucket], ...(dir ? { directory: join(dir, 's3') } : {}) })),
-      track(startLocalSes({ port: ports.ses ?? 0 })),
+      external.dynamodb
+        ? { endpoint: external.dynamodb }
+        : track(startLocalDynamoDb({ port: ports.dynamodb ?? 0, ...(dir ? { path: join(dir, 'dynamodb') } : {}) })).then(
+            (d) => (owned.dynamodb = d),
+          ),
+      external.s3
+        ? { endpoint: external.s3 }
+        : track(startLocalS3({ port: ports.s3 ?? 0, buckets: [bucket], ...(dir ? { directory: join(dir, 's3') } : {}) })).then(
+            (x) => (owned.s3 = x),
+          ),
+      external.ses
+        ? externalSes(external.ses, external.sesInbox)
+        : track(startLocalSes({ port: ports.ses ?? 0 })).then((x) => (owned.ses = x)),
       track(
         startLocalStepFunctions({
           handlers: options.handlers,
@@ -114,6 +171,8 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
   let tables: CreateTablesResult;
   const stateMachineArns: Record<string, string> = {};
   try {
+    // s3rver started here creates the bucket itself; one started elsewhere may not have it yet.
+    if (external.s3) await ensureBucket(objects, bucket);
     const client = new DynamoDBClient(awsClientConfig(dynamodb.endpoint, region));
     try {
       tables = await createTables(client, prefix);
@@ -124,6 +183,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       stateMachineArns[sm.name] = sfn.service.upsertStateMachine(sm.name, sm.definition);
     }
   } catch (err) {
+    objects.destroy();
     await stopAll(started);
     throw err;
   }
@@ -154,14 +214,28 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       stopping ??= (async () => {
         await sfn.stop();
         objects.destroy();
-        await stopAll([ses, s3, dynamodb]);
+        await stopAll([owned.ses, owned.s3, owned.dynamodb].filter((x): x is Stoppable => x !== undefined));
       })();
       return stopping;
     },
   };
 }
 
-async function stopAll(services: Array<{ stop(): Promise<void> }>): Promise<void> {
+function externalSes(endpoint: string, inboxUrl = `${endpoint.replace(/\/$/, '')}/`) {
+  return { endpoint, inboxUrl, fetchEmails: (since?: number) => readSesInbox(inboxUrl, since) };
+}
+
+/** CreateBucket, where an existing bucket (this stack's, from an earlier start) is success. */
+async function ensureBucket(client: S3Client, bucket: string): Promise<void> {
+  try {
+    await client.send(new CreateBucketCommand({ Bucket: bucket }));
+  } catch (error) {
+    const name = (error as { name?: string }).name;
+    if (name !== 'BucketAlreadyExists' && name !== 'BucketAlreadyOwnedByYou') throw error;
+  }
+}
+
+async function stopAll(services: Stoppable[]): Promise<void> {
   const results = await Promise.allSettled(services.map((s) => s.stop()));
   const failures = results.filter((r): r is PromiseRejectedResult => r.status === 'rejected');
   if (failures.length > 0) {

@@ -209,3 +209,69 @@ test('restart on the same data folder and ports keeps data; a RUNNING execution 
   assert.equal((await closedExecution(c.sfn, next.executionArn!)).status, 'SUCCEEDED');
   for (const client of Object.values(c)) client.destroy();
 });
+
+test('external emulators: tables and bucket created on them, mail read from their inbox, left running on stop', async () => {
+  const external = {
+    dynamodb: first.endpoints.dynamodb,
+    s3: first.endpoints.s3,
+    ses: first.endpoints.ses,
+    sesInbox: first.endpoints.sesInbox,
+  };
+  const second = await startLocalStack({ prefix: 'ext', handlers, external });
+  let stopped = false;
+  try {
+    assert.equal(second.endpoints.dynamodb, first.endpoints.dynamodb);
+    assert.equal(second.endpoints.s3, first.endpoints.s3);
+    assert.equal(second.endpoints.sesInbox, first.endpoints.sesInbox);
+    assert.notEqual(second.endpoints.stepfunctions, first.endpoints.stepfunctions);
+    assert.deepEqual(second.tables.created.sort(), TABLES.map((t) => tableName('ext', t.id)).sort());
+
+    const s3 = new S3Client(second.clientConfig('s3'));
+    const ses = new SESv2Client(second.clientConfig('ses'));
+    try {
+      await s3.send(new PutObjectCommand({ Bucket: 'ext-evidence', Key: 'k.txt', Body: 'x' }));
+      const since = Math.floor(Date.now() / 1000) - 1;
+      await ses.send(
+        new SendEmailCommand({
+          FromEmailAddress: 'paperclip@example.com',
+          Destination: { ToAddresses: ['approver@example.com'] },
+          Content: { Simple: { Subject: { Data: 'external inbox' }, Body: { Text: { Data: 'hi' } } } },
+        }),
+      );
+      assert.ok((await second.fetchEmails(since)).some((e) => e.subject === 'external inbox'));
+    } finally {
+      s3.destroy();
+      ses.destroy();
+    }
+    await second.stop();
+    stopped = true;
+
+    // The emulators belong to the first stack: still answering after the second stopped.
+    const ddb = new DynamoDBClient(first.clientConfig('dynamodb'));
+    try {
+      const { Table } = await ddb.send(new DescribeTableCommand({ TableName: tableName('ext', TABLES[0]!.id) }));
+      assert.equal(Table?.TableStatus, 'ACTIVE');
+    } finally {
+      ddb.destroy();
+    }
+    assert.ok(Array.isArray(await first.fetchEmails()));
+
+    // A second start on the same emulators finds its tables and bucket already there.
+    const third = await startLocalStack({ prefix: 'ext', handlers, external });
+    assert.deepEqual(third.tables.created, []);
+    await third.stop();
+  } finally {
+    if (!stopped) await second.stop();
+  }
+});
+
+test('external emulators: a malformed endpoint is refused with the field and the form it needs', async () => {
+  await assert.rejects(
+    startLocalStack({ handlers, external: { dynamodb: 'localhost:8000' } }),
+    /external\.dynamodb must be an http\(s\) origin/,
+  );
+  await assert.rejects(
+    startLocalStack({ handlers, external: { sesInbox: 'http://127.0.0.1:9/' } }),
+    /external\.sesInbox needs external\.ses/,
+  );
+});
