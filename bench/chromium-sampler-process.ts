@@ -8,8 +8,12 @@ import { clockTicks } from './machine.js';
  * every renderer's smaps_rollup blocked its event loop (the path being
  * measured) and were counted as Paperclip's CPU.
  *
- * Messages in: { root, cpuIntervalMs, memoryIntervalMs, rescanMs }, then 'stop'.
- * Message out, on stop: { cpu: [{ at, chromiumMs }], peak: TreeMemory & { samples }, ownCpuMs }, where
+ * The forked AWS emulators (`emulatorsPid`) are a child of the benchmark too, but a
+ * Node process: the tree walk keeps only processes named like Chromium, so they are
+ * never counted as the browser; their CPU is read here on its own.
+ *
+ * Messages in: { root, cpuIntervalMs, memoryIntervalMs, rescanMs, emulatorsPid? }, then 'stop'.
+ * Message out, on stop: { cpu: [{ at, chromiumMs, emulatorsMs }], peak: TreeMemory & { samples }, ownCpuMs }, where
  * ownCpuMs is what this sampler itself used while sampling (the benchmark subtracts it from the machine's CPU).
  */
 
@@ -18,6 +22,7 @@ interface StartMessage {
   cpuIntervalMs: number;
   memoryIntervalMs: number;
   rescanMs: number;
+  emulatorsPid?: number;
 }
 
 /** utime + stime + cutime + cstime of one process, in ms (reaped renderers count in their parent). */
@@ -29,7 +34,7 @@ function processCpuMs(pid: number): number {
 
 function run(start: StartMessage): void {
   const ownAtStart = process.cpuUsage();
-  const cpu: Array<{ at: number; chromiumMs: number }> = [];
+  const cpu: Array<{ at: number; chromiumMs: number; emulatorsMs: number }> = [];
   let peak: TreeMemory = { processes: 0, rssMiB: 0, pssMiB: 0 };
   let memorySamples = 0;
   let pids = chromiumPids(start.root);
@@ -43,7 +48,9 @@ function run(start: StartMessage): void {
     }
     let chromiumMs = 0;
     for (const pid of pids) chromiumMs += processCpuMs(pid);
-    cpu.push({ at: Date.now(), chromiumMs });
+    // A cumulative counter: once the emulators have exited their stat reads 0, so keep the last reading.
+    const emulatorsMs = start.emulatorsPid === undefined ? 0 : Math.max(processCpuMs(start.emulatorsPid), cpu.at(-1)?.emulatorsMs ?? 0);
+    cpu.push({ at: Date.now(), chromiumMs, emulatorsMs });
   };
   const sampleMemory = () => {
     const now = treeMemory(start.root);

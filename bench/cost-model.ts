@@ -104,7 +104,10 @@ export interface FunctionWork {
   meanMs: number;
   /** Of which the vendor was busy answering, ms; it does not shrink with more memory. */
   vendorMs: number;
-  /** CPU time used during the invocation (Node process and Chromium tree), ms: the work a dedicated vCPU would do. */
+  /**
+   * CPU time used during the invocation (Node process and Chromium tree; not the forked AWS emulators,
+   * whose work is DynamoDB's, S3's and SES's on AWS), ms: the work a dedicated vCPU would do.
+   */
   cpuMs: number;
   /** Batch functions whose work grows with the batch (sealing every item's evidence). */
   growsWithBatch: boolean;

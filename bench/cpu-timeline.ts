@@ -10,18 +10,24 @@ import { machineBusyMs } from './machine.js';
  * measures the work, which is what a dedicated Lambda vCPU would have to do.
  *
  * Two parts: this Node process (Paperclip's handlers and Playwright client,
- * but also the simulator, dynalite, s3rver and the Step Functions runner, so
- * an upper bound for the handler's own share), sampled here with
- * `process.cpuUsage()`, which costs nothing measurable; and the Chromium tree
- * (every process under this one, with the CPU of exited children their
- * parent reaped), sampled from /proc by a separate process so that the
- * sampling neither blocks nor is billed to the path it measures.
+ * but also the simulator and the Step Functions runner, so an upper bound for
+ * the handlers' own share), sampled here with `process.cpuUsage()`, which
+ * costs nothing measurable; and the Chromium tree (every Chromium process
+ * under this one, with the CPU of exited children their parent reaped),
+ * sampled from /proc by a separate process so that the sampling neither
+ * blocks nor is billed to the path it measures. Beside them, when a run has
+ * its AWS emulators in a forked process, that process's CPU, sampled with the
+ * Chromium tree: on AWS it is DynamoDB's, S3's and SES's work, not Lambda's,
+ * so it is in neither part nor in the total.
  */
 
 export interface CpuSplit {
   nodeMs: number;
   chromiumMs: number;
+  /** nodeMs + chromiumMs: the forked emulators are not in it. */
   totalMs: number;
+  /** The forked AWS emulators' process (0 when the run had none). */
+  emulatorsMs: number;
 }
 
 interface Point {
@@ -50,13 +56,15 @@ export class CpuTimeline {
   constructor(
     private readonly node: readonly Point[],
     private readonly chromium: readonly Point[],
+    private readonly emulators: readonly Point[] = [],
   ) {}
 
   /** CPU used between two wall-clock times (ms since the epoch), interpolated between samples. */
   between(start: number, end: number): CpuSplit {
     const nodeMs = Math.max(0, valueAt(this.node, end) - valueAt(this.node, start));
     const chromiumMs = Math.max(0, valueAt(this.chromium, end) - valueAt(this.chromium, start));
-    return { nodeMs, chromiumMs, totalMs: nodeMs + chromiumMs };
+    const emulatorsMs = Math.max(0, valueAt(this.emulators, end) - valueAt(this.emulators, start));
+    return { nodeMs, chromiumMs, totalMs: nodeMs + chromiumMs, emulatorsMs };
   }
 }
 
@@ -66,7 +74,7 @@ export interface SampledRun {
   peak: TreeMemory & { samples: number };
   /**
    * CPU the rest of the machine used during the run: every core's busy time
-   * minus this process, its Chromium tree and the sampler. Zero on a quiet
+   * minus this process, its Chromium tree, the forked emulators and the sampler. Zero on a quiet
    * machine; large when other work competed for the cores (NaN off Linux).
    */
   otherCpuMs: number;
@@ -74,7 +82,11 @@ export interface SampledRun {
 
 const CHILD = fileURLToPath(new URL('./chromium-sampler-process.ts', import.meta.url));
 
-/** Samples CPU (every 50 ms) and the browser tree's peak memory (every 250 ms) from start to stop. */
+/**
+ * Samples CPU (every 50 ms) and the browser tree's peak memory (every 250 ms) from start to stop;
+ * `emulatorsPid`: the forked AWS emulators' process, sampled apart (it is a child of this process
+ * but not Chromium, so the tree walk never counts it as the browser).
+ */
 export class RunSampler {
   private readonly node: Point[] = [];
   private readonly timer: NodeJS.Timeout;
@@ -86,7 +98,7 @@ export class RunSampler {
     this.timer.unref();
   }
 
-  static async start(): Promise<RunSampler> {
+  static async start(options: { emulatorsPid?: number } = {}): Promise<RunSampler> {
     const child = fork(CHILD, [], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
     await new Promise<void>((resolve, reject) => {
       child.once('error', reject);
@@ -94,7 +106,13 @@ export class RunSampler {
       child.once('message', () => resolve());
     });
     child.removeAllListeners('exit');
-    child.send({ root: process.pid, cpuIntervalMs: 50, memoryIntervalMs: 250, rescanMs: 250 });
+    child.send({
+      root: process.pid,
+      cpuIntervalMs: 50,
+      memoryIntervalMs: 250,
+      rescanMs: 250,
+      ...(options.emulatorsPid !== undefined ? { emulatorsPid: options.emulatorsPid } : {}),
+    });
     // A run that throws before stop() must not be kept alive by its sampler; the sampler exits when we do.
     child.unref();
     child.channel?.unref();
@@ -113,7 +131,7 @@ export class RunSampler {
     this.child.ref();
     this.child.channel?.ref();
     const result = await new Promise<{
-      cpu: Array<{ at: number; chromiumMs: number }>;
+      cpu: Array<{ at: number; chromiumMs: number; emulatorsMs: number }>;
       peak: TreeMemory & { samples: number };
       ownCpuMs: number;
     }>((resolve, reject) => {
@@ -124,8 +142,10 @@ export class RunSampler {
     const cpu = new CpuTimeline(
       this.node,
       result.cpu.map((s) => ({ at: s.at, ms: s.chromiumMs })),
+      result.cpu.map((s) => ({ at: s.at, ms: s.emulatorsMs })),
     );
-    const ours = cpu.between(this.node[0]!.at, this.node[this.node.length - 1]!.at).totalMs + result.ownCpuMs;
+    const whole = cpu.between(this.node[0]!.at, this.node[this.node.length - 1]!.at);
+    const ours = whole.totalMs + whole.emulatorsMs + result.ownCpuMs;
     // /proc/stat counts in clock ticks (10 ms): a small negative remainder is rounding, not a measurement.
     return { cpu, peak: result.peak, otherCpuMs: Math.max(0, machine - ours) };
   }

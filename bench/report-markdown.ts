@@ -86,6 +86,7 @@ export function renderMarkdown(r: BenchReport, template = readFileSync(TEMPLATE_
           `${f(r.latency.cpuRatio[mm], 2)}x`,
         ]),
       ],
+      ["AWS emulators' CPU per item (not Lambda's)", '—', ...modes.flatMap((mm) => [f(r.vendorSplit.guarded[mm]!.emulatorsCpuMs), '', ''])],
       ['first item ms', f(v1.firstItemMs), ...modes.flatMap((mm) => [f(r.vendorSplit.guarded[mm]!.firstItemMs), '', ''])],
       [
         'vendor requests (steady)',

@@ -27,8 +27,12 @@ export const RunRecordSchema = z
     outcomes: z.record(z.string(), num),
     journal: z.object({ mutations: num, distinctBills: num, exactlyOnePerItem: z.boolean() }).strict(),
     vendor: z.object({ requests: num, sumMs: num, busyMs: num }).strict(),
-    /** CPU used during the run: this Node process (Paperclip, Playwright client, simulator, emulators) and the Chromium tree. */
-    cpu: z.object({ nodeMs: num, chromiumMs: num }).strict(),
+    /**
+     * CPU used during the run: this Node process (Paperclip's handlers, Playwright client, the simulator and the
+     * Step Functions runner) and the Chromium tree; for guarded runs also, apart and in neither, the forked
+     * DynamoDB, S3 and SES emulators (on AWS those services' work, not Lambda's).
+     */
+    cpu: z.object({ nodeMs: num, chromiumMs: num, emulatorsMs: num.optional() }).strict(),
     peakBrowser: Memory.extend({ samples: num }).strict(),
   })
   .strict();
@@ -61,6 +65,11 @@ const Split = z
     vendorMs: num,
     ownMs: num,
     cpuMs: z.object({ totalMs: num, nodeMs: num, chromiumMs: num }).strict(),
+    /**
+     * Guarded only: the forked DynamoDB, S3 and SES emulators' CPU per item. Not in cpuMs: on AWS it is
+     * those services' work, not Lambda's.
+     */
+    emulatorsCpuMs: num.optional(),
     contextsPerItem: num,
     /** Browser sessions used per item; more than contexts when kept contexts are reused. */
     sessionsPerItem: num,

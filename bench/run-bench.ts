@@ -10,6 +10,7 @@ import { SimulatorControl } from '../src/simulator/control-client.js';
 import { AwsUsage } from './aws-usage.js';
 import { measureBrowserSetup } from './browser-setup.js';
 import { RunSampler, type CpuTimeline } from './cpu-timeline.js';
+import { startForkedEmulators } from './forked-emulators.js';
 import { measureClaimConflict } from './claim-conflict.js';
 import { measureSummarizeScale } from './summarize-scale.js';
 import { runGuardedBatch, type GuardedRun } from './guarded-run.js';
@@ -79,9 +80,14 @@ async function journalCheck(control: SimulatorControl, items: number) {
   };
 }
 
-function cpuOf(cpu: CpuTimeline, start: number, end: number): RunRecord['cpu'] {
+function cpuOf(cpu: CpuTimeline, start: number, end: number, emulators: boolean): RunRecord['cpu'] {
   const c = cpu.between(start, end);
-  return { nodeMs: Math.round(c.nodeMs), chromiumMs: Math.round(c.chromiumMs) };
+  return {
+    nodeMs: Math.round(c.nodeMs),
+    chromiumMs: Math.round(c.chromiumMs),
+    // Only where the run had forked emulators: the scripts use no AWS service.
+    ...(emulators ? { emulatorsMs: Math.round(c.emulatorsMs) } : {}),
+  };
 }
 
 function rawRecord(
@@ -112,7 +118,7 @@ function rawRecord(
     outcomes,
     journal,
     vendor: { requests: inRun.length, sumMs: sumMs(inRun), busyMs: busyMs(inRun, { start: run.startedAt, end: run.endedAt }) },
-    cpu: cpuOf(cpu, run.startedAt, run.endedAt),
+    cpu: cpuOf(cpu, run.startedAt, run.endedAt, false),
     peakBrowser: peak,
   };
 }
@@ -145,7 +151,7 @@ function guardedRecord(
     outcomes,
     journal,
     vendor: { requests: inRun.length, sumMs: sumMs(inRun), busyMs: busyMs(inRun, { start: run.startedAt, end: run.stoppedAt }) },
-    cpu: cpuOf(cpu, run.startedAt, run.stoppedAt),
+    cpu: cpuOf(cpu, run.startedAt, run.stoppedAt, true),
     peakBrowser: peak,
   };
 }
@@ -239,10 +245,20 @@ export async function runBenchmark(options: BenchOptions): Promise<BenchReport> 
 
       // One stack per tracing mode: the mode is the stack's config (evidence.write_trace), as it would be for an operator.
       for (const [modeIndex, mode] of modes.entries()) {
+        const stackConfig = benchConfig(configPath, concurrency, mode, workDir);
+        const dataDir = mkdtempSync(join(workDir, `stack-c${concurrency}-tracing-${mode}-`));
+        // DynamoDB, S3 and SES in a process of their own (their CPU is not Lambda's, so not Paperclip's);
+        // Step Functions stays here, since its runner calls the handlers in this process.
+        const { config: stackRuntime } = loadRuntime(stackConfig, { vendorBaseUrl: sim.url });
+        const emulators = await startForkedEmulators({ dataDir, prefix: stackRuntime.prefix, bucket: stackRuntime.evidence.bucket });
         const paperclip: EmbeddedPaperclip = await startEmbeddedPaperclip({
           vendorBaseUrl: sim.url,
-          dataDir: mkdtempSync(join(workDir, `stack-c${concurrency}-tracing-${mode}-`)),
-          configPath: benchConfig(configPath, concurrency, mode, workDir),
+          dataDir,
+          configPath: stackConfig,
+          external: emulators.endpoints,
+        }).catch(async (error: unknown) => {
+          await emulators.stop();
+          throw error;
         });
         const usage = new AwsUsage(paperclip.services.clients);
         try {
@@ -250,15 +266,17 @@ export async function runBenchmark(options: BenchOptions): Promise<BenchReport> 
           for (let r = 1; r <= options.repeat; r++) {
             await control.reset(spec);
             const taskId = `T-bench-c${concurrency}-${mode}-r${r}-${Date.now().toString(36)}`;
-            const sampler = await RunSampler.start();
+            const sampler = await RunSampler.start({ emulatorsPid: emulators.pid });
             const run = await runGuardedBatch(paperclip, usage, { taskId, tenant: TENANT, prefix });
             const { cpu, peak, otherCpuMs } = await sampler.stop();
             const requests = toRequests(await control.timings());
             const journal = await journalCheck(control, options.items);
-            records.push(guardedRecord(run, concurrency, mode, r, Math.round(otherCpuMs), requests, peak, journal, cpu));
+            const record = guardedRecord(run, concurrency, mode, r, Math.round(otherCpuMs), requests, peak, journal, cpu);
+            records.push(record);
             guardedRuns.push({ concurrency, tracing: mode, run, requests, cpu });
             log(
-              `guarded c=${concurrency} tracing=${mode} r=${r}: ${run.status} ${run.items.length} items in ${run.wallMs} ms, ${journal.mutations} mutations`,
+              `guarded c=${concurrency} tracing=${mode} r=${r}: ${run.status} ${run.items.length} items in ${run.wallMs} ms, ${journal.mutations} mutations; ` +
+                `CPU ms Node ${record.cpu.nodeMs}, Chromium ${record.cpu.chromiumMs}, forked emulators ${record.cpu.emulatorsMs}`,
             );
             lastTasks = run.items.map((i) => ({
               taskId,
@@ -279,7 +297,11 @@ export async function runBenchmark(options: BenchOptions): Promise<BenchReport> 
           }
         } finally {
           usage.detach();
-          await paperclip.stop();
+          try {
+            await paperclip.stop();
+          } finally {
+            await emulators.stop();
+          }
         }
       }
     }

@@ -169,7 +169,7 @@ export async function measureSummarizeScale(options: {
     const probe = createServices({ PAPERCLIP_CONFIG: configPath, PAPERCLIP_VENDOR_BASE_URL: 'http://127.0.0.1:9' });
     const { prefix, evidence } = probe.config;
     probe.close();
-    const started = await ask(child, { dataDir, prefix, bucket: evidence.bucket }, isObjectWith('endpoints'));
+    const started = await ask(child, { services: 'all', dataDir, prefix, bucket: evidence.bucket }, isObjectWith('endpoints'));
     const endpoints = started.endpoints as Record<string, string>;
     services = createServices({
       PAPERCLIP_CONFIG: configPath,

@@ -42,6 +42,12 @@ test('a small benchmark run reports every field and one vendor mutation per item
     // Sampled by a separate process reading /proc: the browser tree was seen and its CPU counted.
     assert.ok(run.peakBrowser.processes > 0 && run.peakBrowser.samples >= 2, `${path}: the sampler saw the Chromium tree`);
     assert.ok(run.cpu.chromiumMs > 0 && run.cpu.nodeMs > 0, `${path}: CPU of Chromium and of this process attributed to the run`);
+    if (path === 'guarded') {
+      // DynamoDB, S3 and SES ran in a forked process: their CPU is recorded apart from this process's.
+      assert.ok((run.cpu.emulatorsMs ?? 0) > 0, `guarded: the forked emulators' CPU is recorded (got ${run.cpu.emulatorsMs})`);
+    } else {
+      assert.equal(run.cpu.emulatorsMs, undefined, `${path}: the scripts use no AWS emulator`);
+    }
   }
 
   const lost = report.claimConflict.lostClaimRuns;
@@ -81,6 +87,7 @@ test('a small benchmark run reports every field and one vendor mutation per item
   assert.ok(headline.median > 0 && headline.p95 > 0 && headline.cpu > 0);
   const split = report.vendorSplit.guarded.on!;
   assert.ok(split.firstItemMs > 0, 'first-item latency reported');
+  assert.ok((split.emulatorsCpuMs ?? 0) > 0, "the forked emulators' CPU per item is reported beside Node's");
   const readbackStep = split.steps.find((st) => st.step === 'Readback')!;
   assert.equal(readbackStep.sessionsPerItem, 1, 'every readback takes one session, counted in its own step');
   // Every guarantee leaves its evidence in the run: readback session, pictures, trace, record, seal.
@@ -94,6 +101,7 @@ test('a small benchmark run reports every field and one vendor mutation per item
 
   const markdown = renderMarkdown(report);
   assert.ok(!markdown.includes('{{'), 'every template placeholder is filled');
+  assert.ok(markdown.includes("AWS emulators' CPU per item (not Lambda's)"), "the headline shows the emulators' CPU beside the CPU row");
   for (const heading of [
     '## Headline: the guarded path against V1 as written',
     '## Targets',

@@ -27,6 +27,26 @@ test("a process spinning beside a run shows up as other processes' CPU, not as t
   assert.equal(ours.chromiumMs, 0);
 });
 
+test("the forked emulators' CPU is sampled apart: neither Chromium's nor this process's", {
+  skip: process.platform !== 'linux',
+}, async () => {
+  // A Node child like the forked emulators (not named like Chromium), spinning only once the sampler runs.
+  const emulators = spawn(
+    process.execPath,
+    ['-e', "process.stdin.once('data', () => { const end = Date.now() + 1500; while (Date.now() < end); process.exit(0); });"],
+    { stdio: ['pipe', 'ignore', 'inherit'] },
+  );
+  const sampler = await RunSampler.start({ emulatorsPid: emulators.pid! });
+  emulators.stdin.write('go\n');
+  await once(emulators, 'exit');
+  const { cpu } = await sampler.stop();
+  const whole = cpu.between(0, Number.MAX_SAFE_INTEGER);
+  assert.ok(whole.emulatorsMs > 750, `the emulators' spin is counted as theirs (got ${whole.emulatorsMs} ms)`);
+  assert.equal(whole.chromiumMs, 0, 'a Node child under the benchmark is not Chromium');
+  assert.ok(whole.nodeMs < whole.emulatorsMs, 'the spin is not billed to this process');
+  assert.equal(whole.totalMs, whole.nodeMs + whole.chromiumMs, "the total leaves the emulators' CPU out");
+});
+
 test('a benchmark that ends without stopping its sampler exits, and takes the sampler with it', {
   skip: process.platform !== 'linux',
   timeout: 60_000,
