@@ -31,18 +31,33 @@ export function devtoolsOf(page: Page): Promise<CDPSession> {
 /** The value of `expression` in the page's main frame (a promise is awaited); throws when it throws. */
 export async function evaluateQuietly(page: Page, expression: string): Promise<unknown> {
   const cdp = await devtoolsOf(page);
-  const contextId = await isolatedWorld(cdp);
-  const { result, exceptionDetails } = await cdp.send('Runtime.evaluate', {
-    expression,
-    contextId,
-    returnByValue: true,
-    awaitPromise: true,
-  });
-  if (exceptionDetails) throw new Error(exceptionDetails.exception?.description ?? exceptionDetails.text);
-  return result.value;
+  let contextId = worlds.get(cdp);
+  if (contextId !== undefined) {
+    // The world dies with its document: a page that navigated since answers that the context is gone.
+    const answer = await cdp
+      .send('Runtime.evaluate', { expression, contextId, returnByValue: true, awaitPromise: true })
+      .catch((error: Error) => (/context/i.test(error.message) ? undefined : Promise.reject(error)));
+    if (answer) return valueOf(answer);
+  }
+  contextId = await isolatedWorld(cdp);
+  worlds.set(cdp, contextId);
+  return valueOf(await cdp.send('Runtime.evaluate', { expression, contextId, returnByValue: true, awaitPromise: true }));
 }
 
-/** A fresh isolated world on the main frame's current document (a world lives as long as its document). */
+type Evaluated = Awaited<ReturnType<CDPSession['send']>> & {
+  result: { value?: unknown };
+  exceptionDetails?: { text: string; exception?: { description?: string } };
+};
+
+function valueOf(answer: Evaluated): unknown {
+  if (answer.exceptionDetails) throw new Error(answer.exceptionDetails.exception?.description ?? answer.exceptionDetails.text);
+  return answer.result.value;
+}
+
+/** The isolated world last made on each page's current document. */
+const worlds = new WeakMap<CDPSession, number>();
+
+/** A new isolated world on the main frame's current document (a world lives as long as its document). */
 async function isolatedWorld(cdp: CDPSession): Promise<number> {
   let frameId = mainFrames.get(cdp);
   if (!frameId) {
