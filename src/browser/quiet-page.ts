@@ -37,11 +37,11 @@ export async function evaluateQuietly(page: Page, expression: string): Promise<u
     const answer = await cdp
       .send('Runtime.evaluate', { expression, contextId, returnByValue: true, awaitPromise: true })
       .catch((error: Error) => (/context/i.test(error.message) ? undefined : Promise.reject(error)));
-    if (answer) return valueOf(answer);
+    if (answer) return resultOf(answer);
   }
   contextId = await isolatedWorld(cdp);
   worlds.set(cdp, contextId);
-  return valueOf(await cdp.send('Runtime.evaluate', { expression, contextId, returnByValue: true, awaitPromise: true }));
+  return resultOf(await cdp.send('Runtime.evaluate', { expression, contextId, returnByValue: true, awaitPromise: true }));
 }
 
 type Evaluated = Awaited<ReturnType<CDPSession['send']>> & {
@@ -49,7 +49,7 @@ type Evaluated = Awaited<ReturnType<CDPSession['send']>> & {
   exceptionDetails?: { text: string; exception?: { description?: string } };
 };
 
-function valueOf(answer: Evaluated): unknown {
+function resultOf(answer: Evaluated): unknown {
   if (answer.exceptionDetails) throw new Error(answer.exceptionDetails.exception?.description ?? answer.exceptionDetails.text);
   return answer.result.value;
 }

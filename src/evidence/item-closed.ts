@@ -37,7 +37,9 @@ export interface ItemRef {
 /**
  * Rewrites an item's evidence page from its chain as it is now, and adds the
  * item to its batch's seal when the batch was already sealed (an approval
- * decided, or a write compensated, after the batch ended). An item run
+ * decided, or a write compensated, after the batch ended). While its batch
+ * still runs, the page is left to the batch's end, which renders every item
+ * page anyway. An item run
  * outside a batch (its task folder has no list.json, which a batch writes
  * before it starts any item) gets a seal of its own. Returns the chain
  * and claim it rendered from; never throws, for the reason recordClosedItem gives.
@@ -51,13 +53,21 @@ export async function refreshItemEvidence(ctx: EvidenceContext, item: ItemRef): 
   let events: AuditEvent[] = [];
   let claim: Claim | undefined;
   try {
-    [events, claim] = await Promise.all([ctx.audit.events(item.key), ctx.claims.get(item.key)]);
-    const linked = linkedItemKeys(events).filter((k) => k !== item.key);
-    const [objects, batchPage, sealed, inBatch, ...linkedPages] = await Promise.all([
-      snapshotItemFolder(ctx, batch, item.key),
-      ctx.evidence.exists(batchKey(batch, 'batch.json')),
+    let sealed: boolean;
+    let inBatch: boolean;
+    [events, claim, sealed, inBatch] = await Promise.all([
+      ctx.audit.events(item.key),
+      ctx.claims.get(item.key),
       ctx.evidence.exists(batchKey(batch, SEAL_NAME)),
       ctx.evidence.exists(batchKey(batch, BATCH_LIST_NAME)),
+    ]);
+    // A batch still running renders every item's page at its end, with its siblings' and its own: rendering it
+    // now as well would cost each item a listing and a page, only to be replaced.
+    if (inBatch && !sealed) return { events, ...(claim ? { claim } : {}) };
+    const linked = linkedItemKeys(events).filter((k) => k !== item.key);
+    const [objects, batchPage, ...linkedPages] = await Promise.all([
+      snapshotItemFolder(ctx, batch, item.key),
+      ctx.evidence.exists(batchKey(batch, 'batch.json')),
       ...linked.map((k) => ctx.evidence.exists(evidenceKey({ ...batch, key: k }, PAGE_NAME))),
     ]);
     const siblingPages = new Set([item.key, ...linked.filter((_, i) => linkedPages[i])]);
