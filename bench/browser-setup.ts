@@ -33,7 +33,7 @@ export interface BrowserSetupReport {
     /** IdentitySessions.open on a warm browser with a stored session: context + session check + page, ready to act. */
     openTracedMs: Summary;
     openUntracedMs: Summary;
-    /** Of which the vendor answered the "still logged in?" probe. */
+    /** Vendor time during the open: none since a kept context is reused without a "still logged in?" probe. */
     vendorProbeMs: Summary;
     /** Closing a traced session: stop tracing, write and read the zip, close the context. */
     closeTracedMs: Summary;
