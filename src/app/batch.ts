@@ -8,6 +8,7 @@ import { readContextFor, readList, type ListedItem } from './vendor-reads.js';
 import type { Tenant } from '../config/schema.js';
 import type { SitePack } from '../sitepack/schema.js';
 import { withSession } from './sessions.js';
+import type { SessionPurpose } from '../browser/identity-sessions.js';
 import { own } from '../lib/own.js';
 import { sealBatchEvidence } from '../evidence/batch-end.js';
 import { escapeHtml } from '../http/html.js';
@@ -63,7 +64,8 @@ export function runFolder(batch: { tenant: string; taskId: string }, executionAr
  */
 async function warmItemSessions(s: Services, identity: string): Promise<void> {
   if (s.config.environment === 'aws') return;
-  await s.sessions.warm(identity, await s.secret(identity), ['write', 'readback']).catch(() => undefined);
+  const traced: SessionPurpose[] = s.config.evidence.write_trace ? ['write'] : [];
+  await s.sessions.warm(identity, await s.secret(identity), ['write', 'readback'], traced).catch(() => undefined);
 }
 
 export function parseBatch(raw: unknown): BatchRequest {

@@ -146,11 +146,17 @@ export class IdentitySessions {
    * first task of each purpose finds a kept context. Used where one process runs every step (the embedded stack):
    * the batch warms them while it reads the list.
    */
-  async warm(identityId: string, secret: IdentitySecret, purposes: readonly SessionPurpose[]): Promise<void> {
+  async warm(
+    identityId: string,
+    secret: IdentitySecret,
+    purposes: readonly SessionPurpose[],
+    /** The purposes whose tasks are traced: warmed with a trace too (discarded), since a context's first trace costs most. */
+    traced: readonly SessionPurpose[] = [],
+  ): Promise<void> {
     // One at a time: read and write share a login, so the second finds the first one's stored session.
     for (const purpose of purposes) {
       if ((this.idle.get(`${identityId}/${purpose}`)?.length ?? 0) > 0) continue;
-      const session = await this.open(identityId, secret, purpose, { trace: false });
+      const session = await this.open(identityId, secret, purpose, { trace: traced.includes(purpose) });
       // A context's first page on the vendor's site starts a renderer process for it (blanking the page later
       // keeps that process): one read of the pack's probe page here spares the batch's first item that start.
       await session.page
