@@ -26,7 +26,8 @@ export interface ForkedEmulators {
   stop(): Promise<void>;
 }
 
-function ask<T>(child: ChildProcess, message: unknown, accept: (m: unknown) => m is T): Promise<T> {
+/** Sends `message` (if any) to the forked local stack process and waits for the first answer `accept` takes. */
+export function ask<T>(child: ChildProcess, message: unknown, accept: (m: unknown) => m is T): Promise<T> {
   return new Promise<T>((done, fail) => {
     const onMessage = (m: unknown) => {
       if (!accept(m)) return;
@@ -36,7 +37,7 @@ function ask<T>(child: ChildProcess, message: unknown, accept: (m: unknown) => m
     };
     const onExit = (code: number | null) => {
       child.off('message', onMessage);
-      fail(new Error(`the forked emulators exited with code ${code} (their error is on stderr above)`));
+      fail(new Error(`the forked local stack process exited with code ${code} (its error is on stderr above)`));
     };
     child.on('message', onMessage);
     child.once('exit', onExit);
@@ -44,9 +45,10 @@ function ask<T>(child: ChildProcess, message: unknown, accept: (m: unknown) => m
   });
 }
 
-const isObjectWith =
-  (key: string) =>
-  (m: unknown): m is Record<string, unknown> =>
+/** Accepts an answer that is an object carrying `key`. */
+export const isObjectWith =
+  <K extends string>(key: K) =>
+  (m: unknown): m is Record<K, unknown> =>
     typeof m === 'object' && m !== null && key in m;
 
 /** Forks the emulators with their data under `dataDir` (dynamodb/, s3/) and the evidence bucket created. */

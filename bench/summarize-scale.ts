@@ -1,4 +1,4 @@
-import { fork, type ChildProcess } from 'node:child_process';
+import { fork } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -10,6 +10,7 @@ import type { Claim } from '../src/domain/claim.js';
 import { idempotencyKey } from '../src/domain/task.js';
 import { mapBounded } from '../src/lib/map-bounded.js';
 import { logger } from '../src/adapters/telemetry.js';
+import { ask, isObjectWith } from './forked-emulators.js';
 
 /**
  * Summarize's own cost at batch scale: the real summarizeBatch over N settled
@@ -52,26 +53,6 @@ const cpuNow = () => {
   const u = process.cpuUsage();
   return (u.user + u.system) / 1000;
 };
-
-function ask<T>(child: ChildProcess, message: unknown, accept: (m: unknown) => m is T): Promise<T> {
-  return new Promise<T>((done, fail) => {
-    const onMessage = (m: unknown) => {
-      if (!accept(m)) return;
-      child.off('message', onMessage);
-      child.off('exit', onExit);
-      done(m);
-    };
-    const onExit = (code: number | null) => fail(new Error(`the local stack process exited with code ${code}`));
-    child.on('message', onMessage);
-    child.once('exit', onExit);
-    if (message !== undefined) child.send(message as never);
-  });
-}
-
-const isObjectWith =
-  <K extends string>(key: K) =>
-  (m: unknown): m is Record<K, unknown> =>
-    typeof m === 'object' && m !== null && key in m;
 
 async function seedItems(s: WiredServices, taskId: string, count: number): Promise<{ manifestKey: string }> {
   const now = new Date().toISOString();
