@@ -8,16 +8,14 @@ import { assertSessionAlive, runSteps, type StepContext } from '../browser/execu
 import { resolveLocator, where } from '../browser/locate.js';
 import {
   describeField,
-  describeRows,
   findRows,
   firstRow,
   labelsOf,
   pageField,
   rowField,
-  tableRowsExpression,
+  readTableQuietly,
   type RowSet,
 } from '../browser/page-reading.js';
-import { evaluateQuietly } from '../browser/quiet-page.js';
 import type { OpenedSession } from '../browser/identity-sessions.js';
 import type { VendorApi } from '../adapters/vendor/vendor-api.js';
 import { parseExport } from './export-file.js';
@@ -133,18 +131,8 @@ async function readTableRowsQuietly(page: Page, ctx: ReadContext): Promise<RowSe
   const { list } = ctx.pack;
   const sources = [list.key, ...Object.values(list.fields)];
   if (sources.some((source) => source.locator)) return undefined;
-  const expression = tableRowsExpression(list.rows, labelsOf(sources));
-  if (!expression) return undefined;
-  const read = (await evaluateQuietly(page, expression)) as { headers: string[]; rows: RowSet['rows'] } | null;
-  if (!read || read.rows.length === 0) return undefined;
-  return {
-    describe: describeRows(list.rows),
-    headers: read.headers,
-    rows: read.rows,
-    row: () => {
-      throw new Error('a field read by locator needs findRows');
-    },
-  };
+  const read = await readTableQuietly(page, list.rows, labelsOf(sources));
+  return read && read.rows.length > 0 ? read : undefined;
 }
 
 async function listedItems(page: Page, ctx: ReadContext, set: RowSet): Promise<ListedItem[]> {

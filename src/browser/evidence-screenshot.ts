@@ -1,6 +1,6 @@
 import type { Page } from 'playwright-core';
 import { devtoolsOf, evaluateQuietly } from './quiet-page.js';
-import { keyedRowIndex, labelsOf, revealRowExpression, tableRowsExpression } from './page-reading.js';
+import { keyedRowIndex, labelsOf, readTableQuietly, revealRowExpression } from './page-reading.js';
 import { locateRow, type RowBinding } from './locate.js';
 
 /**
@@ -43,9 +43,7 @@ async function showRow(page: Page, row: RowBinding): Promise<boolean> {
 
 /** showRow through DevTools; undefined when only the locators can tell (rows that are not a table, a key read by locator). */
 async function showRowQuietly(page: Page, row: RowBinding): Promise<boolean | undefined> {
-  const expression = tableRowsExpression(row.list.rows, labelsOf([row.list.key]));
-  if (!expression) return undefined;
-  const read = (await evaluateQuietly(page, expression)) as (Parameters<typeof keyedRowIndex>[0] & { table: number }) | null;
+  const read = await readTableQuietly(page, row.list.rows, labelsOf([row.list.key]));
   if (!read) return undefined;
   const index = await keyedRowIndex(read, row.list.key, row.key);
   if (index === undefined) return undefined;

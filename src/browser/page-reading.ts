@@ -223,7 +223,7 @@ export async function findRows(page: Page, rows: Rows, labels: string[]): Promis
  * only (it runs in the page's own world, which the page's scripts share); decisions go through findRows.
  * Undefined when the rows are not a table (items and cards need Playwright's locators).
  */
-export function tableRowsExpression(rows: Rows, labels: string[]): string | undefined {
+function tableRowsExpression(rows: Rows, labels: string[]): string | undefined {
   if (!rows.table) return undefined;
   return `(() => {
     const namedTables = ${namedTables.toString()};
@@ -250,22 +250,34 @@ export function revealRowExpression(table: number, row: number): string {
   })()`;
 }
 
-/** Which of the rows a tableRowsExpression read is the item's: by column or label (a key read by locator: undefined). */
-export async function keyedRowIndex(
-  read: { headers: string[]; rows: RowText[] },
-  key: FieldSource,
-  wanted: string,
-): Promise<number | undefined> {
-  if (key.locator) return undefined;
-  const set: RowSet = {
-    describe: '',
-    rows: read.rows,
+/** A table's rows as readTableQuietly read them, with the table's index among TABLE_ELEMENTS (for revealRowExpression). */
+export type QuietRowSet = RowSet & { table: number };
+
+/**
+ * The list's table rows read in one quiet evaluation (tableRowsExpression). Undefined when only the locators
+ * can read it: rows that are not a table, no table carrying the exact name. Its `row()` refuses: a field read
+ * by locator needs findRows.
+ */
+export async function readTableQuietly(page: Page, rows: Rows, labels: string[]): Promise<QuietRowSet | undefined> {
+  const expression = tableRowsExpression(rows, labels);
+  if (!expression) return undefined;
+  const read = (await evaluateQuietly(page, expression)) as { table: number; headers: string[]; rows: RowText[] } | null;
+  if (!read) return undefined;
+  return {
+    describe: describeRows(rows),
+    table: read.table,
     headers: read.headers,
+    rows: read.rows,
     row: () => {
-      throw new Error('a key read by locator needs findRows');
+      throw new Error('a field read by locator needs findRows');
     },
   };
-  for (const row of read.rows) if ((await rowField(set, row, key)) === wanted) return row.index;
+}
+
+/** Which row of a quietly read table is the item's: by column or label (a key read by locator: undefined; none: -1). */
+export async function keyedRowIndex(set: RowSet, key: FieldSource, wanted: string): Promise<number | undefined> {
+  if (key.locator) return undefined;
+  for (const row of set.rows) if ((await rowField(set, row, key)) === wanted) return row.index;
   return -1;
 }
 
@@ -280,9 +292,7 @@ export async function rowCellShowsQuietly(
   text: string,
   exact: boolean,
 ): Promise<true | undefined> {
-  const expression = tableRowsExpression(row.list.rows, labelsOf([row.list.key]));
-  if (!expression) return undefined;
-  const read = (await evaluateQuietly(page, expression)) as { headers: string[]; rows: RowText[] } | null;
+  const read = await readTableQuietly(page, row.list.rows, labelsOf([row.list.key]));
   if (!read) return undefined;
   const index = await keyedRowIndex(read, row.list.key, row.key);
   const cells = read.rows.find((r) => r.index === index)?.cells ?? [];
