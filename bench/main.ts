@@ -5,6 +5,9 @@ import { renderMarkdown } from './report-markdown.js';
 import { runBenchmark } from './run-bench.js';
 
 process.env['AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED'] ??= 'true';
+// The deployed browser functions run without source-mapped stacks (cdk/lib/paperclip-function.ts says why): every path
+// is measured that way, rather than with the TypeScript loader mapping each stack Playwright reads.
+process.setSourceMapsEnabled(false);
 
 async function main(): Promise<number> {
   let flags: ReturnType<typeof parseBenchArgs>;

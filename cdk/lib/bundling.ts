@@ -116,6 +116,9 @@ export function handlerBundling(options: HandlerBundlingOptions): BundlingOption
   const packages = installedClosure(options.projectRoot, BROWSER_NODE_MODULES);
   return {
     ...common,
+    // Readable stacks without --enable-source-maps (paperclip-function.ts says why these functions run without it).
+    minify: false,
+    keepNames: true,
     externalModules: [...BROWSER_NODE_MODULES],
     commandHooks: {
       beforeBundling: () => [],

@@ -41,6 +41,14 @@ export interface PaperclipFunctionProps {
 }
 
 /**
+ * Stack traces point at the TypeScript sources (the bundle ships .map files, not the sources), except in the
+ * browser functions: there Playwright reads an Error's stack on every call it makes, and mapping each one cost
+ * about a tenth of the guarded write's Node CPU (BENCHMARKS.md). Their bundle is not minified instead, so a stack
+ * still names functions and lines of readable code; the .map file maps it to the sources afterwards.
+ */
+const SOURCE_MAPPED_STACKS = (browser: boolean): Record<string, string> => (browser ? {} : { NODE_OPTIONS: '--enable-source-maps' });
+
+/**
  * One handler from lambdas/: its own role (no AWS managed policies: logs only
  * to its own group), its own log group with retention, Powertools settings.
  */
@@ -104,8 +112,7 @@ export class PaperclipFunction extends Construct {
         POWERTOOLS_TRACE_ENABLED: String(props.tracing),
         POWERTOOLS_TRACER_CAPTURE_RESPONSE: 'false',
         POWERTOOLS_TRACER_CAPTURE_ERROR: 'true',
-        // Stack traces point at the TypeScript sources (the bundle ships .map files, not the sources).
-        NODE_OPTIONS: '--enable-source-maps',
+        ...SOURCE_MAPPED_STACKS(props.browser),
         PAPERCLIP_CONFIG: CONFIG_PATH_IN_LAMBDA,
         PAPERCLIP_AWS_REGION: Aws.REGION,
         ...props.environment,

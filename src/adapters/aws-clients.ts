@@ -4,7 +4,7 @@ import { S3Client } from '@aws-sdk/client-s3';
 import { SESv2Client } from '@aws-sdk/client-sesv2';
 import { SFNClient } from '@aws-sdk/client-sfn';
 import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
-import { tracer } from './telemetry.js';
+import { traced } from './telemetry.js';
 
 /**
  * The AWS SDK clients of one process. Only adapters hold them; the app layer
@@ -40,9 +40,8 @@ function clientConfig(region: string, endpoint: string | undefined) {
   };
 }
 
-/** Every client is captured by the tracer: one X-Ray subsegment per call on AWS, nothing where tracing is off. */
+/** Every client is traced: one X-Ray subsegment per call on AWS where tracing is on (telemetry.ts). */
 export function createAwsClients(region: string, endpoints: AwsEndpoints): AwsClients {
-  const traced = <C>(client: C): C => tracer.captureAWSv3Client(client);
   return {
     db: DynamoDBDocumentClient.from(traced(new DynamoDBClient(clientConfig(region, endpoints.dynamodb))), {
       marshallOptions: { removeUndefinedValues: true },

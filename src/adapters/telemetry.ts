@@ -1,19 +1,32 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { Logger } from '@aws-lambda-powertools/logger';
-import { Tracer } from '@aws-lambda-powertools/tracer';
 
 /**
  * Logs and traces the Powertools way. The logger writes one JSON object per
  * line (CloudWatch Logs on AWS); its level comes from POWERTOOLS_LOG_LEVEL or
  * the function's log level. The tracer records X-Ray subsegments for every
- * captured AWS SDK client; it switches itself off outside Lambda (locally, in
- * tests) and where POWERTOOLS_TRACE_ENABLED is "false" (functions deployed
- * without active tracing).
+ * captured AWS SDK client, only in Lambda and only where POWERTOOLS_TRACE_ENABLED
+ * is not "false" (functions deployed without active tracing).
  */
 const serviceName = process.env['POWERTOOLS_SERVICE_NAME'] ?? 'paperclip';
 
 export const logger = new Logger({ serviceName });
-export const tracer = new Tracer({ serviceName });
+
+/**
+ * Whether X-Ray subsegments are recorded here: the Powertools tracer's own rule (in Lambda, not SAM local, not
+ * switched off). The tracer is loaded only then, because the X-Ray SDK installs a process-wide async hook as soon
+ * as it is imported, tracing or not, and that hook taxes every promise the process makes (Playwright makes many).
+ */
+export function tracingEnabled(env: NodeJS.ProcessEnv = process.env): boolean {
+  return Boolean(env['AWS_EXECUTION_ENV']) && env['AWS_SAM_LOCAL'] !== 'true' && env['POWERTOOLS_TRACE_ENABLED']?.toLowerCase() !== 'false';
+}
+
+const tracer = tracingEnabled() ? new (await import('@aws-lambda-powertools/tracer')).Tracer({ serviceName }) : undefined;
+
+/** An AWS SDK client whose calls become X-Ray subsegments where tracing is on; the client itself elsewhere. */
+export function traced<C>(client: C): C {
+  return tracer ? tracer.captureAWSv3Client(client) : client;
+}
 
 /** What every log line of one invocation carries, so a write's lines are found by its key. */
 export interface Correlation {

@@ -139,6 +139,16 @@ describe('functions', () => {
     }
   });
 
+  it('maps stack traces to the sources except in the browser functions, where Playwright reads a stack on every call', () => {
+    for (const name of allNames) {
+      const env = fn(name).Properties['Environment'].Variables as Record<string, unknown>;
+      const browser = (browserNames as string[]).includes(name);
+      assert.equal(env['NODE_OPTIONS'], browser ? undefined : '--enable-source-maps', name);
+    }
+    const bundle = readFileSync(join(assetDirOf(fn('browser-write')), 'index.mjs'), 'utf8');
+    assert.match(bundle, /\nasync function browserWrite\(/, 'the browser bundle keeps readable function names and lines');
+  });
+
   it('sends every function and workflow to its own log group with a retention', () => {
     const logGroups = Object.fromEntries(resources(template, 'AWS::Logs::LogGroup'));
     for (const [, group] of Object.entries(logGroups)) {
