@@ -3,8 +3,10 @@ import { fillTemplate, type Scope } from '../sitepack/action-language.js';
 import type { SitePack } from '../sitepack/schema.js';
 import { StructuredContractMissingError } from '../domain/errors.js';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { describeField, findRows, labelsOf, rowField } from './page-reading.js';
+import { randomUUID } from 'node:crypto';
+import { describeField, findRows, keyedRowIndex, labelsOf, readTableQuietly, ROW_TAG, rowField, tagRowExpression } from './page-reading.js';
 import { resolveLocator } from './resolve-locator.js';
+import { evaluateQuietly } from './quiet-page.js';
 
 export { resolveLocator };
 
@@ -22,9 +24,11 @@ export interface RowBinding {
  * as `X"] , tr[data-bill` is just a string that matches nothing.
  */
 export async function locateRow(page: Page, binding: RowBinding, timeoutMs = 10_000): Promise<PwLocator> {
+  const deadline = Date.now() + timeoutMs;
+  const quiet = await locateRowQuietly(page, binding, deadline).catch(() => undefined);
+  if (quiet) return quiet;
   const { rows, key } = binding.list;
   // Single-page apps render rows after load: read until the first one shows (one cheap read on a rendered page).
-  const deadline = Date.now() + timeoutMs;
   let set = await findRows(page, rows, labelsOf([key]));
   while (set.rows.length === 0 && Date.now() < deadline) {
     await sleep(Math.min(ROW_POLL_MS, Math.max(0, deadline - Date.now())));
@@ -43,6 +47,32 @@ export async function locateRow(page: Page, binding: RowBinding, timeoutMs = 10_
     `no row of ${set.describe} on ${where(page)} has list.key (${describeField(key)}) equal to the item key`,
     { rows: set.describe, key: binding.key, url: page.url() },
   );
+}
+
+/**
+ * locateRow for a list that is a table, without a Playwright call: the rows are read and the item's row is tagged
+ * with a one-time token in an isolated world (quiet-page.ts), and the locator is that token. Playwright's own
+ * reading costs two traced round trips and, on every new document, a second injection of its script; the click
+ * that follows still goes through Playwright's locator and its checks. The tag also pins the element: a row the
+ * page re-rendered or re-sorted in between is not tagged (or loses the tag), so the step finds nothing and fails
+ * instead of acting on whatever row now sits at that position. Undefined where only the locators can tell (rows
+ * that are not a table, a key read by locator) and where the row is not found: locateRow's own reading then
+ * decides, with its messages.
+ */
+async function locateRowQuietly(page: Page, binding: RowBinding, deadline: number): Promise<PwLocator | undefined> {
+  const { rows, key } = binding.list;
+  let read = await readTableQuietly(page, rows, labelsOf([key]));
+  while (read && read.rows.length === 0 && Date.now() < deadline) {
+    await sleep(Math.min(ROW_POLL_MS, Math.max(0, deadline - Date.now())));
+    read = await readTableQuietly(page, rows, labelsOf([key]));
+  }
+  if (!read) return undefined;
+  const index = await keyedRowIndex(read, key, binding.key);
+  const row = read.rows.find((r) => r.index === index);
+  if (index === undefined || !row) return undefined;
+  const token = randomUUID();
+  const tagged = await evaluateQuietly(page, tagRowExpression(read.table, index, row.text, token));
+  return tagged === true ? page.locator(`[${ROW_TAG}="${token}"]`) : undefined;
 }
 
 /** How often a list that has not rendered its rows yet is read again. */

@@ -250,6 +250,26 @@ export function revealRowExpression(table: number, row: number): string {
   })()`;
 }
 
+/** The attribute a quietly located row is tagged with (tagRowExpression): a one-time token, never a value from the page. */
+export const ROW_TAG = 'data-paperclip-row';
+
+/**
+ * Tags row `row` of the table `table` (indexes as tableRowsExpression returned them) with `token`, if it still shows
+ * `text` (what the read saw): a row the page re-rendered or re-sorted since is not tagged. Tags of earlier lookups
+ * are removed, so one row at most carries one.
+ */
+export function tagRowExpression(table: number, row: number, text: string, token: string): string {
+  return `(() => {
+    ${PAGE_HELPERS}
+    for (const old of document.querySelectorAll(${JSON.stringify(`[${ROW_TAG}]`)})) old.removeAttribute(${JSON.stringify(ROW_TAG)});
+    const tables = document.querySelectorAll(${JSON.stringify(TABLE_ELEMENTS)});
+    const element = tables[${table}] && tables[${table}].querySelectorAll('tr, [role=row]')[${row}];
+    if (!element || textOf(element) !== ${JSON.stringify(text)}) return false;
+    element.setAttribute(${JSON.stringify(ROW_TAG)}, ${JSON.stringify(token)});
+    return true;
+  })()`;
+}
+
 /** A table's rows as readTableQuietly read them, with the table's index among TABLE_ELEMENTS (for revealRowExpression). */
 export type QuietRowSet = RowSet & { table: number };
 
