@@ -36,6 +36,11 @@ export interface OpenedSession {
   markActed(): void;
   /** The task failed: close this context instead of handing it to the next task. */
   discardOnClose(): void;
+  /**
+   * Stops tracing (if on) and returns the trace zip; the page stays usable (a DevTools capture is not a traced
+   * action). Lets the last picture be taken while the trace is written. Idempotent; close() returns the same zip.
+   */
+  stopTrace(): Promise<Buffer | undefined>;
   /** Stops tracing (if on) and returns the trace zip, then releases the context. */
   close(): Promise<Buffer | undefined>;
 }
@@ -122,6 +127,8 @@ export class IdentitySessions {
     let discard = false;
     let acted = false;
     let closing: Promise<Buffer | undefined> | undefined;
+    let stopping: Promise<Buffer | undefined> | undefined;
+    const stopTrace = () => (stopping ??= options.trace ? stopTracing(taken.context, this.pack.pageSecrets) : Promise.resolve(undefined));
     return {
       context: taken.context,
       page: taken.page,
@@ -136,8 +143,9 @@ export class IdentitySessions {
       discardOnClose: () => {
         discard = true;
       },
+      stopTrace,
       // Idempotent: the caller may close early to collect the trace, and a finally block closes again.
-      close: () => (closing ??= this.release(slot, taken, options.trace, discard)),
+      close: () => (closing ??= this.release(slot, taken, stopTrace, discard)),
     };
   }
 
@@ -241,11 +249,16 @@ export class IdentitySessions {
     return browser.newContext({ ...CONTEXT_OPTIONS, storageState });
   }
 
-  private async release(slot: string, lease: Lease, traced: boolean, discard: boolean): Promise<Buffer | undefined> {
+  private async release(
+    slot: string,
+    lease: Lease,
+    stopTrace: () => Promise<Buffer | undefined>,
+    discard: boolean,
+  ): Promise<Buffer | undefined> {
     let trace: Buffer | undefined;
     let keep = !discard && !lease.crashed && lease.uses < this.limits.maxUses;
     try {
-      if (traced) trace = await stopTracing(lease.context, this.pack.pageSecrets);
+      trace = await stopTrace();
     } catch {
       keep = false;
     }

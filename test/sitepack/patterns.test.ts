@@ -60,6 +60,7 @@ describe('site pack v2 patterns', () => {
       acted: false,
       markActed: () => undefined,
       discardOnClose: () => undefined,
+      stopTrace: async () => undefined,
       close: async () => undefined,
     };
   });

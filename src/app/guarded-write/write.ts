@@ -74,6 +74,11 @@ export async function browserWrite(s: Services, state: ItemState): Promise<Write
       needBefore = false;
       await picture(current, 'before.png');
     };
+    let traceStored = false;
+    const storeTrace = (trace: Buffer) => {
+      traceStored = true;
+      return s.evidence.put(evidenceKey(item, 'trace.zip'), trace, 'application/zip');
+    };
     let committed = false;
     let page = session.page;
     try {
@@ -138,7 +143,10 @@ export async function browserWrite(s: Services, state: ItemState): Promise<Write
       await throwOnWriteFeedback(s, page);
       const settledPage = tier?.settled ? await settled(page, tier.settled, ctx) : undefined;
       if (settledPage) page = settledPage.page;
-      await picture(page, 'after.png');
+      // Nothing is clicked after this: the trace is written while the after picture is taken (a DevTools capture,
+      // never part of the trace), and uploaded with the pictures.
+      const [, trace] = await Promise.all([picture(page, 'after.png'), session.stopTrace().catch(() => undefined)]);
+      if (trace) uploads.push(storeTrace(trace));
       // Whether the after picture shows the settled page, or the page as it was when the wait ran out.
       await s.audit.append(item.key, {
         type: 'after_pictured',
@@ -168,7 +176,7 @@ export async function browserWrite(s: Services, state: ItemState): Promise<Write
       throw new AmbiguousOutcomeError(`write may have landed: ${(error as Error).message}`, {}, { cause: error });
     } finally {
       const trace = await session.close().catch(() => undefined);
-      if (trace) evidence.push(await s.evidence.put(evidenceKey(item, 'trace.zip'), trace, 'application/zip'));
+      if (trace && !traceStored) evidence.push(await storeTrace(trace));
     }
   });
 }
