@@ -26,7 +26,9 @@ async function listPage(bills: string[]): Promise<Page> {
 }
 
 function rowsHtml(bills: string[]): string {
-  return bills.map((b) => `<tr><td>${b}</td><td><button type="button" onclick="window.pressed.push('${b}')">处理</button></td></tr>`).join('');
+  return bills
+    .map((b) => `<tr><td>${b}</td><td><button type="button" onclick="window.pressed.push('${b}')">处理</button></td></tr>`)
+    .join('');
 }
 
 const pressed = (page: Page) => page.evaluate(() => (window as unknown as { pressed: string[] }).pressed);
@@ -48,9 +50,12 @@ test('a located row the page has drawn anew is not clicked at all: the step find
   const page = await listPage(['B-1', 'B-2', 'B-3']);
   const row = await locateRow(page, { list, key: 'B-2' }, 1000);
   // A re-render replaces the elements (here in another order): nothing may stand in for the row that was read.
-  await page.evaluate((html) => {
-    document.querySelector('tbody')!.innerHTML = html;
-  }, rowsHtml(['B-2', 'B-3', 'B-1']));
+  await page.evaluate(
+    (html) => {
+      document.querySelector('tbody')!.innerHTML = html;
+    },
+    rowsHtml(['B-2', 'B-3', 'B-1']),
+  );
   await assert.rejects(row.getByRole('button', { name: '处理' }).click({ timeout: 500 }), /Timeout/);
   assert.deepEqual(await pressed(page), []);
   await page.close();
