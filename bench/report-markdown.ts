@@ -532,5 +532,27 @@ function guaranteeCosts(r: BenchReport, head: 'on' | 'off'): string {
     `- **Legible before/after pictures**: ${f(shotCount, 0)} viewport screenshots per item (${shots.map(([name]) => name).join(', ')}) at ${f(capture)} ms each: ~${f(shotCount * capture)} ms.`,
     `- **The write's trace**: ${traceCost}.`,
     `- **Hashed and sealed evidence**: Complete ${f(step('Complete')?.meanMs)} ms mean per item (record, pages, audit chain); the batch's seal is in its Summarize step.`,
+    '',
+    medianBudget(r, head),
   ].join('\n');
+}
+
+/**
+ * The median target as arithmetic: what 1.25x V1 leaves the guard, against what the steps V1 has no counterpart for
+ * take (routing, the claim, the independent readback, closing the item).
+ */
+function medianBudget(r: BenchReport, head: 'on' | 'off'): string {
+  const v1 = r.latency.rawEvidence.median;
+  const guarded = r.latency.guarded[head]!.median;
+  const steps = r.vendorSplit.guarded[head]!.steps;
+  const median = (name: string) => steps.find((st) => st.step === name)?.medianMs ?? 0;
+  const own = ['ValidateRoute', 'Claim', 'Readback', 'Complete'];
+  const ownMs = own.reduce((sum, name) => sum + median(name), 0);
+  return (
+    `The median target leaves the guard ${f(0.25 * v1)} ms over V1's ${f(v1)} ms. The steps V1 has no counterpart for take ` +
+    `${f(ownMs)} ms of the guarded median (${own.map((name) => `${name} ${f(median(name))}`).join(', ')}), the independent ` +
+    `readback ${f(median('Readback'))} ms of it alone (${f(median('Readback') / v1, 2)}x V1's median); BrowserWrite, which does what ` +
+    `V1's item does plus the claim's move to WRITING and the before-commit picture, takes ${f(median('BrowserWrite'))} ms ` +
+    `(${f(median('BrowserWrite') / v1, 2)}x). The guarded median is ${f(guarded)} ms.`
+  );
 }
