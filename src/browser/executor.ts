@@ -204,7 +204,9 @@ export async function runStep(page: Page, step: Step, ctx: StepContext): Promise
     return { page, screenshot: { as: step.as, body: await page.screenshot({ fullPage: true }) } };
   }
 
-  const root = await scopeRoot(page, step.within, ctx.row, timeout, ctx.params);
+  // A step that acts in the item's row acts on the row it found, never on whatever row later sits at its position.
+  const acts = step.action === 'click' || step.action === 'fill' || step.action === 'select' || step.action === 'download';
+  const root = await scopeRoot(page, step.within, ctx.row, timeout, ctx.params, { pin: acts });
   const target = resolveLocator(root, step.target, ctx.params).first();
   // Click, fill and select wait for their target themselves; only a failure needs the explanation (actOrExplain).
   if (step.action === 'extract' || step.action === 'download') await visibleOrExplain(page, target, step, ctx, timeout);

@@ -22,11 +22,15 @@ export interface RowBinding {
  * Finds the row whose key equals the item key. The key is read from each row
  * and compared as a value, never written into a selector, so a bill number such
  * as `X"] , tr[data-bill` is just a string that matches nothing.
+ *
+ * With `pin` (a step about to act in the row: click, fill, select, download), a table row is pinned when it can be
+ * (pinRowQuietly); a check (a wait, a stage's done test, the settled state) keeps finding the row by position,
+ * so a list the page redraws is checked again rather than read as "gone".
  */
-export async function locateRow(page: Page, binding: RowBinding, timeoutMs = 10_000): Promise<PwLocator> {
+export async function locateRow(page: Page, binding: RowBinding, timeoutMs = 10_000, options: { pin?: boolean } = {}): Promise<PwLocator> {
   const deadline = Date.now() + timeoutMs;
-  const quiet = await locateRowQuietly(page, binding, deadline).catch(() => undefined);
-  if (quiet) return quiet;
+  const pinned = options.pin ? await pinRowQuietly(page, binding).catch(() => undefined) : undefined;
+  if (pinned) return pinned;
   const { rows, key } = binding.list;
   // Single-page apps render rows after load: read until the first one shows (one cheap read on a rendered page).
   let set = await findRows(page, rows, labelsOf([key]));
@@ -50,29 +54,37 @@ export async function locateRow(page: Page, binding: RowBinding, timeoutMs = 10_
 }
 
 /**
- * locateRow for a list that is a table, without a Playwright call: the rows are read and the item's row is tagged
- * with a one-time token in an isolated world (quiet-page.ts), and the locator is that token. Playwright's own
- * reading costs two traced round trips and, on every new document, a second injection of its script; the click
- * that follows still goes through Playwright's locator and its checks. The tag also pins the element: a row the
- * page re-rendered or re-sorted in between is not tagged (or loses the tag), so the step finds nothing and fails
- * instead of acting on whatever row now sits at that position. Undefined where only the locators can tell (rows
- * that are not a table, a key read by locator) and where the row is not found: locateRow's own reading then
- * decides, with its messages.
+ * The item's row of a table, found without a Playwright call and pinned for the step that acts in it. The table is
+ * read in an isolated world (quiet-page.ts), the row whose key equals the item key is tagged with a one-time token,
+ * and the locator is that token, narrowed to an element that still shows the key as a whole word: Playwright checks
+ * both when it acts. So a row the page moves (a re-sort) is followed, and a row it redraws, or rewrites in place to
+ * show another bill, matches nothing, and the step fails instead of acting on another bill. Playwright's own reading
+ * would cost two traced round trips and, on a new page, a second injection of its script.
+ *
+ * Undefined, and locateRow's reading decides with its messages, wherever the pin could not hold that promise: rows
+ * that are not a table, a key read by locator, a key the row's text does not show (a form value), no rows yet (a
+ * page still rendering: locateRow waits for it), the row not found, or the row changed before it was tagged.
  */
-async function locateRowQuietly(page: Page, binding: RowBinding, deadline: number): Promise<PwLocator | undefined> {
+async function pinRowQuietly(page: Page, binding: RowBinding): Promise<PwLocator | undefined> {
   const { rows, key } = binding.list;
-  let read = await readTableQuietly(page, rows, labelsOf([key]));
-  while (read && read.rows.length === 0 && Date.now() < deadline) {
-    await sleep(Math.min(ROW_POLL_MS, Math.max(0, deadline - Date.now())));
-    read = await readTableQuietly(page, rows, labelsOf([key]));
-  }
+  const read = await readTableQuietly(page, rows, labelsOf([key]));
   if (!read) return undefined;
   const index = await keyedRowIndex(read, key, binding.key);
   const row = read.rows.find((r) => r.index === index);
-  if (index === undefined || !row) return undefined;
+  const shown = wholeWord(binding.key);
+  if (index === undefined || !row || !shown.test(row.text)) return undefined;
   const token = randomUUID();
   const tagged = await evaluateQuietly(page, tagRowExpression(read.table, index, row.text, token));
-  return tagged === true ? page.locator(`[${ROW_TAG}="${token}"]`) : undefined;
+  return tagged === true ? page.locator(`[${ROW_TAG}="${token}"]`).filter({ hasText: shown }) : undefined;
+}
+
+/**
+ * The key as a whole word of a text: `B-1` is not found in `B-10` or `AB-1`. Built from the escaped value, never as
+ * syntax, and without flags or Unicode classes, which Playwright does not carry into the page.
+ */
+function wholeWord(value: string): RegExp {
+  const escaped = value.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
+  return new RegExp(`(?<![A-Za-z0-9])${escaped}(?![A-Za-z0-9])`);
 }
 
 /** How often a list that has not rendered its rows yet is read again. */
@@ -112,13 +124,14 @@ export async function scopeRoot(
   row: RowBinding | undefined,
   timeoutMs = 10_000,
   params: Readonly<Record<string, string>> = {},
+  options: { pin?: boolean } = {},
 ): Promise<Root> {
   // Names and texts of scopes are filled from params as data, like a locator's ('Edit {{billNo}}').
   const text = (value: string) => fillTemplate(value, params);
   if (!scope) return page;
   if (scope.row) {
     if (!row) throw new Error('a step scoped to the row needs the item key');
-    return locateRow(page, row, timeoutMs);
+    return locateRow(page, row, timeoutMs, options);
   }
   if (scope.dialog === true) return page.getByRole('dialog').or(page.getByRole('alertdialog')).filter({ visible: true }).last();
   if (scope.dialog) {

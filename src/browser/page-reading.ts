@@ -218,9 +218,9 @@ export async function findRows(page: Page, rows: Rows, labels: string[]): Promis
 }
 
 /**
- * The same reading as findRows for a list of table rows, as one expression to evaluate in the page through
- * DevTools: no Playwright call, so nothing is recorded in a running trace. For placing evidence pictures
- * only (it runs in the page's own world, which the page's scripts share); decisions go through findRows.
+ * The same reading as findRows for a list of table rows, as one expression to evaluate in an isolated world of
+ * the page through DevTools (quiet-page.ts): no Playwright call, so nothing is recorded in a running trace. Only
+ * the main document's light DOM is read (no shadow roots, no frames): where that finds no table, findRows decides.
  * Undefined when the rows are not a table (items and cards need Playwright's locators).
  */
 function tableRowsExpression(rows: Rows, labels: string[]): string | undefined {

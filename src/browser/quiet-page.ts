@@ -9,8 +9,11 @@ import type { CDPSession, Page } from 'playwright-core';
  * picture or rules out a message is not an action anyone needs to replay.
  *
  * Expressions run in an isolated world of the main frame, as Playwright's own
- * do: the page's scripts cannot redefine what they call. What they say is a
- * hint or a quick "no"; decisions are made through Playwright's locators.
+ * do: the page's scripts cannot redefine what they call. What they say places
+ * a picture, rules something out, or picks the row a step acts in; whatever
+ * acts (a click, a fill) still goes through Playwright's locators and checks,
+ * and a row picked here is pinned so that Playwright finds that row or
+ * nothing (locate.ts).
  */
 
 const sessions = new WeakMap<Page, Promise<CDPSession>>();

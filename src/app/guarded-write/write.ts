@@ -74,10 +74,12 @@ export async function browserWrite(s: Services, state: ItemState): Promise<Write
       needBefore = false;
       await picture(current, 'before.png');
     };
+    // Set once the upload succeeded: a failed one is tried again when the session closes.
     let traceStored = false;
-    const storeTrace = (trace: Buffer) => {
+    const storeTrace = async (trace: Buffer) => {
+      const stored = await s.evidence.put(evidenceKey(item, 'trace.zip'), trace, 'application/zip');
       traceStored = true;
-      return s.evidence.put(evidenceKey(item, 'trace.zip'), trace, 'application/zip');
+      return stored;
     };
     let committed = false;
     let page = session.page;
@@ -143,8 +145,9 @@ export async function browserWrite(s: Services, state: ItemState): Promise<Write
       await throwOnWriteFeedback(s, page);
       const settledPage = tier?.settled ? await settled(page, tier.settled, ctx) : undefined;
       if (settledPage) page = settledPage.page;
-      // Nothing is clicked after this: the trace is written while the after picture is taken (a DevTools capture,
-      // never part of the trace), and uploaded with the pictures.
+      // Nothing is clicked after this: the trace is written while the after picture is taken (a DevTools capture
+      // where the row can be placed quietly; otherwise a few lookups may or may not make it into the trace), and
+      // uploaded with the pictures.
       const [, trace] = await Promise.all([picture(page, 'after.png'), session.stopTrace().catch(() => undefined)]);
       if (trace) uploads.push(storeTrace(trace));
       // Whether the after picture shows the settled page, or the page as it was when the wait ran out.
