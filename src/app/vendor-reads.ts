@@ -195,8 +195,9 @@ export async function readList(
       const before = (await readRowsOnPage(page(), ctx)).length;
       if (!(await more.isVisible().catch(() => false)) || !(await more.isEnabled().catch(() => false))) break;
       await more.click();
+      // A list that redraws while it loads shows no rows for a moment: only the deadline makes that a failure.
       await waitUntil(
-        async () => (await readRowsOnPage(page(), ctx)).length > before,
+        async () => (await readRowsOnPage(page(), ctx).catch(() => [])).length > before,
         ctx,
         () => {
           throw new StructuredContractMissingError(

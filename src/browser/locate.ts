@@ -56,13 +56,13 @@ export async function locateRow(page: Page, binding: RowBinding, timeoutMs = 10_
 /**
  * The item's row of a table, found without a Playwright call and pinned for the step that acts in it. The table is
  * read in an isolated world (quiet-page.ts), the row whose key equals the item key is tagged with a one-time token,
- * and the locator is that token, narrowed to an element that still shows the key as a whole word: Playwright checks
- * both when it acts. So a row the page moves (a re-sort) is followed, and a row it redraws, or rewrites in place to
- * show another bill, matches nothing, and the step fails instead of acting on another bill. Playwright's own reading
- * would cost two traced round trips and, on a new page, a second injection of its script.
+ * and the locator is that token, narrowed to an element that still has a cell showing exactly the key: Playwright
+ * checks both when it acts. So a row the page moves (a re-sort) is followed, and a row it redraws, or rewrites in
+ * place to show another bill, matches nothing, and the step fails instead of acting on another bill. Playwright's
+ * own reading would cost two traced round trips and, on a new page, a second injection of its script.
  *
  * Undefined, and locateRow's reading decides with its messages, wherever the pin could not hold that promise: rows
- * that are not a table, a key read by locator, a key the row's text does not show (a form value), no rows yet (a
+ * that are not a table, a key read by locator, label or regex rather than shown whole in a cell, no rows yet (a
  * page still rendering: locateRow waits for it), the row not found, or the row changed before it was tagged.
  */
 async function pinRowQuietly(page: Page, binding: RowBinding): Promise<PwLocator | undefined> {
@@ -71,20 +71,11 @@ async function pinRowQuietly(page: Page, binding: RowBinding): Promise<PwLocator
   if (!read) return undefined;
   const index = await keyedRowIndex(read, key, binding.key);
   const row = read.rows.find((r) => r.index === index);
-  const shown = wholeWord(binding.key);
-  if (index === undefined || !row || !shown.test(row.text)) return undefined;
+  if (index === undefined || !row || !row.cells.includes(binding.key)) return undefined;
   const token = randomUUID();
   const tagged = await evaluateQuietly(page, tagRowExpression(read.table, index, row.text, token));
-  return tagged === true ? page.locator(`[${ROW_TAG}="${token}"]`).filter({ hasText: shown }) : undefined;
-}
-
-/**
- * The key as a whole word of a text: `B-1` is not found in `B-10` or `AB-1`. Built from the escaped value, never as
- * syntax, and without flags or Unicode classes, which Playwright does not carry into the page.
- */
-function wholeWord(value: string): RegExp {
-  const escaped = value.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
-  return new RegExp(`(?<![A-Za-z0-9])${escaped}(?![A-Za-z0-9])`);
+  if (tagged !== true) return undefined;
+  return page.locator(`[${ROW_TAG}="${token}"]`).filter({ has: page.getByText(binding.key, { exact: true }) });
 }
 
 /** How often a list that has not rendered its rows yet is read again. */
