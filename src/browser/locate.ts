@@ -71,9 +71,9 @@ async function pinRowQuietly(page: Page, binding: RowBinding): Promise<PwLocator
   if (!read) return undefined;
   const index = await keyedRowIndex(read, key, binding.key);
   const row = read.rows.find((r) => r.index === index);
-  if (index === undefined || !row || !row.cells.includes(binding.key)) return undefined;
+  if (!row?.cells.includes(binding.key)) return undefined;
   const token = randomUUID();
-  const tagged = await evaluateQuietly(page, tagRowExpression(read.table, index, row.text, token));
+  const tagged = await evaluateQuietly(page, tagRowExpression(read.table, row.index, row.text, token));
   if (tagged !== true) return undefined;
   return page.locator(`[${ROW_TAG}="${token}"]`).filter({ has: page.getByText(binding.key, { exact: true }) });
 }

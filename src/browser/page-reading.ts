@@ -238,11 +238,18 @@ function tableRowsExpression(rows: Rows, labels: string[]): string | undefined {
   })()`;
 }
 
+/** The page-side expression for row `row` of the table `table` (indexes as tableRowsExpression returned them), or undefined. */
+function rowAtExpression(table: number, row: number): string {
+  return `(() => {
+    const tables = document.querySelectorAll(${JSON.stringify(TABLE_ELEMENTS)});
+    return tables[${table}] ? tables[${table}].querySelectorAll('tr, [role=row]')[${row}] : undefined;
+  })()`;
+}
+
 /** Scrolls row `row` of the table `table` (indexes as tableRowsExpression returned them) into view, centred, if it is off screen. */
 export function revealRowExpression(table: number, row: number): string {
   return `(() => {
-    const tables = document.querySelectorAll(${JSON.stringify(TABLE_ELEMENTS)});
-    const element = tables[${table}] && tables[${table}].querySelectorAll('tr, [role=row]')[${row}];
+    const element = ${rowAtExpression(table, row)};
     if (!element) return false;
     const box = element.getBoundingClientRect();
     if (box.top < 0 || box.bottom > window.innerHeight) element.scrollIntoView({ block: 'center' });
@@ -262,8 +269,7 @@ export function tagRowExpression(table: number, row: number, text: string, token
   return `(() => {
     ${PAGE_HELPERS}
     for (const old of document.querySelectorAll(${JSON.stringify(`[${ROW_TAG}]`)})) old.removeAttribute(${JSON.stringify(ROW_TAG)});
-    const tables = document.querySelectorAll(${JSON.stringify(TABLE_ELEMENTS)});
-    const element = tables[${table}] && tables[${table}].querySelectorAll('tr, [role=row]')[${row}];
+    const element = ${rowAtExpression(table, row)};
     if (!element || textOf(element) !== ${JSON.stringify(text)}) return false;
     element.setAttribute(${JSON.stringify(ROW_TAG)}, ${JSON.stringify(token)});
     return true;

@@ -51,6 +51,12 @@ describe('guarded write path on the embedded stack', () => {
       assert.equal(record.verdict, 'confirmed');
       assert.equal(record.identity, 'svc-recon-acme');
       assert.equal(record.key, claim.key);
+      const recorded = (record.evidence as Array<{ key: string }>).map((e) => e.key.slice(e.key.lastIndexOf('/') + 1)).sort();
+      assert.deepEqual(
+        recorded,
+        ['after.png', 'before-commit.png', 'before.png', 'readback.png', 'trace.zip'],
+        'every evidence object of the write and the readback is recorded, each once (the trace is stored once, early or at close)',
+      );
       const trace = readZip((await h.paperclip.services.evidence.get(evidenceKey(claim, 'trace.zip')))!);
       const traced = [...trace.values()].map((b) => b.toString('latin1')).join('\n');
       assert.ok(traced.includes(claim.billNo), 'the trace recorded the write (the search below can find text)');
