@@ -273,7 +273,7 @@ export async function summarizeBatch(
     'application/json',
   );
   // Item pages, the batch page and the seal over the whole folder; see docs/evidence.md.
-  await sealBatchEvidence(s, batch, { sealedBy: input.executionArn ?? 'summarize-batch', results });
+  await sealBatchEvidence(s, batch, { sealedBy: input.executionArn ?? 'summarize-batch' });
   // Reading the list failed: the summary and seal are stored, and the execution fails with the reason.
   if (input.readError) throw new BatchReadFailedError(`the list could not be read, no item was processed: ${summary.error}`);
   return summary;

@@ -4,7 +4,6 @@ import { TERMINAL_STATUSES } from '../domain/claim.js';
 import { mapBounded } from '../lib/map-bounded.js';
 import {
   PAGE_NAME,
-  resultKey,
   S3_FAN_OUT,
   snapshotBatchFolder,
   snapshotItemFolder,
@@ -14,8 +13,6 @@ import {
 } from './folder.js';
 import { indexBatchFolder, storeBatchPage, storeItemPage } from './pages.js';
 import { compensatesOf, type OutcomeRecord } from './item-page.js';
-import { classifyItem } from '../report/classify.js';
-import { emitItemMetrics } from '../report/emf.js';
 import { buildSeal, loadSealState, manifestOf, supplementSeal, writeSeal, type ItemForSeal, type Seal } from './seal.js';
 
 /**
@@ -139,26 +136,14 @@ async function recheckRecentItems(
 }
 
 /**
- * Called by summarizeBatch after batch.json is stored: pages and seal, and
- * the metrics of items that closed as stale (they end in the workflow
- * without a complete/takeover step). Never throws; a batch without a seal is
- * what `paperclip audit verify` reports.
+ * Called by summarizeBatch after batch.json is stored: pages and seal. Never
+ * throws; a batch without a seal is what `paperclip audit verify` reports.
  */
 export async function sealBatchEvidence(
   ctx: EvidenceContext,
   batch: BatchRef,
-  input: { sealedBy: string; results: ReadonlyArray<{ outcome?: string; key?: string; executionArn?: string }> },
+  input: { sealedBy: string },
 ): Promise<FinishedBatchEvidence | undefined> {
-  for (const result of input.results) {
-    const key = resultKey(result);
-    if (result.outcome !== 'stale' || !key) continue;
-    try {
-      const claim = await ctx.claims.get(key);
-      if (claim) emitItemMetrics(classifyItem(claim, await ctx.audit.events(key)), 'stale');
-    } catch (error) {
-      process.stderr.write(`paperclip: could not emit the metrics of ${key}: ${(error as Error).message}\n`);
-    }
-  }
   try {
     return await finishBatchEvidence(ctx, batch, input.sealedBy);
   } catch (error) {

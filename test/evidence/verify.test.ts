@@ -259,6 +259,34 @@ describe('audit verify', () => {
     );
   });
 
+  test('a write run outside a batch that finds its bill already handled ends stale, and is sealed like any other outcome', async () => {
+    const s = h.paperclip.services;
+    await h.control.reset({ seed: 9, tenants: [{ id: 'acme', pending: 0, overcharge: 0, processed: 1 }] });
+    const billNo = (await h.control.state()).bills.find((b) => b.tenant === 'acme' && b.status === 'PROCESSED')!.billNo;
+    const journalBefore = (await h.control.journal()).length;
+    const task = { taskId: 'T-evidence-stale', tenant: 'acme', billNo, action: 'mark_processed' };
+    const run = await h.runTask(task);
+    assert.equal(run.output['outcome'], 'stale', JSON.stringify(run.output));
+    assert.equal((await h.control.journal()).length, journalBefore, 'nothing written');
+    const [claim] = await s.claims.byTask(task.taskId);
+    assert.equal(claim?.status, 'STALE');
+    const key = claim!.key;
+    const batch = { tenant: 'acme', taskId: task.taskId };
+    const record = JSON.parse((await s.evidence.get(evidenceKey({ ...batch, key }, 'record.json')))!.toString());
+    assert.equal(record.outcome, 'stale');
+    assert.equal(record.reason, run.output['reason'], 'the record gives the reason the workflow gave');
+    assert.equal(record.preState, 'PROCESSED');
+    assert.equal(record.executionArn, claim!.owner);
+    assert.deepEqual(
+      record.evidence.map((e: { key: string }) => e.key.split('/').at(-1)),
+      ['before.png'],
+    );
+    assert.ok(await s.evidence.exists(evidenceKey({ ...batch, key }, 'index.html')), 'the item has its page');
+    const sealChain = await s.audit.events(`${key}:seal`);
+    assert.equal(sealChain.length, 1, 'the item has a seal of its own');
+    assert.deepEqual((await verifyBatch(s, batch)).findings, [], 'and verifies clean');
+  });
+
   test('seals are anchored outside the table: a sealed history forged consistently in the table alone is named against its anchor', async () => {
     const s = h.paperclip.services;
     await h.control.reset({ seed: 8, tenants: [{ id: 'acme', pending: 1, overcharge: 0, processed: 0 }] });

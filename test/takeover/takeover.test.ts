@@ -9,6 +9,9 @@ import { idempotencyKey } from '../../src/domain/task.js';
 import { routeTask } from '../../src/domain/routing.js';
 import { writeIdentity } from '../../src/domain/claim.js';
 import { takeover } from '../../src/app/guarded-write/takeover.js';
+import { complete } from '../../src/app/guarded-write/complete.js';
+import { ClaimFencedError } from '../../src/domain/errors.js';
+import { evidenceKey } from '../../src/adapters/s3/evidence-store.js';
 import { ValidationError } from '../../src/config/errors.js';
 import { TakeoverRefusedError } from '../../src/app/takeover/resolve.js';
 import { executeTakeover, parseTakeoverArgs, runTakeover, type Io } from '../../src/cli/takeover.js';
@@ -188,6 +191,63 @@ describe('human takeover queue', () => {
     assert.equal(await s.takeovers.get(item.key), undefined, 'nothing queued');
     assert.equal((await auditOf(item.key)).at(-1)?.type, 'takeover_not_taken');
     assert.equal((await h.control.journal()).length, journalBefore);
+  });
+
+  test("a run whose claim was taken over after its readback closes nothing: the new holder's claim stays WRITING", async () => {
+    // Run A wrote and read back; meanwhile its lease ran out and run B took the claim over to read back itself.
+    const s = h.paperclip.services;
+    const fencedTask = { ...task(6), taskId: 'T-fenced-complete' };
+    const item = { ...routeTask(fencedTask, s.config, s.pack), key: idempotencyKey(fencedTask) };
+    const runA = 'arn:aws:states:us-east-1:000000000000:execution:paperclip-local-guarded-write:run-a';
+    const runB = 'arn:aws:states:us-east-1:000000000000:execution:paperclip-local-guarded-write:run-b';
+    const now = new Date().toISOString();
+    const claimA = {
+      ...writeIdentity(item),
+      owner: runA,
+      status: 'CLAIMED' as const,
+      version: 1,
+      leaseUntil: now,
+      attempts: 1,
+      createdAt: now,
+      updatedAt: now,
+    };
+    assert.ok(await s.claims.tryCreate(claimA));
+    const writing = await s.claims.transition(item.key, { owner: runA, version: 1, from: ['CLAIMED'] }, 'WRITING');
+    const taken = await s.claims.takeOver(writing, runB, new Date(Date.now() + 300_000).toISOString());
+    assert.equal(taken?.version, 2);
+    const auditBefore = (await auditOf(item.key)).length;
+    await assert.rejects(
+      complete(s, {
+        state: {
+          item,
+          claim: { decision: 'proceed', claim: { owner: runA, version: 1 } },
+          snapshot: null,
+          approval: null,
+          write: null,
+          writeError: null,
+          readback: {
+            verdict: 'confirmed',
+            observedStatus: 'PROCESSED',
+            source: 'list',
+            observations: [{ status: 'PROCESSED', at: now, source: 'list' }],
+            reason: 'the list shows the target state',
+            next: 'complete',
+            why: 'confirmed by an independent readback',
+            degraded: false,
+            evidence: [],
+          },
+          takeoverReason: null,
+          compensation: null,
+        },
+        executionArn: runA,
+        closeAs: 'done',
+      }),
+      ClaimFencedError,
+    );
+    const claim = await s.claims.get(item.key);
+    assert.deepEqual([claim?.status, claim?.owner, claim?.version], ['WRITING', runB, 2]);
+    assert.equal(await s.evidence.exists(evidenceKey(item, 'record.json')), false, 'no record written for the run fenced out');
+    assert.equal((await auditOf(item.key)).length, auditBefore, 'nothing appended to the trail');
   });
 
   describe('done, abandon and bad input', () => {

@@ -70,3 +70,10 @@ test('every function the workflows call is in the shared function list', () => {
   const called = [...text.matchAll(/function:p-([a-z-]+)/g)].map((m) => m[1]);
   assert.deepEqual([...new Set(called)].sort(), WORKFLOW_FUNCTIONS.map((f) => f.name).sort());
 });
+
+test('a stale item is closed by the Complete function, like every outcome without a person', () => {
+  const { States } = load('guarded-write.asl.json');
+  assert.equal(States['Stale']!['Resource'], States['Complete']!['Resource']);
+  assert.equal(States['Stale']!['Parameters']['closeAs'], 'stale');
+  assert.equal(States['Stale']!['End'], true);
+});

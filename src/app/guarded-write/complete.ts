@@ -3,11 +3,12 @@ import { evidenceKey } from '../../adapters/s3/evidence-store.js';
 import { recordClosedItem } from '../../evidence/item-closed.js';
 import type { CloseAs, ItemOutcome, ItemState } from './state.js';
 import { outcomeRecord } from './outcome-record.js';
+import { heldClaim } from './step-support.js';
 import { expireApprovalsOf } from '../approvals/decide-approval.js';
 
 /**
- * Closes an item that needs no person: done after a confirmed readback, or
- * rejected / expired before anything was executed.
+ * Closes an item that needs no person: done after a confirmed readback;
+ * stale, rejected or expired before anything was executed.
  */
 export async function complete(
   s: Services,
@@ -15,21 +16,19 @@ export async function complete(
 ): Promise<ItemOutcome> {
   const { state, executionArn, closeAs } = input;
   const { item } = state;
-  const claim = await s.claims.get(item.key);
-  if (!claim) throw new Error(`no claim for ${item.key}`);
+  // The claim as this run holds it: a run whose claim was taken over meanwhile is refused, never closes another's.
+  const claim = heldClaim(state);
   if (closeAs === 'done') {
     if (state.readback?.verdict !== 'confirmed') throw new Error('an item is done only after a confirmed readback');
-    await s.claims.transition(item.key, { owner: claim.owner, version: claim.version, from: ['WRITING'] }, 'DONE', { outcome: 'done' });
+    await s.claims.transition(item.key, { ...claim, from: ['WRITING'] }, 'DONE', { outcome: 'done' });
+  } else if (closeAs === 'stale') {
+    // Snapshot moved the claim to STALE and put what it saw in the trail; what is left is the evidence.
+    if (!state.snapshot?.stale) throw new Error('an item closes stale only after Snapshot found it so');
   } else {
-    await s.claims.transition(
-      item.key,
-      { owner: claim.owner, version: claim.version, from: ['CLAIMED'] },
-      closeAs === 'rejected' ? 'REJECTED' : 'EXPIRED',
-      {
-        outcome: closeAs,
-        reason: input.reason,
-      },
-    );
+    await s.claims.transition(item.key, { ...claim, from: ['CLAIMED'] }, closeAs === 'rejected' ? 'REJECTED' : 'EXPIRED', {
+      outcome: closeAs,
+      reason: input.reason,
+    });
   }
   // The workflow stopped waiting: a request nobody decided is marked EXPIRED, not left pending.
   if (closeAs === 'expired') await expireApprovalsOf(s, item.key);
@@ -37,11 +36,13 @@ export async function complete(
   // Independent of each other (a retried step rewrites both); the item's page, built next, needs both.
   await Promise.all([
     s.evidence.put(evidenceKey(item, 'record.json'), JSON.stringify(record, null, 2), 'application/json'),
-    s.audit.append(item.key, {
-      type: closeAs === 'done' ? 'completed' : closeAs,
-      actor: item.identity,
-      data: { verdict: state.readback?.verdict ?? null, reason: input.reason ?? null },
-    }),
+    closeAs === 'stale'
+      ? undefined
+      : s.audit.append(item.key, {
+          type: closeAs === 'done' ? 'completed' : closeAs,
+          actor: item.identity,
+          data: { verdict: state.readback?.verdict ?? null, reason: input.reason ?? null },
+        }),
   ]);
   await recordClosedItem(s, item, closeAs);
   return { outcome: closeAs, key: item.key, billNo: item.billNo, reason: input.reason };

@@ -9,7 +9,7 @@ import { observeStatus, readContextFor } from '../vendor-reads.js';
 import { browserlessApi } from '../ownership.js';
 import { withSession } from '../sessions.js';
 import type { ItemState, ReadbackOutcome } from './state.js';
-import { itemRow, openDetail, screenshotTo } from './step-support.js';
+import { heldClaim, itemRow, openDetail, screenshotTo } from './step-support.js';
 
 /**
  * Independent readback in a fresh session (never the write's), polling until
@@ -67,13 +67,17 @@ export async function readback(s: Services, state: ItemState): Promise<ReadbackO
     }
     if (!result) throw new StructuredContractMissingError(`no readback source could read the item (${unreadable.join('; ')})`);
     // Picture the page the verdict was read from; only an API or file verdict needs the detail page opened.
+    // hasRow has scrolled a listed row into view, so the picture is taken as the page stands.
     const verdictOnPage = result.source === 'detail' || (result.source === 'list' && (await hasRow(session.page, itemRow(s, item))));
     if (!verdictOnPage) await openDetail(s, item, session).catch(() => undefined);
-    evidence.push(await screenshotTo(s, item, session.page, 'readback.png'));
-    const claim = await s.claims.get(item.key);
+    const [picture, claim] = await Promise.all([
+      screenshotTo(s, item, session.page, 'readback.png', { placeRow: false }),
+      s.claims.get(item.key),
+    ]);
+    evidence.push(picture);
     const decided = decideNext(result, state, policy, claim?.attempts ?? 1);
     if (decided.next === 'retry' && claim) {
-      await s.claims.transition(item.key, { owner: claim.owner, version: claim.version, from: ['WRITING'] }, 'CLAIMED', {
+      await s.claims.transition(item.key, { ...heldClaim(state), from: ['WRITING'] }, 'CLAIMED', {
         attempts: claim.attempts + 1,
       });
     }

@@ -143,12 +143,12 @@ export const StepInput = {
       })
       .strict(),
   ]),
-  /** Complete, ApprovalRejected and ApprovalExpired: one Lambda closes the item three ways. */
+  /** Complete, Stale, ApprovalRejected and ApprovalExpired: one Lambda closes the item four ways. */
   Complete: z
     .object({
       state: ItemState,
       executionArn: ExecutionArn,
-      closeAs: z.enum(['done', 'rejected', 'expired']),
+      closeAs: z.enum(['done', 'stale', 'rejected', 'expired']),
       reason: z.string().optional(),
     })
     .strict(),

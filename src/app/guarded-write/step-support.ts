@@ -27,8 +27,15 @@ export function heldClaim(state: ItemState): ClaimRef {
 
 export const itemRow = (s: Services, item: RoutedItem) => ({ list: s.pack.list, key: item.billNo });
 
-export async function screenshotTo(s: Services, item: RoutedItem, page: Page, name: string): Promise<StoredObject> {
-  return s.evidence.put(evidenceKey(item, name), await evidenceScreenshot(page, itemRow(s, item)), 'image/png');
+/** Pictures the page as evidence; `placeRow: false` where the caller has just placed the row (or the page has none). */
+export async function screenshotTo(
+  s: Services,
+  item: RoutedItem,
+  page: Page,
+  name: string,
+  { placeRow = true }: { placeRow?: boolean } = {},
+): Promise<StoredObject> {
+  return s.evidence.put(evidenceKey(item, name), await evidenceScreenshot(page, placeRow ? itemRow(s, item) : undefined), 'image/png');
 }
 
 export async function openDetail(s: Services, item: RoutedItem, session: OpenedSession): Promise<void> {
