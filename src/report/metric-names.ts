@@ -19,12 +19,12 @@ export const METRICS_NAMESPACE = 'Paperclip';
 
 /**
  * The functions whose handlers emit the item metrics (an item closes in
- * Complete or Takeover; Summarize counts stale items). Powertools gives each
+ * Complete, stale ones included, or Takeover). Powertools gives each
  * document the `service` dimension, the function's name, so an alarm can sum
  * the plain metrics over these services with metric math: CloudWatch allows
  * Metrics Insights queries in an alarm only alone, and one per widget.
  */
-export const ITEM_METRIC_SERVICES = ['complete', 'takeover', 'summarize-batch'] as const;
+export const ITEM_METRIC_SERVICES = ['complete', 'takeover'] as const;
 
 /**
  * Functions that emit one metric outside a closing item: ValidateRoute counts a

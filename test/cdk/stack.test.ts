@@ -992,6 +992,6 @@ describe('observability', () => {
     }
     assert.ok(body.includes('IF(d > 0, n / d, 0)'));
     for (const metric of METRIC_NAMES)
-      assert.ok(body.includes(`\\"${metric}\\",\\"service\\",\\"summarize-batch\\"`), `${metric} is on the dashboard`);
+      assert.ok(body.includes(`\\"${metric}\\",\\"service\\",\\"complete\\"`), `${metric} is on the dashboard`);
   });
 });

@@ -9,6 +9,8 @@ import { sealEvent, GENESIS_HASH, type AuditEvent } from '../../src/domain/audit
 import { standaloneSealHash } from '../../src/evidence/seal.js';
 import { anchorKey, anchorSealEvent, digestKey, verifyAnchors, verifyDigestChain } from '../../src/evidence/anchors.js';
 import { startHarness, type Harness } from '../support/embedded.js';
+import { GetExecutionHistoryCommand } from '@aws-sdk/client-sfn';
+import { handler as completeHandler } from '../../lambdas/complete.js';
 import { runPaperclipSource, type Finished } from '../support/processes.js';
 
 /**
@@ -265,7 +267,8 @@ describe('audit verify', () => {
     const billNo = (await h.control.state()).bills.find((b) => b.tenant === 'acme' && b.status === 'PROCESSED')!.billNo;
     const journalBefore = (await h.control.journal()).length;
     const task = { taskId: 'T-evidence-stale', tenant: 'acme', billNo, action: 'mark_processed' };
-    const run = await h.runTask(task);
+    const executionArn = await h.startTask(task);
+    const run = await h.waitForExecution(executionArn);
     assert.equal(run.output['outcome'], 'stale', JSON.stringify(run.output));
     assert.equal((await h.control.journal()).length, journalBefore, 'nothing written');
     const [claim] = await s.claims.byTask(task.taskId);
@@ -285,6 +288,15 @@ describe('audit verify', () => {
     const sealChain = await s.audit.events(`${key}:seal`);
     assert.equal(sealChain.length, 1, 'the item has a seal of its own');
     assert.deepEqual((await verifyBatch(s, batch)).findings, [], 'and verifies clean');
+
+    // Step Functions retries the closing task when its answer is lost: the repeat changes nothing that is sealed.
+    const { events } = await s.clients.sfn.send(new GetExecutionHistoryCommand({ executionArn, maxResults: 1000 }));
+    const closing = events!.filter((e) => e.type === 'LambdaFunctionScheduled').at(-1)!;
+    const recordBefore = await s.evidence.get(evidenceKey({ ...batch, key }, 'record.json'));
+    await completeHandler(JSON.parse(closing.lambdaFunctionScheduledEventDetails!.input!));
+    assert.deepEqual(await s.evidence.get(evidenceKey({ ...batch, key }, 'record.json')), recordBefore, 'the same record');
+    assert.equal((await s.audit.events(`${key}:seal`)).length, 1, 'no second seal');
+    assert.deepEqual((await verifyBatch(s, batch)).findings, [], 'still clean after the repeat');
   });
 
   test('seals are anchored outside the table: a sealed history forged consistently in the table alone is named against its anchor', async () => {

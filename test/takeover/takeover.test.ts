@@ -9,8 +9,7 @@ import { idempotencyKey } from '../../src/domain/task.js';
 import { routeTask } from '../../src/domain/routing.js';
 import { writeIdentity } from '../../src/domain/claim.js';
 import { takeover } from '../../src/app/guarded-write/takeover.js';
-import { complete } from '../../src/app/guarded-write/complete.js';
-import { ClaimFencedError } from '../../src/domain/errors.js';
+import { handler as readback } from '../../lambdas/readback.js';
 import { evidenceKey } from '../../src/adapters/s3/evidence-store.js';
 import { ValidationError } from '../../src/config/errors.js';
 import { TakeoverRefusedError } from '../../src/app/takeover/resolve.js';
@@ -24,10 +23,25 @@ import { setTimeout as sleep } from 'node:timers/promises';
  * simulator's journal; what Paperclip concluded from the claim, the queue
  * entry and the audit chain.
  */
+/** The task whose claim another runner takes over between its readback and Complete (see readbackThenTakenOver). */
+const FENCED_AT_CLOSE = 'T-fenced-at-close';
+
 describe('human takeover queue', () => {
   let h: Harness;
   let configDir: string;
   const operator = 'alice@ops.example';
+  const otherRunner = 'arn:aws:states:us-east-1:000000000000:execution:paperclip-local-guarded-write:other-runner';
+
+  /** The real readback; for FENCED_AT_CLOSE's task another runner then takes the claim over, before Complete runs. */
+  async function readbackThenTakenOver(event: unknown): Promise<unknown> {
+    const outcome = await readback(event);
+    const item = (event as { item: { taskId: string; key: string } }).item;
+    if (item.taskId === FENCED_AT_CLOSE) {
+      const claim = await h.paperclip.services.claims.get(item.key);
+      await h.paperclip.services.claims.takeOver(claim!, otherRunner, new Date(Date.now() + 300_000).toISOString());
+    }
+    return outcome;
+  }
 
   before(async () => {
     // A short readback deadline, so a slow vendor settle outlives the first readback in seconds, not minutes.
@@ -35,7 +49,7 @@ describe('human takeover queue', () => {
     const config = parse(readFileSync('config/paperclip.local.yaml', 'utf8')) as { write_policy: Record<string, unknown> };
     config.write_policy['readback_deadline_ms'] = 4000;
     writeFileSync(join(configDir, 'paperclip.yaml'), stringify(config));
-    h = await startHarness({ configPath: join(configDir, 'paperclip.yaml') });
+    h = await startHarness({ configPath: join(configDir, 'paperclip.yaml'), handlerOverrides: { readback: readbackThenTakenOver } });
     await h.control.reset({
       seed: 21,
       tenants: [
@@ -193,61 +207,21 @@ describe('human takeover queue', () => {
     assert.equal((await h.control.journal()).length, journalBefore);
   });
 
-  test("a run whose claim was taken over after its readback closes nothing: the new holder's claim stays WRITING", async () => {
-    // Run A wrote and read back; meanwhile its lease ran out and run B took the claim over to read back itself.
+  test("a run whose claim is taken over between its readback and Complete ends skipped and closes nothing of the new holder's", async () => {
+    // Run A wrote and read back; meanwhile its lease ran out and another runner took the claim over to read back itself.
     const s = h.paperclip.services;
-    const fencedTask = { ...task(6), taskId: 'T-fenced-complete' };
-    const item = { ...routeTask(fencedTask, s.config, s.pack), key: idempotencyKey(fencedTask) };
-    const runA = 'arn:aws:states:us-east-1:000000000000:execution:paperclip-local-guarded-write:run-a';
-    const runB = 'arn:aws:states:us-east-1:000000000000:execution:paperclip-local-guarded-write:run-b';
-    const now = new Date().toISOString();
-    const claimA = {
-      ...writeIdentity(item),
-      owner: runA,
-      status: 'CLAIMED' as const,
-      version: 1,
-      leaseUntil: now,
-      attempts: 1,
-      createdAt: now,
-      updatedAt: now,
-    };
-    assert.ok(await s.claims.tryCreate(claimA));
-    const writing = await s.claims.transition(item.key, { owner: runA, version: 1, from: ['CLAIMED'] }, 'WRITING');
-    const taken = await s.claims.takeOver(writing, runB, new Date(Date.now() + 300_000).toISOString());
-    assert.equal(taken?.version, 2);
-    const auditBefore = (await auditOf(item.key)).length;
-    await assert.rejects(
-      complete(s, {
-        state: {
-          item,
-          claim: { decision: 'proceed', claim: { owner: runA, version: 1 } },
-          snapshot: null,
-          approval: null,
-          write: null,
-          writeError: null,
-          readback: {
-            verdict: 'confirmed',
-            observedStatus: 'PROCESSED',
-            source: 'list',
-            observations: [{ status: 'PROCESSED', at: now, source: 'list' }],
-            reason: 'the list shows the target state',
-            next: 'complete',
-            why: 'confirmed by an independent readback',
-            degraded: false,
-            evidence: [],
-          },
-          takeoverReason: null,
-          compensation: null,
-        },
-        executionArn: runA,
-        closeAs: 'done',
-      }),
-      ClaimFencedError,
-    );
-    const claim = await s.claims.get(item.key);
-    assert.deepEqual([claim?.status, claim?.owner, claim?.version], ['WRITING', runB, 2]);
-    assert.equal(await s.evidence.exists(evidenceKey(item, 'record.json')), false, 'no record written for the run fenced out');
-    assert.equal((await auditOf(item.key)).length, auditBefore, 'nothing appended to the trail');
+    const globexBill = (await h.control.state()).bills.find((b) => b.tenant === 'globex' && b.status === 'PENDING')!.billNo;
+    const fenced = { taskId: FENCED_AT_CLOSE, tenant: 'globex', billNo: globexBill, action: 'mark_processed' };
+    const key = idempotencyKey(fenced);
+    const run = await h.runTask(fenced);
+    assert.equal(run.status, 'SUCCEEDED', 'a fenced close is an outcome, not a failed execution');
+    assert.equal(run.output['outcome'], 'skipped', JSON.stringify(run.output));
+    assert.match(String(run.output['reason']), /claim moved to another runner/);
+    const claim = await s.claims.get(key);
+    assert.deepEqual([claim?.status, claim?.owner, claim?.version], ['WRITING', otherRunner, 2], 'the new holder still decides the item');
+    assert.equal(await s.evidence.exists(evidenceKey({ tenant: 'globex', taskId: FENCED_AT_CLOSE, key }, 'record.json')), false);
+    assert.ok(!(await auditOf(key)).some((e) => e.type === 'completed'), 'no completion in the trail');
+    assert.equal((await h.control.journal()).filter((e) => e.billNo === globexBill && e.action === 'mark').length, 1);
   });
 
   describe('done, abandon and bad input', () => {

@@ -77,3 +77,12 @@ test('a stale item is closed by the Complete function, like every outcome withou
   assert.equal(States['Stale']!['Parameters']['closeAs'], 'stale');
   assert.equal(States['Stale']!['End'], true);
 });
+
+test('a close refused by the claim fence ends skipped, never as a failed execution', () => {
+  const { States } = load('guarded-write.asl.json');
+  for (const name of ['Complete', 'ApprovalRejected', 'ApprovalExpired']) {
+    const fenced = (States[name]!['Catch'] as State[]).find((c) => c['ErrorEquals'].includes('ClaimFencedError'));
+    assert.equal(fenced?.['Next'], 'FencedAtClose', name);
+  }
+  assert.equal(States['FencedAtClose']!['Parameters']['outcome'], 'skipped');
+});

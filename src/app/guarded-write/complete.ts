@@ -1,6 +1,6 @@
 import type { Services } from '../services.js';
 import { evidenceKey } from '../../adapters/s3/evidence-store.js';
-import { recordClosedItem } from '../../evidence/item-closed.js';
+import { recordClosedItem, refreshItemEvidence } from '../../evidence/item-closed.js';
 import type { CloseAs, ItemOutcome, ItemState } from './state.js';
 import { outcomeRecord } from './outcome-record.js';
 import { heldClaim } from './step-support.js';
@@ -16,14 +16,12 @@ export async function complete(
 ): Promise<ItemOutcome> {
   const { state, executionArn, closeAs } = input;
   const { item } = state;
+  if (closeAs === 'stale') return closeStale(s, input);
   // The claim as this run holds it: a run whose claim was taken over meanwhile is refused, never closes another's.
   const claim = heldClaim(state);
   if (closeAs === 'done') {
     if (state.readback?.verdict !== 'confirmed') throw new Error('an item is done only after a confirmed readback');
     await s.claims.transition(item.key, { ...claim, from: ['WRITING'] }, 'DONE', { outcome: 'done' });
-  } else if (closeAs === 'stale') {
-    // Snapshot moved the claim to STALE and put what it saw in the trail; what is left is the evidence.
-    if (!state.snapshot?.stale) throw new Error('an item closes stale only after Snapshot found it so');
   } else {
     await s.claims.transition(item.key, { ...claim, from: ['CLAIMED'] }, closeAs === 'rejected' ? 'REJECTED' : 'EXPIRED', {
       outcome: closeAs,
@@ -36,14 +34,38 @@ export async function complete(
   // Independent of each other (a retried step rewrites both); the item's page, built next, needs both.
   await Promise.all([
     s.evidence.put(evidenceKey(item, 'record.json'), JSON.stringify(record, null, 2), 'application/json'),
-    closeAs === 'stale'
-      ? undefined
-      : s.audit.append(item.key, {
-          type: closeAs === 'done' ? 'completed' : closeAs,
-          actor: item.identity,
-          data: { verdict: state.readback?.verdict ?? null, reason: input.reason ?? null },
-        }),
+    s.audit.append(item.key, {
+      type: closeAs === 'done' ? 'completed' : closeAs,
+      actor: item.identity,
+      data: { verdict: state.readback?.verdict ?? null, reason: input.reason ?? null },
+    }),
   ]);
   await recordClosedItem(s, item, closeAs);
   return { outcome: closeAs, key: item.key, billNo: item.billNo, reason: input.reason };
+}
+
+/**
+ * A stale item: Snapshot moved its claim to STALE and put what it saw in the trail, so only the evidence is left
+ * to close. The workflow retries this task, so it is safe to repeat: the record is stamped with the trail's stale
+ * event rather than the clock, and stored once, so the page and seal made from it stay true; the run that stores
+ * it counts the item's metrics, a repeat only finishes the page and seal.
+ */
+async function closeStale(s: Services, input: { state: ItemState; executionArn: string; reason?: string }): Promise<ItemOutcome> {
+  const { state, executionArn } = input;
+  const { item } = state;
+  if (!state.snapshot?.stale) throw new Error('an item closes stale only after Snapshot found it so');
+  const recordKey = evidenceKey(item, 'record.json');
+  const [events, stored] = await Promise.all([s.audit.events(item.key), s.evidence.exists(recordKey)]);
+  if (stored) {
+    await refreshItemEvidence(s, item);
+  } else {
+    const staleAt = events.filter((e) => e.type === 'stale').at(-1)?.at;
+    const record = outcomeRecord(state, 'stale', executionArn, {
+      ...(input.reason ? { reason: input.reason } : {}),
+      ...(staleAt ? { recordedAt: staleAt } : {}),
+    });
+    await s.evidence.put(recordKey, JSON.stringify(record, null, 2), 'application/json');
+    await recordClosedItem(s, item, 'stale');
+  }
+  return { outcome: 'stale', key: item.key, billNo: item.billNo, reason: input.reason };
 }
