@@ -76,6 +76,8 @@ test('a stale item is closed by the Complete function, like every outcome withou
   assert.equal(States['Stale']!['Resource'], States['Complete']!['Resource']);
   assert.equal(States['Stale']!['Parameters']['closeAs'], 'stale');
   assert.equal(States['Stale']!['End'], true);
+  // Closing a stale item is safe to repeat (complete.ts closeStale), so a failure of any kind is tried again.
+  assert.ok((States['Stale']!['Retry'] as State[]).at(-1)!['ErrorEquals'].includes('States.ALL'));
 });
 
 test('a close refused by the claim fence ends skipped, never as a failed execution', () => {
