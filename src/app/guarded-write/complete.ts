@@ -55,11 +55,10 @@ async function closeStale(s: Services, input: { state: ItemState; executionArn: 
   const { item } = state;
   if (!state.snapshot?.stale) throw new Error('an item closes stale only after Snapshot found it so');
   const recordKey = evidenceKey(item, 'record.json');
-  const [events, stored] = await Promise.all([s.audit.events(item.key), s.evidence.exists(recordKey)]);
-  if (stored) {
+  if (await s.evidence.exists(recordKey)) {
     await refreshItemEvidence(s, item);
   } else {
-    const staleAt = events.filter((e) => e.type === 'stale').at(-1)?.at;
+    const staleAt = (await s.audit.events(item.key)).filter((e) => e.type === 'stale').at(-1)?.at;
     const record = outcomeRecord(state, 'stale', executionArn, {
       ...(input.reason ? { reason: input.reason } : {}),
       ...(staleAt ? { recordedAt: staleAt } : {}),
