@@ -407,14 +407,14 @@ function statesPath(runs: AnalysisInput['guardedRuns']): string {
 
 /**
  * What the guarantees leave behind, checked in the run's own evidence and session log: a readback
- * session of its own per item, before/after/readback pictures, the write's trace when tracing is on,
+ * session of its own per item, before/after pictures, the write's trace when tracing is on,
  * a hashed record per item and the batch's seal.
  */
 function guaranteesKept(runs: AnalysisInput['guardedRuns'], tracing: 'on' | 'off'): { measured: string; met: boolean; note: string } {
   const items = runs.reduce((n, r) => n + r.run.items.length, 0) || 1;
   const per = evidenceByName(runs);
   const each = (name: string) => (per[name]?.perItem ?? 0) >= 1;
-  const pictures = ['before.png', 'after.png', 'readback.png'].every(each);
+  const pictures = ['before.png', 'after.png'].every(each);
   const traced = tracing === 'off' || each('trace.zip');
   const recorded = each('record.json');
   const sealed = runs.every((r) => r.run.evidence.batchNames.includes('seal.json'));
@@ -428,7 +428,7 @@ function guaranteesKept(runs: AnalysisInput['guardedRuns'], tracing: 'on' | 'off
   }
   const independent = readbackInOwnSession === items;
   return {
-    measured: `readback in a readback session for ${readbackInOwnSession} of ${items} items; pictures ${pictures ? 'before, after and readback for every item' : 'MISSING'}; trace ${tracing === 'off' ? 'off in this run' : traced ? 'for every write' : 'MISSING'}; record.json ${recorded ? 'for every item' : 'MISSING'}; batch ${sealed ? 'sealed' : 'NOT sealed'}`,
+    measured: `readback in a readback session for ${readbackInOwnSession} of ${items} items; pictures ${pictures ? 'before and after for every item' : 'MISSING'}; trace ${tracing === 'off' ? 'off in this run' : traced ? 'for every write' : 'MISSING'}; record.json ${recorded ? 'for every item' : 'MISSING'}; batch ${sealed ? 'sealed' : 'NOT sealed'}`,
     met: independent && pictures && traced && recorded && sealed,
     note: "a readback session is never a write or read session (its own slot and login); record.json carries every evidence object's SHA-256 and the seal covers the folder; e2e tests check legibility and verification",
   };

@@ -528,9 +528,15 @@ function guaranteeCosts(r: BenchReport, head: 'on' | 'off'): string {
   return [
     'What each guarantee costs per item in this run (the price of meeting a missed target by dropping it):',
     '',
-    `- **Independent readback** (a session and login of its own, polled until settled, pictured): Readback ${f(step('Readback')?.meanMs)} ms mean, ${f(step('Readback')?.vendorRequestsPerItem, 1)} vendor requests, ${f(step('Readback')?.sessionsPerItem, 2)} sessions per item.`,
+    '- **Independent readback** (a session and login of its own, polled until settled; the page pictured when the verdict is not ' +
+      `confirmed): Readback ${f(step('Readback')?.meanMs)} ms mean, ${f(step('Readback')?.vendorRequestsPerItem, 1)} vendor requests, ` +
+      `${f(step('Readback')?.sessionsPerItem, 2)} sessions per item.`,
     `- **Legible before/after pictures**: ${f(shotCount, 0)} viewport screenshots per item (${shots.map(([name]) => name).join(', ')}) at ${f(capture)} ms each: ~${f(shotCount * capture)} ms.`,
     `- **The write's trace**: ${traceCost}.`,
+    '- **Pictures beyond the guarantees** (not taken here by default, docs/evidence.md): with `evidence.before_commit_picture: always` ' +
+      'and `evidence.readback_picture: always` every item takes two more viewport captures (the confirmation just before the commit ' +
+      "click, which the trace's snapshot of that click already shows, and the confirmed readback's page, which shows the after " +
+      `picture's settled row): ~${f(2 * capture)} ms at ${f(capture)} ms each, plus their uploads.`,
     `- **Hashed and sealed evidence**: Complete ${f(step('Complete')?.meanMs)} ms mean per item (record, pages, audit chain); the batch's seal is in its Summarize step.`,
     '',
     medianBudget(r, head),
@@ -555,7 +561,7 @@ function medianBudget(r: BenchReport, head: 'on' | 'off'): string {
     `The median target leaves the guard ${f(0.25 * v1)} ms over V1's median of ${f(v1)} ms. The steps V1 has no counterpart for ` +
     `take ${f(ownMs)} ms of a guarded item on average (${own.map((name) => `${name} ${f(mean(name))}`).join(', ')}), the ` +
     `independent readback ${f(mean('Readback'))} ms alone (${f(mean('Readback') / v1, 2)}x V1's median). BrowserWrite, which does ` +
-    `what V1's item does plus the claim's move to WRITING and the before-commit picture, takes ${f(mean('BrowserWrite'))} ms ` +
+    `what V1's item does plus the claim's move to WRITING (and a before-commit picture for irreversible or untraced writes), takes ${f(mean('BrowserWrite'))} ms ` +
     `on average (${f(mean('BrowserWrite') / v1, 2)}x); the guarded item ${f(r.vendorSplit.guarded[head]!.itemMs.mean)} ms.`
   );
 }

@@ -77,7 +77,13 @@ export function packagedRuntimeConfig(deploy: DeploymentConfig, source: Papercli
       credentials: { source: 'secrets_manager' as const, secret_id: identitySecretName(deploy.prefix, identity.id) },
     })),
     // The deployed config always traces writes: the trace is evidence.
-    evidence: { bucket: deploy.evidence.bucketName, retention_days: deploy.evidence.retentionDays, write_trace: true },
+    evidence: {
+      bucket: deploy.evidence.bucketName,
+      retention_days: deploy.evidence.retentionDays,
+      write_trace: true,
+      readback_picture: source.evidence.readback_picture,
+      before_commit_picture: source.evidence.before_commit_picture,
+    },
     requesters: {
       ...source.requesters,
       attestation_secret: { source: 'secrets_manager', secret_id: requesterAttestationSecretName(deploy.prefix) },

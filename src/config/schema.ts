@@ -172,6 +172,20 @@ export const PaperclipConfig = z
          * measure what the trace costs; on AWS it must stay on.
          */
         write_trace: z.boolean().default(true),
+        /**
+         * When the independent readback pictures the page it read its verdict from. `unless_confirmed`: for every
+         * verdict a person will look into (not applied, inconclusive, an unintended state) and every degraded
+         * readback; a confirmed one is recorded by its observations in the audit chain, and its page shows the
+         * same settled row as the write's after picture. `always`: for every readback (one more capture per item).
+         */
+        readback_picture: z.enum(['unless_confirmed', 'always']).default('unless_confirmed'),
+        /**
+         * When a browser write pictures the page just before its commit click. `irreversible_or_untraced`: for an
+         * irreversible action, and for any write without a trace; a traced reversible write keeps the trace's DOM
+         * snapshot of the commit click instead, which shows the same page (and the write can be undone).
+         * `always`: for every browser write (one more capture per item).
+         */
+        before_commit_picture: z.enum(['irreversible_or_untraced', 'always']).default('irreversible_or_untraced'),
       })
       .strict(),
     approvals: z

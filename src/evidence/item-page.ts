@@ -100,6 +100,28 @@ const SCREENSHOT_PHASE: Record<string, { types: string[]; caption: string }> = {
   'readback.png': { types: ['readback'], caption: '回读 Readback session (never the write session)' },
 };
 
+/**
+ * Where a step's picture was not taken by policy (docs/evidence.md), the page says what records that moment
+ * instead, so a missing figure never reads as missing evidence.
+ */
+function unpicturedNote(event: AuditEvent, index: number, input: ItemPageInput): string[] {
+  const { events, objects } = input;
+  const isLast = (type: string) => events.map((e) => e.type).lastIndexOf(type) === index;
+  if (event.type === 'write_started' && event.data['tier'] === 'browser' && isLast('write_started')) {
+    if (!objects.has('before-commit.png') && objects.has('trace.zip'))
+      return [
+        `<p>提交前的页面记录在 <a href="${relativeHref('trace.zip')}">trace.zip</a> 中提交点击的 DOM 快照里。 ` +
+          'The page just before the commit click is the DOM snapshot of that click in trace.zip.</p>',
+      ];
+  }
+  if (event.type === 'readback' && event.data['verdict'] === 'confirmed' && isLast('readback') && !objects.has('readback.png'))
+    return [
+      '<p>回读已确认：上面的观察记录即证据；未确认的回读才另存页面截图。 ' +
+        'A confirmed readback is recorded by the observations above; the page is pictured when a readback is not confirmed.</p>',
+    ];
+  return [];
+}
+
 function figure(name: string, caption: string): string {
   return `<figure><a href="${relativeHref(name)}"><img src="${relativeHref(name)}" alt="${escapeHtml(caption)}"></a><figcaption>${escapeHtml(caption)} — <code>${escapeHtml(name)}</code></figcaption></figure>`;
 }
@@ -121,6 +143,7 @@ function eventDetails(event: AuditEvent, input: ItemPageInput): string {
       }
       continue;
     }
+    if (field === 'evidence' && Array.isArray(value) && value.length === 0) continue;
     if (field === 'evidence' && Array.isArray(value)) {
       // Steps record StoredObjects ({ key, sha256 }); the takeover queue records plain keys.
       const names = value.map((e) =>
@@ -216,6 +239,7 @@ function timeline(input: ItemPageInput): string {
     if (event.type === 'write_started' && objects.has('api-exchange.json')) {
       extras.push(`<p>API exchange: <a href="api-exchange.json">api-exchange.json</a></p>`);
     }
+    extras.push(...unpicturedNote(event, index, input));
     if (index === afterAt && event.type === 'write_failed' && objects.has('after.png'))
       extras.push(figure('after.png', '失败时的页面 Page when the write failed'));
     rows.push(

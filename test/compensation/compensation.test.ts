@@ -98,7 +98,7 @@ describe('compensation', () => {
     const objects = await h.paperclip.services.evidence.list(
       evidenceKey({ tenant: 'acme', taskId: 'T-drill-function', key: inverseKey }, ''),
     );
-    for (const name of ['before.png', 'after.png', 'readback.png', 'record.json']) {
+    for (const name of ['before.png', 'after.png', 'record.json']) {
       assert.ok(
         objects.some((o) => o.endsWith(`/${name}`)),
         `the inverse has ${name}`,
@@ -295,7 +295,7 @@ describe('compensation on Ledgerly', () => {
     const objects = await h.paperclip.services.evidence.list(
       evidenceKey({ tenant: 'acme', taskId: 'T-ledgerly-drill', key: inverseKey }, ''),
     );
-    for (const name of ['before.png', 'after.png', 'readback.png', 'record.json']) {
+    for (const name of ['before.png', 'after.png', 'record.json']) {
       assert.ok(
         objects.some((o) => o.endsWith(`/${name}`)),
         `the inverse has ${name}`,

@@ -44,8 +44,15 @@ describe('guarded write path on the embedded stack', () => {
     assert.ok(claims.every((c) => c.status === 'DONE'));
     for (const claim of claims) {
       const objects = await h.paperclip.services.evidence.list(evidenceKey(claim, ''));
-      for (const name of ['before.png', 'after.png', 'readback.png', 'trace.zip', 'record.json']) {
+      for (const name of ['before.png', 'after.png', 'trace.zip', 'record.json']) {
         assert.ok(objects.includes(evidenceKey(claim, name)), `${claim.billNo} has ${name}`);
+      }
+      // By the default evidence policy: the trace's snapshot of the commit click, and the confirmed readback's observations.
+      for (const name of ['before-commit.png', 'readback.png']) {
+        assert.ok(
+          !objects.includes(evidenceKey(claim, name)),
+          `${claim.billNo}: no ${name} for a traced reversible write read back confirmed`,
+        );
       }
       const record = JSON.parse((await h.paperclip.services.evidence.get(evidenceKey(claim, 'record.json')))!.toString());
       assert.equal(record.verdict, 'confirmed');
@@ -54,12 +61,35 @@ describe('guarded write path on the embedded stack', () => {
       const recorded = (record.evidence as Array<{ key: string }>).map((e) => e.key.slice(e.key.lastIndexOf('/') + 1)).sort();
       assert.deepEqual(
         recorded,
-        ['after.png', 'before-commit.png', 'before.png', 'readback.png', 'trace.zip'],
+        ['after.png', 'before.png', 'trace.zip'],
         'every evidence object of the write and the readback is recorded, each once (the trace is stored once, early or at close)',
       );
       const trace = readZip((await h.paperclip.services.evidence.get(evidenceKey(claim, 'trace.zip')))!);
       const traced = [...trace.values()].map((b) => b.toString('latin1')).join('\n');
       assert.ok(traced.includes(claim.billNo), 'the trace recorded the write (the search below can find text)');
+      // What before-commit.png would have shown: the trace's DOM snapshot taken before the commit click, with the dialog open.
+      const actions = trace
+        .get('trace.trace')!
+        .toString('utf8')
+        .split('\n')
+        .filter(Boolean)
+        .map(
+          (line) =>
+            JSON.parse(line) as {
+              type: string;
+              params?: unknown;
+              beforeSnapshot?: string;
+              snapshot?: { snapshotName?: string; html?: unknown };
+            },
+        );
+      const commitClick = actions.find((e) => e.type === 'before' && e.beforeSnapshot && JSON.stringify(e.params ?? {}).includes('确认'));
+      // One snapshot per frame; the page's own frame shows the dialog.
+      const beforeCommit = actions.filter((e) => e.type === 'frame-snapshot' && e.snapshot?.snapshotName === commitClick?.beforeSnapshot);
+      assert.ok(beforeCommit.length > 0, `${claim.billNo}: the trace has a snapshot before the commit click`);
+      assert.ok(
+        beforeCommit.some((e) => /"role":"dialog"/.test(JSON.stringify(e.snapshot?.html))),
+        `${claim.billNo}: the snapshot before the commit click shows the confirmation dialog`,
+      );
       assert.ok(!traced.includes('pw-acme-2026'), 'the trace holds no password');
       const network = trace.get('trace.network')!.toString('utf8');
       assert.match(network, /"name":"sid","value":"\[redacted\]"/, 'the session cookie was recorded and redacted');
@@ -99,6 +129,33 @@ describe('guarded write path on the embedded stack', () => {
     const skipped = (a.summary?.counts.skipped ?? 0) + (b.summary?.counts.skipped ?? 0);
     assert.equal(done + skipped, 24);
     assert.ok(done >= 12, 'every key done by one of the runners');
+  });
+
+  test('evidence set to always: a confirmed write keeps the page before its commit click and its readback page too', async () => {
+    await h.control.reset(pendingOnly);
+    // The handlers run in this process and read the one Services config: the setting applies to the next execution.
+    const evidence = h.paperclip.services.config.evidence;
+    const policy = { readback: evidence.readback_picture, beforeCommit: evidence.before_commit_picture };
+    evidence.readback_picture = 'always';
+    evidence.before_commit_picture = 'always';
+    try {
+      const task = { taskId: 'T-e2e-pictures', tenant: 'acme', billNo: 'ACME-202611-0003', action: 'mark_processed' };
+      const result = await h.runTask(task);
+      assert.equal(result.output['outcome'], 'done');
+      const claim = (await h.paperclip.services.claims.get(idempotencyKey(task)))!;
+      const objects = await h.paperclip.services.evidence.list(evidenceKey(claim, ''));
+      for (const name of ['before.png', 'before-commit.png', 'after.png', 'readback.png', 'trace.zip'])
+        assert.ok(objects.includes(evidenceKey(claim, name)), `${name} stored`);
+      const [readback] = (await h.paperclip.services.audit.events(claim.key)).filter((e) => e.type === 'readback');
+      assert.equal(readback?.data['verdict'], 'confirmed');
+      assert.deepEqual(
+        ((readback?.data['evidence'] ?? []) as Array<{ key: string }>).map((e) => e.key),
+        [evidenceKey(claim, 'readback.png')],
+      );
+    } finally {
+      evidence.readback_picture = policy.readback;
+      evidence.before_commit_picture = policy.beforeCommit;
+    }
   });
 
   test('a bill of another tenant is rejected at routing, before any browser opens', async () => {

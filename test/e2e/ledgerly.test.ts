@@ -89,7 +89,7 @@ describe('guarded writes on Ledgerly', () => {
       const [pictured] = await events(claim.key, 'after_pictured');
       assert.equal(pictured?.data['settled'], true, `${billNo}: the after picture waited for Resolved, not the interim Under review`);
       const objects = await h.paperclip.services.evidence.list(evidenceKey(claim, ''));
-      for (const name of ['before.png', 'after.png', 'readback.png', 'trace.zip', 'record.json']) {
+      for (const name of ['before.png', 'after.png', 'trace.zip', 'record.json']) {
         assert.ok(objects.includes(evidenceKey(claim, name)), `${billNo} has ${name}`);
       }
     }
@@ -105,6 +105,11 @@ describe('guarded writes on Ledgerly', () => {
     assert.equal(done.status, 'DONE', 'refunded through the typed-amount dialog, confirmed after Refund pending');
     const refunds = await entries('N-7003', 'refund');
     assert.equal(refunds.length, 1);
+    const refundObjects = await h.paperclip.services.evidence.list(evidenceKey(done, ''));
+    assert.ok(
+      refundObjects.includes(evidenceKey(done, 'before-commit.png')),
+      'an irreversible write pictures the confirmation just before its commit click, trace or not',
+    );
   });
 
   test('an item of another org is rejected at routing with the reason, before any browser opens; the vendor is not written', async () => {
@@ -127,7 +132,13 @@ describe('guarded writes on Ledgerly', () => {
     const result = await h.runTask(resolveTask('N-7001', 'T-ledgerly-half'));
     assert.equal(result.output['outcome'], 'takeover');
     assert.deepEqual(await entries('N-7001', 'resolve'), []);
-    assert.equal((await h.paperclip.services.claims.get(idempotencyKey(resolveTask('N-7001', 'T-ledgerly-half'))))!.status, 'TAKEOVER');
+    const claim = (await h.paperclip.services.claims.get(idempotencyKey(resolveTask('N-7001', 'T-ledgerly-half'))))!;
+    assert.equal(claim.status, 'TAKEOVER');
+    const objects = await h.paperclip.services.evidence.list(evidenceKey(claim, ''));
+    assert.ok(
+      objects.includes(evidenceKey(claim, 'readback.png')),
+      'a readback that is not confirmed pictures the item (its detail page: the verdict came from the API) for the person taking over',
+    );
   });
 
   test('a revoked session at routing (401 from the API) fails the item loudly, before any browser, without a retry: operators alerted', async () => {

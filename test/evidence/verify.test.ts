@@ -58,7 +58,7 @@ describe('audit verify', () => {
         events.map((e) => e.hash),
         'every event hash of the chain, up to its head',
       );
-      for (const name of ['before.png', 'before-commit.png', 'after.png', 'readback.png', 'trace.zip', 'record.json', 'index.html']) {
+      for (const name of ['before.png', 'after.png', 'trace.zip', 'record.json', 'index.html']) {
         assert.ok(
           item.objects.some((o) => o.name === name),
           `${item.key} seals ${name}`,

@@ -21,6 +21,9 @@ export async function readback(s: Services, state: ItemState): Promise<ReadbackO
   const policy = s.config.actions[item.action]!;
   const api = await browserlessApi(s, item.identity);
   return withSession(s, item.identity, 'readback', { trace: false }, async (session) => {
+    // Read beside the polls: while this run holds the claim, only this step moves it.
+    const claimRead = s.claims.get(item.key);
+    claimRead.catch(() => undefined);
     const evidence: StoredObject[] = [];
     let degraded = false;
     const unreadable: string[] = [];
@@ -66,15 +69,14 @@ export async function readback(s: Services, state: ItemState): Promise<ReadbackO
       }
     }
     if (!result) throw new StructuredContractMissingError(`no readback source could read the item (${unreadable.join('; ')})`);
-    // Picture the page the verdict was read from; only an API or file verdict needs the detail page opened.
-    // hasRow has scrolled a listed row into view, so the picture is taken as the page stands.
-    const verdictOnPage = result.source === 'detail' || (result.source === 'list' && (await hasRow(session.page, itemRow(s, item))));
-    if (!verdictOnPage) await openDetail(s, item, session).catch(() => undefined);
-    const [picture, claim] = await Promise.all([
-      screenshotTo(s, item, session.page, 'readback.png', { placeRow: false }),
-      s.claims.get(item.key),
-    ]);
-    evidence.push(picture);
+    if (degraded || result.verdict !== 'confirmed' || s.config.evidence.readback_picture === 'always') {
+      // Picture the page the verdict was read from; only an API or file verdict needs the detail page opened.
+      // hasRow has scrolled a listed row into view, so the picture is taken as the page stands.
+      const verdictOnPage = result.source === 'detail' || (result.source === 'list' && (await hasRow(session.page, itemRow(s, item))));
+      if (!verdictOnPage) await openDetail(s, item, session).catch(() => undefined);
+      evidence.push(await screenshotTo(s, item, session.page, 'readback.png', { placeRow: false }));
+    }
+    const claim = await claimRead;
     const decided = decideNext(result, state, policy, claim?.attempts ?? 1);
     if (decided.next === 'retry' && claim) {
       await s.claims.transition(item.key, { ...heldClaim(state), from: ['WRITING'] }, 'CLAIMED', {

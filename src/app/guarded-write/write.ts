@@ -81,6 +81,9 @@ export async function browserWrite(s: Services, state: ItemState): Promise<Write
       traceStored = true;
       return stored;
     };
+    // A traced write's trace holds a DOM snapshot of the commit click; the picture is for what cannot be undone or replayed.
+    const picturesCommit =
+      s.config.evidence.before_commit_picture === 'always' || action.reversibility === 'irreversible' || !session.traced;
     let committed = false;
     let page = session.page;
     try {
@@ -99,12 +102,20 @@ export async function browserWrite(s: Services, state: ItemState): Promise<Write
           await s.audit.append(item.key, { type: 'write_step', actor: item.identity, data: { tier: 'browser', stage, step: index } });
           return;
         }
-        await picture(page, 'before-commit.png');
-        // From here on the write may land: a session found gone later must not start the task over.
-        session.markActed();
-        await toWriting();
-        await s.audit.append(item.key, { type: 'write_started', actor: item.identity, data: { tier: 'browser', stage, step: index } });
+        // Nothing on the page moves until the commit click: the picture is captured while the claim moves to WRITING.
+        const [pictured, started] = await Promise.allSettled([
+          picturesCommit ? picture(page, 'before-commit.png') : undefined,
+          (async () => {
+            // From here on the write may land: a session found gone later must not start the task over.
+            session.markActed();
+            await toWriting();
+            await s.audit.append(item.key, { type: 'write_started', actor: item.identity, data: { tier: 'browser', stage, step: index } });
+          })(),
+        ]);
+        if (started.status === 'rejected') throw started.reason;
+        // WRITING from here on, whatever the picture did: a page that cannot be pictured fails like a failed click.
         committed = true;
+        if (pictured.status === 'rejected') throw pictured.reason;
       };
       for (const stage of stages) {
         let steps = stage.steps;
