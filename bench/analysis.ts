@@ -742,7 +742,7 @@ export function analyse(input: AnalysisInput): BenchReport {
       .filter((name) => name.endsWith('.png'))
       .join(
         ', ',
-      )}), and one viewport capture costs ${fmt(captureMs)} ms on this machine (median of the warm-page measure below; Chromium's software compositor, so the image format changes little). That is ${fmt(evidenceFloorMs)} ms per item of CPU-bound work; the bare script takes none, so against it a 1.5x target (${fmt(allowanceMs)} ms over its ${fmt(rawLatency.median)} ms) cannot be met without dropping evidence. V1 as written takes two full-page captures and a trace, so it is the fair anchor: the guarded path is ${fmt(vsV1[headline]!.median, 2)}x its median and ${fmt(vsV1[headline]!.cpu, 2)}x its CPU.`,
+      )}), and one viewport capture costs ${fmt(captureMs)} ms on this machine (median of the warm-page measure below). Most of a capture is the wait for Chromium's frame pipeline to produce a frame, not encoding: the image format, and even a 200x50 clip, change little. That is ${fmt(evidenceFloorMs)} ms per item of capture time; the bare script takes none, so against it a 1.5x target (${fmt(allowanceMs)} ms over its ${fmt(rawLatency.median)} ms) cannot be met without dropping evidence. V1 as written takes two full-page captures and a trace, so it is the fair anchor: the guarded path is ${fmt(vsV1[headline]!.median, 2)}x its median and ${fmt(vsV1[headline]!.cpu, 2)}x its CPU.`,
   );
   if (g1) {
     findings.push(
