@@ -561,7 +561,7 @@ function medianBudget(r: BenchReport, head: 'on' | 'off'): string {
     `The median target leaves the guard ${f(0.25 * v1)} ms over V1's median of ${f(v1)} ms. The steps V1 has no counterpart for ` +
     `take ${f(ownMs)} ms of a guarded item on average (${own.map((name) => `${name} ${f(mean(name))}`).join(', ')}), the ` +
     `independent readback ${f(mean('Readback'))} ms alone (${f(mean('Readback') / v1, 2)}x V1's median). BrowserWrite, which does ` +
-    `what V1's item does plus the claim's move to WRITING (and a before-commit picture for irreversible or untraced writes), takes ${f(mean('BrowserWrite'))} ms ` +
+    `what V1's item does plus the claim's move to WRITING (and a before-commit picture for irreversible, approved or untraced writes), takes ${f(mean('BrowserWrite'))} ms ` +
     `on average (${f(mean('BrowserWrite') / v1, 2)}x); the guarded item ${f(r.vendorSplit.guarded[head]!.itemMs.mean)} ms.`
   );
 }

@@ -173,19 +173,21 @@ export const PaperclipConfig = z
          */
         write_trace: z.boolean().default(true),
         /**
-         * When the independent readback pictures the page it read its verdict from. `unless_confirmed`: for every
-         * verdict a person will look into (not applied, inconclusive, an unintended state) and every degraded
-         * readback; a confirmed one is recorded by its observations in the audit chain, and its page shows the
-         * same settled row as the write's after picture. `always`: for every readback (one more capture per item).
+         * When the independent readback pictures the page it read its verdict from. `when_needed`: unless the
+         * verdict is confirmed, not degraded, and follows a browser write that returned with its after picture
+         * showing the settled target state; so every verdict a person will look into, every write that failed,
+         * timed out or was resumed after a crash, and every write without a settled after picture keeps it. A
+         * confirmed readback after a settled write is recorded by its observations in the audit chain, and its
+         * page shows the after picture's settled row. `always`: every readback (one more capture per item).
          */
-        readback_picture: z.enum(['unless_confirmed', 'always']).default('unless_confirmed'),
+        readback_picture: z.enum(['when_needed', 'always']).default('when_needed'),
         /**
-         * When a browser write pictures the page just before its commit click. `irreversible_or_untraced`: for an
-         * irreversible action, and for any write without a trace; a traced reversible write keeps the trace's DOM
-         * snapshot of the commit click instead, which shows the same page (and the write can be undone).
-         * `always`: for every browser write (one more capture per item).
+         * When a browser write pictures the page just before its commit click. `when_needed`: for an irreversible
+         * action, a write that needed approval, and any write without a trace; a traced reversible write without
+         * approval keeps the trace's DOM snapshot of the commit click instead, which shows the same page (and the
+         * write can be undone). `always`: every browser write (one more capture per item).
          */
-        before_commit_picture: z.enum(['irreversible_or_untraced', 'always']).default('irreversible_or_untraced'),
+        before_commit_picture: z.enum(['when_needed', 'always']).default('when_needed'),
       })
       .strict(),
     approvals: z

@@ -107,19 +107,38 @@ const SCREENSHOT_PHASE: Record<string, { types: string[]; caption: string }> = {
 function unpicturedNote(event: AuditEvent, index: number, input: ItemPageInput): string[] {
   const { events, objects } = input;
   const isLast = (type: string) => events.map((e) => e.type).lastIndexOf(type) === index;
-  if (event.type === 'write_started' && event.data['tier'] === 'browser' && isLast('write_started')) {
-    if (!objects.has('before-commit.png') && objects.has('trace.zip'))
-      return [
-        `<p>提交前的页面记录在 <a href="${relativeHref('trace.zip')}">trace.zip</a> 中提交点击的 DOM 快照里。 ` +
-          'The page just before the commit click is the DOM snapshot of that click in trace.zip.</p>',
-      ];
+  // A write whose stages had all landed already clicked nothing: there is no commit click to picture.
+  const clicked = event.data['alreadyDone'] === undefined;
+  if (
+    event.type === 'write_started' &&
+    event.data['tier'] === 'browser' &&
+    clicked &&
+    isLast('write_started') &&
+    !objects.has('before-commit.png')
+  ) {
+    return objects.has('trace.zip')
+      ? [
+          `<p>提交前的页面记录在 <a href="${relativeHref('trace.zip')}">trace.zip</a> 中提交点击的 DOM 快照里。 ` +
+            'The page just before the commit click is the DOM snapshot of that click in trace.zip.</p>',
+        ]
+      : [
+          '<p class="note">提交前的页面没有记录：既无截图也无 trace。 Nothing records the page just before the commit click: no picture, no trace.</p>',
+        ];
   }
-  if (event.type === 'readback' && event.data['verdict'] === 'confirmed' && isLast('readback') && !objects.has('readback.png'))
+  if (event.type === 'readback' && event.data['verdict'] === 'confirmed' && !picturedBy(event, 'readback.png'))
     return [
       '<p>回读已确认：上面的观察记录即证据；未确认的回读才另存页面截图。 ' +
         'A confirmed readback is recorded by the observations above; the page is pictured when a readback is not confirmed.</p>',
     ];
   return [];
+}
+
+/** Whether an event's own evidence names the picture (steps record the objects they stored). */
+function picturedBy(event: AuditEvent, name: string): boolean {
+  const evidence = event.data['evidence'];
+  return (
+    Array.isArray(evidence) && evidence.some((e) => String(typeof e === 'string' ? e : (e as { key?: string }).key).endsWith(`/${name}`))
+  );
 }
 
 function figure(name: string, caption: string): string {
@@ -218,7 +237,9 @@ function timeline(input: ItemPageInput): string {
   const shotsAt = new Map<number, string[]>();
   const placed = new Set<string>();
   for (const [name, where] of Object.entries(SCREENSHOT_PHASE)) {
-    const at = lastIndexOf(where.types);
+    // The event that stored the picture, where events record it (a later readback may have taken none); else the phase's last.
+    const storedBy = events.findLastIndex((e) => where.types.includes(e.type) && picturedBy(e, name));
+    const at = storedBy >= 0 ? storedBy : lastIndexOf(where.types);
     if (!objects.has(name) || at < 0) continue;
     shotsAt.set(at, [...(shotsAt.get(at) ?? []), figure(name, where.caption)]);
     placed.add(name);

@@ -31,6 +31,12 @@ describe('fault handling on the embedded stack', () => {
   });
   const marksOf = async (billNo: string) => (await h.control.journal()).filter((e) => e.billNo === billNo && e.action === 'mark');
   const auditTypes = async (key: string) => (await h.paperclip.services.audit.events(key)).map((e) => e.type);
+  const claimOf = async (t: ReturnType<typeof task>) => (await h.paperclip.services.claims.get(idempotencyKey(t)))!;
+  /** The evidence keys each readback of the chain stored, in order. */
+  const readbackPictures = async (key: string) =>
+    (await h.paperclip.services.audit.events(key))
+      .filter((e) => e.type === 'readback')
+      .map((e) => (e.data['evidence'] as Array<{ key: string }>).map((o) => o.key));
   const record = async (t: ReturnType<typeof task>) => {
     const claim = (await h.paperclip.services.claims.get(idempotencyKey(t)))!;
     return JSON.parse((await h.paperclip.services.evidence.get(evidenceKey(claim, 'record.json')))!.toString());
@@ -65,6 +71,8 @@ describe('fault handling on the embedded stack', () => {
     assert.equal(types.filter((x) => x === 'write_started').length, 1);
     assert.ok(types.includes('write_failed'), 'the failed response is on record');
     assert.equal((await record(t)).verdict, 'confirmed');
+    // after.png shows the timeout, not the applied state: the confirmed readback pictures what it read.
+    assert.deepEqual(await readbackPictures(idempotencyKey(t)), [[evidenceKey(await claimOf(t), 'readback.png')]]);
   });
 
   test('error_500 before commit: retried once because the policy allows it after a settled negative readback', async () => {
@@ -111,6 +119,8 @@ describe('fault handling on the embedded stack', () => {
     const types = await auditTypes(key);
     assert.ok(types.includes('claim_taken_over'));
     assert.equal(types.filter((x) => x === 'write_started').length, 1);
+    // The first run's readback followed a settled write (no picture); the resumed one has no after picture of its own.
+    assert.deepEqual(await readbackPictures(key), [[], [evidenceKey(await claimOf(t), 'readback.png')]]);
   });
 
   test('redesign: structured locators fail, the write goes to takeover, zero false successes', async () => {

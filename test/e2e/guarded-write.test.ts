@@ -158,6 +158,23 @@ describe('guarded write path on the embedded stack', () => {
     }
   });
 
+  test('an untraced reversible write keeps the picture before its commit click: no trace records that click', async () => {
+    await h.control.reset(pendingOnly);
+    const evidence = h.paperclip.services.config.evidence;
+    const traced = evidence.write_trace;
+    evidence.write_trace = false;
+    try {
+      const task = { taskId: 'T-e2e-untraced', tenant: 'acme', billNo: 'ACME-202611-0004', action: 'mark_processed' };
+      assert.equal((await h.runTask(task)).output['outcome'], 'done');
+      const claim = (await h.paperclip.services.claims.get(idempotencyKey(task)))!;
+      const objects = await h.paperclip.services.evidence.list(evidenceKey(claim, ''));
+      assert.ok(!objects.includes(evidenceKey(claim, 'trace.zip')), 'not traced');
+      assert.ok(objects.includes(evidenceKey(claim, 'before-commit.png')), 'the commit click is pictured instead');
+    } finally {
+      evidence.write_trace = traced;
+    }
+  });
+
   test('a bill of another tenant is rejected at routing, before any browser opens', async () => {
     await h.control.reset(pendingOnly);
     const before = await h.control.timings();

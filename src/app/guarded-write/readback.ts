@@ -69,7 +69,9 @@ export async function readback(s: Services, state: ItemState): Promise<ReadbackO
       }
     }
     if (!result) throw new StructuredContractMissingError(`no readback source could read the item (${unreadable.join('; ')})`);
-    if (degraded || result.verdict !== 'confirmed' || s.config.evidence.readback_picture === 'always') {
+    // A confirmed verdict after a write whose after picture shows the settled row adds nothing a picture would show.
+    const settledWrite = state.write?.afterSettled === true && !state.writeError;
+    if (degraded || result.verdict !== 'confirmed' || !settledWrite || s.config.evidence.readback_picture === 'always') {
       // Picture the page the verdict was read from; only an API or file verdict needs the detail page opened.
       // hasRow has scrolled a listed row into view, so the picture is taken as the page stands.
       const verdictOnPage = result.source === 'detail' || (result.source === 'list' && (await hasRow(session.page, itemRow(s, item))));

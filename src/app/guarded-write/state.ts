@@ -50,6 +50,8 @@ export const WriteResult = z.object({
   committed: z.literal(true),
   evidence: z.array(StoredObject),
   dialogs: z.array(z.object({ type: z.string(), message: z.string(), accepted: z.boolean() })),
+  /** Whether the after picture shows the page settled in the target state (browser tier; absent: it does not). */
+  afterSettled: z.boolean().optional(),
   /** The approval the write proved before it started (irreversible actions). */
   approval: z.object({ approvalId: z.string(), approver: z.string(), decidedAt: z.string() }).optional(),
 });

@@ -81,9 +81,13 @@ export async function browserWrite(s: Services, state: ItemState): Promise<Write
       traceStored = true;
       return stored;
     };
-    // A traced write's trace holds a DOM snapshot of the commit click; the picture is for what cannot be undone or replayed.
+    // A traced write's trace holds a DOM snapshot of the commit click; the picture is for what was approved, what
+    // cannot be undone, and a write no trace replays.
     const picturesCommit =
-      s.config.evidence.before_commit_picture === 'always' || action.reversibility === 'irreversible' || !session.traced;
+      s.config.evidence.before_commit_picture === 'always' ||
+      action.reversibility === 'irreversible' ||
+      item.needsApproval ||
+      !session.traced;
     let committed = false;
     let page = session.page;
     try {
@@ -102,20 +106,13 @@ export async function browserWrite(s: Services, state: ItemState): Promise<Write
           await s.audit.append(item.key, { type: 'write_step', actor: item.identity, data: { tier: 'browser', stage, step: index } });
           return;
         }
-        // Nothing on the page moves until the commit click: the picture is captured while the claim moves to WRITING.
-        const [pictured, started] = await Promise.allSettled([
-          picturesCommit ? picture(page, 'before-commit.png') : undefined,
-          (async () => {
-            // From here on the write may land: a session found gone later must not start the task over.
-            session.markActed();
-            await toWriting();
-            await s.audit.append(item.key, { type: 'write_started', actor: item.identity, data: { tier: 'browser', stage, step: index } });
-          })(),
-        ]);
-        if (started.status === 'rejected') throw started.reason;
-        // WRITING from here on, whatever the picture did: a page that cannot be pictured fails like a failed click.
+        // Before the claim moves: a page that cannot be pictured fails the write with nothing clicked.
+        if (picturesCommit) await picture(page, 'before-commit.png');
+        // From here on the write may land: a session found gone later must not start the task over.
+        session.markActed();
+        await toWriting();
+        await s.audit.append(item.key, { type: 'write_started', actor: item.identity, data: { tier: 'browser', stage, step: index } });
         committed = true;
-        if (pictured.status === 'rejected') throw pictured.reason;
       };
       for (const stage of stages) {
         let steps = stage.steps;
@@ -168,10 +165,20 @@ export async function browserWrite(s: Services, state: ItemState): Promise<Write
         data: { settled: settledPage?.settled ?? null, url: page.url() },
       });
       await stored();
-      return { tier: 'browser', committed: true as const, evidence, dialogs: dialogsSeen(page), ...(approval ? { approval } : {}) };
+      return {
+        tier: 'browser',
+        committed: true as const,
+        evidence,
+        dialogs: dialogsSeen(page),
+        afterSettled: settledPage?.settled ?? false,
+        ...(approval ? { approval } : {}),
+      };
     } catch (error) {
       session.discardOnClose();
-      if (error instanceof ClaimFencedError) throw error;
+      if (error instanceof ClaimFencedError) {
+        await stored().catch(() => undefined);
+        throw error;
+      }
       await stored().catch(() => undefined);
       const shot = await evidenceScreenshot(page, itemRow(s, item)).catch(() => undefined);
       if (shot) evidence.push(await s.evidence.put(evidenceKey(item, 'after.png'), shot, 'image/png'));

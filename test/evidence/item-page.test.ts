@@ -1,0 +1,91 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { GENESIS_HASH, sealEvent, type AuditEvent, type AuditEventInput } from '../../src/domain/audit-chain.js';
+import { renderItemPage } from '../../src/evidence/item-page.js';
+import type { HashedObject } from '../../src/evidence/folder.js';
+
+const KEY = 'k-acme_00000000000000000000000000000001';
+const stored = (name: string) => ({ key: `evidence/acme/T-page/${KEY}/${name}`, sha256: 'a'.repeat(64) });
+
+function chain(inputs: AuditEventInput[]): AuditEvent[] {
+  const events: AuditEvent[] = [];
+  for (const input of inputs) events.push(sealEvent(KEY, events.length + 1, events.at(-1)?.hash ?? GENESIS_HASH, input));
+  return events;
+}
+
+function objects(...names: string[]): Map<string, HashedObject> {
+  return new Map(names.map((name) => [name, { name, sha256: 'a'.repeat(64), bytes: 1 }]));
+}
+
+/** The timeline entry of the event with this seq. */
+function entry(html: string, seq: number): string {
+  const start = html.indexOf(`id="seq-${seq}"`);
+  assert.ok(start >= 0, `event #${seq} is on the page`);
+  return html.slice(start, html.indexOf('</li>', start));
+}
+
+const actor = 'svc-recon-acme';
+const written = { type: 'write_started', actor, data: { tier: 'browser', stage: 'write', step: 3 } };
+const readback = (verdict: string, evidence: unknown[]) => ({
+  type: 'readback',
+  actor,
+  data: { verdict, source: 'list', next: 'x', evidence },
+});
+
+test('after a retry, the readback picture stays with the readback that took it; the confirmed one says what records it', () => {
+  const events = chain([
+    written,
+    readback('not_applied', [stored('readback.png')]),
+    written,
+    readback('confirmed', []),
+    { type: 'completed', actor, data: {} },
+  ]);
+  const html = renderItemPage({
+    key: KEY,
+    objects: objects('before.png', 'after.png', 'readback.png', 'trace.zip'),
+    events,
+    siblingPages: new Set(),
+    batchPage: false,
+  });
+  assert.match(entry(html, 2), /readback\.png/, 'pictured under the readback that stored it');
+  assert.doesNotMatch(entry(html, 4), /<img[^>]*readback\.png/, 'not under the later confirmed verdict');
+  assert.match(entry(html, 4), /A confirmed readback is recorded by the observations above/);
+  assert.doesNotMatch(entry(html, 2), /A confirmed readback is recorded/);
+});
+
+test('an unpictured commit click points to the trace, or says that nothing records it; a write with nothing to click says neither', () => {
+  const traced = renderItemPage({
+    key: KEY,
+    objects: objects('before.png', 'after.png', 'trace.zip'),
+    events: chain([written]),
+    siblingPages: new Set(),
+    batchPage: false,
+  });
+  assert.match(entry(traced, 1), /DOM snapshot of that click in trace\.zip/);
+  const bare = renderItemPage({
+    key: KEY,
+    objects: objects('before.png', 'after.png'),
+    events: chain([written]),
+    siblingPages: new Set(),
+    batchPage: false,
+  });
+  assert.match(entry(bare, 1), /Nothing records the page just before the commit click: no picture, no trace/);
+  const pictured = renderItemPage({
+    key: KEY,
+    objects: objects('before-commit.png', 'trace.zip'),
+    events: chain([written]),
+    siblingPages: new Set(),
+    batchPage: false,
+  });
+  assert.match(entry(pictured, 1), /<img[^>]*before-commit\.png/);
+  assert.doesNotMatch(entry(pictured, 1), /DOM snapshot of that click/);
+  const landed = chain([{ type: 'write_started', actor, data: { tier: 'browser', alreadyDone: ['write'] } }]);
+  const nothingClicked = renderItemPage({
+    key: KEY,
+    objects: objects('trace.zip'),
+    events: landed,
+    siblingPages: new Set(),
+    batchPage: false,
+  });
+  assert.doesNotMatch(entry(nothingClicked, 1), /commit click/);
+});
