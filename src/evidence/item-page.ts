@@ -127,8 +127,8 @@ function unpicturedNote(event: AuditEvent, index: number, input: ItemPageInput):
   }
   if (event.type === 'readback' && event.data['verdict'] === 'confirmed' && !picturedBy(event, 'readback.png'))
     return [
-      '<p>回读已确认：上面的观察记录即证据；未确认的回读才另存页面截图。 ' +
-        'A confirmed readback is recorded by the observations above; the page is pictured when a readback is not confirmed.</p>',
+      '<p>已确认的回读（写入已稳定）：上面的观察记录与 after.png 即证据。 ' +
+        'A confirmed readback of a settled write: its observations above and after.png record it.</p>',
     ];
   return [];
 }
@@ -239,7 +239,9 @@ function timeline(input: ItemPageInput): string {
   for (const [name, where] of Object.entries(SCREENSHOT_PHASE)) {
     // The event that stored the picture, where events record it (a later readback may have taken none); else the phase's last.
     const storedBy = events.findLastIndex((e) => where.types.includes(e.type) && picturedBy(e, name));
-    const at = storedBy >= 0 ? storedBy : lastIndexOf(where.types);
+    // A write whose stages had all landed clicked nothing: it took no picture of a commit click.
+    const took = (e: AuditEvent) => where.types.includes(e.type) && e.data['alreadyDone'] === undefined;
+    const at = storedBy >= 0 ? storedBy : events.findLastIndex(took);
     if (!objects.has(name) || at < 0) continue;
     shotsAt.set(at, [...(shotsAt.get(at) ?? []), figure(name, where.caption)]);
     placed.add(name);

@@ -47,10 +47,10 @@ test('after a retry, the readback picture stays with the readback that took it; 
     siblingPages: new Set(),
     batchPage: false,
   });
-  assert.match(entry(html, 2), /readback\.png/, 'pictured under the readback that stored it');
+  assert.match(entry(html, 2), /<img[^>]*readback\.png/, 'pictured under the readback that stored it');
   assert.doesNotMatch(entry(html, 4), /<img[^>]*readback\.png/, 'not under the later confirmed verdict');
-  assert.match(entry(html, 4), /A confirmed readback is recorded by the observations above/);
-  assert.doesNotMatch(entry(html, 2), /A confirmed readback is recorded/);
+  assert.match(entry(html, 4), /A confirmed readback of a settled write: its observations above and after.png record it/);
+  assert.doesNotMatch(entry(html, 2), /A confirmed readback of a settled write/);
 });
 
 test('an unpictured commit click points to the trace, or says that nothing records it; a write with nothing to click says neither', () => {
@@ -79,6 +79,21 @@ test('an unpictured commit click points to the trace, or says that nothing recor
   });
   assert.match(entry(pictured, 1), /<img[^>]*before-commit\.png/);
   assert.doesNotMatch(entry(pictured, 1), /DOM snapshot of that click/);
+  // A retry whose stages had all landed clicked nothing: the picture stays under the attempt that clicked.
+  const retried = chain([
+    written,
+    readback('not_applied', [stored('readback.png')]),
+    { type: 'write_started', actor, data: { tier: 'browser', alreadyDone: ['write'] } },
+  ]);
+  const twice = renderItemPage({
+    key: KEY,
+    objects: objects('before-commit.png', 'trace.zip'),
+    events: retried,
+    siblingPages: new Set(),
+    batchPage: false,
+  });
+  assert.match(entry(twice, 1), /<img[^>]*before-commit\.png/);
+  assert.doesNotMatch(entry(twice, 3), /<img[^>]*before-commit\.png/);
   const landed = chain([{ type: 'write_started', actor, data: { tier: 'browser', alreadyDone: ['write'] } }]);
   const nothingClicked = renderItemPage({
     key: KEY,

@@ -168,7 +168,11 @@ describe('evidence pages of a real batch', () => {
           !confirmed,
           `${key}: readback.png only when not confirmed`,
         );
-        assert.equal(text.includes('A confirmed readback is recorded by the observations above'), confirmed, key);
+        assert.equal(
+          text.includes('A confirmed readback of a settled write: its observations above and after.png record it'),
+          confirmed,
+          key,
+        );
         const objects = await h.paperclip.services.evidence.list(`evidence/acme/${TASK}/${key}/`);
         for (const object of objects.filter((o) => !o.endsWith('/index.html'))) {
           const body = (await h.paperclip.services.evidence.get(object))!;
@@ -186,7 +190,7 @@ describe('evidence pages of a real batch', () => {
       assert.match(text, /false success/);
       const shots = (await imagesLoaded(page)).map((i) => i.src.split('/').at(-1));
       assert.ok(shots.includes('readback.png'), 'a readback that found a false success shows the page it read');
-      assert.doesNotMatch(text, /A confirmed readback is recorded/);
+      assert.doesNotMatch(text, /A confirmed readback of a settled write/);
       await page.screenshot({ path: join(SCREENSHOTS, 'item-takeover.png'), fullPage: true });
     } finally {
       await context.close();
