@@ -133,12 +133,24 @@ function unpicturedNote(event: AuditEvent, index: number, input: ItemPageInput):
   return [];
 }
 
+/**
+ * The names of the objects an event's own evidence lists. Steps record StoredObjects ({ key, sha256 }); the
+ * takeover queue records plain keys.
+ */
+function evidenceNames(event: AuditEvent): string[] {
+  const evidence = event.data['evidence'];
+  if (!Array.isArray(evidence)) return [];
+  return evidence.map(
+    (e) =>
+      String(typeof e === 'string' ? e : ((e as { key?: string }).key ?? ''))
+        .split('/')
+        .at(-1)!,
+  );
+}
+
 /** Whether an event's own evidence names the picture (steps record the objects they stored). */
 function picturedBy(event: AuditEvent, name: string): boolean {
-  const evidence = event.data['evidence'];
-  return (
-    Array.isArray(evidence) && evidence.some((e) => String(typeof e === 'string' ? e : (e as { key?: string }).key).endsWith(`/${name}`))
-  );
+  return evidenceNames(event).includes(name);
 }
 
 function figure(name: string, caption: string): string {
@@ -162,18 +174,14 @@ function eventDetails(event: AuditEvent, input: ItemPageInput): string {
       }
       continue;
     }
-    if (field === 'evidence' && Array.isArray(value) && value.length === 0) continue;
     if (field === 'evidence' && Array.isArray(value)) {
-      // Steps record StoredObjects ({ key, sha256 }); the takeover queue records plain keys.
-      const names = value.map((e) =>
-        String(typeof e === 'string' ? e : ((e as { key?: string }).key ?? ''))
-          .split('/')
-          .at(-1),
-      );
-      rows.push([
-        'evidence',
-        names.map((n) => (input.objects.has(n!) ? `<a href="${relativeHref(n!)}">${escapeHtml(n)}</a>` : escapeHtml(n))).join(', '),
-      ]);
+      // A step that stored nothing (a confirmed readback of a settled write) gets no empty row.
+      const names = evidenceNames(event);
+      if (names.length > 0)
+        rows.push([
+          'evidence',
+          names.map((n) => (input.objects.has(n) ? `<a href="${relativeHref(n)}">${escapeHtml(n)}</a>` : escapeHtml(n))).join(', '),
+        ]);
       continue;
     }
     if (field === 'inverseKey' && typeof value === 'string') {

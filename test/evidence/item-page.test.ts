@@ -17,6 +17,11 @@ function objects(...names: string[]): Map<string, HashedObject> {
   return new Map(names.map((name) => [name, { name, sha256: 'a'.repeat(64), bytes: 1 }]));
 }
 
+/** The item page of a chain, with these objects in its folder. */
+function pageOf(events: AuditEvent[], ...names: string[]): string {
+  return renderItemPage({ key: KEY, objects: objects(...names), events, siblingPages: new Set(), batchPage: false });
+}
+
 /** The timeline entry of the event with this seq. */
 function entry(html: string, seq: number): string {
   const start = html.indexOf(`id="seq-${seq}"`);
@@ -40,13 +45,7 @@ test('after a retry, the readback picture stays with the readback that took it; 
     readback('confirmed', []),
     { type: 'completed', actor, data: {} },
   ]);
-  const html = renderItemPage({
-    key: KEY,
-    objects: objects('before.png', 'after.png', 'readback.png', 'trace.zip'),
-    events,
-    siblingPages: new Set(),
-    batchPage: false,
-  });
+  const html = pageOf(events, 'before.png', 'after.png', 'readback.png', 'trace.zip');
   assert.match(entry(html, 2), /<img[^>]*readback\.png/, 'pictured under the readback that stored it');
   assert.doesNotMatch(entry(html, 4), /<img[^>]*readback\.png/, 'not under the later confirmed verdict');
   assert.match(entry(html, 4), /A confirmed readback of a settled write: its observations above and after.png record it/);
@@ -54,29 +53,11 @@ test('after a retry, the readback picture stays with the readback that took it; 
 });
 
 test('an unpictured commit click points to the trace, or says that nothing records it; a write with nothing to click says neither', () => {
-  const traced = renderItemPage({
-    key: KEY,
-    objects: objects('before.png', 'after.png', 'trace.zip'),
-    events: chain([written]),
-    siblingPages: new Set(),
-    batchPage: false,
-  });
+  const traced = pageOf(chain([written]), 'before.png', 'after.png', 'trace.zip');
   assert.match(entry(traced, 1), /DOM snapshot of that click in trace\.zip/);
-  const bare = renderItemPage({
-    key: KEY,
-    objects: objects('before.png', 'after.png'),
-    events: chain([written]),
-    siblingPages: new Set(),
-    batchPage: false,
-  });
+  const bare = pageOf(chain([written]), 'before.png', 'after.png');
   assert.match(entry(bare, 1), /Nothing records the page just before the commit click: no picture, no trace/);
-  const pictured = renderItemPage({
-    key: KEY,
-    objects: objects('before-commit.png', 'trace.zip'),
-    events: chain([written]),
-    siblingPages: new Set(),
-    batchPage: false,
-  });
+  const pictured = pageOf(chain([written]), 'before-commit.png', 'trace.zip');
   assert.match(entry(pictured, 1), /<img[^>]*before-commit\.png/);
   assert.doesNotMatch(entry(pictured, 1), /DOM snapshot of that click/);
   // A retry whose stages had all landed clicked nothing: the picture stays under the attempt that clicked.
@@ -85,22 +66,10 @@ test('an unpictured commit click points to the trace, or says that nothing recor
     readback('not_applied', [stored('readback.png')]),
     { type: 'write_started', actor, data: { tier: 'browser', alreadyDone: ['write'] } },
   ]);
-  const twice = renderItemPage({
-    key: KEY,
-    objects: objects('before-commit.png', 'trace.zip'),
-    events: retried,
-    siblingPages: new Set(),
-    batchPage: false,
-  });
+  const twice = pageOf(retried, 'before-commit.png', 'trace.zip');
   assert.match(entry(twice, 1), /<img[^>]*before-commit\.png/);
   assert.doesNotMatch(entry(twice, 3), /<img[^>]*before-commit\.png/);
   const landed = chain([{ type: 'write_started', actor, data: { tier: 'browser', alreadyDone: ['write'] } }]);
-  const nothingClicked = renderItemPage({
-    key: KEY,
-    objects: objects('trace.zip'),
-    events: landed,
-    siblingPages: new Set(),
-    batchPage: false,
-  });
+  const nothingClicked = pageOf(landed, 'trace.zip');
   assert.doesNotMatch(entry(nothingClicked, 1), /commit click/);
 });

@@ -175,11 +175,8 @@ export async function browserWrite(s: Services, state: ItemState): Promise<Write
       };
     } catch (error) {
       session.discardOnClose();
-      if (error instanceof ClaimFencedError) {
-        await stored().catch(() => undefined);
-        throw error;
-      }
       await stored().catch(() => undefined);
+      if (error instanceof ClaimFencedError) throw error;
       const shot = await evidenceScreenshot(page, itemRow(s, item)).catch(() => undefined);
       if (shot) evidence.push(await s.evidence.put(evidenceKey(item, 'after.png'), shot, 'image/png'));
       await s.audit.append(item.key, {
