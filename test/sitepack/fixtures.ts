@@ -58,10 +58,10 @@ const BROKEN = page(
  * (no <th>, no roles), and the body repeats a header row of bold <td> cells
  * before each group, as printed-report tables do.
  */
+const REPEATED_HEADER = '<tr class="hd"><th>单号</th><th>组织</th><th>金额</th><th>状态</th></tr>';
 const TD_HEADERS = page(
   `<table aria-label="对账单"><thead><tr><td><b>单号</b></td><td><b>组织</b></td><td><b>金额</b></td><td><b>状态</b></td></tr></thead><tbody>${BILLS.map(
-    (b, i) =>
-      `${i === 2 ? '<tr class="hd"><th>单号</th><th>组织</th><th>金额</th><th>状态</th></tr>' : ''}<tr><td>${b.no}</td><td>${b.org}</td><td>${b.amount}</td><td>${b.status}</td></tr>`,
+    (b, i) => `${i === 2 ? REPEATED_HEADER : ''}<tr><td>${b.no}</td><td>${b.org}</td><td>${b.amount}</td><td>${b.status}</td></tr>`,
   ).join('')}</tbody></table>`,
 );
 
