@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { BatchSummary } from '../app/batch.js';
 import type { EmbeddedPaperclip } from '../embedded/embedded-paperclip.js';
+import type { FailOnRules } from './args.js';
 import { createProgressRenderer } from './progress.js';
 
 /**
@@ -116,6 +117,13 @@ export interface BatchCommandOptions {
   dataDirLabel: string;
   configPath: string;
   vendorBaseUrl: string;
+  /** Item outcomes that turn a batch that ran into exit code 3 (`--fail-on`). */
+  failOn?: FailOnRules;
+}
+
+/** The outcome rules a finished batch's counts break, said as `takeover 2 ≥ 1`. */
+export function brokenFailOnRules(summary: BatchSummary, rules: FailOnRules = []): string[] {
+  return rules.filter((r) => summary.counts[r.outcome] >= r.atLeast).map((r) => `${r.outcome} ${summary.counts[r.outcome]} ≥ ${r.atLeast}`);
 }
 
 /** Runs one batch with progress, prints the summary line; exit code 0 when the batch succeeded and read its list. */
@@ -160,5 +168,9 @@ export async function runBatchCommand(paperclip: EmbeddedPaperclip, o: BatchComm
     await new Promise<void>((r) => process.once('SIGINT', () => r()));
     stopReporting();
   }
-  return run.status === 'SUCCEEDED' && run.summary && !run.summary.error ? 0 : 1;
+  if (run.status !== 'SUCCEEDED' || !run.summary || run.summary.error) return 1;
+  const broken = brokenFailOnRules(run.summary, o.failOn);
+  if (broken.length === 0) return 0;
+  log(`exit 3: --fail-on ${broken.join(', ')} (the batch itself succeeded)`);
+  return 3;
 }

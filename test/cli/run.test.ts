@@ -118,6 +118,14 @@ describe('paperclip run', () => {
       ],
       [['--config', setup.config, '--tenant', 'acme', '--item', 'ACME-202611-0001'], /--action: is required with --item/],
       [
+        ['--config', setup.config, '--tenant', 'acme', '--fail-on', 'takeover,lost'],
+        /--fail-on: "lost" is not outcome or outcome:N; outcomes are done, /,
+      ],
+      [
+        ['--config', setup.config, '--tenant', 'acme', '--fail-on', 'takeover:0'],
+        /--fail-on: "takeover:0": N counts items and starts at 1/,
+      ],
+      [
         ['--config', setup.config, '--tenant', 'acme', '--item', 'acme-1', '--action', 'mark_processed'],
         /--item: billNo "acme-1" is not a bill number of vendor-sim/,
       ],
@@ -142,9 +150,22 @@ describe('paperclip run', () => {
     assert.deepEqual(await control.journal(), [], 'the vendor saw no write');
   });
 
-  test('a batch against the running back office: progress on stderr, one summary line, one mutation per pending item, exit 0', async () => {
-    const run = await paperclip(['run', '--config', setup.config, '--tenant', 'acme', '--task', 'T-cli-run-acme', '--data-dir', dataDir()]);
-    assert.equal(run.code, 0, run.stderr);
+  test('a batch against the running back office: progress on stderr, one summary line, one mutation per pending item; --fail-on turns its waiting item into exit 3', async () => {
+    const run = await paperclip([
+      'run',
+      '--config',
+      setup.config,
+      '--tenant',
+      'acme',
+      '--task',
+      'T-cli-run-acme',
+      '--data-dir',
+      dataDir(),
+      '--fail-on',
+      'takeover,awaiting_approval',
+    ]);
+    assert.equal(run.code, 3, run.stderr);
+    assert.match(run.stderr, /exit 3: --fail-on awaiting_approval 1 ≥ 1 \(the batch itself succeeded\)/);
     assert.equal(run.stdout.trim().split('\n').length, 1, 'stdout is the summary line alone');
     const summary = lastJson(run.stdout);
     assert.deepEqual(
@@ -203,6 +224,8 @@ describe('paperclip run', () => {
       'T-cli-run-globex',
       '--data-dir',
       dataDir(),
+      '--fail-on',
+      'takeover,error,awaiting_approval:1',
     ]);
     assert.equal(run.code, 0, run.stderr);
     const summary = lastJson(run.stdout);
