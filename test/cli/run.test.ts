@@ -150,7 +150,7 @@ describe('paperclip run', () => {
     assert.deepEqual(await control.journal(), [], 'the vendor saw no write');
   });
 
-  test('a batch against the running back office: progress on stderr, one summary line, one mutation per pending item; --fail-on turns its waiting item into exit 3', async () => {
+  test('a batch against the running back office: progress on stderr, one summary line, one mutation per pending item; --fail-on exits 3', async () => {
     const run = await paperclip([
       'run',
       '--config',
