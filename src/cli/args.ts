@@ -238,6 +238,11 @@ export const KeyValueList = z
 /** Flags several commands share, declared once. */
 export const TenantId = z.string().regex(/^[a-z][a-z0-9-]{1,40}$/, 'tenant ids are lower-kebab-case, e.g. acme');
 export const ConfigPath = z.string().min(1).meta({ value: 'file', description: 'the Paperclip config (YAML)' });
+/** The config of a command that reads a data folder: left out, the one the folder was run with (data-folder.ts). */
+export const FolderConfigPath = ConfigPath.optional().meta({
+  value: 'file',
+  description: 'the Paperclip config (default: the one the data folder was run with, else config/paperclip.local.yaml)',
+});
 /**
  * `--fail-on takeover,error` or `--fail-on takeover:3`: item outcomes that make a batch that ran
  * exit non-zero (3), for schedulers and CI; `outcome:N` fails from N items of it on (default 1).

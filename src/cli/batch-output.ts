@@ -115,8 +115,6 @@ export interface BatchCommandOptions {
   keep: boolean;
   /** As the user wrote it, for the follow-up commands printed. */
   dataDirLabel: string;
-  configPath: string;
-  vendorBaseUrl: string;
   /** Item outcomes that turn a batch that ran into exit code 3 (`--fail-on`). */
   failOn?: FailOnRules;
 }
@@ -159,9 +157,8 @@ export async function runBatchCommand(paperclip: EmbeddedPaperclip, o: BatchComm
   else process.stdout.write(`${JSON.stringify({ task: o.taskId, tenant: o.tenant, error: run.error ?? run.status })}\n`);
   if (o.keep) {
     log(
-      `operator commands against this stack (e.g. paperclip compensate <key> --reason ...) need: PAPERCLIP_CONFIG=${o.configPath} ` +
-        `PAPERCLIP_VENDOR_BASE_URL=${o.vendorBaseUrl} PAPERCLIP_DYNAMODB_ENDPOINT=${endpoints.dynamodb} PAPERCLIP_S3_ENDPOINT=${endpoints.s3} ` +
-        `PAPERCLIP_SES_ENDPOINT=${endpoints.ses} PAPERCLIP_SFN_ENDPOINT=${endpoints.stepfunctions} PAPERCLIP_GUARDED_WRITE_ARN=${paperclip.arns.guardedWrite}`,
+      `operator commands work through this process: npx paperclip compensate <key> --reason ... --data-dir ${o.dataDirLabel}, ` +
+        `npx paperclip takeover list --data-dir ${o.dataDirLabel}`,
     );
     log('everything stays up; press Ctrl-C to stop');
     const stopReporting = reportDecidedItems(paperclip, o.taskId);

@@ -106,8 +106,6 @@ export async function runDemo(argv: string[]): Promise<number> {
       keep: flags.keep,
       failOn: flags['fail-on'],
       dataDirLabel: flags['data-dir'],
-      configPath: flags.config,
-      vendorBaseUrl: env.sim.url,
     });
   } finally {
     await env.stop();

@@ -200,8 +200,6 @@ export async function runRun(argv: string[]): Promise<number> {
       keep: flags.keep,
       failOn: flags['fail-on'],
       dataDirLabel: flags['data-dir'],
-      configPath: flags.config,
-      vendorBaseUrl: config.vendor.base_url,
     });
   } finally {
     await session.close();
