@@ -82,19 +82,56 @@ async function recordedChecksums(ctx: Pick<EvidenceContext, 'evidence'>, folder:
 
 type Hashed = { found: RecordedChecksum } | { missing: true } | { unreadable: string };
 
-/** The object's checksum as recorded at upload, else as S3 has it now; an object it may not read is a finding, not a failure. */
+/** The evidence entries (`data.evidence`) of an item's audit chain: what a write recorded when a record.json does not list it (a takeover). */
+function chainRecorded(ctx: Pick<EvidenceContext, 'audit'>): (itemKey: string) => Promise<Map<string, RecordedChecksum>> {
+  const loaded = new Map<string, Promise<Map<string, RecordedChecksum>>>();
+  return (itemKey) => {
+    let found = loaded.get(itemKey);
+    if (!found) {
+      found = ctx.audit.events(itemKey).then((events) => {
+        const recorded = new Map<string, RecordedChecksum>();
+        for (const event of events) {
+          const entries = event.data['evidence'];
+          if (!Array.isArray(entries)) continue;
+          for (const entry of entries as Array<Record<string, unknown>>) {
+            if (typeof entry?.['key'] === 'string' && typeof entry['sha256'] === 'string' && /^[0-9a-f]{64}$/.test(entry['sha256'])) {
+              recorded.set(entry['key'], { sha256: entry['sha256'], bytes: typeof entry['bytes'] === 'number' ? entry['bytes'] : 0 });
+            }
+          }
+        }
+        return recorded;
+      });
+      loaded.set(itemKey, found);
+    }
+    return found;
+  };
+}
+
+const TRACE_NAME = /trace\.zip$/;
+
+/**
+ * The object's checksum as recorded at upload (the item's record.json, else its audit chain), else as S3 has it now.
+ * A trace is never read: only the auditor may. An object it can neither find recorded nor read is a finding, not a failure.
+ */
 async function hashForSeal(
-  ctx: Pick<EvidenceContext, 'evidence'>,
+  ctx: Pick<EvidenceContext, 'evidence' | 'audit'>,
   key: string,
   recorded: ReadonlyMap<string, RecordedChecksum>,
+  fromChain: (() => Promise<ReadonlyMap<string, RecordedChecksum>>) | undefined,
 ): Promise<Hashed> {
   const atUpload = recorded.get(key);
   if (atUpload) return { found: atUpload };
+  const inChain = async () => (fromChain ? (await fromChain().catch(() => new Map<string, RecordedChecksum>())).get(key) : undefined);
+  if (TRACE_NAME.test(key)) {
+    const chained = await inChain();
+    return chained ? { found: chained } : { unreadable: 'a trace no record.json or audit event lists: it is never read to seal it' };
+  }
   try {
     const now = await hashObject(ctx, key);
     return now ? { found: now } : { missing: true };
   } catch (error) {
-    return { unreadable: `${(error as Error).name}: ${(error as Error).message}` };
+    const chained = await inChain();
+    return chained ? { found: chained } : { unreadable: `${(error as Error).name}: ${(error as Error).message}` };
   }
 }
 
@@ -153,8 +190,11 @@ export async function snapshotBatchFolder(ctx: EvidenceContext, batch: BatchRef)
   const withRecord = [...new Set(flat.filter((e) => e.parts.length === 2 && e.parts[1] === RECORD_NAME).map((e) => e.parts[0]!))];
   const records = await mapBounded(withRecord, S3_FAN_OUT, (key) => recordedChecksums(ctx, `${prefix}${key}/`));
   const recorded = new Map(records.flatMap((r) => [...r]));
+  const chains = chainRecorded(ctx);
   // A batch folder holds several objects per item, each a round trip to S3: hash them side by side.
-  const hashed = await mapBounded(flat, S3_FAN_OUT, (e) => hashForSeal(ctx, e.key, recorded));
+  const hashed = await mapBounded(flat, S3_FAN_OUT, (e) =>
+    hashForSeal(ctx, e.key, recorded, e.parts.length === 2 ? () => chains(e.parts[0]!) : undefined),
+  );
   flat.forEach(({ parts }, i) => {
     const result = hashed[i]!;
     if ('missing' in result) return; // removed between list and get
@@ -183,7 +223,8 @@ export async function snapshotItemFolder(ctx: EvidenceContext, batch: BatchRef, 
     .filter((name) => !name.includes('/'));
   const recorded = names.includes(RECORD_NAME) ? await recordedChecksums(ctx, prefix) : new Map<string, RecordedChecksum>();
   // Read and hash the objects side by side: this runs as every item closes, and each read is a round trip to S3.
-  const hashed = await Promise.all(names.map((name) => hashForSeal(ctx, prefix + name, recorded)));
+  const chain = chainRecorded(ctx);
+  const hashed = await Promise.all(names.map((name) => hashForSeal(ctx, prefix + name, recorded, () => chain(key))));
   const found = new Map<string, HashedObject>();
   const unreadable: UnreadableObject[] = [];
   names.forEach((name, i) => {

@@ -139,6 +139,14 @@ export class LocalIam {
     };
   }
 
+  /**
+   * Runs `body` as the operator, outside any function's context: for a test that plays another party
+   * from inside an overridden step (another runner taking a claim over). Product code never calls it.
+   */
+  asOperator<T>(body: () => T): T {
+    return current.exit(body);
+  }
+
   /** Runs `body` as a session assumed with `request` (see assumeRole). */
   runAsSession<T>(request: AssumeRoleRequest, body: () => T): T {
     return current.run(this.assumeRole(request), body);
