@@ -62,6 +62,14 @@ export function grantAccess(scope: Construct, grantee: IRole, access: FunctionAc
         resources: [table.tableArn, ...(tableAccess.indexes ?? []).map((index) => `${table.tableArn}/index/${index}`)],
       }),
     );
+    if (tableAccess.queriesIndexes && tableAccess.queriesIndexes.length > 0) {
+      principal.addToPrincipalPolicy(
+        new PolicyStatement({
+          actions: ['dynamodb:Query'],
+          resources: tableAccess.queriesIndexes.map((index) => `${table.tableArn}/index/${index}`),
+        }),
+      );
+    }
   }
 
   if (access.actsForTenant) resources.tenantAccess.grantAssume(grantee);

@@ -16,6 +16,11 @@ export interface PaperclipAppOptions {
   outdir?: string;
   entryFor?: (name: FunctionName) => string;
   definitionPath?: (file: string) => string;
+  /**
+   * false: no handler is bundled (CDK's `aws:cdk:bundling-stacks` context left empty), for reading the template's
+   * IAM in seconds (src/local/iam/template.ts); asset hashes differ, nothing else does.
+   */
+  bundling?: boolean;
 }
 
 /**
@@ -26,7 +31,9 @@ export interface PaperclipAppOptions {
 export function createPaperclipApp(options: PaperclipAppOptions): { app: App; stack: PaperclipStack } {
   const deploy = loadDeploymentConfig(options.deployConfigPath);
   const deployment = resolveDeployment(deploy, PROJECT_ROOT, options.deployConfigPath);
-  const app = new App({ outdir: options.outdir, context: { ...CURRENTLY_RECOMMENDED_FLAGS } });
+  const context: Record<string, unknown> = { ...CURRENTLY_RECOMMENDED_FLAGS };
+  if (options.bundling === false) context['aws:cdk:bundling-stacks'] = [];
+  const app = new App({ outdir: options.outdir, context });
   const stack = new PaperclipStack(app, `Paperclip-${deploy.prefix}`, {
     env: deploy.account || deploy.region ? { account: deploy.account, region: deploy.region } : undefined,
     description: 'Paperclip: guarded, auditable writes on vendor web back offices',

@@ -1,5 +1,6 @@
 import type { TableDefinition } from '../../src/adapters/dynamodb/table-definitions.js';
 import type { WorkflowFunctionName } from '../../src/workflow/functions.js';
+import { APPROVALS_BY_KEY_INDEX } from '../../src/adapters/tenant-session/policy.js';
 
 /**
  * What each function may touch, in one reviewable table, written from the
@@ -17,6 +18,8 @@ export interface TableAccess {
   actions: readonly TableAction[];
   /** Query on an index needs the index ARN as the resource. */
   indexes?: readonly string[];
+  /** dynamodb:Query on these indexes only, not on the table (and none of `actions` on them). */
+  queriesIndexes?: readonly string[];
 }
 
 export interface FunctionAccess {
@@ -100,7 +103,16 @@ export const FUNCTION_ACCESS: Readonly<Record<FunctionName, FunctionAccess>> = {
   // with the inverse's task as compensate returns it, its requester attested for that execution.
   compensate: { ...NOTHING, tables: { claims: { actions: ['dynamodb:GetItem'] }, audit: AUDIT_APPEND }, readsRequesterKey: true },
   // Closing an item writes its record and evidence page and, when the batch is already sealed, adds it to the seal.
-  complete: { ...NOTHING, tables: { claims: CLAIM_CLOSE, audit: AUDIT_APPEND }, ...EVIDENCE_FOLDERS },
+  // An approval that timed out is closed as expired: its pending requests are found by key and marked EXPIRED.
+  complete: {
+    ...NOTHING,
+    tables: {
+      claims: CLAIM_CLOSE,
+      audit: AUDIT_APPEND,
+      approvals: { actions: ['dynamodb:UpdateItem'], queriesIndexes: [APPROVALS_BY_KEY_INDEX] },
+    },
+    ...EVIDENCE_FOLDERS,
+  },
   takeover: {
     ...NOTHING,
     tables: {

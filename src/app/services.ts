@@ -22,8 +22,9 @@ import type { Identity } from '../config/schema.js';
 import { identitySecretName, type TenantScope } from '../adapters/tenant-session/policy.js';
 import {
   assumedTenantClients,
-  guardedTenantClients,
+  localTenantClients,
   type Deployment,
+  type LocalSessions,
   type TenantClients,
 } from '../adapters/tenant-session/tenant-clients.js';
 
@@ -64,7 +65,8 @@ export interface Services {
    * The same services under the tenant's session: its claims, approvals and
    * audit chains, its evidence prefix and its identity's secret, nothing else
    * (docs/deploy.md, "Tenant isolation in IAM"). On AWS an assumed role with
-   * session tags; locally the same policy enforced by a guard on every call.
+   * session tags; locally a session of the same role, as the template deploys
+   * it, evaluated by the local IAM on every call.
    */
   forTenant(scope: TenantScope): Services;
 }
@@ -93,7 +95,7 @@ const Environment = z.object({
   PAPERCLIP_SIGN_IN_ISSUER: z.string().url().optional(),
   /** The app client approvers sign in with, when the deployment created it (a Cognito user pool client on AWS). */
   PAPERCLIP_SIGN_IN_CLIENT_ID: z.string().min(1).optional(),
-  /** The tenant-access role the tenant-scoped functions assume; unset on the local stack, where the policy guard stands in. */
+  /** The tenant-access role the tenant-scoped functions assume; unset on the local stack, where the local IAM stands in for STS. */
   PAPERCLIP_TENANT_ROLE_ARN: z
     .string()
     .regex(/^arn:[a-z-]+:iam::\d{12}:role\//, 'set PAPERCLIP_TENANT_ROLE_ARN to an IAM role ARN')
@@ -105,7 +107,22 @@ const Environment = z.object({
 /** Locally there is no account; ARNs in the local policy use this one. */
 const LOCAL_ACCOUNT = '000000000000';
 
-export function createServices(env: NodeJS.ProcessEnv = process.env): WiredServices {
+/**
+ * The local stack's IAM (src/local/iam/enforce.ts): it evaluates every call of
+ * the clients it is attached to against the deployed policies of whoever
+ * calls, and stands in for STS when a function acts for a tenant.
+ */
+export interface LocalIamPort extends LocalSessions {
+  /** Adds the evaluation to an AWS SDK client's middleware stack. */
+  attach(client: object): void;
+}
+
+export interface ServiceOptions {
+  /** The embedded stack's IAM; without it (and without PAPERCLIP_TENANT_ROLE_ARN) there are no tenant sessions. */
+  localIam?: LocalIamPort;
+}
+
+export function createServices(env: NodeJS.ProcessEnv = process.env, options: ServiceOptions = {}): WiredServices {
   const vars = parseOrThrow(Environment, env, 'environment');
   const { config, sitePack } = loadRuntime(vars.PAPERCLIP_CONFIG, { vendorBaseUrl: vars.PAPERCLIP_VENDOR_BASE_URL });
   if (vars.PAPERCLIP_APPROVAL_BASE_URL) config.approvals.base_url = vars.PAPERCLIP_APPROVAL_BASE_URL;
@@ -118,6 +135,8 @@ export function createServices(env: NodeJS.ProcessEnv = process.env): WiredServi
     sfn: vars.PAPERCLIP_SFN_ENDPOINT,
     secrets: vars.PAPERCLIP_SECRETS_ENDPOINT,
   });
+  // Every call these clients make is evaluated against the caller's deployed policies (docs/local-stack.md).
+  for (const client of [clients.db, clients.s3, clients.ses, clients.sfn, clients.secretsManager]) options.localIam?.attach(client);
   const table = (id: Parameters<typeof tableName>[1]) => tableName(config.prefix, id);
   const identity = (id: string) => {
     const found = config.identities.find((i) => i.id === id);
@@ -203,7 +222,16 @@ export function createServices(env: NodeJS.ProcessEnv = process.env): WiredServi
     const id = `${scope.tenant}/${scope.identity ?? ''}`;
     let scoped = tenantSessions.get(id);
     if (!scoped) {
-      const data = roleArn ? assumedTenantClients({ roleArn, scope, deployment }) : guardedTenantClients({ scope, deployment, clients });
+      const sessions = options.localIam;
+      if (!roleArn && !sessions) {
+        throw new Error(
+          `no tenant session for ${scope.tenant}: set PAPERCLIP_TENANT_ROLE_ARN to the tenant-access role, ` +
+            'or run on the embedded stack, whose IAM stands in for STS',
+        );
+      }
+      const data = roleArn
+        ? assumedTenantClients({ roleArn, scope, deployment })
+        : localTenantClients({ scope, deployment, clients, sessions: sessions! });
       scoped = assemble(data, data.authorizeSecretRead);
       tenantSessions.set(id, scoped);
     }

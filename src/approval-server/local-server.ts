@@ -19,7 +19,15 @@ export interface ApprovalServer {
  * Listens on 127.0.0.1. `services` is read per request, so the server can be
  * started (and its address known) before the services that need that address.
  */
-export async function startApprovalServer(options: { port?: number; services: () => Services }): Promise<ApprovalServer> {
+export async function startApprovalServer(options: {
+  port?: number;
+  services: () => Services;
+  /**
+   * Runs one request, as one invocation of the approval function: the embedded stack runs it as that
+   * function's deployed role, so its calls are evaluated against that role's policy.
+   */
+  invoke: <T>(request: () => Promise<T>) => Promise<T>;
+}): Promise<ApprovalServer> {
   let origin = '';
   const server = createServer((req, res) => {
     void (async () => {
@@ -46,7 +54,7 @@ export async function startApprovalServer(options: { port?: number; services: ()
         // The address this server is bound to; a Host header is the client's claim, not ours.
         selfOrigin: origin,
       };
-      const response = await handleApprovalHttp(options.services(), request);
+      const response = await options.invoke(() => handleApprovalHttp(options.services(), request));
       const headers: Record<string, string | string[]> = { ...response.headers };
       if (response.cookies.length > 0) headers['set-cookie'] = response.cookies;
       res.writeHead(response.status, headers);

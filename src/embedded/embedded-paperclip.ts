@@ -17,6 +17,9 @@ import type { EmbeddedOidcProvider } from '../local/oidc-provider.js';
 import { attestedBatch } from '../app/requester.js';
 import { scheduleRequester } from '../workflow/schedule-requester.js';
 import { CALLBACK_PATH } from '../approval-server/sign-in.js';
+import { LocalIam } from '../local/iam/enforce.js';
+import { iamCatalog, type IamCatalog } from '../local/iam/policies.js';
+import { TABLES, tableName } from '../adapters/dynamodb/table-definitions.js';
 
 /**
  * Paperclip on the embedded local stack: the same ASL and handlers as on AWS,
@@ -41,11 +44,18 @@ export interface EmbeddedOptions {
    * Omitted: every emulator starts here (see startLocalStack).
    */
   external?: ExternalEndpoints;
+  /**
+   * Changes the deployed IAM before it is enforced (tests: remove one grant and show the path that needs it fails).
+   * Enforcement itself cannot be turned off: every workflow function and the approval endpoint run as their roles.
+   */
+  editIam?: (catalog: IamCatalog) => void;
 }
 
 export interface EmbeddedPaperclip {
   stack: LocalStack;
   services: WiredServices;
+  /** The deployed IAM, enforced on every call the workflow functions and the approval endpoint make. */
+  iam: LocalIam;
   /** The approval pages (the links in the approval emails point here). */
   approvals: ApprovalServer;
   /** The OpenID provider approvers sign in with, when `approvals.sign_in.issuer` is `embedded`. */
@@ -111,17 +121,37 @@ export async function startEmbeddedPaperclip(options: EmbeddedOptions): Promise<
     name: stateMachinePhysicalName(config.prefix, sm.name),
     definition: applyPolicy(loadStateMachineDefinition(resolve('statemachines', sm.file), substitutions), config.write_policy),
   }));
+  // The IAM the CDK app deploys (src/local/iam/deployed-iam.json), with this stack's names filled in.
+  const catalog = iamCatalog({
+    prefix: config.prefix,
+    bucket: config.evidence.bucket,
+    sender: config.approvals.sender,
+    region,
+    account: accountId,
+  });
+  options.editIam?.(catalog);
+  const tables = new Map(TABLES.map((t) => [tableName(config.prefix, t.id), t]));
+  let stepFunctions: LocalStack['stepFunctions'] | undefined;
+  const iam = new LocalIam(catalog, {
+    partitionKeyOf: (table, index) => {
+      const definition = tables.get(table);
+      if (!index) return definition?.partitionKey.name;
+      return definition?.indexes.find((i) => i.name === index)?.partitionKey.name;
+    },
+    stateMachineOfToken: (token) => stepFunctions?.stateMachineOfTaskToken(token),
+  });
   const stack = await startLocalStack({
     dataDir: options.dataDir,
     prefix: config.prefix,
     bucket: config.evidence.bucket,
-    handlers: workflowHandlers(config.prefix, options.handlerOverrides),
+    handlers: workflowHandlers(config.prefix, (fn, body) => iam.runAsFunction(fn, body), options.handlerOverrides),
     stateMachines,
     region,
     accountId,
     ...(options.retryIntervalOverrideMs !== undefined ? { retryIntervalOverrideMs: options.retryIntervalOverrideMs } : {}),
     ...(options.external ? { external: options.external } : {}),
   });
+  stepFunctions = stack.stepFunctions;
   const arns = {
     batch: stack.stateMachineArns[stateMachinePhysicalName(config.prefix, 'batch')]!,
     guardedWrite: stack.stateMachineArns[stateMachinePhysicalName(config.prefix, 'guarded-write')]!,
@@ -134,6 +164,7 @@ export async function startEmbeddedPaperclip(options: EmbeddedOptions): Promise<
       if (!approvalServices) throw new Error('the approval server answered before Paperclip finished starting');
       return approvalServices;
     },
+    invoke: (request) => iam.runAsFunction('approval-http', request),
   }).catch(async (error: unknown) => {
     await stack.stop();
     throw error;
@@ -154,18 +185,21 @@ export async function startEmbeddedPaperclip(options: EmbeddedOptions): Promise<
             throw error;
           })
       : undefined;
-  const services = createServices({
-    PAPERCLIP_CONFIG: configPath,
-    PAPERCLIP_VENDOR_BASE_URL: options.vendorBaseUrl,
-    PAPERCLIP_AWS_REGION: region,
-    PAPERCLIP_DYNAMODB_ENDPOINT: stack.endpoints.dynamodb,
-    PAPERCLIP_S3_ENDPOINT: stack.endpoints.s3,
-    PAPERCLIP_SES_ENDPOINT: stack.endpoints.ses,
-    PAPERCLIP_SFN_ENDPOINT: stack.endpoints.stepfunctions,
-    PAPERCLIP_GUARDED_WRITE_ARN: arns.guardedWrite,
-    PAPERCLIP_APPROVAL_BASE_URL: approvals.url,
-    ...(signInProvider ? { PAPERCLIP_SIGN_IN_ISSUER: signInProvider.issuer } : {}),
-  });
+  const services = createServices(
+    {
+      PAPERCLIP_CONFIG: configPath,
+      PAPERCLIP_VENDOR_BASE_URL: options.vendorBaseUrl,
+      PAPERCLIP_AWS_REGION: region,
+      PAPERCLIP_DYNAMODB_ENDPOINT: stack.endpoints.dynamodb,
+      PAPERCLIP_S3_ENDPOINT: stack.endpoints.s3,
+      PAPERCLIP_SES_ENDPOINT: stack.endpoints.ses,
+      PAPERCLIP_SFN_ENDPOINT: stack.endpoints.stepfunctions,
+      PAPERCLIP_GUARDED_WRITE_ARN: arns.guardedWrite,
+      PAPERCLIP_APPROVAL_BASE_URL: approvals.url,
+      ...(signInProvider ? { PAPERCLIP_SIGN_IN_ISSUER: signInProvider.issuer } : {}),
+    },
+    { localIam: iam },
+  );
   useServices(services);
   // The handlers' INFO line per step is for CloudWatch; locally the CLI tells the story, so only warnings and errors print.
   if (!process.env['POWERTOOLS_LOG_LEVEL']) logger.setLogLevel('WARN');
@@ -225,6 +259,7 @@ export async function startEmbeddedPaperclip(options: EmbeddedOptions): Promise<
   return {
     stack,
     services,
+    iam,
     approvals,
     ...(signInProvider ? { signInProvider } : {}),
     arns,

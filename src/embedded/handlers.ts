@@ -28,9 +28,19 @@ const BY_NAME: Record<WorkflowFunctionName, (event: unknown) => Promise<unknown>
   'summarize-batch': summarizeBatch,
 };
 
+/**
+ * The handlers by physical name, each invocation run by `invoke` with its function's name: the embedded stack
+ * runs it as that function's deployed role (src/local/iam), so every AWS call it makes is evaluated against
+ * that role's policy. Overrides run as the function they replace.
+ */
 export function workflowHandlers(
   prefix: string,
+  invoke: <T>(fn: WorkflowFunctionName, body: () => Promise<T>) => Promise<T>,
   overrides: Partial<Record<WorkflowFunctionName, (event: unknown) => Promise<unknown>>> = {},
 ): LocalHandlers {
-  return localFunctionHandlers(prefix, { ...BY_NAME, ...overrides });
+  const all: Record<string, (event: unknown) => Promise<unknown>> = { ...BY_NAME, ...overrides };
+  const invoked = Object.fromEntries(
+    Object.entries(all).map(([name, handler]) => [name, (event: unknown) => invoke(name as WorkflowFunctionName, () => handler(event))]),
+  ) as Record<WorkflowFunctionName, (event: unknown) => Promise<unknown>>;
+  return localFunctionHandlers(prefix, invoked);
 }

@@ -53,6 +53,8 @@ export const Seal = z.strictObject({
   /** Objects directly in the batch folder, seal.json excluded. */
   batchObjects: z.array(SealedObject),
   items: z.array(SealedItem),
+  /** Objects of the folder the seal could not hash (no checksum recorded at upload, and not readable): findings, never dropped silently. */
+  unreadable: z.array(z.strictObject({ name: z.string().min(1), reason: z.string() })).optional(),
   /** sha256 of the canonical JSON of every other field. */
   sealHash: Hex64,
 });
@@ -235,6 +237,7 @@ export function buildSeal(
     items: [...items]
       .sort((a, b) => a.key.localeCompare(b.key))
       .map((item) => sealedItem(item.key, { ...item, objects: snapshot.items.get(item.key) ?? new Map() }, previous?.items.get(item.key))),
+    ...(snapshot.unreadable.length > 0 ? { unreadable: snapshot.unreadable } : {}),
   };
   return { ...body, sealHash: computeSealHash(body) };
 }

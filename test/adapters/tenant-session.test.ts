@@ -1,9 +1,10 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
-import { ScanCommand } from '@aws-sdk/lib-dynamodb';
+import { after, before, describe, it as test } from 'node:test';
+import { TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { createServices, type Services, type WiredServices } from '../../src/app/services.js';
-import { guardDocumentClient } from '../../src/adapters/tenant-session/guarded-clients.js';
-import { PolicyGuard } from '../../src/adapters/tenant-session/policy-guard.js';
+import { TABLES, tableName } from '../../src/adapters/dynamodb/table-definitions.js';
+import { LocalIam } from '../../src/local/iam/enforce.js';
+import { iamCatalog } from '../../src/local/iam/policies.js';
 import { tenantResources } from '../../src/adapters/tenant-session/tenant-clients.js';
 import { tenantSessionPolicy } from '../../src/adapters/tenant-session/policy.js';
 import type { Claim } from '../../src/domain/claim.js';
@@ -12,10 +13,12 @@ import { startLocalStack, type LocalStack } from '../../src/local/stack.js';
 
 /**
  * The tenant code path with the tenant session's constraints enforced: the
- * services for acme are built as the functions build them (forTenant), and
- * the policy guard evaluates the session policy on every call, so another
- * tenant's claim, approval, audit chain, evidence or identity secret is
- * refused with AccessDenied while acme's own work goes through.
+ * services for acme are built as the functions build them (forTenant), each
+ * test runs as the claim function (which acts for a tenant), and the local IAM
+ * evaluates every call as a session of the tenant-access role, as the template
+ * deploys it, with acme's tags: another tenant's claim, approval, audit chain,
+ * evidence or identity secret is refused with AccessDenied while acme's own
+ * work goes through.
  */
 
 let stack: LocalStack;
@@ -25,7 +28,11 @@ let acme: Services;
 const key = (tenant: string, billNo: string) => idempotencyKey({ taskId: 'T-isolation', tenant, billNo, action: 'mark_processed' });
 const acmeKey = key('acme', 'ACME-1');
 const globexKey = key('globex', 'GLOBEX-1');
-const denied = { name: 'AccessDenied' };
+/** S3 answers AccessDenied, DynamoDB and Secrets Manager AccessDeniedException. */
+const denied = (error: unknown) => /^AccessDenied(Exception)?$/.test((error as Error).name);
+let iam: LocalIam;
+/** Every test body runs as one invocation of the claim function. */
+const it = (name: string, body: () => Promise<void> | void) => test(name, () => iam.runAsFunction('claim', async () => body()));
 
 function claim(key: string, tenant: string): Claim {
   const now = new Date().toISOString();
@@ -48,14 +55,32 @@ function claim(key: string, tenant: string): Claim {
 
 before(async () => {
   stack = await startLocalStack({ handlers: {}, prefix: 'paperclip-local', bucket: 'paperclip-evidence' });
-  services = createServices({
-    PAPERCLIP_CONFIG: 'config/paperclip.local.yaml',
-    PAPERCLIP_AWS_REGION: stack.region,
-    PAPERCLIP_DYNAMODB_ENDPOINT: stack.endpoints.dynamodb,
-    PAPERCLIP_S3_ENDPOINT: stack.endpoints.s3,
-    // Nothing listens here: a refused call must fail in the guard, before any request leaves.
-    PAPERCLIP_SECRETS_ENDPOINT: 'http://127.0.0.1:9',
-  });
+  const tables = new Map(TABLES.map((t) => [tableName('paperclip-local', t.id), t]));
+  iam = new LocalIam(
+    iamCatalog({
+      prefix: 'paperclip-local',
+      bucket: 'paperclip-evidence',
+      sender: 'paperclip@example.com',
+      region: stack.region,
+      account: '000000000000',
+    }),
+    {
+      partitionKeyOf: (table, index) =>
+        index ? tables.get(table)?.indexes.find((i) => i.name === index)?.partitionKey.name : tables.get(table)?.partitionKey.name,
+      stateMachineOfToken: () => undefined,
+    },
+  );
+  services = createServices(
+    {
+      PAPERCLIP_CONFIG: 'config/paperclip.local.yaml',
+      PAPERCLIP_AWS_REGION: stack.region,
+      PAPERCLIP_DYNAMODB_ENDPOINT: stack.endpoints.dynamodb,
+      PAPERCLIP_S3_ENDPOINT: stack.endpoints.s3,
+      // Nothing listens here: a refused call must fail in the guard, before any request leaves.
+      PAPERCLIP_SECRETS_ENDPOINT: 'http://127.0.0.1:9',
+    },
+    { localIam: iam },
+  );
   acme = services.forTenant({ tenant: 'acme', identity: 'svc-recon-acme' });
   // Another tenant's items, written with the unscoped clients.
   await services.claims.tryCreate(claim(globexKey, 'globex'));
@@ -67,7 +92,7 @@ after(async () => {
   await stack?.stop();
 });
 
-describe('tenant session (local policy guard)', () => {
+describe('tenant session (local IAM, the deployed tenant-access role)', () => {
   it("reads and writes the tenant's own claims and audit chain", async () => {
     assert.equal(await acme.claims.tryCreate(claim(acmeKey, 'acme')), true);
     assert.equal((await acme.claims.get(acmeKey))?.key, acmeKey);
@@ -94,13 +119,10 @@ describe('tenant session (local policy guard)', () => {
   it('refuses what the policy does not name: the takeover queue, plain secrets, and calls it cannot describe', async () => {
     await assert.rejects(acme.takeovers.get(acmeKey), denied, 'the takeover queue is not tenant session data');
     await assert.rejects(acme.secretStrings.get('paperclip-local/approval-signing-key'), denied);
-    const nothing = new PolicyGuard({ Version: '2012-10-17', Statement: [] });
-    const guarded = guardDocumentClient(services.clients.db, nothing, 'paperclip-local', {
-      tableArn: (name) => `arn:aws:dynamodb:us-east-1:000000000000:table/${name}`,
-      bucketArn: (bucket) => `arn:aws:s3:::${bucket}`,
-      secretArn: (id) => id,
-    });
-    await assert.rejects(guarded.send(new ScanCommand({ TableName: services.table('claims') })), /does not know which IAM action/);
+    await assert.rejects(
+      services.clients.db.send(new TransactWriteCommand({ TransactItems: [] })),
+      /dynamodb TransactWriteItems is not in the local IAM command table/,
+    );
   });
 
   it("writes and reads only under the tenant's evidence prefix and its batches' item lists", async () => {
@@ -125,16 +147,27 @@ describe('tenant session (local policy guard)', () => {
     await assert.rejects(
       acme.secretStrings.get('paperclip-local/identity/svc-recon-globex'),
       denied,
-      'refused by the guard, before the request leaves',
+      'refused by the local IAM, before the request leaves',
     );
   });
 
-  it('is one session per tenant and identity, and leaves the unscoped services unchanged', async () => {
+  it("is one session per tenant and identity; the function's own role holds no tenant data", async () => {
     assert.equal(services.forTenant({ tenant: 'acme', identity: 'svc-recon-acme' }), acme);
-    assert.equal((await services.claims.get(globexKey))?.key, globexKey);
+    await assert.rejects(services.claims.get(globexKey), denied, "the claim function's role reaches no claims without a session");
     const globex = services.forTenant({ tenant: 'globex', identity: 'svc-recon-globex' });
     assert.equal((await globex.claims.get(globexKey))?.key, globexKey);
     await assert.rejects(globex.claims.get(acmeKey), denied);
+  });
+
+  test('outside any function (the operator, test setup) calls are not evaluated, but no session can be assumed', async () => {
+    assert.equal((await services.claims.get(globexKey))?.key, globexKey);
+    await assert.rejects(
+      iam.runAsFunction('complete', async () =>
+        services.forTenant({ tenant: 'initech', identity: 'svc-recon-initech' }).claims.get(acmeKey),
+      ),
+      (error: Error) => error.name === 'AccessDenied' && /sts:AssumeRole/.test(error.message),
+      'complete does not act for a tenant: its role may not assume the tenant-access role',
+    );
   });
 
   it("is the role's tag-variable policy with the session's tags filled in, as IAM evaluates it", () => {

@@ -1,5 +1,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { DescribeExecutionCommand } from '@aws-sdk/client-sfn';
+import { asList, statementsOf } from '../../src/local/iam/policy.js';
 import { startHarness, type Harness } from '../support/embedded.js';
 import { APPROVERS, approvalRequestFor, configWith, linkFromInbox, openLink, refundTask } from './helpers.js';
 
@@ -43,5 +45,43 @@ describe('approval timeout', () => {
     const trail = (await h.paperclip.services.audit.events(key)).map((e) => e.type);
     assert.equal(trail.filter((t) => t === 'approval_expired').length, 1, trail.join(', '));
     assert.equal((await openLink(link)).status, 410, 'and stays refused');
+  });
+});
+
+/**
+ * The same timeout with Complete's approvals grant taken out of the deployed IAM (as the template was
+ * before Complete got it): the local IAM refuses Complete's Query on the approvals byKey index, so the
+ * execution fails with AccessDeniedException, as it would on AWS. This is what the grant is for.
+ */
+describe('approval timeout without the grant the template gives Complete', () => {
+  let h: Harness;
+  before(async () => {
+    h = await startHarness({
+      configPath: configWith({ approval_timeout_seconds: 3 }),
+      editIam: (catalog) => {
+        for (const policy of catalog.functionRole('complete').policies) {
+          policy.document.Statement = statementsOf(policy.document).filter(
+            (s) => !asList(s.Resource).some((r) => r.includes('-approvals')),
+          );
+        }
+      },
+    });
+  });
+  after(async () => {
+    await h?.stop();
+  });
+
+  test('fails with AccessDeniedException naming complete, the action and the index', async () => {
+    const { task, key } = await refundTask(h, 'T-approval-timeout-denied');
+    const executionArn = await h.startTask(task);
+    await approvalRequestFor(h, key);
+    const result = await h.waitForExecution(executionArn);
+    assert.equal(result.status, 'FAILED');
+    const described = await h.paperclip.services.clients.sfn.send(new DescribeExecutionCommand({ executionArn }));
+    assert.equal(described.error, 'AccessDeniedException');
+    assert.match(
+      described.cause ?? '',
+      /function complete\) is not authorized to perform: dynamodb:Query on resource: \S+-approvals\/index\/byKey/,
+    );
   });
 });

@@ -243,6 +243,7 @@ describe('least privilege', () => {
       for (const [id, access] of Object.entries(FUNCTION_ACCESS[name].tables)) {
         expected.set(tableArn(id), new Set(access!.actions));
         for (const index of access!.indexes ?? []) expected.set(`${tableArn(id)}/index/${index}`, new Set(access!.actions));
+        for (const index of access!.queriesIndexes ?? []) expected.set(`${tableArn(id)}/index/${index}`, new Set(['dynamodb:Query']));
       }
       assert.deepEqual(
         Object.fromEntries([...granted].map(([k, v]) => [k, [...v].sort()])),

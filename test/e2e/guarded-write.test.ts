@@ -1,6 +1,8 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { evidenceKey } from '../../src/adapters/s3/evidence-store.js';
+import { batchKey, evidenceKey } from '../../src/adapters/s3/evidence-store.js';
+import { finishBatchEvidence } from '../../src/evidence/batch-end.js';
+import { parseSeal, type SealedItem } from '../../src/evidence/seal.js';
 import { idempotencyKey } from '../../src/domain/task.js';
 import { useHarness } from '../support/embedded.js';
 import { readZip } from '../../src/lib/zip.js';
@@ -95,6 +97,48 @@ describe('guarded write path on the embedded stack', () => {
       assert.match(network, /"name":"sid","value":"\[redacted\]"/, 'the session cookie was recorded and redacted');
       assert.doesNotMatch(network, /"name":"sid","value":"(?!\[redacted\])/);
     }
+  });
+
+  test('the batch is sealed on the enforcing twin: traces by the checksum recorded at upload, never read by the sealing role', async () => {
+    // The bucket policy denies GetObject on *trace.zip to all but the auditor, and GetObjectAttributes needs GetObject:
+    // a seal that hashed traces by reading them failed here before any page or seal was written.
+    const batch = { tenant: 'acme', taskId: 'T-e2e-first' };
+    const { seal, problem } = parseSeal(await h.paperclip.services.evidence.get(batchKey(batch, 'seal.json')));
+    assert.ok(seal, `seal.json: ${problem}`);
+    assert.equal(seal.unreadable, undefined, JSON.stringify(seal.unreadable));
+    assert.ok(await h.paperclip.services.evidence.exists(batchKey(batch, 'index.html')), 'the batch page');
+    const done = (await h.paperclip.services.claims.byTask('T-e2e-first')).filter((c) => c.status === 'DONE');
+    assert.equal(done.length, 12);
+    for (const claim of done) {
+      const item: SealedItem | undefined = seal.items.find((i) => i.key === claim.key);
+      const trace: SealedItem['objects'][number] | undefined = item?.objects.find((o) => o.name === 'trace.zip');
+      const record = JSON.parse((await h.paperclip.services.evidence.get(evidenceKey(claim, 'record.json')))!.toString('utf8')) as {
+        evidence: Array<{ key: string; sha256: string }>;
+      };
+      const recorded = record.evidence.find((e) => e.key === evidenceKey(claim, 'trace.zip'));
+      assert.ok(trace && recorded, `${claim.billNo}: the trace is sealed and recorded`);
+      assert.equal(trace.sha256, recorded.sha256, `${claim.billNo}: sealed with the checksum recorded at upload`);
+      assert.ok(
+        item?.objects.some((o) => o.name === 'index.html'),
+        `${claim.billNo}: the item page is sealed`,
+      );
+    }
+  });
+
+  test('an object the sealing role may not read and no record lists is a finding in the seal, not a dropped seal', async () => {
+    const batch = { tenant: 'acme', taskId: 'T-e2e-first' };
+    const [first] = (await h.paperclip.services.claims.byTask('T-e2e-first')).filter((c) => c.status === 'DONE');
+    // A trace no record.json lists (written here as the operator): the bucket policy keeps summarize-batch from reading it.
+    const stray = evidenceKey(first!, 'extra-trace.zip');
+    await h.paperclip.services.evidence.put(stray, 'not listed anywhere', 'application/zip');
+    const finished = await h.paperclip.iam.runAsFunction('summarize-batch', () => finishBatchEvidence(h.paperclip.services, batch, 'test'));
+    assert.deepEqual(
+      finished.seal.unreadable?.map((u) => u.name),
+      [`${first!.key}/extra-trace.zip`],
+    );
+    assert.match(finished.seal.unreadable![0]!.reason, /AccessDenied.*OnlyTheAuditorReadsTraces/);
+    const stored = parseSeal(await h.paperclip.services.evidence.get(batchKey(batch, 'seal.json'))).seal;
+    assert.equal(stored?.sealHash, finished.seal.sealHash, 'the seal was written, with the finding');
   });
 
   test('running the same task again skips every item and mutates nothing', async () => {

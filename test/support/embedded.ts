@@ -34,6 +34,8 @@ export interface Harness<Control = SimulatorControl> {
 interface HarnessOptions {
   configPath?: string;
   handlerOverrides?: EmbeddedOptions['handlerOverrides'];
+  /** Changes the deployed IAM before the stack enforces it (a test that removes one grant). */
+  editIam?: EmbeddedOptions['editIam'];
   /** Claims, executions and tables in memory (S3 still in a temporary folder): for tests that run thousands of items. */
   inMemory?: boolean;
 }
@@ -61,6 +63,7 @@ async function harnessAround<Control>(sim: Harness['sim'], control: Control, opt
     retryIntervalOverrideMs: 50,
     ...(options.configPath ? { configPath: options.configPath } : {}),
     ...(options.handlerOverrides ? { handlerOverrides: options.handlerOverrides } : {}),
+    ...(options.editIam ? { editIam: options.editIam } : {}),
   });
   let counter = 0;
   const startTask = async (task: unknown, name?: string): Promise<string> => {

@@ -37,8 +37,11 @@ describe('human takeover queue', () => {
     const outcome = await readback(event);
     const item = (event as { item: { taskId: string; key: string } }).item;
     if (item.taskId === FENCED_AT_CLOSE) {
-      const claim = await h.paperclip.services.claims.get(item.key);
-      await h.paperclip.services.claims.takeOver(claim!, otherRunner, new Date(Date.now() + 300_000).toISOString());
+      // The other runner is not this readback: it acts with its own credentials (here the operator's), not the readback role.
+      await h.paperclip.iam.asOperator(async () => {
+        const claim = await h.paperclip.services.claims.get(item.key);
+        await h.paperclip.services.claims.takeOver(claim!, otherRunner, new Date(Date.now() + 300_000).toISOString());
+      });
     }
     return outcome;
   }

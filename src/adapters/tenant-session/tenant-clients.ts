@@ -4,9 +4,7 @@ import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { fromTemporaryCredentials } from '@aws-sdk/credential-providers';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { tableName } from '../dynamodb/table-definitions.js';
-import { guardDocumentClient, guardS3Client, guardSecretsClient, type LocalArns } from './guarded-clients.js';
-import { PolicyGuard } from './policy-guard.js';
-import { tenantSessionRequest } from './session-request.js';
+import { tenantSessionRequest, type TenantSessionRequest } from './session-request.js';
 import { tenantSessionPolicy, type PolicyDocument, type TenantResources, type TenantScope } from './policy.js';
 
 /** The clients a tenant session works with; everything tenant data passes through. */
@@ -77,29 +75,53 @@ export function assumedTenantClients(input: { roleArn: string; scope: TenantScop
 }
 
 /**
- * On the local stack: the process's own clients behind the policy guard, which
- * evaluates the same session policy against every call and throws AccessDenied.
+ * The local stack's IAM (src/local/iam), as a tenant session needs it: the
+ * tenant-access role's local ARN, running code as a session assumed with a
+ * request (checked as STS would: the caller's policy and the role's trust
+ * policy), and checking one action for the current session.
  */
-export function guardedTenantClients(input: {
+export interface LocalSessions {
+  tenantRoleArn: string;
+  runAsSession<T>(request: TenantSessionRequest, body: () => T): T;
+  authorize(action: string, resource: string): void;
+}
+
+type Sendable = { send(command: unknown, ...rest: unknown[]): Promise<unknown> };
+
+/** The client, each call of which runs as the session: the local IAM evaluates it against the tenant-access role with the session's tags. */
+function asSession<C extends Sendable>(client: C, request: TenantSessionRequest, sessions: LocalSessions): C {
+  return new Proxy(client, {
+    get(target, property, receiver) {
+      if (property === 'send')
+        return (command: unknown, ...rest: unknown[]) => sessions.runAsSession(request, () => target.send(command, ...rest));
+      return Reflect.get(target, property, receiver);
+    },
+  });
+}
+
+/**
+ * On the local stack: the process's own clients, each call made as a session
+ * of the tenant-access role assumed with the tenant's tags, the same request
+ * as on AWS. The local IAM evaluates the role's policy as the template
+ * deploys it, with `${aws:PrincipalTag/…}` filled in from those tags.
+ */
+export function localTenantClients(input: {
   scope: TenantScope;
   deployment: Deployment;
   clients: { db: DynamoDBDocumentClient; s3: S3Client; secretsManager: SecretsManagerClient };
+  sessions: LocalSessions;
 }): TenantClients {
   const d = input.deployment;
-  const resources = tenantResources(d);
-  const policy = tenantSessionPolicy(input.scope, resources);
-  const guard = new PolicyGuard(policy);
-  const arns: LocalArns = {
-    tableArn: (name) => `arn:${d.partition}:dynamodb:${d.region}:${d.account}:table/${name}`,
-    bucketArn: (bucket) => `arn:${d.partition}:s3:::${bucket}`,
+  const request = tenantSessionRequest(input.sessions.tenantRoleArn, input.scope);
+  const secretArn = (id: string) =>
     // A stand-in for the six characters AWS appends, so the policy's `-??????` matches as on AWS.
-    secretArn: (id) => (id.startsWith('arn:') ? id : `arn:${d.partition}:secretsmanager:${d.region}:${d.account}:secret:${id}-LOCAL0`),
-  };
+    id.startsWith('arn:') ? id : `arn:${d.partition}:secretsmanager:${d.region}:${d.account}:secret:${id}-LOCAL0`;
   return {
-    db: guardDocumentClient(input.clients.db, guard, d.prefix, arns),
-    s3: guardS3Client(input.clients.s3, guard, arns),
-    secretsManager: guardSecretsClient(input.clients.secretsManager, guard, arns),
-    policy,
-    authorizeSecretRead: (secretId) => guard.authorize([{ action: 'secretsmanager:GetSecretValue', resource: arns.secretArn(secretId) }]),
+    db: asSession(input.clients.db, request, input.sessions),
+    s3: asSession(input.clients.s3, request, input.sessions),
+    secretsManager: asSession(input.clients.secretsManager, request, input.sessions),
+    policy: tenantSessionPolicy(input.scope, tenantResources(d)),
+    authorizeSecretRead: (secretId) =>
+      input.sessions.runAsSession(request, () => input.sessions.authorize('secretsmanager:GetSecretValue', secretArn(secretId))),
   };
 }

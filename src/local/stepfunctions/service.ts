@@ -364,6 +364,14 @@ export class LocalStepFunctions {
 
   // --- in-process helpers ---------------------------------------------------
 
+  /** The state machine whose execution waits on `token`, as IAM sees a task response; undefined for an unknown or closed token. */
+  stateMachineOfTaskToken(token: string): string | undefined {
+    const execution = this.tokens.executionOf(token);
+    // arn:aws:states:<region>:<account>:execution:<state machine>:<name>
+    const match = execution ? /^(arn:[^:]+:states:[^:]+:[^:]+):execution:(.+):[^:]+$/.exec(execution) : null;
+    return match ? `${match[1]}:stateMachine:${match[2]}` : undefined;
+  }
+
   /** Resolves when the execution has closed (any status). */
   waitForExecution(executionArn: string): Promise<ExecutionRecord> {
     const record = this.execution(executionArn);

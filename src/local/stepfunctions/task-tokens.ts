@@ -42,6 +42,11 @@ export class TaskTokens {
     return { token, outcome };
   }
 
+  /** The execution a waiting token belongs to (IAM authorizes SendTask* on its state machine); undefined once closed. */
+  executionOf(token: string): string | undefined {
+    return this.waiting.get(token)?.executionArn;
+  }
+
   succeed(token: string, output: string): void {
     this.take(token).settle({ ok: true, output });
   }
