@@ -885,6 +885,8 @@ describe('approval endpoint and mail', () => {
     assert.equal(urls[0]![1].Properties['AuthType'], 'NONE');
     assert.equal(describeValue(urls[0]![1].Properties['TargetFunctionArn']), `GetAtt:${approvalId}.Arn`);
     assert.equal(approval.Properties['TracingConfig'], undefined);
+    // Public and unauthenticated: capped by its reserved concurrency, so a flood cannot starve the workflows.
+    assert.equal(approval.Properties['ReservedConcurrentExecutions'], 5);
     const urlLogicalId = urls[0]![0];
     const env = fn('request-approval').Properties['Environment'].Variables;
     assert.equal(describeValue(env['PAPERCLIP_APPROVAL_BASE_URL']), `GetAtt:${urlLogicalId}.FunctionUrl`);
