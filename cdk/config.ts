@@ -72,6 +72,19 @@ export const deploymentConfigSchema = z
      */
     approvalBaseUrl: z.url({ protocol: /^https$/, message: 'must be an https:// URL' }).optional(),
     /**
+     * Concurrent executions reserved for (and capping) the public approval page function. The URL has no AWS
+     * auth: the cap keeps a flood of requests from using up the account's concurrency the workflows need,
+     * and bounds its cost. An approver's page answers in well under a second, so 5 serve hundreds of clicks
+     * a minute. Reserving needs the account's unreserved concurrency to stay at or above its minimum
+     * (docs/deploy.md, *Lambda concurrency*).
+     */
+    approvalReservedConcurrency: z
+      .number()
+      .int()
+      .min(1, 'approvalReservedConcurrency must be at least 1 (0 would refuse every approval click)')
+      .max(100)
+      .default(5),
+    /**
      * Prefix of the approvers' hosted sign-in domain (<prefix>.auth.<region>.amazoncognito.com), used when
      * the runtime config has approvals.sign_in. Default: <prefix>-approvers.
      */

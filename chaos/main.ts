@@ -13,6 +13,7 @@ const USAGE = `Usage: npm run chaos -- [--back-office simulator|ledgerly] [--ite
                       [--fault-rate 0.2] [--faults kind,kind,...] [--seed 7]
                       [--kill-after 0.35] [--lease-seconds 20] [--readback-deadline-ms 6000]
                       [--concurrency 2] [--redesign-renders 2] [--no-restart] [--no-operator-retry]
+                      [--lambda-throttles 0.2]
                       [--time-limit-min 90] [--config <file>] [--data-dir <folder to keep>]
                       [--report-file <json>] [--json]
 
@@ -22,7 +23,10 @@ config/ledgerly.local.yaml), assigns seeded faults to a share of the bills
 batches with concurrent runners in a process that is SIGKILLed mid-batch and
 restarted on the same data folder, retries every open takeover item as an
 operator, then checks: at most one vendor mutation per key, no false success,
-no lost item. Prints the four rates. Exit code 1 when an invariant breaks.`;
+no lost item. Prints the four rates. Exit code 1 when an invariant breaks.
+--lambda-throttles P refuses each invocation of every Lambda task state with
+Lambda.TooManyRequestsException with probability P (the local runner's fault
+switch), as an account at its concurrency quota does.`;
 
 const FaultKinds = z
   .string()
@@ -49,6 +53,7 @@ const Flags = z
     'redesign-renders': z.coerce.number().int().min(0).max(100).default(2),
     'no-restart': z.boolean().default(false),
     'no-operator-retry': z.boolean().default(false),
+    'lambda-throttles': z.coerce.number().min(0).max(0.9).default(0),
     'time-limit-min': z.coerce
       .number()
       .min(1)
@@ -92,6 +97,10 @@ export function printReport(report: SoakReport, out: (line: string) => void): vo
   }
   if (report.operator) out(`  operator retries: ${report.operator.retried} ${JSON.stringify(report.operator.outcomes)}`);
   out(`  faults planned ${JSON.stringify(report.faults.planned)}, fired ${JSON.stringify(report.faults.fired)}`);
+  if (report.lambdaFaults.throttleProbability > 0) {
+    const fired = Object.values(report.lambdaFaults.fired).reduce((a, b) => a + b, 0);
+    out(`  Lambda throttles (p ${report.lambdaFaults.throttleProbability}): ${fired} fired ${JSON.stringify(report.lambdaFaults.fired)}`);
+  }
   out(
     `  claims ${JSON.stringify(v.counts.claimStatus)}; executions ${JSON.stringify(report.executions.byStatus)}${report.executions.failed.length ? `; ${report.executions.failed.length} failed for other reasons than the kill` : ''}`,
   );
@@ -151,6 +160,7 @@ async function main(argv: string[]): Promise<number> {
     redesignRenders: flags['redesign-renders'],
     restart: !flags['no-restart'],
     operatorRetry: !flags['no-operator-retry'],
+    lambdaThrottles: flags['lambda-throttles'],
     settleMs: 200,
     timeLimitMs: flags['time-limit-min'] * 60_000,
     ...(flags.config ? { baseConfigPath: flags.config } : {}),

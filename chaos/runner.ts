@@ -3,6 +3,7 @@ import { parseOrThrow } from '../src/config/errors.js';
 import { startEmbeddedSession } from '../src/cli/data-folder.js';
 import { recoverOrphanedClaims } from '../src/app/takeover/recover.js';
 import { RunnerSpec } from './runner-spec.js';
+import type { TaskFault } from '../src/local/stepfunctions/index.js';
 
 /**
  * One soak runner process: the embedded Paperclip on the soak's data folder,
@@ -22,7 +23,15 @@ async function main(): Promise<void> {
   const specPath = process.argv[process.argv.indexOf('--spec') + 1];
   if (!specPath || !process.argv.includes('--spec')) throw new Error('usage: runner.ts --spec <file.json>');
   const spec = parseOrThrow(RunnerSpec, JSON.parse(readFileSync(specPath, 'utf8')), specPath);
-  const session = await startEmbeddedSession({ dataDir: spec.dataDir, configPath: spec.configPath, vendorBaseUrl: spec.vendorUrl });
+  const session = await startEmbeddedSession({
+    dataDir: spec.dataDir,
+    configPath: spec.configPath,
+    vendorBaseUrl: spec.vendorUrl,
+    ...(spec.lambdaFaults.length > 0
+      ? { faults: spec.lambdaFaults as unknown as TaskFault[], faultOptions: { seed: spec.lambdaFaultSeed } }
+      : {}),
+  });
+  const lambdaFaultsFired = () => session.paperclip.stack.stepFunctions.faultsFired();
   const s = session.services;
   emit({ event: 'started', label: spec.label, pid: process.pid });
   try {
@@ -64,6 +73,8 @@ async function main(): Promise<void> {
               status: run.status,
               summary: run.summary ?? null,
               error: run.error ?? null,
+              // So far in this process: a killed runner's last batch line still says what fired.
+              lambdaFaultsFired: lambdaFaultsFired(),
             });
             if (run.status === 'SUCCEEDED' && !run.summary?.error) break;
           }

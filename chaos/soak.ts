@@ -46,6 +46,11 @@ export interface SoakOptions {
   restart?: boolean;
   /** Retry every open takeover item once as an operator, after the runners. */
   operatorRetry: boolean;
+  /**
+   * Lambda throttles: the probability that any invocation of any Lambda task state is refused with
+   * Lambda.TooManyRequestsException, as a real account under its concurrency quota does (0 or omitted: none).
+   */
+  lambdaThrottles?: number;
   /** The back office's normal settle delay (the simulator's processing, Ledgerly's review). */
   settleMs: number;
   timeLimitMs: number;
@@ -65,6 +70,8 @@ export interface PhaseReport {
   batches: number;
   batchErrors: string[];
   recovered?: Array<{ key: string; billNo: string; from: string; status: string; outcome: string | null }>;
+  /** The injected Lambda faults that fired in this phase, as `<state> <error>`: count. */
+  lambdaFaultsFired: Record<string, number>;
   error?: string;
 }
 
@@ -76,6 +83,8 @@ export interface SoakReport {
   durationMs: number;
   tenants: Array<{ id: string; pending: number }>;
   faults: { planned: Record<string, number>; fired: Record<string, number> };
+  /** Lambda throttles injected on every Lambda task state, and what fired over all phases. */
+  lambdaFaults: { throttleProbability: number; fired: Record<string, number> };
   phases: PhaseReport[];
   operator: { retried: number; outcomes: Record<string, number> } | null;
   executions: { byStatus: Record<string, number>; failed: Array<{ name: string; error: string }> };
@@ -89,6 +98,12 @@ const countBy = <T>(items: readonly T[], key: (t: T) => string) => {
   for (const t of items) counts[key(t)] = (counts[key(t)] ?? 0) + 1;
   return counts;
 };
+
+function sumCounts(all: ReadonlyArray<Record<string, number>>): Record<string, number> {
+  const sum: Record<string, number> = {};
+  for (const counts of all) for (const [k, n] of Object.entries(counts)) sum[k] = (sum[k] ?? 0) + n;
+  return sum;
+}
 
 function groupAlive(pid: number): boolean {
   try {
@@ -121,6 +136,7 @@ async function runPhase(
     mutationsAtEnd: 0,
     batches: 0,
     batchErrors: [],
+    lambdaFaultsFired: {},
   };
   const stderrTail: string[] = [];
   createInterface({ input: child.stderr! }).on('line', (line) => {
@@ -136,6 +152,7 @@ async function runPhase(
     }
     if (event['event'] === 'batch') {
       report.batches += 1;
+      if (event['lambdaFaultsFired']) report.lambdaFaultsFired = event['lambdaFaultsFired'];
       const counts = event['summary']?.counts ?? {};
       const nonZero = Object.entries(counts)
         .filter(([, n]) => (n as number) > 0)
@@ -237,6 +254,8 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
     );
     log(`  ${backOffice.name} ${vendor.url}, data folder ${dataDir}`);
     log(`  faults: ${JSON.stringify(countBy(plan, (f) => f.spec.kind))}`);
+    if (options.lambdaThrottles)
+      log(`  Lambda throttles on every Lambda task state, probability ${options.lambdaThrottles} per invocation`);
     const mutations = async () => (await vendor.mutations()).length;
     // Items with a vendor mutation, not journal entries: one write of an item may be more than one entry.
     const itemsWritten = async () => new Set((await vendor.mutations()).map((m) => m.billNo)).size;
@@ -250,6 +269,10 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
       recoverFirst,
       label,
       readAttempts: 3,
+      lambdaFaults: options.lambdaThrottles
+        ? [{ state: '*', error: 'Lambda.TooManyRequestsException', probability: options.lambdaThrottles }]
+        : [],
+      lambdaFaultSeed: options.seed,
     });
 
     const phases: PhaseReport[] = [];
@@ -360,10 +383,12 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
           operatorRetry: options.operatorRetry,
           settleMs: options.settleMs,
           timeLimitMs: options.timeLimitMs,
+          lambdaThrottles: options.lambdaThrottles ?? 0,
         },
         durationMs: Date.now() - began,
         tenants,
         faults: { planned: countBy(plan, (f) => f.spec.kind), fired: countBy(firedFaults, (kind) => kind) },
+        lambdaFaults: { throttleProbability: options.lambdaThrottles ?? 0, fired: sumCounts(phases.map((p) => p.lambdaFaultsFired)) },
         phases,
         operator,
         executions: { byStatus: countBy(executions, (e) => e.status ?? 'UNKNOWN'), failed },

@@ -14,6 +14,8 @@ export const handler = defineHandler(
     read: z.number().int().min(0).optional(),
     // Where the map run wrote every item's result, or why the map run failed.
     results: z.union([MapRunOutput, StepError]).optional(),
+    // Where the ResultWriter writes (ReadList's results folder): a failed map run's results are read from there.
+    resultsAt: z.object({ bucket: z.string().min(1), prefix: z.string().min(1) }).optional(),
     readError: StepError.optional(),
     // Why the summary itself failed (the Catch on Summarize), to be recorded and alerted.
     summarizeError: StepError.optional(),

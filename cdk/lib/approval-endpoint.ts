@@ -1,5 +1,5 @@
 import { CfnOutput } from 'aws-cdk-lib';
-import { FunctionUrlAuthType, InvokeMode, type FunctionUrl } from 'aws-cdk-lib/aws-lambda';
+import { FunctionUrlAuthType, InvokeMode, type CfnFunction, type FunctionUrl } from 'aws-cdk-lib/aws-lambda';
 import { Construct } from 'constructs';
 import type { PaperclipFunction } from './paperclip-function.js';
 
@@ -16,9 +16,12 @@ export class ApprovalEndpoint extends Construct {
   constructor(
     scope: Construct,
     id: string,
-    props: { handler: PaperclipFunction; requestApproval: PaperclipFunction; publicBaseUrl?: string },
+    props: { handler: PaperclipFunction; requestApproval: PaperclipFunction; publicBaseUrl?: string; reservedConcurrency: number },
   ) {
     super(scope, id);
+    // A public URL: its reserved concurrency is also its cap, so no flood of requests reaches the concurrency
+    // the workflows' functions draw on (deploy config approvalReservedConcurrency).
+    (props.handler.fn.node.defaultChild as CfnFunction).reservedConcurrentExecutions = props.reservedConcurrency;
     this.url = props.handler.fn.addFunctionUrl({
       authType: FunctionUrlAuthType.NONE,
       invokeMode: InvokeMode.BUFFERED,

@@ -241,13 +241,24 @@ export class EvidenceBucket extends Construct {
     this.grantKey(grantee, 'EncryptBatchItems', ['kms:GenerateDataKey']);
   }
 
-  /** Summarize: reads the map run's manifest and result files. */
+  /**
+   * Summarize: reads the map run's manifest and result files, and lists the results folder to find the
+   * manifest of a map run that failed (its Catch output names no map run; the ResultWriter wrote it anyway).
+   */
   grantReadMapRunResults(grantee: IGrantable): void {
     grantee.grantPrincipal.addToPrincipalPolicy(
       new PolicyStatement({
         sid: 'ReadMapRunResults',
         actions: ['s3:GetObject'],
         resources: [this.bucket.arnForObjects(MAP_RUN_RESULT_OBJECTS)],
+      }),
+    );
+    grantee.grantPrincipal.addToPrincipalPolicy(
+      new PolicyStatement({
+        sid: 'ListMapRunResults',
+        actions: ['s3:ListBucket'],
+        resources: [this.bucket.bucketArn],
+        conditions: { StringLike: { 's3:prefix': [MAP_RUN_RESULT_OBJECTS] } },
       }),
     );
     this.grantKey(grantee, 'DecryptMapRunResults', ['kms:Decrypt']);

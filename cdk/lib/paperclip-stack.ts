@@ -113,6 +113,7 @@ export class PaperclipStack extends Stack {
       handler: this.handlers.approvalHttp,
       requestApproval: this.handlers.workflow.RequestApproval,
       publicBaseUrl: deploy.approvalBaseUrl,
+      reservedConcurrency: deploy.approvalReservedConcurrency,
     });
 
     if (packaged.approvals.sign_in && deploy.approvalBaseUrl) {

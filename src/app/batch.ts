@@ -10,6 +10,7 @@ import type { SitePack } from '../sitepack/schema.js';
 import { withSession } from './sessions.js';
 import type { SessionPurpose } from '../browser/identity-sessions.js';
 import { own } from '../lib/own.js';
+import { TERMINAL_STATUSES, type Claim, type ClaimStatus } from '../domain/claim.js';
 import { sealBatchEvidence } from '../evidence/batch-end.js';
 import { escapeHtml } from '../http/html.js';
 import { log } from '../adapters/telemetry.js';
@@ -218,8 +219,50 @@ export interface BatchSummary {
   tenant: string;
   read: number;
   items: number;
+  /** Each item by its outcome: this run's, or, for an item an earlier run of the task settled, that run's. */
   counts: Record<Outcome, number>;
+  /** Items this run found settled by an earlier (or a concurrent) run of the same task, counted by that outcome. */
+  settledEarlier?: number;
   error?: string;
+}
+
+/** What a settled claim says the item's outcome was. */
+function claimOutcome(claim: Claim): Outcome | undefined {
+  if (!TERMINAL_STATUSES.includes(claim.status)) return undefined;
+  if (claim.outcome && (OUTCOMES as readonly string[]).includes(claim.outcome) && claim.outcome !== 'skipped')
+    return claim.outcome as Outcome;
+  const byStatus: Partial<Record<ClaimStatus, Outcome>> = {
+    DONE: 'done',
+    STALE: 'stale',
+    TAKEOVER: 'takeover',
+    REJECTED: 'rejected',
+    EXPIRED: 'expired',
+    FAILED: 'error',
+  };
+  return byStatus[claim.status];
+}
+
+/**
+ * A run of a task that already ran (a re-run after a failed map run or summary, or a second runner) finds
+ * its items claimed and skips them: nothing is written twice. Its summary still says what happened to each:
+ * an item whose claim an earlier run settled is reported with that outcome, marked `settledEarlier`; one still
+ * in progress elsewhere stays skipped. Reads the task's claims once (the byTask index), only if any was skipped.
+ */
+async function settleSkipped(s: Services, taskId: string, results: ItemResult[]): Promise<number> {
+  if (!results.some((r) => r.outcome === 'skipped' && r.key)) return 0;
+  const claims = new Map((await s.claims.byTask(taskId)).map((c) => [c.key, c]));
+  let settled = 0;
+  for (const result of results) {
+    if (result.outcome !== 'skipped' || !result.key) continue;
+    const claim = claims.get(result.key);
+    const outcome = claim && claimOutcome(claim);
+    if (!outcome) continue;
+    result.outcome = outcome;
+    result.settledEarlier = true;
+    result.reason = claim.reason ?? result.reason;
+    settled += 1;
+  }
+  return settled;
 }
 
 /** One item's line in the summary: small and the same shape whatever happened to the item. */
@@ -237,6 +280,8 @@ export async function summarizeBatch(
     batch: unknown;
     read?: number;
     results?: MapRunOutput | { Error: string; Cause?: string };
+    /** Where the ResultWriter writes (ReadList's `results`): a failed map run's results are found there. */
+    resultsAt?: { bucket: string; prefix: string };
     readError?: { Error: string; Cause?: string };
     /** Set by the workflow's SummarizeFailed state: the summary itself failed (its Catch). */
     summarizeError?: { Error: string; Cause?: string };
@@ -249,11 +294,14 @@ export async function summarizeBatch(
   const counts = Object.fromEntries(OUTCOMES.map((o) => [o, 0])) as Record<Outcome, number>;
   const results: ItemResult[] = [];
   let mapError: string | undefined;
-  if (input.results && 'ResultWriterDetails' in input.results) {
-    for await (const result of s.mapRuns.read(input.results)) results.push(result);
-  } else if (input.results && 'Error' in input.results) {
+  let written = input.results && 'ResultWriterDetails' in input.results ? input.results : undefined;
+  if (input.results && 'Error' in input.results) {
     mapError = failureMessage(input.results);
+    // The map run failed, but its ResultWriter wrote every result it had: count them, do not drop them.
+    if (input.resultsAt) written = await s.mapRuns.find(input.resultsAt);
   }
+  if (written) for await (const result of s.mapRuns.read(written)) results.push(result);
+  const settledEarlier = await settleSkipped(s, batch.taskId, results);
   for (const result of results) {
     const outcome = (OUTCOMES as readonly string[]).includes(result.outcome) ? (result.outcome as Outcome) : 'error';
     counts[outcome] += 1;
@@ -265,6 +313,7 @@ export async function summarizeBatch(
     read: input.read ?? 0,
     items: results.length,
     counts,
+    ...(settledEarlier > 0 ? { settledEarlier } : {}),
     ...(error ? { error } : {}),
   };
   await s.evidence.put(
@@ -312,7 +361,8 @@ async function recordSummaryFailure(
       `错误 Error: ${error}`,
       `执行 Execution: ${executionArn ?? '—'}`,
       `记录 Record: ${key}`,
-      'Every item ran; their results and claims are kept. Re-run the summary by starting the batch again with the same task id (settled items are skipped).',
+      'Every item ran; their results and claims are kept. Re-run the summary by starting the batch again with the same task id:',
+      'nothing is written twice, and each settled item is reported with its outcome.',
     ];
     await s.mail
       .send({

@@ -21,6 +21,7 @@ export function summaryLine(summary: BatchSummary): string {
     tenant: summary.tenant,
     read: summary.read,
     ...summary.counts,
+    ...(summary.settledEarlier ? { settled_earlier: summary.settledEarlier } : {}),
     ...(summary.error ? { error: summary.error } : {}),
   });
 }

@@ -2,7 +2,13 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { resolve } from 'node:path';
 import { DescribeExecutionCommand, GetExecutionHistoryCommand, StartExecutionCommand } from '@aws-sdk/client-sfn';
 import { startLocalStack, type ExternalEndpoints, type LocalStack } from '../local/stack.js';
-import { loadStateMachineDefinition, localSubstitutions, stateMachinePhysicalName } from '../local/stepfunctions/index.js';
+import {
+  loadStateMachineDefinition,
+  localSubstitutions,
+  stateMachinePhysicalName,
+  type FaultOptions,
+  type TaskFault,
+} from '../local/stepfunctions/index.js';
 import { STATE_MACHINES, type WorkflowFunctionName } from '../workflow/functions.js';
 import { applyPolicy } from '../workflow/definition-policy.js';
 import { loadRuntime } from '../config/runtime.js';
@@ -49,6 +55,13 @@ export interface EmbeddedOptions {
    * Enforcement itself cannot be turned off: every workflow function and the approval endpoint run as their roles.
    */
   editIam?: (catalog: IamCatalog) => void;
+  /**
+   * Lambda throttles, service errors and timeouts injected into the workflows' Task states by
+   * name (`*`: every Lambda task), as a real account produces them; `stack.stepFunctions.setFaults`
+   * changes them while running. Omitted: none.
+   */
+  faults?: TaskFault[];
+  faultOptions?: FaultOptions;
 }
 
 export interface EmbeddedPaperclip {
@@ -150,6 +163,8 @@ export async function startEmbeddedPaperclip(options: EmbeddedOptions): Promise<
     accountId,
     ...(options.retryIntervalOverrideMs !== undefined ? { retryIntervalOverrideMs: options.retryIntervalOverrideMs } : {}),
     ...(options.external ? { external: options.external } : {}),
+    ...(options.faults ? { faults: options.faults } : {}),
+    ...(options.faultOptions ? { faultOptions: options.faultOptions } : {}),
   });
   stepFunctions = stack.stepFunctions;
   const arns = {

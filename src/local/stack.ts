@@ -10,6 +10,7 @@ import { readSesInbox, startLocalSes, type StoredEmail } from './ses.js';
 import type { LocalHandler, LocalHandlers } from './stepfunctions/handlers.js';
 import { startLocalStepFunctions, type LocalStepFunctionsEndpoint } from './stepfunctions/server.js';
 import type { LocalStepFunctions } from './stepfunctions/service.js';
+import type { FaultOptions, TaskFault } from './stepfunctions/faults.js';
 
 export interface LocalStackOptions {
   /**
@@ -37,6 +38,12 @@ export interface LocalStackOptions {
    * deployed timeouts (src/workflow/functions.ts) under `prefix`.
    */
   functionTimeoutsSeconds?: Readonly<Record<string, number>>;
+  /**
+   * Lambda service faults injected into Task states by name (throttles, service errors, timeouts;
+   * see stepfunctions/faults.ts). `stack.stepFunctions.setFaults` changes them while running.
+   */
+  faults?: TaskFault[];
+  faultOptions?: FaultOptions;
   /**
    * Emulators already running elsewhere (e.g. a process of their own, so their CPU is
    * not counted as this process's): the stack starts none of these, still creates its
@@ -148,6 +155,8 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
           accountId,
           ...(dir ? { dataDir: join(dir, 'stepfunctions') } : {}),
           ...(options.retryIntervalOverrideMs !== undefined ? { retryIntervalOverrideMs: options.retryIntervalOverrideMs } : {}),
+          ...(options.faults ? { faults: options.faults } : {}),
+          ...(options.faultOptions ? { faultOptions: options.faultOptions } : {}),
         }),
       ),
     ]);

@@ -17,7 +17,12 @@ import { BROWSER_NODE_MODULES, CJK_FONT_SOURCE, installedClosure } from '../../c
 import { FUNCTION_ACCESS, type FunctionName } from '../../cdk/lib/function-access.js';
 import { RATE_DEFINITIONS } from '../../cdk/lib/observability.js';
 import type { PaperclipStack } from '../../cdk/lib/paperclip-stack.js';
-import { assertNoLambdaServiceRetry, assertRetriesLambdaServiceErrors, assertTaskTokenWaitsTimeOut, stateNamed } from './asl-assertions.js';
+import {
+  assertEveryLambdaTaskRetriesServiceErrors,
+  assertRetriesLambdaServiceErrors,
+  assertTaskTokenWaitsTimeOut,
+  stateNamed,
+} from './asl-assertions.js';
 import {
   actionsOf,
   actionsOfRole,
@@ -341,12 +346,14 @@ describe('least privilege', () => {
       if (s3.includes('s3:ListBucket')) {
         folderReaders.push(name);
         const lists = statementsOfRole(template, roleOf(name)).filter((s) => actionsOf(s).includes('s3:ListBucket'));
+        const results = name === 'summarize-batch' ? [`${bucket}/runs/*/results/*`] : [];
+        // Summarize also lists a batch's results folder: a failed map run's manifest is found there.
+        const listsResults = name === 'summarize-batch' ? [{ StringLike: { 's3:prefix': ['runs/*/results/*'] } }] : [];
         assert.deepEqual(
           lists.map((l) => l.Condition),
-          [{ StringLike: { 's3:prefix': ['evidence/*'] } }, { StringLike: { 's3:prefix': ['anchors/*'] } }],
-          `${name} lists evidence/ and anchors/ only`,
+          [{ StringLike: { 's3:prefix': ['evidence/*'] } }, { StringLike: { 's3:prefix': ['anchors/*'] } }, ...listsResults],
+          `${name} lists evidence/ and anchors/ only${name === 'summarize-batch' ? ', and the map run results' : ''}`,
         );
-        const results = name === 'summarize-batch' ? [`${bucket}/runs/*/results/*`] : [];
         assert.deepEqual(
           resourcesGranted(template, roleOf(name), 's3:GetObject').sort(),
           [`${bucket}/anchors/*`, `${bucket}/evidence/*`, ...results].sort(),
@@ -731,12 +738,14 @@ describe('workflows', () => {
       'executionArn.$',
       'read.$',
       'results.$',
+      'resultsAt.$',
     ]);
   });
 
-  it('never retry BrowserWrite on Lambda service errors, retry the idempotent steps, and time out approval waits', () => {
+  it('retry BrowserWrite only on a throttle, every other Lambda task on every Lambda service error, and time out approval waits', () => {
     const guarded = JSON.parse(deployedDefinition(byName('guarded-write'))) as AslMachine;
-    assertNoLambdaServiceRetry(guarded, 'BrowserWrite');
+    assertEveryLambdaTaskRetriesServiceErrors(guarded, ['BrowserWrite']);
+    assertEveryLambdaTaskRetriesServiceErrors(JSON.parse(deployedDefinition(byName('batch'))) as AslMachine);
     for (const idempotent of ['ValidateRoute', 'Claim', 'Readback']) assertRetriesLambdaServiceErrors(guarded, idempotent);
     assertTaskTokenWaitsTimeOut(guarded);
     assert.equal(stateNamed(guarded, 'RequestApproval').TimeoutSeconds, stack.deployment.packaged.write_policy.approval_timeout_seconds);
@@ -877,6 +886,8 @@ describe('approval endpoint and mail', () => {
     assert.equal(urls[0]![1].Properties['AuthType'], 'NONE');
     assert.equal(describeValue(urls[0]![1].Properties['TargetFunctionArn']), `GetAtt:${approvalId}.Arn`);
     assert.equal(approval.Properties['TracingConfig'], undefined);
+    // Public and unauthenticated: capped by its reserved concurrency, so a flood cannot starve the workflows.
+    assert.equal(approval.Properties['ReservedConcurrentExecutions'], 5);
     const urlLogicalId = urls[0]![0];
     const env = fn('request-approval').Properties['Environment'].Variables;
     assert.equal(describeValue(env['PAPERCLIP_APPROVAL_BASE_URL']), `GetAtt:${urlLogicalId}.FunctionUrl`);

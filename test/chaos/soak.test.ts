@@ -95,3 +95,41 @@ test('small soak on Ledgerly: half success, commit then timeout, 500, slow, sess
   assert.equal(accounted, 5, context);
   assert.ok(report.ok, context);
 });
+
+// Lambda throttles on every Lambda task state (the local runner's fault switch), as an account at its concurrency
+// quota produces them, with two runners racing on the same keys; no vendor fault, no kill. Every throttled step is
+// retried with backoff (BrowserWrite too: a throttled invocation never ran), so every item ends done, written once.
+test('small soak with Lambda throttles injected on every task state: every invariant holds, every item done once', async () => {
+  const lines: string[] = [];
+  const report = await runSoak({
+    items: 4,
+    runners: 2,
+    faultRate: 0,
+    seed: 5,
+    killAfter: 0,
+    restart: false,
+    claimLeaseSeconds: 10,
+    readbackDeadlineMs: 4000,
+    maxConcurrency: 2,
+    redesignRenders: 0,
+    operatorRetry: false,
+    settleMs: 150,
+    lambdaThrottles: 0.3,
+    timeLimitMs: 8 * 60_000,
+    baseConfigPath: 'config/paperclip.local.yaml',
+    log: (line) => lines.push(line),
+  });
+  const context = `${lines.join('\n')}\n${JSON.stringify({ verdict: report.verdict, lambdaFaults: report.lambdaFaults }, null, 2)}`;
+  assert.equal(report.phases[0]?.exitCode, 0, context);
+  assert.equal(report.phases[0]?.error, undefined, context);
+  const fired = report.lambdaFaults.fired;
+  assert.ok(Object.values(fired).reduce((a, b) => a + b, 0) > 0, `throttles fired\n${context}`);
+  const { invariants, counts } = report.verdict;
+  assert.equal(invariants.maxMutationsPerKey, 1, context);
+  assert.deepEqual(invariants.falseSuccesses, [], context);
+  assert.deepEqual(invariants.lostItems, [], context);
+  assert.deepEqual(invariants.unattributedMutations, [], context);
+  assert.equal(counts.items, 4);
+  assert.equal(counts.done, 4, `every item done\n${context}`);
+  assert.ok(report.ok, context);
+});

@@ -14,6 +14,17 @@ import {
   WriteNotCommittedError,
 } from '../../src/domain/errors.js';
 
+/** The Lambda errors Step Functions surfaces for a Lambda task (the service's, and the runtime's timeout). */
+const AWS_LAMBDA_ERROR_NAMES = new Set([
+  'Lambda.ServiceException',
+  'Lambda.AWSLambdaException',
+  'Lambda.SdkClientException',
+  'Lambda.TooManyRequestsException',
+  'Lambda.ClientExecutionTimeoutException',
+  'Lambda.Unknown',
+  'Sandbox.Timedout',
+]);
+
 /** Every ErrorEquals name in a state machine definition, at any depth (Map item processors included). */
 function errorEqualsNames(node: unknown, into: Set<string> = new Set()): Set<string> {
   if (Array.isArray(node)) for (const child of node) errorEqualsNames(child, into);
@@ -32,8 +43,12 @@ test('every error name the workflows catch or retry is one the error model defin
   assert.ok(files.length > 0, 'no state machine definitions found');
   const caught = new Set<string>();
   for (const file of files) errorEqualsNames(JSON.parse(readFileSync(join(dir, file), 'utf8')), caught);
-  // States.* are Step Functions' own; Lambda.* and StepFunctions.* are the AWS service integrations' errors.
-  const ours = [...caught].filter((name) => !/^(States|Lambda|StepFunctions)\./.test(name));
+  // States.* are Step Functions' own; Lambda.*, Sandbox.* and StepFunctions.* are the AWS service integrations' errors,
+  // each spelled as AWS raises it (a misspelt name in ErrorEquals matches nothing and fails silently).
+  const aws = [...caught].filter((name) => /^(Lambda|Sandbox)\./.test(name));
+  const unknownAws = aws.filter((name) => !AWS_LAMBDA_ERROR_NAMES.has(name));
+  assert.deepEqual(unknownAws, [], `not an error Lambda or Step Functions raises: ${unknownAws.join(', ')}`);
+  const ours = [...caught].filter((name) => !/^(States|Lambda|Sandbox|StepFunctions)\./.test(name));
   assert.ok(ours.length > 0, 'the workflows catch no error of their own: the check would prove nothing');
   const undefinedNames = ours.filter((name) => !WORKFLOW_ERROR_NAMES.has(name));
   assert.deepEqual(undefinedNames, [], `caught in ErrorEquals but defined nowhere in src/domain/errors.ts: ${undefinedNames.join(', ')}`);

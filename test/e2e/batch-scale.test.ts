@@ -135,7 +135,9 @@ test('a rejected item and a routing failure are summarised with the rest, and th
   assert.equal(run.status, 'SUCCEEDED', run.error);
   assert.equal(run.summary?.task, taskId);
   assert.equal(run.summary?.items, 5);
-  assert.equal(run.summary?.counts.skipped, 3);
+  // Settled earlier (their claims are DONE): reported by that outcome, not as skipped.
+  assert.equal(run.summary?.counts.done, 3);
+  assert.equal(run.summary?.settledEarlier, 3);
   assert.equal(run.summary?.counts.rejected, 1);
   assert.equal(run.summary?.counts.error, 1);
 
@@ -172,7 +174,8 @@ test('2,000 items whose claims are already settled run through the Distributed M
   const run = await h.paperclip.runBatch({ taskId, tenant: 'acme' });
   assert.equal(run.status, 'SUCCEEDED', run.error);
   assert.equal(run.summary?.items, count);
-  assert.equal(run.summary?.counts.skipped, count);
+  assert.equal(run.summary?.counts.done, count);
+  assert.equal(run.summary?.settledEarlier, count);
 
   const seal = await sealOf('acme', taskId);
   const sealed = new Set(seal.items.map((s) => s.key));

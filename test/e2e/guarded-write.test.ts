@@ -141,11 +141,12 @@ describe('guarded write path on the embedded stack', () => {
     assert.equal(stored?.sealHash, finished.seal.sealHash, 'the seal was written, with the finding');
   });
 
-  test('running the same task again skips every item and mutates nothing', async () => {
+  test('running the same task again mutates nothing and reports each item as the first run settled it', async () => {
     const run = await h.paperclip.runBatch({ taskId: 'T-e2e-first', tenant: 'acme' });
     assert.equal(run.status, 'SUCCEEDED', run.error);
-    assert.equal(run.summary?.counts.skipped, 12);
-    assert.equal(run.summary?.counts.done, 0);
+    assert.equal(run.summary?.counts.skipped, 0);
+    assert.equal(run.summary?.counts.done, 12, 'each item by its real outcome');
+    assert.equal(run.summary?.settledEarlier, 12, 'settled by the earlier run, not this one');
     assert.equal((await marks()).length, 12, 'journal still 12');
   });
 
@@ -154,7 +155,8 @@ describe('guarded write path on the embedded stack', () => {
     await h.control.reset(pendingOnly);
     const run = await h.paperclip.runBatch({ taskId: 'T-e2e-first', tenant: 'acme' });
     assert.equal(run.status, 'SUCCEEDED', run.error);
-    assert.equal(run.summary?.counts.skipped, 12);
+    assert.equal(run.summary?.counts.done, 12);
+    assert.equal(run.summary?.settledEarlier, 12);
     assert.equal((await marks()).length, 0, 'no click for a key that was already done');
   });
 

@@ -28,9 +28,12 @@ test('both state machines are valid ASL once substituted', () => {
   }
 });
 
-test('the write step is never retried, not even on Lambda service errors; reads are', () => {
+test('the write step is retried only when Lambda throttled it (the function never ran); reads are retried', () => {
   const { States } = load('guarded-write.asl.json');
-  assert.equal(States['BrowserWrite']!['Retry'], undefined);
+  assert.deepEqual(
+    (States['BrowserWrite']!['Retry'] as State[]).map((r) => r['ErrorEquals']),
+    [['Lambda.TooManyRequestsException']],
+  );
   assert.ok(States['Readback']!['Retry'].some((r: State) => r['ErrorEquals'].includes('ReadFailedError')));
   assert.ok(States['Snapshot']!['Retry'].some((r: State) => r['ErrorEquals'].includes('ReadFailedError')));
   const write = States['BrowserWrite']!['Catch'] as State[];
@@ -48,7 +51,10 @@ test('approval waits on a task token with the timeout from policy, and rejection
   assert.equal(approval['TimeoutSeconds'], 120);
   assert.equal(approval['Parameters']['Payload']['taskToken.$'], '$$.Task.Token');
   const next = Object.fromEntries((approval['Catch'] as State[]).map((c) => [c['ErrorEquals'][0], c['Next']]));
-  assert.equal(next['ApprovalRejected'], 'ApprovalRejected');
+  // A rejection may come without a cause (SendTaskFailure's is optional): a Choice makes sure ApprovalRejected has one.
+  assert.equal(next['ApprovalRejected'], 'RejectionHasReason');
+  assert.equal(States['RejectionHasReason']!['Choices'][0]['Next'], 'ApprovalRejected');
+  assert.equal(States['RejectionWithoutReason']!['Next'], 'ApprovalRejected');
   assert.equal(next['States.Timeout'], 'ApprovalExpired');
   for (const closed of ['ApprovalRejected', 'ApprovalExpired']) assert.notEqual(States[closed]!['Next'], 'BrowserWrite');
 });

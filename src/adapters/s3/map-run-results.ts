@@ -1,6 +1,6 @@
 import { createInterface } from 'node:readline';
 import type { Readable } from 'node:stream';
-import { GetObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import { GetObjectCommand, ListObjectsV2Command, type S3Client } from '@aws-sdk/client-s3';
 import { z } from 'zod';
 
 /** What a Distributed Map with a ResultWriter outputs: where its manifest is. */
@@ -21,11 +21,17 @@ const Manifest = z.object({
   }),
 });
 
+/**
+ * A child execution's input or output in a result line: a JSON string (as Step Functions documents the export)
+ * or the JSON value itself (as its examples also show it); both are read the same.
+ */
+const JsonField = z.union([z.string(), z.record(z.string(), z.unknown()), z.array(z.unknown())]).optional();
+
 /** One child execution as the ResultWriter exports it (Transformation NONE). */
 const ExportedExecution = z.object({
   ExecutionArn: z.string().optional(),
-  Input: z.string().optional(),
-  Output: z.string().optional(),
+  Input: JsonField,
+  Output: JsonField,
   Status: z.string(),
   Error: z.string().optional(),
   Cause: z.string().optional(),
@@ -37,13 +43,15 @@ export interface MapRunItemResult {
   billNo?: string;
   executionArn?: string;
   reason?: string;
+  /** The outcome an earlier run of the same task reached (this run found the item claimed and skipped it). */
+  settledEarlier?: boolean;
 }
 
 const ItemFields = z.object({ key: z.string().optional(), task: z.object({ billNo: z.string().optional() }).optional() }).passthrough();
 const ItemOutput = z.object({ outcome: z.string() }).passthrough();
 
-function parseJson(text: string | undefined): unknown {
-  if (text === undefined) return undefined;
+function parseJson(text: unknown): unknown {
+  if (typeof text !== 'string') return text;
   try {
     return JSON.parse(text);
   } catch {
@@ -112,11 +120,36 @@ export async function* readMapRunResults(s3: S3Client, output: MapRunOutput): As
   }
 }
 
+/**
+ * Where a map run that failed wrote its results. Its Catch output is only `{Error, Cause}`, but the
+ * ResultWriter wrote a manifest under `<prefix>/<map run id>/` all the same: the newest one under the prefix.
+ */
+export async function findMapRunOutput(s3: S3Client, results: { bucket: string; prefix: string }): Promise<MapRunOutput | undefined> {
+  const folder = `${results.prefix.replace(/\/+$/, '')}/`;
+  let newest: { key: string; at: number } | undefined;
+  let token: string | undefined;
+  do {
+    const page = await s3.send(new ListObjectsV2Command({ Bucket: results.bucket, Prefix: folder, ContinuationToken: token }));
+    for (const object of page.Contents ?? []) {
+      if (!object.Key?.endsWith('/manifest.json')) continue;
+      const at = object.LastModified?.getTime() ?? 0;
+      if (!newest || at >= newest.at) newest = { key: object.Key, at };
+    }
+    token = page.IsTruncated ? page.NextContinuationToken : undefined;
+  } while (token);
+  return newest ? { MapRunArn: '', ResultWriterDetails: { Bucket: results.bucket, Key: newest.key } } : undefined;
+}
+
 /** The map runs' result files, behind the S3 client that reads them. */
 export class MapRunResults {
   constructor(private readonly s3: S3Client) {}
 
   read(output: MapRunOutput): AsyncGenerator<MapRunItemResult> {
     return readMapRunResults(this.s3, output);
+  }
+
+  /** The results a failed map run left under `results.prefix`, if it wrote any. */
+  find(results: { bucket: string; prefix: string }): Promise<MapRunOutput | undefined> {
+    return findMapRunOutput(this.s3, results);
   }
 }

@@ -167,6 +167,7 @@ export class ExecutionRun implements RunningExecution {
     history.freeze();
     this.abortRunner?.();
     this.host.tokens.retireExecution(record.executionArn);
+    this.host.faults.forget(record.executionArn);
     this.abandon.abort();
     // A .sync task's child is cancelled with its parent, as Step Functions does.
     for (const child of this.syncChildren) {

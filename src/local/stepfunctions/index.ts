@@ -11,3 +11,5 @@ export {
 } from './definition.js';
 export type { LocalHandler, LocalHandlers, LocalInvocationContext } from './handlers.js';
 export { stateMachineArn, executionArn, lambdaFunctionArn } from './arns.js';
+export { LAMBDA_FAULT_ERRORS, EVERY_LAMBDA_TASK, parseTaskFaults } from './faults.js';
+export type { TaskFault, FaultOptions, LambdaFaultError } from './faults.js';

@@ -6,6 +6,7 @@ import type { LocalHandlers, LocalInvocationContext } from './handlers.js';
 import type { ExecutionRecord } from './records.js';
 import { runDistributedMap, type MapRunHost } from './distributed-map.js';
 import type { TaskTokens } from './task-tokens.js';
+import type { FaultPlan } from './faults.js';
 import { dataLimitExceeded, lambdaFunctionError, lambdaTimedOut, MAX_PAYLOAD_BYTES, payloadBytes, stateError } from './task-errors.js';
 
 /** What the task integrations need from the service that runs them. */
@@ -13,6 +14,8 @@ export interface IntegrationHost extends MapRunHost {
   scope: ArnScope;
   handlers: LocalHandlers;
   tokens: TaskTokens;
+  /** Service faults to inject into Task states (Lambda throttles, service errors, timeouts); none unless set. */
+  faults: FaultPlan;
   /** Each function's configured timeout by function name; a function without one runs unbounded. */
   functionTimeoutsSeconds: Readonly<Record<string, number>>;
   /** The value `$$.Task.Token` resolves to; replaced by a fresh token per callback task invocation. */
@@ -97,10 +100,14 @@ export function buildTaskHandlers(
       }
     }
     const dispatch = handlers[task.stateName]!;
+    const invokesLambda = integration.kind === 'lambda-function' || integration.kind === 'lambda-invoke';
     handlers[task.stateName] = (input) => {
       // Task parameters over the limit fail before anything is scheduled, and no Catch sees it.
       const bytes = payloadBytes(input);
       if (bytes > MAX_PAYLOAD_BYTES) return Promise.reject(dataLimitExceeded(`the parameters of state "${task.stateName}"`, bytes));
+      // A Lambda task draws its fault where the function is invoked; any other task fails before it starts.
+      const fault = invokesLambda ? undefined : host.faults.draw(run.record.executionArn, task.stateName, undefined);
+      if (fault) return Promise.reject(fault.error);
       return dispatch(input);
     };
   }
@@ -326,6 +333,9 @@ async function invokeHandler(
     stateName,
     functionName,
   };
+  const fault = host.faults.draw(run.record.executionArn, stateName, functionName);
+  // Throttled or refused by Lambda: the function never runs.
+  if (fault?.timing === 'before') throw fault.error;
   const timeoutSeconds = host.functionTimeoutsSeconds[functionName];
   let result: unknown;
   try {
@@ -336,9 +346,12 @@ async function invokeHandler(
       timeoutSeconds === undefined ? invocation : withinTimeout(invocation, functionName, timeoutSeconds),
     );
   } catch (err) {
+    if (fault) throw fault.error;
     if (run.abandoned.aborted || isTimedOut(err)) throw err;
     throw lambdaFunctionError(err);
   }
+  // The function ran to its end (whatever it changed stays changed), but the task fails as timed out.
+  if (fault) throw fault.error;
   const text = JSON.stringify(result ?? null) ?? 'null';
   const bytes = Buffer.byteLength(text);
   if (bytes > MAX_PAYLOAD_BYTES) throw dataLimitExceeded(`the result of ${functionName}`, bytes);

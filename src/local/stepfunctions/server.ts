@@ -7,6 +7,7 @@ import { BodyTooLargeError, readBody } from '../../http/read-body.js';
 import type { LocalHandlers } from './handlers.js';
 import { EXECUTION_STATUSES } from './records.js';
 import { LocalStepFunctions } from './service.js';
+import type { FaultOptions, TaskFault } from './faults.js';
 
 const MAX_BODY_BYTES = 4 * 1024 * 1024;
 
@@ -150,6 +151,9 @@ export interface LocalStepFunctionsEndpointOptions {
   retryIntervalOverrideMs?: number;
   /** Each function's timeout in seconds by function name; see LocalStepFunctionsOptions. */
   functionTimeoutsSeconds?: Readonly<Record<string, number>>;
+  /** Service faults injected into Task states (see faults.ts). */
+  faults?: TaskFault[];
+  faultOptions?: FaultOptions;
 }
 
 export interface LocalStepFunctionsEndpoint {
@@ -167,6 +171,8 @@ export async function startLocalStepFunctions(options: LocalStepFunctionsEndpoin
     ...(options.functionTimeoutsSeconds !== undefined ? { functionTimeoutsSeconds: options.functionTimeoutsSeconds } : {}),
     ...(options.dataDir !== undefined ? { dataDir: options.dataDir } : {}),
     ...(options.retryIntervalOverrideMs !== undefined ? { retryIntervalOverrideMs: options.retryIntervalOverrideMs } : {}),
+    ...(options.faults ? { faults: options.faults } : {}),
+    ...(options.faultOptions ? { faultOptions: options.faultOptions } : {}),
   });
   const server = createStepFunctionsServer(service);
   const port = await listen(server, options.port ?? 0);

@@ -16,6 +16,7 @@ import { FileStore, MemoryStore, type SfnStore } from './store.js';
 import { TaskTokens } from './task-tokens.js';
 import type { LocalObjectStore } from './distributed-map.js';
 import { MAX_PAYLOAD_BYTES } from './task-errors.js';
+import { FaultPlan, type FaultOptions, type TaskFault } from './faults.js';
 
 export interface LocalStepFunctionsOptions {
   region: string;
@@ -29,6 +30,9 @@ export interface LocalStepFunctionsOptions {
   defaultRoleArn?: string;
   /** Each function's timeout in seconds by function name (src/workflow/functions.ts); others run unbounded. */
   functionTimeoutsSeconds?: Readonly<Record<string, number>>;
+  /** Service faults injected into Task states from the start (see faults.ts); setFaults changes them later. */
+  faults?: TaskFault[];
+  faultOptions?: FaultOptions;
 }
 
 interface StateMachineEntry {
@@ -55,6 +59,7 @@ export class LocalStepFunctions {
   private readonly runs = new Map<string, ExecutionRun>();
   private readonly waiters = new Map<string, Array<(record: ExecutionRecord) => void>>();
   private readonly tokens = new TaskTokens();
+  private readonly faults = new FaultPlan();
   private readonly host: ExecutionHost;
   private readonly defaultRoleArn: string;
   /** Distributed Map processors by child state machine name (`<machine>/<label>`); not listed as state machines. */
@@ -70,6 +75,7 @@ export class LocalStepFunctions {
       handlers: options.handlers,
       functionTimeoutsSeconds: options.functionTimeoutsSeconds ?? {},
       tokens: this.tokens,
+      faults: this.faults,
       taskTokenPlaceholder: `local-task-token-placeholder-${randomBytes(8).toString('hex')}`,
       ...(options.retryIntervalOverrideMs !== undefined ? { retryIntervalOverrideMs: options.retryIntervalOverrideMs } : {}),
       save: (record, when) => this.store.saveExecution(record, when),
@@ -82,7 +88,23 @@ export class LocalStepFunctions {
       waitForExecution: (arn) => this.waitForExecution(arn),
       startMapRunChild: (request) => this.startMapRunChild(request),
     };
+    if (options.faults) this.faults.set(options.faults, options.faultOptions);
     this.load();
+  }
+
+  /**
+   * Injects Lambda throttles, service errors and timeouts (or, on other Task
+   * states, any error) into the states named; an empty list turns them off.
+   * Invalid faults are refused with the field named. Applies to invocations
+   * from now on, running executions included.
+   */
+  setFaults(faults: TaskFault[], options: FaultOptions = {}): void {
+    this.faults.set(faults, options);
+  }
+
+  /** How many times each `<state> <error>` fault fired since the faults were last set. */
+  faultsFired(): Record<string, number> {
+    return this.faults.fired();
   }
 
   /** Reads persisted records; executions left RUNNING by a previous process become FAILED. */
