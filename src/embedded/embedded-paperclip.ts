@@ -6,6 +6,7 @@ import { loadStateMachineDefinition, localSubstitutions, stateMachinePhysicalNam
 import { STATE_MACHINES, type WorkflowFunctionName } from '../workflow/functions.js';
 import { applyPolicy } from '../workflow/definition-policy.js';
 import { loadRuntime } from '../config/runtime.js';
+import { workingBucketName } from '../config/schema.js';
 import { createServices, useServices, type Services, type WiredServices } from '../app/services.js';
 import { closeSharedBrowser } from '../browser/chromium.js';
 import { logger } from '../adapters/telemetry.js';
@@ -115,6 +116,8 @@ export async function startEmbeddedPaperclip(options: EmbeddedOptions): Promise<
     dataDir: options.dataDir,
     prefix: config.prefix,
     bucket: config.evidence.bucket,
+    workingBucket: workingBucketName(config.evidence),
+    evidenceRetention: { mode: 'COMPLIANCE', days: config.evidence.retention_days },
     handlers: workflowHandlers(config.prefix, options.handlerOverrides),
     stateMachines,
     region,

@@ -187,21 +187,21 @@ describe('Distributed Map', () => {
   });
 
   async function putItems(key: string, items: unknown[]): Promise<void> {
-    await s3.send(new PutObjectCommand({ Bucket: stack.bucket, Key: key, Body: JSON.stringify(items) }));
+    await s3.send(new PutObjectCommand({ Bucket: stack.workingBucket, Key: key, Body: JSON.stringify(items) }));
   }
   async function getText(key: string): Promise<string> {
-    return (await (await s3.send(new GetObjectCommand({ Bucket: stack.bucket, Key: key }))).Body?.transformToString()) ?? '';
+    return (await (await s3.send(new GetObjectCommand({ Bucket: stack.workingBucket, Key: key }))).Body?.transformToString()) ?? '';
   }
 
   test('reads items from S3, runs one child execution each, writes a manifest and results to S3; the parent history stays small', async () => {
     const arn = await machine('distributed', definition(0));
     const items = Array.from({ length: 300 }, (_, n) => ({ n }));
     await putItems('work/items.json', items);
-    const out = await run(arn, { bucket: stack.bucket, key: 'work/items.json', concurrency: 16 });
+    const out = await run(arn, { bucket: stack.workingBucket, key: 'work/items.json', concurrency: 16 });
     assert.equal(out.status, 'SUCCEEDED', out.cause);
     const { results } = JSON.parse(out.output!) as { results: { MapRunArn: string; ResultWriterDetails: { Bucket: string; Key: string } } };
     assert.match(results.MapRunArn, /^arn:aws:states:us-east-1:\d{12}:mapRun:distributed\/Items:[0-9a-f-]{36}$/);
-    assert.equal(results.ResultWriterDetails.Bucket, stack.bucket);
+    assert.equal(results.ResultWriterDetails.Bucket, stack.workingBucket);
     assert.match(results.ResultWriterDetails.Key, /^results\/[0-9a-f-]{36}\/manifest\.json$/);
     const manifest = JSON.parse(await getText(results.ResultWriterDetails.Key)) as {
       MapRunArn: string;
@@ -229,7 +229,7 @@ describe('Distributed Map', () => {
     const items = Array.from({ length: 20 }, (_, n) => ({ n, fail: n % 5 === 0 }));
     await putItems('work/failing.json', items);
     const tolerant = await run(await machine('distributed-tolerant', definition(25)), {
-      bucket: stack.bucket,
+      bucket: stack.workingBucket,
       key: 'work/failing.json',
       concurrency: 4,
     });
@@ -243,7 +243,7 @@ describe('Distributed Map', () => {
     assert.ok(failed.every((l) => (JSON.parse(l) as { Error: string }).Error === 'ItemBroken'));
 
     const strict = await run(await machine('distributed-strict', definition(0)), {
-      bucket: stack.bucket,
+      bucket: stack.workingBucket,
       key: 'work/failing.json',
       concurrency: 1,
     });
@@ -253,7 +253,7 @@ describe('Distributed Map', () => {
 
   test('a missing items object is States.ItemReaderFailed', async () => {
     const out = await run(await machine('distributed-missing', definition(0)), {
-      bucket: stack.bucket,
+      bucket: stack.workingBucket,
       key: 'work/none.json',
       concurrency: 1,
     });
