@@ -38,8 +38,8 @@ import { z } from 'zod';
  * - CreateBucket with `x-amz-bucket-object-lock-enabled: true` turns on versioning and Object Lock.
  *
  * What it does not: legal holds, PutObjectRetention, lifecycle expiry of noncurrent
- * versions, multi-object delete with version ids (DeleteObjects on a versioned
- * bucket adds delete markers only), suspended versioning, MFA delete.
+ * versions, DeleteObjects on a versioned bucket (refused as NotImplemented rather
+ * than letting s3rver remove objects outright), suspended versioning, MFA delete.
  */
 
 const require = createRequire(import.meta.url);
@@ -294,6 +294,12 @@ export class ObjectVersions {
         if (ctx.method === 'PUT' && 'versioning' in q) return handle(() => this.putVersioning(ctx, bucket));
         if (ctx.method === 'GET' && 'object-lock' in q) return handle(async () => this.getLockConfiguration(ctx, bucket));
         if (ctx.method === 'PUT' && 'object-lock' in q) return handle(() => this.putLockConfiguration(ctx, bucket));
+        if (ctx.method === 'POST' && 'delete' in q && state) {
+          // s3rver's DeleteObjects removes current objects outright: on a versioned bucket it would bypass the lock.
+          return handle(async () => {
+            throw new S3Error('NotImplemented', 'DeleteObjects on a versioned bucket is not implemented by the local S3; use DeleteObject');
+          });
+        }
         if (ctx.method === 'PUT' && Object.keys(q).length === 0 && header(ctx, 'x-amz-bucket-object-lock-enabled') === 'true') {
           await next();
           if (ctx.status < 300) await this.lock({ name: bucket });

@@ -676,6 +676,10 @@ describe('evidence bucket', () => {
     const role = logicalIdOf(stack.auditor.role);
     const actions = actionsOfRole(template, role);
     assert.ok(actions.includes('s3:GetObject') && actions.includes('s3:ListBucket') && actions.includes('kms:Decrypt'));
+    // audit verify reads what Object Lock preserves: every version and delete marker (src/evidence/preserved-versions.ts).
+    const evidence = `GetAtt:${logicalIdOf(stack.evidence.bucket)}.Arn`;
+    assert.deepEqual(resourcesGranted(template, role, 's3:ListBucketVersions'), [evidence]);
+    assert.deepEqual(resourcesGranted(template, role, 's3:GetObjectVersion'), [`${evidence}/*`]);
     assert.ok(!actions.some((a) => /s3:(Put|Delete|Bypass)|dynamodb:(Put|Update|Delete|Batch)/.test(a)), `${actions}`);
     const tableArn = (table: object) => `GetAtt:${logicalIdOf(table as { node: { defaultChild?: unknown } })}.Arn`;
     assert.deepEqual(

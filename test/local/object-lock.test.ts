@@ -4,6 +4,7 @@ import { after, before, test } from 'node:test';
 import {
   CreateBucketCommand,
   DeleteObjectCommand,
+  DeleteObjectsCommand,
   GetObjectCommand,
   GetObjectLockConfigurationCommand,
   GetObjectRetentionCommand,
@@ -133,6 +134,14 @@ test('a version under COMPLIANCE retention cannot be deleted: AccessDenied, and 
   );
   assert.equal(denied.name, 'AccessDenied');
   assert.equal(denied.$metadata?.httpStatusCode, 403);
+  // Nor can a multi-object delete remove it (s3rver's own would remove the object outright).
+  const bulk = await awsError(
+    client.send(
+      new DeleteObjectsCommand({ Bucket: LOCKED, Delete: { Objects: [{ Key: 'anchors/acme/2026-12-01/batch:acme:T-1/1.json' }] } }),
+    ),
+  );
+  assert.equal(bulk.name, 'NotImplemented');
+  assert.equal((await text('anchors/acme/2026-12-01/batch:acme:T-1/1.json')).body, 'anchor');
   assert.equal((await text('anchors/acme/2026-12-01/batch:acme:T-1/1.json', version.VersionId)).body, 'anchor');
 
   const retention = await client.send(
