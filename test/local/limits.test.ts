@@ -1,5 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { GetObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import {
@@ -258,5 +259,19 @@ describe('Distributed Map', () => {
       concurrency: 1,
     });
     assert.equal((JSON.parse(out.output!) as { caught: { Error: string } }).caught.Error, 'States.ItemReaderFailed');
+  });
+
+  test('a ResultWriter pointed at the Object Locked evidence bucket fails: its PUTs carry no checksum (why results go to the working bucket)', async () => {
+    const body = JSON.stringify([{ n: 1 }]);
+    const checksum = createHash('sha256').update(body).digest('base64');
+    await s3.send(new PutObjectCommand({ Bucket: stack.bucket, Key: 'work/locked-items.json', Body: body, ChecksumSHA256: checksum }));
+    const out = await run(await machine('distributed-locked', definition(0)), {
+      bucket: stack.bucket,
+      key: 'work/locked-items.json',
+      concurrency: 1,
+    });
+    const caught = (JSON.parse(out.output!) as { caught: { Error: string; Cause: string } }).caught;
+    assert.equal(caught.Error, 'States.ResultWriterFailed');
+    assert.match(caught.Cause, /Content-MD5 OR x-amz-checksum- HTTP header is required/);
   });
 });
