@@ -116,6 +116,16 @@ export const deploymentConfigSchema = z
         bucketName: z
           .string()
           .regex(/^[a-z0-9][a-z0-9-]{1,61}[a-z0-9]$/, "must be an S3 bucket name (3-63 of a-z, 0-9, '-'), e.g. 'acme-paperclip-evidence'"),
+        /**
+         * The batches' working files (item lists, map run results): not evidence, so not locked. Default: the
+         * evidence bucket's name (cut to fit) with `-runs` (workingBucketName in src/config/schema.ts).
+         */
+        workingBucketName: z
+          .string()
+          .regex(/^[a-z0-9][a-z0-9-]{1,61}[a-z0-9]$/, "must be an S3 bucket name (3-63 of a-z, 0-9, '-'), e.g. 'acme-paperclip-runs'")
+          .optional(),
+        /** Working files are deleted this many days after they were written. */
+        workingFilesExpireDays: z.number().int().min(1).default(30),
         /** Object Lock default retention: evidence cannot be deleted or overwritten for this long. */
         retentionDays: z.number().int().min(1).max(36500),
         /**

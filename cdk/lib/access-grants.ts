@@ -4,6 +4,7 @@ import { PolicyStatement, type IRole } from 'aws-cdk-lib/aws-iam';
 import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
 import type { Construct } from 'constructs';
 import type { EvidenceBucket } from './evidence-bucket.js';
+import type { WorkingBucket } from './working-bucket.js';
 import type { FunctionAccess, TableId } from './function-access.js';
 import type { TenantAccess } from './tenant-access.js';
 
@@ -11,6 +12,8 @@ import type { TenantAccess } from './tenant-access.js';
 export interface AccessResources {
   tables: Readonly<Record<TableId, ITable>>;
   evidence: EvidenceBucket;
+  /** The batches' working files, apart from the locked evidence. */
+  working: WorkingBucket;
   identitySecrets: readonly ISecret[];
   approvalSigningKey: ISecret;
   requesterAttestationKey: ISecret;
@@ -80,8 +83,8 @@ export function grantAccess(scope: Construct, grantee: IRole, access: FunctionAc
     // The functions that seal (complete, takeover, summarize-batch) anchor each seal outside the table.
     resources.evidence.grantWriteAnchors(grantee);
   }
-  if (access.batchRunFiles === 'writes-items') resources.evidence.grantWriteBatchItems(grantee);
-  if (access.batchRunFiles === 'reads-results') resources.evidence.grantReadMapRunResults(grantee);
+  if (access.batchRunFiles === 'writes-items') resources.working.grantWriteBatchItems(grantee);
+  if (access.batchRunFiles === 'reads-results') resources.working.grantReadMapRunResults(grantee);
 
   if (access.readsIdentitySecrets && resources.identitySecrets.length > 0) {
     principal.addToPrincipalPolicy(

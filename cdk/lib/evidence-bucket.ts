@@ -10,15 +10,6 @@ export const EVIDENCE_PREFIX = 'evidence/';
 export const ANCHOR_PREFIX = 'anchors/';
 
 /**
- * A batch execution's working files (src/app/batch.ts runFolder): the item list
- * ReadList writes and the Distributed Map reads, and the map run's results the
- * ResultWriter writes and Summarize reads. Not evidence: never sealed.
- */
-export const RUNS_PREFIX = 'runs/';
-export const BATCH_ITEMS_OBJECTS = `${RUNS_PREFIX}*/items.json`;
-export const MAP_RUN_RESULT_OBJECTS = `${RUNS_PREFIX}*/results/*`;
-
-/**
  * Traces are the one evidence file that records typed values (form fields,
  * sometimes a password typed at login). Matching `*trace.zip` anywhere covers
  * `.../trace.zip` and any `<step>-trace.zip` naming the writers may choose.
@@ -227,60 +218,6 @@ export class EvidenceBucket extends Construct {
       }),
     );
     this.grantKey(grantee, 'AnchorsUseEvidenceKey', ['kms:GenerateDataKey', 'kms:Decrypt']);
-  }
-
-  /** ReadList: writes a batch's item list, nothing else under runs/. */
-  grantWriteBatchItems(grantee: IGrantable): void {
-    grantee.grantPrincipal.addToPrincipalPolicy(
-      new PolicyStatement({
-        sid: 'WriteBatchItems',
-        actions: ['s3:PutObject'],
-        resources: [this.bucket.arnForObjects(BATCH_ITEMS_OBJECTS)],
-      }),
-    );
-    this.grantKey(grantee, 'EncryptBatchItems', ['kms:GenerateDataKey']);
-  }
-
-  /**
-   * Summarize: reads the map run's manifest and result files, and lists the results folder to find the
-   * manifest of a map run that failed (its Catch output names no map run; the ResultWriter wrote it anyway).
-   */
-  grantReadMapRunResults(grantee: IGrantable): void {
-    grantee.grantPrincipal.addToPrincipalPolicy(
-      new PolicyStatement({
-        sid: 'ReadMapRunResults',
-        actions: ['s3:GetObject'],
-        resources: [this.bucket.arnForObjects(MAP_RUN_RESULT_OBJECTS)],
-      }),
-    );
-    grantee.grantPrincipal.addToPrincipalPolicy(
-      new PolicyStatement({
-        sid: 'ListMapRunResults',
-        actions: ['s3:ListBucket'],
-        resources: [this.bucket.bucketArn],
-        conditions: { StringLike: { 's3:prefix': [MAP_RUN_RESULT_OBJECTS] } },
-      }),
-    );
-    this.grantKey(grantee, 'DecryptMapRunResults', ['kms:Decrypt']);
-  }
-
-  /** The batch workflow's Distributed Map: ItemReader reads the item list, ResultWriter writes the results (multipart for large ones). */
-  grantMapRun(grantee: IGrantable): void {
-    grantee.grantPrincipal.addToPrincipalPolicy(
-      new PolicyStatement({
-        sid: 'MapRunReadsItems',
-        actions: ['s3:GetObject'],
-        resources: [this.bucket.arnForObjects(BATCH_ITEMS_OBJECTS)],
-      }),
-    );
-    grantee.grantPrincipal.addToPrincipalPolicy(
-      new PolicyStatement({
-        sid: 'MapRunWritesResults',
-        actions: ['s3:PutObject', 's3:GetObject', 's3:ListMultipartUploadParts', 's3:AbortMultipartUpload'],
-        resources: [this.bucket.arnForObjects(MAP_RUN_RESULT_OBJECTS)],
-      }),
-    );
-    this.grantKey(grantee, 'MapRunUsesEvidenceKey', ['kms:GenerateDataKey', 'kms:Decrypt']);
   }
 
   private grantKey(grantee: IGrantable, sid: string, actions: string[]): void {

@@ -22,6 +22,7 @@ function arnToken(scope: IConstruct): string {
 
 export function applyNagSuppressions(stack: PaperclipStack): void {
   const bucketArn = arnToken(stack.evidence.bucket);
+  const workingArn = arnToken(stack.working.bucket);
   const guardedWriteExecutions = (name: string) =>
     `AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:states:<AWS::Region>:<AWS::AccountId>:execution:${name}:*]`;
   const guardedWriteName = stack.workflows.names.GuardedWrite;
@@ -80,7 +81,7 @@ export function applyNagSuppressions(stack: PaperclipStack): void {
   );
   const runsReason =
     "A batch's working files are runs/<tenant>/<taskId>/<execution>/…, named at run time, so the pattern is the narrowest fixed " +
-    'resource; it matches only the item list or the map run results, never evidence.';
+    'resource; it matches only the item list or the map run results, in the working bucket (not evidence, not locked).';
   acknowledge(
     stack.tenantAccess.role,
     `AwsSolutions-IAM5[Resource::${bucketArn}/evidence/<aws:PrincipalTag/tenant>/*]`,
@@ -90,22 +91,22 @@ export function applyNagSuppressions(stack: PaperclipStack): void {
   );
   acknowledge(
     stack.tenantAccess.role,
-    `AwsSolutions-IAM5[Resource::${bucketArn}/runs/<aws:PrincipalTag/tenant>/*/items.json]`,
+    `AwsSolutions-IAM5[Resource::${workingArn}/runs/<aws:PrincipalTag/tenant>/*/items.json]`,
     `${runsReason} PutObject of its own tenant's item lists only (ReadList, under the tenant session).`,
   );
   acknowledge(
     stack.handlers.workflow.SummarizeBatch.role,
-    `AwsSolutions-IAM5[Resource::${bucketArn}/runs/*/results/*]`,
+    `AwsSolutions-IAM5[Resource::${workingArn}/runs/*/results/*]`,
     `${runsReason} GetObject only.`,
   );
   acknowledge(
     stack.workflows.roles.Batch,
-    `AwsSolutions-IAM5[Resource::${bucketArn}/runs/*/items.json]`,
+    `AwsSolutions-IAM5[Resource::${workingArn}/runs/*/items.json]`,
     `${runsReason} The Distributed Map's ItemReader reads the list.`,
   );
   acknowledge(
     stack.workflows.roles.Batch,
-    `AwsSolutions-IAM5[Resource::${bucketArn}/runs/*/results/*]`,
+    `AwsSolutions-IAM5[Resource::${workingArn}/runs/*/results/*]`,
     `${runsReason} The Distributed Map's ResultWriter writes the results (multipart actions for large result files).`,
   );
   acknowledge(

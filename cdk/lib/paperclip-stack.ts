@@ -11,6 +11,8 @@ import { AuditorRole } from './auditor-role.js';
 import { assertLocalEsbuild } from './bundling.js';
 import { SenderIdentity } from './email.js';
 import { EvidenceBucket } from './evidence-bucket.js';
+import { WorkingBucket } from './working-bucket.js';
+import { workingBucketName } from '../../src/config/schema.js';
 import type { FunctionName } from './function-access.js';
 import { Handlers } from './handlers.js';
 import { applyNagSuppressions } from './nag-suppressions.js';
@@ -37,6 +39,8 @@ export class PaperclipStack extends Stack {
   readonly tables: PaperclipTables;
   readonly auditor: AuditorRole;
   readonly evidence: EvidenceBucket;
+  /** The batches' working files, unlocked. */
+  readonly working: WorkingBucket;
   readonly secrets: PaperclipSecrets;
   readonly sender: SenderIdentity;
   readonly tenantAccess: TenantAccess;
@@ -69,6 +73,12 @@ export class PaperclipStack extends Stack {
       accessLogRetentionDays: deploy.evidence.accessLogRetentionDays,
       auditor: this.auditor.role,
     });
+    this.working = new WorkingBucket(this, 'Working', {
+      bucketName: workingBucketName({ bucket: deploy.evidence.bucketName, working_bucket: deploy.evidence.workingBucketName }),
+      key: this.evidence.key,
+      accessLogs: this.evidence.accessLogs,
+      expireAfterDays: deploy.evidence.workingFilesExpireDays,
+    });
     this.secrets = new PaperclipSecrets(this, 'Secrets', {
       prefix,
       identityIds: packaged.identities.map((identity) => identity.id),
@@ -78,7 +88,12 @@ export class PaperclipStack extends Stack {
       senderDomain: deploy.email.senderDomain,
     });
 
-    this.tenantAccess = new TenantAccess(this, 'TenantAccess', { prefix, tables: this.tables.byId, evidence: this.evidence });
+    this.tenantAccess = new TenantAccess(this, 'TenantAccess', {
+      prefix,
+      tables: this.tables.byId,
+      evidence: this.evidence,
+      working: this.working,
+    });
 
     this.handlers = new Handlers(this, 'Handlers', {
       prefix,
@@ -89,6 +104,7 @@ export class PaperclipStack extends Stack {
       access: {
         tables: this.tables.byId,
         evidence: this.evidence,
+        working: this.working,
         identitySecrets: [...this.secrets.identities.values()],
         approvalSigningKey: this.secrets.approvalSigningKey,
         requesterAttestationKey: this.secrets.requesterAttestationKey,
@@ -106,7 +122,7 @@ export class PaperclipStack extends Stack {
       definitionPath: props.definitionPath ?? ((file) => join(props.projectRoot, 'statemachines', file)),
       logRetention,
       writePolicy: packaged.write_policy,
-      evidence: this.evidence,
+      working: this.working,
     });
 
     this.approvalEndpoint = new ApprovalEndpoint(this, 'Approval', {

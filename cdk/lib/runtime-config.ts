@@ -6,7 +6,7 @@ import { stringify } from 'yaml';
 import { loadConfig } from '../../src/config/load.js';
 import { ValidationError, parseOrThrow } from '../../src/config/errors.js';
 import { checkConfigAgainstPack } from '../../src/config/runtime.js';
-import { PaperclipConfig } from '../../src/config/schema.js';
+import { PaperclipConfig, workingBucketName } from '../../src/config/schema.js';
 import { loadSitePack } from '../../src/sitepack/load.js';
 import type { SitePack } from '../../src/sitepack/schema.js';
 import { DeploymentConfigError, type DeploymentConfig } from '../config.js';
@@ -79,6 +79,7 @@ export function packagedRuntimeConfig(deploy: DeploymentConfig, source: Papercli
     // The deployed config always traces writes: the trace is evidence.
     evidence: {
       bucket: deploy.evidence.bucketName,
+      working_bucket: workingBucketName({ bucket: deploy.evidence.bucketName, working_bucket: deploy.evidence.workingBucketName }),
       retention_days: deploy.evidence.retentionDays,
       write_trace: true,
       readback_picture: source.evidence.readback_picture,

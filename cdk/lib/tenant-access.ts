@@ -9,12 +9,14 @@ import {
   type PolicyDocument as SessionPolicy,
 } from '../../src/adapters/tenant-session/policy.js';
 import type { EvidenceBucket } from './evidence-bucket.js';
+import type { WorkingBucket } from './working-bucket.js';
 import type { TableId } from './function-access.js';
 
 export interface TenantAccessProps {
   prefix: string;
   tables: Readonly<Record<TableId, ITable>>;
   evidence: EvidenceBucket;
+  working: WorkingBucket;
 }
 
 /** The session's tenant and identity as IAM policy variables: the role's policy reads them from the session tags. */
@@ -46,6 +48,7 @@ export class TenantAccess extends Construct {
     this.policy = tenantSessionPolicy(TAGGED_SCOPE, {
       tables: { claims: props.tables.claims.tableArn, approvals: props.tables.approvals.tableArn, audit: props.tables.audit.tableArn },
       bucketArn: props.evidence.bucket.bucketArn,
+      workingBucketArn: props.working.bucket.bucketArn,
       evidenceKeyArn: props.evidence.key.keyArn,
       region: stack.region,
       identitySecretArn: (identity) =>

@@ -16,7 +16,7 @@ import { applyPolicy } from '../../src/workflow/definition-policy.js';
 import type { PaperclipConfig } from '../../src/config/schema.js';
 import { allStates, substitutionVariables, type AslMachine } from './asl.js';
 import { guardedWriteArns } from './access-grants.js';
-import type { EvidenceBucket } from './evidence-bucket.js';
+import type { WorkingBucket } from './working-bucket.js';
 
 type StateMachineId = (typeof STATE_MACHINES)[number]['id'];
 
@@ -29,7 +29,8 @@ export interface WorkflowsProps {
   /** Numbers the ASL takes from policy (the approval timeout), set the same way the local stack sets them. */
   writePolicy: PaperclipConfig['write_policy'];
   /** Where a Distributed Map reads its items and writes its results. */
-  evidence: EvidenceBucket;
+  /** The Distributed Map reads its items from and writes its results to the working bucket. */
+  working: WorkingBucket;
 }
 
 /** Whether a definition has a Map state in DISTRIBUTED mode (it then runs its items as child executions of itself). */
@@ -182,7 +183,7 @@ export class Workflows extends Construct {
             ],
           }),
         );
-        props.evidence.grantMapRun(role);
+        props.working.grantMapRun(role);
       }
 
       const logGroup = new LogGroup(this, `${machine.id}Logs`, {

@@ -149,15 +149,15 @@ export async function storeBatchItems(
 ): Promise<BatchList> {
   const folder = runFolder(input.batch, input.executionArn);
   const key = `${folder}/items.json`;
-  await s.evidence.put(key, JSON.stringify(input.items), 'application/json');
+  await s.working.put(key, JSON.stringify(input.items), 'application/json');
   return {
     batch: input.batch,
     read: input.read,
     count: input.items.length,
     maxConcurrency: s.config.limits.max_concurrency,
     toleratedFailurePercentage: s.config.limits.tolerated_failure_percentage,
-    items: { bucket: s.evidence.bucket, key },
-    results: { bucket: s.evidence.bucket, prefix: `${folder}/results` },
+    items: { bucket: s.working.bucket, key },
+    results: { bucket: s.working.bucket, prefix: `${folder}/results` },
     evidence: input.evidence ?? [],
   };
 }

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { loadRuntime } from '../config/runtime.js';
-import type { PaperclipConfig } from '../config/schema.js';
+import { workingBucketName, type PaperclipConfig } from '../config/schema.js';
 import type { SitePack } from '../sitepack/schema.js';
 import { parseOrThrow } from '../config/errors.js';
 import { ClaimsStore } from '../adapters/dynamodb/claims-store.js';
@@ -40,6 +40,8 @@ export interface Services {
   claims: ClaimsStore;
   audit: AuditLog;
   evidence: EvidenceStore;
+  /** The batches' working files (item lists, map run results) in their own unlocked bucket: not evidence. */
+  working: EvidenceStore;
   approvals: ApprovalsStore;
   takeovers: TakeoverStore;
   /** Mail from the configured sender (approval requests, takeover notices). */
@@ -150,6 +152,7 @@ export function createServices(env: NodeJS.ProcessEnv = process.env, options: Se
     account: roleArn?.split(':')[4] ?? LOCAL_ACCOUNT,
     prefix: config.prefix,
     bucket: config.evidence.bucket,
+    workingBucket: workingBucketName(config.evidence),
     evidenceKeyArn: vars.PAPERCLIP_EVIDENCE_KEY_ARN ?? `arn:aws:kms:${region}:${LOCAL_ACCOUNT}:key/local`,
     secretIdOf: (id) => {
       const credentials = identity(id).credentials;
@@ -199,6 +202,7 @@ export function createServices(env: NodeJS.ProcessEnv = process.env, options: Se
       claims: new ClaimsStore(data.db, table('claims')),
       audit: new AuditLog(data.db, table('audit')),
       evidence: new EvidenceStore(data.s3, config.evidence.bucket),
+      working: new EvidenceStore(data.s3, workingBucketName(config.evidence)),
       approvals: new ApprovalsStore(data.db, table('approvals')),
       takeovers: new TakeoverStore(data.db, table('takeover')),
       mapRuns: new MapRunResults(data.s3),

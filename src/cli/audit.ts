@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import { KEY_PATTERN, KEY_SHAPE } from '../domain/task.js';
 import { DataSourceError, openDataSource } from './data-source.js';
-import { verifyAll, verifyBatch, verifyKey, type VerifyResult } from '../evidence/verify.js';
+import type { VerifyResult } from '../evidence/verify.js';
+import { verifyPreserved } from '../evidence/preserved-versions.js';
 import { FolderConfigPath, DataDir, parseCommand, TenantId, type Command, type CommandSpec } from './args.js';
 
 const Flags = z
@@ -65,11 +66,12 @@ export async function runAudit(argv: string[]): Promise<number> {
   try {
     const ctx = source.services;
     let result: VerifyResult;
-    if (flags.key) result = await verifyKey(ctx, flags.key);
+    // What Object Lock preserves: versions and delete markers, not only what a plain read sees now.
+    if (flags.key) result = await verifyPreserved(ctx, { kind: 'key', key: flags.key });
     else if (flags.batch) {
       const [tenant, taskId] = flags.batch.split('/') as [string, string];
-      result = await verifyBatch(ctx, { tenant, taskId });
-    } else result = await verifyAll(ctx, flags.tenant);
+      result = await verifyPreserved(ctx, { kind: 'batch', batch: { tenant, taskId } });
+    } else result = await verifyPreserved(ctx, { kind: 'all', ...(flags.tenant ? { tenant: flags.tenant } : {}) });
     process.stdout.write(flags.json ? `${JSON.stringify(result)}\n` : `${formatVerifyResult(result)}\n`);
     return result.findings.length === 0 ? 0 : 1;
   } finally {

@@ -3,6 +3,7 @@ import { join, resolve } from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { createServices, type Services, type WiredServices } from '../app/services.js';
 import { loadConfig } from '../config/load.js';
+import { workingBucketName } from '../config/schema.js';
 import { awsClientConfig } from '../local/aws-config.js';
 import { createTables, startLocalDynamoDb } from '../local/dynamodb.js';
 import { startLocalS3 } from '../local/s3.js';
@@ -85,7 +86,11 @@ export async function openDataSource(options: DataSourceOptions): Promise<DataSo
   }
   const config = loadConfig(configPath);
   const dynamodb = await startLocalDynamoDb({ path: join(dataDir, 'dynamodb') });
-  const s3 = await startLocalS3({ directory: join(dataDir, 's3'), buckets: [config.evidence.bucket] }).catch(async (error: unknown) => {
+  const s3 = await startLocalS3({
+    directory: join(dataDir, 's3'),
+    buckets: [workingBucketName(config.evidence)],
+    lockedBuckets: [{ name: config.evidence.bucket, defaultRetention: { mode: 'COMPLIANCE', days: config.evidence.retention_days } }],
+  }).catch(async (error: unknown) => {
     await dynamodb.stop();
     throw error;
   });

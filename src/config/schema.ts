@@ -165,6 +165,14 @@ export const PaperclipConfig = z
     evidence: z
       .object({
         bucket: z.string().regex(/^[a-z0-9][a-z0-9.-]{2,62}$/, 'S3 bucket names are 3-63 lower-case letters, digits, dots, hyphens'),
+        /**
+         * The batches' working files (the item list ReadList writes, the map run's results): not evidence, so
+         * kept apart from the locked evidence bucket. Default: workingBucketName() of `bucket`.
+         */
+        working_bucket: z
+          .string()
+          .regex(/^[a-z0-9][a-z0-9.-]{2,62}$/, 'S3 bucket names are 3-63 lower-case letters, digits, dots, hyphens')
+          .optional(),
         retention_days: z.number().int().min(1).default(365),
         /**
          * Record a Playwright trace of every browser write (the trace is part of
@@ -306,3 +314,12 @@ export const PaperclipConfig = z
     }
   });
 export type PaperclipConfig = z.infer<typeof PaperclipConfig>;
+
+/**
+ * The bucket of the batches' working files: `evidence.working_bucket`, else the evidence bucket's name
+ * (cut to fit) with `-runs`. Apart from the evidence bucket, whose Object Lock would keep every item
+ * list and result file for the whole retention period.
+ */
+export function workingBucketName(evidence: { bucket: string; working_bucket?: string | undefined }): string {
+  return evidence.working_bucket ?? `${evidence.bucket.slice(0, 58)}-runs`;
+}

@@ -12,6 +12,7 @@ import {
 import { STATE_MACHINES, type WorkflowFunctionName } from '../workflow/functions.js';
 import { applyPolicy } from '../workflow/definition-policy.js';
 import { loadRuntime } from '../config/runtime.js';
+import { workingBucketName } from '../config/schema.js';
 import { createServices, useServices, type Services, type WiredServices } from '../app/services.js';
 import { closeSharedBrowser } from '../browser/chromium.js';
 import { logger } from '../adapters/telemetry.js';
@@ -157,6 +158,8 @@ export async function startEmbeddedPaperclip(options: EmbeddedOptions): Promise<
     dataDir: options.dataDir,
     prefix: config.prefix,
     bucket: config.evidence.bucket,
+    workingBucket: workingBucketName(config.evidence),
+    evidenceRetention: { mode: 'COMPLIANCE', days: config.evidence.retention_days },
     handlers: workflowHandlers(config.prefix, (fn, body) => iam.runAsFunction(fn, body), options.handlerOverrides),
     stateMachines,
     region,

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import S3rver from 's3rver';
 import { closeServer, LOCAL_HOST } from '../http/listen.js';
+import { installObjectVersions, type LockedBucket } from './s3-object-lock.js';
 import { serveS3rverContinuationTokens } from './s3rver-continuation-tokens.js';
 
 export interface LocalS3Options {
@@ -12,6 +13,11 @@ export interface LocalS3Options {
   directory?: string;
   /** Buckets that must exist after start (existing ones are kept with their objects). */
   buckets?: string[];
+  /**
+   * Buckets that must exist with versioning and Object Lock on, each with its default
+   * retention (s3-object-lock.ts); a later start may change the retention.
+   */
+  lockedBuckets?: LockedBucket[];
 }
 
 export interface LocalS3 {
@@ -21,7 +27,7 @@ export interface LocalS3 {
   stop(): Promise<void>;
 }
 
-/** Starts s3rver in this process on 127.0.0.1, with its request log silenced. */
+/** Starts s3rver in this process on 127.0.0.1, with its request log silenced, versioning and Object Lock added. */
 export async function startLocalS3(options: LocalS3Options = {}): Promise<LocalS3> {
   // Listings past 1,000 keys need s3rver's continuation tokens, which need this on OpenSSL 3.
   serveS3rverContinuationTokens();
@@ -34,8 +40,13 @@ export async function startLocalS3(options: LocalS3Options = {}): Promise<LocalS
     silent: true,
     directory,
     vhostBuckets: false,
-    configureBuckets: (options.buckets ?? []).map((name) => ({ name, configs: [] })),
+    configureBuckets: [...(options.buckets ?? []), ...(options.lockedBuckets ?? []).map((b) => b.name)].map((name) => ({
+      name,
+      configs: [],
+    })),
   });
+  const versions = installObjectVersions(server, directory);
+  for (const bucket of options.lockedBuckets ?? []) await versions.lock(bucket);
   const { port } = await server.run();
   let stopped = false;
   return {

@@ -1,11 +1,19 @@
 import { join } from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { CreateBucketCommand, GetObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import {
+  CreateBucketCommand,
+  GetObjectCommand,
+  PutObjectCommand,
+  PutBucketVersioningCommand,
+  PutObjectLockConfigurationCommand,
+  S3Client,
+} from '@aws-sdk/client-s3';
 import { z } from 'zod';
 import { functionPhysicalName, functionTimeouts, type WorkflowFunctionName } from '../workflow/functions.js';
 import { awsClientConfig, LOCAL_ACCOUNT_ID, LOCAL_CREDENTIALS, LOCAL_REGION, type LocalClientConfig } from './aws-config.js';
 import { createTables, startLocalDynamoDb, type CreateTablesResult } from './dynamodb.js';
 import { startLocalS3 } from './s3.js';
+import type { DefaultRetention } from './s3-object-lock.js';
 import { readSesInbox, startLocalSes, type StoredEmail } from './ses.js';
 import type { LocalHandler, LocalHandlers } from './stepfunctions/handlers.js';
 import { startLocalStepFunctions, type LocalStepFunctionsEndpoint } from './stepfunctions/server.js';
@@ -21,8 +29,19 @@ export interface LocalStackOptions {
   dataDir?: string;
   /** Prefix of table, function and state machine names. Default `paperclip`. */
   prefix?: string;
-  /** Evidence bucket created at start. Default `<prefix>-evidence`. */
+  /** Evidence bucket created at start, with versioning and Object Lock. Default `<prefix>-evidence`. */
   bucket?: string;
+  /**
+   * The evidence bucket's default retention, as the deployment sets it (cdk/lib/evidence-bucket.ts).
+   * Default COMPLIANCE for 365 days (the config's default `evidence.retention_days`).
+   */
+  evidenceRetention?: DefaultRetention;
+  /**
+   * The bucket of the batches' working files (item lists, map run results), created unversioned
+   * and unlocked. Default: the evidence bucket's name (cut to fit) with `-runs`, as
+   * workingBucketName() in src/config/schema.ts derives it.
+   */
+  workingBucket?: string;
   /** In-process Lambda handlers keyed by function name as it appears in the ASL ARNs (see localFunctionHandlers). */
   handlers: LocalHandlers;
   /** 0 or omitted: a free port each. */
@@ -89,6 +108,7 @@ export interface LocalStack {
   accountId: string;
   prefix: string;
   bucket: string;
+  workingBucket: string;
   credentials: { accessKeyId: string; secretAccessKey: string };
   /** State machine name -> ARN for `stateMachines`. */
   stateMachineArns: Record<string, string>;
@@ -113,6 +133,8 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
   const began = performance.now();
   const prefix = options.prefix ?? 'paperclip';
   const bucket = options.bucket ?? `${prefix}-evidence`;
+  const workingBucket = options.workingBucket ?? `${bucket.slice(0, 58)}-runs`;
+  const evidenceRetention = options.evidenceRetention ?? { mode: 'COMPLIANCE' as const, days: 365 };
   const region = options.region ?? LOCAL_REGION;
   const accountId = options.accountId ?? LOCAL_ACCOUNT_ID;
   const dir = options.dataDir;
@@ -140,9 +162,14 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
           ),
       external.s3
         ? { endpoint: external.s3 }
-        : track(startLocalS3({ port: ports.s3 ?? 0, buckets: [bucket], ...(dir ? { directory: join(dir, 's3') } : {}) })).then(
-            (x) => (owned.s3 = x),
-          ),
+        : track(
+            startLocalS3({
+              port: ports.s3 ?? 0,
+              buckets: [workingBucket],
+              lockedBuckets: [{ name: bucket, defaultRetention: evidenceRetention }],
+              ...(dir ? { directory: join(dir, 's3') } : {}),
+            }),
+          ).then((x) => (owned.s3 = x)),
       external.ses
         ? externalSes(external.ses, external.sesInbox)
         : track(startLocalSes({ port: ports.ses ?? 0 })).then((x) => (owned.ses = x)),
@@ -181,7 +208,10 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
   const stateMachineArns: Record<string, string> = {};
   try {
     // s3rver started here creates the bucket itself; one started elsewhere may not have it yet.
-    if (external.s3) await ensureBucket(objects, bucket);
+    if (external.s3) {
+      await ensureBucket(objects, bucket, evidenceRetention);
+      await ensureBucket(objects, workingBucket);
+    }
     const client = new DynamoDBClient(awsClientConfig(dynamodb.endpoint, region));
     try {
       tables = await createTables(client, prefix);
@@ -211,6 +241,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     accountId,
     prefix,
     bucket,
+    workingBucket,
     credentials: { ...LOCAL_CREDENTIALS },
     stateMachineArns,
     tables,
@@ -234,14 +265,26 @@ function externalSes(endpoint: string, inboxUrl = `${endpoint.replace(/\/$/, '')
   return { endpoint, inboxUrl, fetchEmails: (since?: number) => readSesInbox(inboxUrl, since) };
 }
 
-/** CreateBucket, where an existing bucket (this stack's, from an earlier start) is success. */
-async function ensureBucket(client: S3Client, bucket: string): Promise<void> {
+/**
+ * CreateBucket, where an existing bucket (this stack's, from an earlier start) is success; with a
+ * retention, the bucket is created with Object Lock and gets it as its default retention.
+ */
+async function ensureBucket(client: S3Client, bucket: string, retention?: DefaultRetention): Promise<void> {
   try {
-    await client.send(new CreateBucketCommand({ Bucket: bucket }));
+    await client.send(new CreateBucketCommand({ Bucket: bucket, ...(retention ? { ObjectLockEnabledForBucket: true } : {}) }));
   } catch (error) {
     const name = (error as { name?: string }).name;
     if (name !== 'BucketAlreadyExists' && name !== 'BucketAlreadyOwnedByYou') throw error;
   }
+  if (!retention) return;
+  // A bucket that already existed without Object Lock gets it the way S3 allows: versioning first.
+  await client.send(new PutBucketVersioningCommand({ Bucket: bucket, VersioningConfiguration: { Status: 'Enabled' } }));
+  await client.send(
+    new PutObjectLockConfigurationCommand({
+      Bucket: bucket,
+      ObjectLockConfiguration: { ObjectLockEnabled: 'Enabled', Rule: { DefaultRetention: { Mode: retention.mode, Days: retention.days } } },
+    }),
+  );
 }
 
 async function stopAll(services: Stoppable[]): Promise<void> {

@@ -42,6 +42,7 @@ describe('tenant session request within STS limits', () => {
       account: '123456789012',
       prefix: `p${'r'.repeat(19)}`,
       bucket: `b${'u'.repeat(62)}`,
+      workingBucket: `w${'u'.repeat(62)}`,
       evidenceKeyArn: 'arn:aws:kms:ap-southeast-2:123456789012:key/0123abcd-0123-abcd-0123-0123456789ab',
       secretIdOf: (identity: string) => `p${'r'.repeat(19)}/identity/${identity}`,
     };

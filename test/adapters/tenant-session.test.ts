@@ -125,18 +125,23 @@ describe('tenant session (local IAM, the deployed tenant-access role)', () => {
     );
   });
 
-  it("writes and reads only under the tenant's evidence prefix and its batches' item lists", async () => {
+  it("writes and reads only under the tenant's evidence prefix and its batches' item lists (in the working bucket)", async () => {
     const own = `evidence/acme/T-isolation/${acmeKey}/before.png`;
     await acme.evidence.put(own, 'png', 'image/png');
     assert.equal((await acme.evidence.get(own))?.toString(), 'png');
     assert.deepEqual(await acme.evidence.list('evidence/acme/T-isolation/'), [own]);
-    await acme.evidence.put('runs/acme/T-isolation/exec-1/items.json', '[]', 'application/json');
+    await acme.working.put('runs/acme/T-isolation/exec-1/items.json', '[]', 'application/json');
+    await assert.rejects(
+      acme.evidence.put('runs/acme/T-isolation/exec-1/items.json', '[]', 'application/json'),
+      denied,
+      'item lists are not written into the locked evidence bucket',
+    );
     await assert.rejects(acme.evidence.put(`evidence/globex/T-isolation/${globexKey}/after.png`, 'x', 'image/png'), denied);
     await assert.rejects(acme.evidence.get(`evidence/globex/T-isolation/${globexKey}/before.png`), denied);
     await assert.rejects(acme.evidence.list('evidence/globex/'), denied);
     await assert.rejects(acme.evidence.list(''), denied, 'no listing of the whole bucket');
-    await assert.rejects(acme.evidence.put('runs/globex/T-isolation/exec-1/items.json', '[]', 'application/json'), denied);
-    await assert.rejects(acme.evidence.put('runs/acme/T-isolation/exec-1/results/x.json', '{}', 'application/json'), denied);
+    await assert.rejects(acme.working.put('runs/globex/T-isolation/exec-1/items.json', '[]', 'application/json'), denied);
+    await assert.rejects(acme.working.put('runs/acme/T-isolation/exec-1/results/x.json', '{}', 'application/json'), denied);
     await assert.rejects(acme.evidence.list('evidence/acme-eu/'), denied, "acme's prefix is not a prefix of acme-eu's");
   });
 
@@ -177,6 +182,7 @@ describe('tenant session (local IAM, the deployed tenant-access role)', () => {
       account: '123456789012',
       prefix: 'paperclip',
       bucket: 'paperclip-evidence',
+      workingBucket: 'paperclip-evidence-runs',
       evidenceKeyArn: 'arn:aws:kms:ap-southeast-1:123456789012:key/01234567-89ab-cdef-0123-456789abcdef',
       secretIdOf: (identity) => `paperclip/identity/${identity}`,
     });

@@ -13,6 +13,7 @@ import { ITEM_METRIC_SERVICES, METRIC_NAMES } from '../../src/report/metric-name
 import { applySubstitutions, substitutionVariables, type AslMachine } from '../../cdk/lib/asl.js';
 import { createPaperclipApp, PROJECT_ROOT, SAMPLE_DEPLOY_CONFIG } from '../../cdk/lib/app.js';
 import { loadDeploymentConfig } from '../../cdk/config.js';
+import { workingBucketName } from '../../src/config/schema.js';
 import { BROWSER_NODE_MODULES, CJK_FONT_SOURCE, installedClosure } from '../../cdk/lib/bundling.js';
 import { FUNCTION_ACCESS, type FunctionName } from '../../cdk/lib/function-access.js';
 import { RATE_DEFINITIONS } from '../../cdk/lib/observability.js';
@@ -346,7 +347,6 @@ describe('least privilege', () => {
       if (s3.includes('s3:ListBucket')) {
         folderReaders.push(name);
         const lists = statementsOfRole(template, roleOf(name)).filter((s) => actionsOf(s).includes('s3:ListBucket'));
-        const results = name === 'summarize-batch' ? [`${bucket}/runs/*/results/*`] : [];
         // Summarize also lists a batch's results folder: a failed map run's manifest is found there.
         const listsResults = name === 'summarize-batch' ? [{ StringLike: { 's3:prefix': ['runs/*/results/*'] } }] : [];
         assert.deepEqual(
@@ -354,6 +354,8 @@ describe('least privilege', () => {
           [{ StringLike: { 's3:prefix': ['evidence/*'] } }, { StringLike: { 's3:prefix': ['anchors/*'] } }, ...listsResults],
           `${name} lists evidence/ and anchors/ only${name === 'summarize-batch' ? ', and the map run results' : ''}`,
         );
+        const working = `GetAtt:${logicalIdOf(stack.working.bucket)}.Arn`;
+        const results = name === 'summarize-batch' ? [`${working}/runs/*/results/*`] : [];
         assert.deepEqual(
           resourcesGranted(template, roleOf(name), 's3:GetObject').sort(),
           [`${bucket}/anchors/*`, `${bucket}/evidence/*`, ...results].sort(),
@@ -447,8 +449,9 @@ describe('tenant isolation in IAM', () => {
     ]);
     const bucket = `GetAtt:${logicalIdOf(stack.evidence.bucket)}.Arn`;
     assert.deepEqual(resourcesOf(statement('OwnEvidence')).map(describeValue), [`${bucket}/evidence/\${aws:PrincipalTag/tenant}/*`]);
+    // Item lists go to the unlocked working bucket, never into the locked evidence bucket.
     assert.deepEqual(resourcesOf(statement('OwnBatchItems')).map(describeValue), [
-      `${bucket}/runs/\${aws:PrincipalTag/tenant}/*/items.json`,
+      `GetAtt:${logicalIdOf(stack.working.bucket)}.Arn/runs/\${aws:PrincipalTag/tenant}/*/items.json`,
     ]);
     assert.deepEqual(statement('ListOwnEvidence').Condition, { StringLike: { 's3:prefix': ['evidence/${aws:PrincipalTag/tenant}/*'] } });
     for (const s of tenantStatements()) assert.notEqual(s.Resource, '*', `${s.Sid} names its resources`);
@@ -480,7 +483,7 @@ describe('teardown and redeploy', () => {
     'AWS::Lambda::Function': 'FunctionName',
   };
 
-  it('retains only the record (tables, evidence bucket) under fixed names, as docs/deploy.md lists; everything else named is deleted', () => {
+  it('retains the record (tables, evidence bucket) and the working bucket under fixed names, as docs/deploy.md lists; nothing else', () => {
     const retainedByName: string[] = [];
     for (const [type, property] of Object.entries(NAME_PROPERTIES)) {
       for (const [, resource] of resources(template, type)) {
@@ -491,11 +494,12 @@ describe('teardown and redeploy', () => {
     const expected = [
       ...TABLES.map((t) => `AWS::DynamoDB::Table ${tableName(prefix, t.id)}`),
       `AWS::S3::Bucket ${deploy.evidence.bucketName}`,
+      `AWS::S3::Bucket ${workingBucketName({ bucket: deploy.evidence.bucketName, working_bucket: deploy.evidence.workingBucketName })}`,
     ].sort();
     assert.deepEqual(retainedByName.sort(), expected);
     const docs = readFileSync(join(PROJECT_ROOT, 'docs', 'deploy.md'), 'utf8');
     const section = docs.slice(docs.indexOf('## Teardown and redeploy'));
-    for (const name of ['`<prefix>-<table>`', '`evidence.bucketName`', 'identity secrets', 'log groups']) {
+    for (const name of ['`<prefix>-<table>`', '`evidence.bucketName`', '`evidence.workingBucketName`', 'identity secrets', 'log groups']) {
       assert.ok(section.includes(name), `docs/deploy.md "Teardown and redeploy" covers ${name}`);
     }
   });
@@ -515,11 +519,12 @@ describe('teardown and redeploy', () => {
       `AWS::S3::Bucket ${logicalIdOf(stack.evidence.bucket)}`,
       `AWS::KMS::Key ${logicalIdOf(stack.evidence.key)}`,
       `AWS::S3::Bucket ${logicalIdOf(stack.evidence.accessLogs)}`,
+      `AWS::S3::Bucket ${logicalIdOf(stack.working.bucket)}`,
       ...(stack.approverSignIn ? [`AWS::Cognito::UserPool ${logicalIdOf(stack.approverSignIn.userPool)}`] : []),
     ].sort();
     assert.deepEqual(retained.sort(), expected);
     const section = teardownSection();
-    for (const what of ['DynamoDB tables', 'evidence bucket', 'KMS key', 'access-log bucket', 'user pool']) {
+    for (const what of ['DynamoDB tables', 'evidence bucket', 'working bucket', 'KMS key', 'access-log bucket', 'user pool']) {
       assert.ok(section.includes(what), `docs/deploy.md "Teardown and redeploy" says what happens to the ${what}`);
     }
   });
@@ -543,6 +548,46 @@ describe('teardown and redeploy', () => {
     for (const [, group] of resources(template, 'AWS::Logs::LogGroup')) {
       if (group.Properties['LogGroupName'] === undefined) continue;
       assert.equal(group.DeletionPolicy, 'Delete', describeValue(group.Properties['LogGroupName']));
+    }
+  });
+});
+
+describe('working bucket', () => {
+  const working = () => template.findResources('AWS::S3::Bucket')[logicalIdOf(stack.working.bucket)] as CfnResource;
+
+  it('holds the runs/ working files apart from the evidence: not versioned, not locked, emptied by a lifecycle rule', () => {
+    const bucket = working();
+    assert.equal(
+      bucket.Properties['BucketName'],
+      workingBucketName({ bucket: deploy.evidence.bucketName, working_bucket: deploy.evidence.workingBucketName }),
+    );
+    assert.notEqual(bucket.Properties['BucketName'], deploy.evidence.bucketName);
+    assert.equal(bucket.Properties['ObjectLockEnabled'], undefined);
+    assert.equal(bucket.Properties['ObjectLockConfiguration'], undefined);
+    assert.equal(bucket.Properties['VersioningConfiguration'], undefined);
+    const rules = bucket.Properties['LifecycleConfiguration'].Rules as Array<Record<string, any>>;
+    assert.deepEqual(
+      rules.map((r) => [r['Id'], r['ExpirationInDays'], r['Status']]),
+      [['expire-working-files', deploy.evidence.workingFilesExpireDays, 'Enabled']],
+    );
+    const sse = bucket.Properties['BucketEncryption'].ServerSideEncryptionConfiguration[0];
+    assert.equal(describeValue(sse.ServerSideEncryptionByDefault.KMSMasterKeyID), `GetAtt:${logicalIdOf(stack.evidence.key)}.Arn`);
+    assert.deepEqual(bucket.Properties['PublicAccessBlockConfiguration'], {
+      BlockPublicAcls: true,
+      BlockPublicPolicy: true,
+      IgnorePublicAcls: true,
+      RestrictPublicBuckets: true,
+    });
+  });
+
+  it('is where the deployed config sends the batch working files, and nothing grants runs/ in the evidence bucket', () => {
+    const dir = assetDirOf(fn('read-list'));
+    const packaged = parseYaml(readFileSync(join(dir, 'paperclip', 'config.yaml'), 'utf8')) as { evidence: Record<string, string> };
+    assert.equal(packaged.evidence['working_bucket'], working().Properties['BucketName']);
+    const evidenceArn = `GetAtt:${logicalIdOf(stack.evidence.bucket)}.Arn`;
+    for (const [, role] of resources(template, 'AWS::IAM::Policy')) {
+      const granted = JSON.stringify(role.Properties['PolicyDocument']);
+      assert.ok(!granted.includes(`"${logicalIdOf(stack.evidence.bucket)}","Arn"]},"/runs/`), `${evidenceArn}/runs/ granted`);
     }
   });
 });
@@ -639,6 +684,10 @@ describe('evidence bucket', () => {
     const role = logicalIdOf(stack.auditor.role);
     const actions = actionsOfRole(template, role);
     assert.ok(actions.includes('s3:GetObject') && actions.includes('s3:ListBucket') && actions.includes('kms:Decrypt'));
+    // audit verify reads what Object Lock preserves: every version and delete marker (src/evidence/preserved-versions.ts).
+    const evidence = `GetAtt:${logicalIdOf(stack.evidence.bucket)}.Arn`;
+    assert.deepEqual(resourcesGranted(template, role, 's3:ListBucketVersions'), [evidence]);
+    assert.deepEqual(resourcesGranted(template, role, 's3:GetObjectVersion'), [`${evidence}/*`]);
     assert.ok(!actions.some((a) => /s3:(Put|Delete|Bypass)|dynamodb:(Put|Update|Delete|Batch)/.test(a)), `${actions}`);
     const tableArn = (table: object) => `GetAtt:${logicalIdOf(table as { node: { defaultChild?: unknown } })}.Arn`;
     assert.deepEqual(
@@ -803,7 +852,8 @@ describe('workflows', () => {
       stopped.some((r) => new RegExp(`execution:${physical('batch')}/\\*$`).test(r)),
       `${stopped}`,
     );
-    const bucket = `GetAtt:${logicalIdOf(stack.evidence.bucket)}.Arn`;
+    // The map run's item list and results live in the unlocked working bucket.
+    const bucket = `GetAtt:${logicalIdOf(stack.working.bucket)}.Arn`;
     assert.deepEqual(resourcesGranted(template, role, 's3:PutObject'), [`${bucket}/runs/*/results/*`]);
     assert.deepEqual(resourcesGranted(template, role, 's3:GetObject').sort(), [
       `${bucket}/runs/*/items.json`,

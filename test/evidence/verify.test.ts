@@ -1,5 +1,6 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
 import { DeleteObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import { DeleteCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { Claim } from '../../src/domain/claim.js';
@@ -88,7 +89,12 @@ describe('audit verify', () => {
     const deleted = evidenceKey(second, 'before.png');
     await s.clients.s3.send(new DeleteObjectCommand({ Bucket: s.evidence.bucket, Key: deleted }));
     const stray = evidenceKey(third, 'after-fixed.png');
-    await s.clients.s3.send(new PutObjectCommand({ Bucket: s.evidence.bucket, Key: stray, Body: Buffer.from('not evidence') }));
+    const strayBody = Buffer.from('not evidence');
+    // The evidence bucket is Object Locked: a PUT must carry a checksum, as on AWS.
+    const strayChecksum = createHash('sha256').update(strayBody).digest('base64');
+    await s.clients.s3.send(
+      new PutObjectCommand({ Bucket: s.evidence.bucket, Key: stray, Body: strayBody, ChecksumSHA256: strayChecksum }),
+    );
 
     const run = await cli(h, ['audit', 'verify', '--batch', BATCH]);
     assert.equal(run.code, 1, run.stdout + run.stderr);

@@ -1,5 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { GetObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import {
@@ -187,21 +188,21 @@ describe('Distributed Map', () => {
   });
 
   async function putItems(key: string, items: unknown[]): Promise<void> {
-    await s3.send(new PutObjectCommand({ Bucket: stack.bucket, Key: key, Body: JSON.stringify(items) }));
+    await s3.send(new PutObjectCommand({ Bucket: stack.workingBucket, Key: key, Body: JSON.stringify(items) }));
   }
   async function getText(key: string): Promise<string> {
-    return (await (await s3.send(new GetObjectCommand({ Bucket: stack.bucket, Key: key }))).Body?.transformToString()) ?? '';
+    return (await (await s3.send(new GetObjectCommand({ Bucket: stack.workingBucket, Key: key }))).Body?.transformToString()) ?? '';
   }
 
   test('reads items from S3, runs one child execution each, writes a manifest and results to S3; the parent history stays small', async () => {
     const arn = await machine('distributed', definition(0));
     const items = Array.from({ length: 300 }, (_, n) => ({ n }));
     await putItems('work/items.json', items);
-    const out = await run(arn, { bucket: stack.bucket, key: 'work/items.json', concurrency: 16 });
+    const out = await run(arn, { bucket: stack.workingBucket, key: 'work/items.json', concurrency: 16 });
     assert.equal(out.status, 'SUCCEEDED', out.cause);
     const { results } = JSON.parse(out.output!) as { results: { MapRunArn: string; ResultWriterDetails: { Bucket: string; Key: string } } };
     assert.match(results.MapRunArn, /^arn:aws:states:us-east-1:\d{12}:mapRun:distributed\/Items:[0-9a-f-]{36}$/);
-    assert.equal(results.ResultWriterDetails.Bucket, stack.bucket);
+    assert.equal(results.ResultWriterDetails.Bucket, stack.workingBucket);
     assert.match(results.ResultWriterDetails.Key, /^results\/[0-9a-f-]{36}\/manifest\.json$/);
     const manifest = JSON.parse(await getText(results.ResultWriterDetails.Key)) as {
       MapRunArn: string;
@@ -229,7 +230,7 @@ describe('Distributed Map', () => {
     const items = Array.from({ length: 20 }, (_, n) => ({ n, fail: n % 5 === 0 }));
     await putItems('work/failing.json', items);
     const tolerant = await run(await machine('distributed-tolerant', definition(25)), {
-      bucket: stack.bucket,
+      bucket: stack.workingBucket,
       key: 'work/failing.json',
       concurrency: 4,
     });
@@ -243,7 +244,7 @@ describe('Distributed Map', () => {
     assert.ok(failed.every((l) => (JSON.parse(l) as { Error: string }).Error === 'ItemBroken'));
 
     const strict = await run(await machine('distributed-strict', definition(0)), {
-      bucket: stack.bucket,
+      bucket: stack.workingBucket,
       key: 'work/failing.json',
       concurrency: 1,
     });
@@ -253,10 +254,24 @@ describe('Distributed Map', () => {
 
   test('a missing items object is States.ItemReaderFailed', async () => {
     const out = await run(await machine('distributed-missing', definition(0)), {
-      bucket: stack.bucket,
+      bucket: stack.workingBucket,
       key: 'work/none.json',
       concurrency: 1,
     });
     assert.equal((JSON.parse(out.output!) as { caught: { Error: string } }).caught.Error, 'States.ItemReaderFailed');
+  });
+
+  test('a ResultWriter pointed at the Object Locked evidence bucket fails: its PUTs carry no checksum (why results go to the working bucket)', async () => {
+    const body = JSON.stringify([{ n: 1 }]);
+    const checksum = createHash('sha256').update(body).digest('base64');
+    await s3.send(new PutObjectCommand({ Bucket: stack.bucket, Key: 'work/locked-items.json', Body: body, ChecksumSHA256: checksum }));
+    const out = await run(await machine('distributed-locked', definition(0)), {
+      bucket: stack.bucket,
+      key: 'work/locked-items.json',
+      concurrency: 1,
+    });
+    const caught = (JSON.parse(out.output!) as { caught: { Error: string; Cause: string } }).caught;
+    assert.equal(caught.Error, 'States.ResultWriterFailed');
+    assert.match(caught.Cause, /Content-MD5 OR x-amz-checksum- HTTP header is required/);
   });
 });

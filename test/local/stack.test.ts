@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
 import { after, before, test } from 'node:test';
 import { DescribeTableCommand, DynamoDBClient, GetItemCommand, PutItemCommand, QueryCommand } from '@aws-sdk/client-dynamodb';
-import { GetObjectCommand, ListObjectsV2Command, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { GetObjectCommand, GetObjectLockConfigurationCommand, ListObjectsV2Command, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { SendEmailCommand, SESv2Client } from '@aws-sdk/client-sesv2';
 import {
   DescribeExecutionCommand,
@@ -106,8 +107,18 @@ test('DynamoDB: a conditional put wins once, the second gets ConditionalCheckFai
   );
 });
 
-test('S3: put, get and list in the evidence bucket', async () => {
-  await c.s3.send(new PutObjectCommand({ Bucket: first.bucket, Key: 'T-1/k-1/before.txt', Body: '截图之前', ContentType: 'text/plain' }));
+test('S3: put, get and list in the evidence bucket (Object Lock: a PUT carries a checksum)', async () => {
+  const body = Buffer.from('截图之前');
+  const checksum = createHash('sha256').update(body).digest('base64');
+  await c.s3.send(
+    new PutObjectCommand({
+      Bucket: first.bucket,
+      Key: 'T-1/k-1/before.txt',
+      Body: body,
+      ContentType: 'text/plain',
+      ChecksumSHA256: checksum,
+    }),
+  );
   const got = await c.s3.send(new GetObjectCommand({ Bucket: first.bucket, Key: 'T-1/k-1/before.txt' }));
   assert.equal(await got.Body?.transformToString(), '截图之前');
   const listed = await c.s3.send(new ListObjectsV2Command({ Bucket: first.bucket, Prefix: 'T-1/' }));
@@ -118,14 +129,17 @@ test('S3: put, get and list in the evidence bucket', async () => {
 });
 
 test('S3: a listing past 1,000 keys pages with continuation tokens (s3rver on OpenSSL 3)', async () => {
+  // The working bucket: unversioned, so the listing is s3rver's own.
   const keys = Array.from({ length: 1005 }, (_, i) => `evidence/acme/T-many/k-${String(i).padStart(4, '0')}.json`);
   for (let i = 0; i < keys.length; i += 25) {
-    await Promise.all(keys.slice(i, i + 25).map((Key) => c.s3.send(new PutObjectCommand({ Bucket: first.bucket, Key, Body: '{}' }))));
+    await Promise.all(
+      keys.slice(i, i + 25).map((Key) => c.s3.send(new PutObjectCommand({ Bucket: first.workingBucket, Key, Body: '{}' }))),
+    );
   }
-  const firstPage = await c.s3.send(new ListObjectsV2Command({ Bucket: first.bucket, Prefix: 'evidence/acme/T-many/' }));
+  const firstPage = await c.s3.send(new ListObjectsV2Command({ Bucket: first.workingBucket, Prefix: 'evidence/acme/T-many/' }));
   assert.equal(firstPage.Contents?.length, 1000);
   assert.ok(firstPage.IsTruncated && firstPage.NextContinuationToken);
-  assert.deepEqual(await new EvidenceStore(c.s3, first.bucket).list('evidence/acme/T-many/'), keys);
+  assert.deepEqual(await new EvidenceStore(c.s3, first.workingBucket).list('evidence/acme/T-many/'), keys);
 });
 
 test('SES: an email sent with the v2 API shows up in the inbox', async () => {
@@ -229,7 +243,12 @@ test('external emulators: tables and bucket created on them, mail read from thei
     const s3 = new S3Client(second.clientConfig('s3'));
     const ses = new SESv2Client(second.clientConfig('ses'));
     try {
-      await s3.send(new PutObjectCommand({ Bucket: 'ext-evidence', Key: 'k.txt', Body: 'x' }));
+      await s3.send(new PutObjectCommand({ Bucket: 'ext-evidence-runs', Key: 'k.txt', Body: 'x' }));
+      // The evidence bucket on the external S3 is Object Locked like one started here.
+      const lock = await s3.send(new GetObjectLockConfigurationCommand({ Bucket: 'ext-evidence' }));
+      assert.deepEqual(lock.ObjectLockConfiguration?.Rule?.DefaultRetention, { Mode: 'COMPLIANCE', Days: 365 });
+      const refused = await awsError(s3.send(new PutObjectCommand({ Bucket: 'ext-evidence', Key: 'k.txt', Body: 'x' })));
+      assert.equal(refused.name, 'InvalidRequest');
       const since = Math.floor(Date.now() / 1000) - 1;
       await ses.send(
         new SendEmailCommand({

@@ -3,10 +3,21 @@ import {
   GetObjectAttributesCommand,
   GetObjectCommand,
   ListObjectsV2Command,
+  ListObjectVersionsCommand,
   paginateListObjectsV2,
   PutObjectCommand,
   type S3Client,
 } from '@aws-sdk/client-s3';
+
+/** One version or delete marker of an object, as ListObjectVersions reports it. */
+export interface ObjectVersion {
+  key: string;
+  versionId: string;
+  deleteMarker: boolean;
+  /** The current version (or marker) of its key. */
+  latest: boolean;
+  lastModified: number;
+}
 
 export interface StoredObject {
   key: string;
@@ -21,7 +32,7 @@ export class EvidenceStore {
   private attributesUnusable = false;
 
   constructor(
-    private readonly s3: S3Client,
+    protected readonly s3: S3Client,
     readonly bucket: string,
   ) {}
 
@@ -98,6 +109,60 @@ export class EvidenceStore {
     return undefined;
   }
 
+  /**
+   * Every version and delete marker under `prefix` (ListObjectVersions), grouped by key, oldest
+   * first within a key. On a bucket without versioning each object is one version named "null".
+   */
+  async versions(prefix: string): Promise<Map<string, ObjectVersion[]>> {
+    const byKey = new Map<string, ObjectVersion[]>();
+    let markers: { KeyMarker?: string; VersionIdMarker?: string } = {};
+    for (;;) {
+      const page = await this.s3.send(new ListObjectVersionsCommand({ Bucket: this.bucket, Prefix: prefix, ...markers }));
+      const entries = [
+        ...(page.Versions ?? []).map((v) => ({ ...v, deleteMarker: false })),
+        ...(page.DeleteMarkers ?? []).map((m) => ({ ...m, deleteMarker: true })),
+      ];
+      for (const e of entries) {
+        if (!e.Key || !e.VersionId) continue;
+        const list = byKey.get(e.Key) ?? [];
+        list.push({
+          key: e.Key,
+          versionId: e.VersionId,
+          deleteMarker: e.deleteMarker,
+          latest: e.IsLatest === true,
+          lastModified: e.LastModified?.getTime() ?? 0,
+        });
+        byKey.set(e.Key, list);
+      }
+      if (!page.IsTruncated || !page.NextKeyMarker) break;
+      markers = { KeyMarker: page.NextKeyMarker, ...(page.NextVersionIdMarker ? { VersionIdMarker: page.NextVersionIdMarker } : {}) };
+    }
+    // S3 reports times to the second: the latest goes last whatever its time, the rest by time.
+    for (const list of byKey.values()) list.sort((a, b) => Number(a.latest) - Number(b.latest) || a.lastModified - b.lastModified);
+    return byKey;
+  }
+
+  /** The bytes of one version; undefined when there is no such version or it is a delete marker. */
+  async getVersion(key: string, versionId: string): Promise<Buffer | undefined> {
+    try {
+      const result = await this.s3.send(new GetObjectCommand({ Bucket: this.bucket, Key: key, VersionId: versionId }));
+      return Buffer.from(await result.Body!.transformToByteArray());
+    } catch (error) {
+      const name = (error as { name?: string; $metadata?: { httpStatusCode?: number } }).name;
+      const status = (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode;
+      if (name === 'NoSuchVersion' || name === 'NoSuchKey' || status === 405) return undefined;
+      throw error;
+    }
+  }
+
+  /**
+   * The same bucket read with some keys pinned to one version each: get, exists and list see the
+   * pinned version whatever was written or deleted after it (what Object Lock preserves).
+   */
+  pinned(pins: ReadonlyMap<string, string>): EvidenceStore {
+    return new PinnedEvidenceStore(this.s3, this.bucket, pins);
+  }
+
   /** The folders (common prefixes, each ending in '/') directly under `prefix`. */
   async folders(prefix: string): Promise<string[]> {
     const prefixes: string[] = [];
@@ -113,6 +178,38 @@ export class EvidenceStore {
       keys.push(...(page.Contents ?? []).map((o) => o.Key!).filter(Boolean));
     }
     return keys;
+  }
+}
+
+/** An evidence store whose pinned keys read as their pinned version (see EvidenceStore.pinned). */
+class PinnedEvidenceStore extends EvidenceStore {
+  constructor(
+    s3: S3Client,
+    bucket: string,
+    private readonly pins: ReadonlyMap<string, string>,
+  ) {
+    super(s3, bucket);
+  }
+
+  override async get(key: string): Promise<Buffer | undefined> {
+    const version = this.pins.get(key);
+    return version === undefined ? super.get(key) : this.getVersion(key, version);
+  }
+
+  override async exists(key: string): Promise<boolean> {
+    return this.pins.has(key) || super.exists(key);
+  }
+
+  /** A pinned key is hashed from its pinned bytes: the stored checksum is the latest version's. */
+  override async storedChecksum(key: string): Promise<{ sha256: string; bytes: number } | null | undefined> {
+    return this.pins.has(key) ? undefined : super.storedChecksum(key);
+  }
+
+  /** A pinned key hidden by a delete marker is still listed: its pinned version exists. */
+  override async list(prefix: string): Promise<string[]> {
+    const keys = new Set(await super.list(prefix));
+    for (const key of this.pins.keys()) if (key.startsWith(prefix)) keys.add(key);
+    return [...keys].sort();
   }
 }
 

@@ -33,6 +33,8 @@ export interface TenantScope {
 export interface TenantResources {
   tables: { claims: string; approvals: string; audit: string };
   bucketArn: string;
+  /** The bucket of the batches' working files (item lists), which is not locked. */
+  workingBucketArn: string;
   /** The evidence bucket's key; the session encrypts what it writes and decrypts what it reads through S3 only. */
   evidenceKeyArn: string;
   region: string;
@@ -96,7 +98,7 @@ export function tenantSessionPolicy(scope: TenantScope, resources: TenantResourc
       Sid: 'OwnBatchItems',
       Effect: 'Allow',
       Action: ['s3:PutObject'],
-      Resource: [`${resources.bucketArn}/${tenantBatchItemsPattern(scope.tenant)}`],
+      Resource: [`${resources.workingBucketArn}/${tenantBatchItemsPattern(scope.tenant)}`],
     },
     {
       // Reading a key that may not exist yet lists it first (S3 answers 403, not 404, when listing is not allowed).

@@ -23,6 +23,8 @@ export interface Deployment {
   account: string;
   prefix: string;
   bucket: string;
+  /** The batches' working files (item lists), apart from the locked evidence. */
+  workingBucket: string;
   evidenceKeyArn: string;
   /** The secret id (name or ARN) holding an identity's vendor login. */
   secretIdOf(identity: string): string;
@@ -37,6 +39,7 @@ export function tenantResources(d: Deployment): TenantResources {
   return {
     tables: { claims: table('claims'), approvals: table('approvals'), audit: table('audit') },
     bucketArn: `arn:${d.partition}:s3:::${d.bucket}`,
+    workingBucketArn: `arn:${d.partition}:s3:::${d.workingBucket}`,
     evidenceKeyArn: d.evidenceKeyArn,
     region: d.region,
     identitySecretArn: (identity) => {
