@@ -7,6 +7,7 @@ import type { Observation } from '../domain/readback.js';
 import { assertSessionAlive, runSteps, type StepContext } from '../browser/executor.js';
 import { resolveLocator, where } from '../browser/locate.js';
 import {
+  countRows,
   describeField,
   findRows,
   firstRow,
@@ -196,16 +197,26 @@ export async function readList(
   await runReadSteps(session, ctx, list.steps, readParams(ctx, { page: '1' }));
   const page = () => session.page;
   if (paging?.loadMore) {
+    // Each press is judged by counting the rows (one evaluation that returns a number), and the rows are read
+    // once, after the last press: reading every row shown after each press read a list of n rows n²/page-size
+    // times (10,000 rows in 100 presses: half a million rows read, parsed and sent over DevTools).
     const more = resolveLocator(session.page, paging.loadMore, {}).first();
+    // A list drawn after load shows nothing yet: wait for its rows (or its empty marker) as a read does.
+    let shown = await countRows(page(), list.rows).catch(() => 0);
+    if (shown === 0 && (await readRowsOnPage(page(), ctx)).length > 0) shown = await countRows(page(), list.rows).catch(() => 0);
     for (let pressed = 1; pressed < list.maxPages; pressed++) {
-      const before = (await readRowsOnPage(page(), ctx)).length;
       if (!(await more.isVisible().catch(() => false)) || !(await more.isEnabled().catch(() => false))) break;
+      const before = shown;
       await more.click();
       // A list that redraws while it loads shows no rows for a moment: only the deadline makes that a failure.
       await waitUntil(
-        async () => (await readRowsOnPage(page(), ctx).catch(() => [])).length > before,
+        async () => {
+          shown = await countRows(page(), list.rows).catch(() => 0);
+          return shown > before;
+        },
         ctx,
-        () => {
+        async () => {
+          await assertSessionAlive(page(), ctx.pack.sessionLost);
           throw new StructuredContractMissingError(
             `list.paging.loadMore (${describeLocator(paging.loadMore!)}) added no rows on ${where(page())}`,
           );
@@ -244,13 +255,13 @@ export async function readList(
   return [...byKey.values()];
 }
 
-async function waitUntil(check: () => Promise<boolean>, ctx: ReadContext, onTimeout: () => never): Promise<void> {
+async function waitUntil(check: () => Promise<boolean>, ctx: ReadContext, onTimeout: () => never | Promise<never>): Promise<void> {
   const deadline = Date.now() + (ctx.timeoutMs ?? DEFAULT_TIMEOUT_MS);
   while (Date.now() < deadline) {
     if (await check()) return;
     await sleep(100);
   }
-  onTimeout();
+  await onTimeout();
 }
 
 /** The list narrowed to one item by the pack's search steps (or the whole list when it has none). */

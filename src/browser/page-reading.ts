@@ -239,6 +239,26 @@ function tableRowsExpression(rows: Rows, labels: string[]): string | undefined {
   })()`;
 }
 
+/**
+ * How many row elements the list shows now, without reading any of them: one evaluation that returns a number,
+ * for waiting until a "load more" press added rows. It counts what a read would look at (rows of the named
+ * tables, or the item or card anchors), header rows and hidden rows included, so it is for comparing counts
+ * of one list, not for the number of rows a read returns.
+ */
+export async function countRows(page: Page, rows: Rows): Promise<number> {
+  if (rows.table) {
+    const expression = `(() => {
+      const namedTables = ${namedTables.toString()};
+      const all = [...document.querySelectorAll(${JSON.stringify(TABLE_ELEMENTS)})];
+      return namedTables(all, ${JSON.stringify(rows.table.name)}).reduce((n, index) => n + all[index].querySelectorAll('tr, [role=row]').length, 0);
+    })()`;
+    const quiet = await evaluateQuietly(page, expression).catch(() => undefined);
+    if (typeof quiet === 'number' && quiet > 0) return quiet;
+    return tables(page, rows.table.name).locator('tr, [role=row]').count();
+  }
+  return resolveLocator(page, (rows.items ?? rows.around)!, {}).count();
+}
+
 /** The page-side expression for row `row` of the table `table` (indexes as tableRowsExpression returned them), or undefined. */
 function rowAtExpression(table: number, row: number): string {
   return `(() => {

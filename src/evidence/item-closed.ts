@@ -3,10 +3,11 @@ import type { Claim } from '../domain/claim.js';
 import { classifyItem } from '../report/classify.js';
 import { emitItemMetrics } from '../report/emf.js';
 import { BATCH_LIST_NAME, PAGE_NAME, SEAL_NAME, snapshotItemFolder, type BatchRef, type EvidenceContext } from './folder.js';
-import { hashTopObjects, indexBatchFolder, storeBatchPage, storeItemPage } from './pages.js';
-import { compensatesOf, linkedItemKeys } from './item-page.js';
+import { storeItemPage } from './pages.js';
+import { linkedItemKeys, type OutcomeRecord } from './item-page.js';
 import { batchKey, evidenceKey } from '../adapters/s3/evidence-store.js';
-import { loadSealState, sealStandaloneItem, supplementSeal } from './seal.js';
+import { sealStandaloneItem } from './seal.js';
+import { addLateItem } from './late-seal.js';
 
 export type CloseKind = 'done' | 'takeover' | 'rejected' | 'expired' | 'stale';
 
@@ -71,10 +72,27 @@ export async function refreshItemEvidence(ctx: EvidenceContext, item: ItemRef): 
       ...linked.map((k) => ctx.evidence.exists(evidenceKey({ ...batch, key: k }, PAGE_NAME))),
     ]);
     const siblingPages = new Set([item.key, ...linked.filter((_, i) => linkedPages[i])]);
-    const page = await storeItemPage(ctx, batch, item.key, { objects, events, ...(claim ? { claim } : {}), siblingPages, batchPage });
-    if (sealed) await addToSeal(ctx, batch, item.key, events);
-    else if (!inBatch) {
-      objects.set(PAGE_NAME, page);
+    const recordsRead = new Map<string, OutcomeRecord | undefined>();
+    const page = await storeItemPage(ctx, batch, item.key, {
+      objects,
+      events,
+      ...(claim ? { claim } : {}),
+      siblingPages,
+      batchPage,
+      recordsRead,
+    });
+    objects.set(PAGE_NAME, page);
+    if (sealed) {
+      const record = recordsRead.get(item.key);
+      await addLateItem(ctx, batch, {
+        key: item.key,
+        events,
+        objects,
+        linked: [...siblingPages].filter((k) => k !== item.key),
+        ...(claim ? { claim } : {}),
+        ...(record ? { record } : {}),
+      });
+    } else if (!inBatch) {
       const described = claim ? { status: claim.status, billNo: claim.billNo, action: claim.action } : {};
       await sealStandaloneItem(ctx, batch, { key: item.key, events, objects, ...described }, claim?.identity ?? 'paperclip');
     }
@@ -82,33 +100,6 @@ export async function refreshItemEvidence(ctx: EvidenceContext, item: ItemRef): 
     warn(`evidence page for ${item.key}`, error);
   }
   return { events, ...(claim ? { claim } : {}) };
-}
-
-async function addToSeal(ctx: EvidenceContext, batch: BatchRef, key: string, events: readonly AuditEvent[]): Promise<void> {
-  const state = await loadSealState(ctx, batch);
-  if (!state.manifest) return; // a seal.json the chain does not vouch for: verify reports it; do not build on it
-  const claims = (await ctx.claims.byTask(batch.taskId)).filter((c) => c.tenant === batch.tenant);
-  const index = await indexBatchFolder(ctx, batch);
-  const compensates = new Map<string, string>();
-  for (const k of index.keys) {
-    const undone = compensatesOf(k === key ? events : await ctx.audit.events(k));
-    if (undone) compensates.set(k, undone);
-  }
-  const top = await hashTopObjects(
-    ctx,
-    batch,
-    [...index.top].filter((n) => n !== PAGE_NAME),
-  );
-  const batchPage = await storeBatchPage(ctx, batch, { claims, index, top, compensates, sealed: true });
-  const claim = claims.find((c) => c.key === key);
-  const objects = await snapshotItemFolder(ctx, batch, key);
-  await supplementSeal(
-    ctx,
-    state.manifest,
-    [{ key, events, objects, ...(claim ? { status: claim.status, billNo: claim.billNo, action: claim.action } : {}) }],
-    batchPage,
-    claim?.identity ?? 'paperclip',
-  );
 }
 
 function warn(what: string, error: unknown): void {

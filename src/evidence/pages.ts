@@ -59,20 +59,25 @@ export async function storeItemPage(
   return { name: PAGE_NAME, sha256: stored.sha256, bytes: stored.bytes };
 }
 
+export interface BatchPageSources {
+  claims: readonly Claim[];
+  index: FolderIndex;
+  top: ReadonlyMap<string, HashedObject>;
+  compensates: ReadonlyMap<string, string>;
+  sealed: boolean;
+  /** Records already read in this run (by the item pages); the others are read here. */
+  recordsRead?: ReadonlyMap<string, OutcomeRecord | undefined>;
+}
+
 /** Renders and stores the batch page from the claims, the records and batch.json. */
-export async function storeBatchPage(
-  ctx: EvidenceContext,
-  batch: BatchRef,
-  input: {
-    claims: readonly Claim[];
-    index: FolderIndex;
-    top: ReadonlyMap<string, HashedObject>;
-    compensates: ReadonlyMap<string, string>;
-    sealed: boolean;
-    /** Records already read in this run (by the item pages); the others are read here. */
-    recordsRead?: ReadonlyMap<string, OutcomeRecord | undefined>;
-  },
-): Promise<HashedObject> {
+export async function storeBatchPage(ctx: EvidenceContext, batch: BatchRef, input: BatchPageSources): Promise<HashedObject> {
+  const html = await buildBatchPage(ctx, batch, input);
+  const stored = await ctx.evidence.put(batchKey(batch, PAGE_NAME), html, 'text/html; charset=utf-8');
+  return { name: PAGE_NAME, sha256: stored.sha256, bytes: stored.bytes };
+}
+
+/** The batch page rendered from the claims, every item's record and batch.json (one record read per item). */
+export async function buildBatchPage(ctx: EvidenceContext, batch: BatchRef, input: BatchPageSources): Promise<string> {
   const summary = parseBatchFile(await ctx.evidence.get(batchKey(batch, 'batch.json')));
   const byKey = new Map(input.claims.map((c) => [c.key, c]));
   // One record read per item: side by side, as the item pages are (one at a time, 10,000 round trips add up to minutes).
@@ -93,9 +98,7 @@ export async function storeBatchPage(
       ...(compensates ? { compensates } : {}),
     };
   });
-  const html = renderBatchPage({ batch, ...(summary ? { summary } : {}), items, top: input.top, sealed: input.sealed });
-  const stored = await ctx.evidence.put(batchKey(batch, PAGE_NAME), html, 'text/html; charset=utf-8');
-  return { name: PAGE_NAME, sha256: stored.sha256, bytes: stored.bytes };
+  return renderBatchPage({ batch, ...(summary ? { summary } : {}), items, top: input.top, sealed: input.sealed });
 }
 
 /** Hashes the objects directly in the batch folder (not the item folders). */

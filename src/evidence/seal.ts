@@ -103,7 +103,8 @@ export function replacementProblem(sealed: SealedItem, next: SealedItem): string
   const kept = sealed.events.every((hash, i) => next.events[i] === hash);
   if (!kept) return "rewrites event hashes that were sealed (a finished item's chain only grows)";
   const grown = next.events.length > sealed.events.length;
-  if (!grown) return 're-seals a finished item whose chain did not grow';
+  // The same entry again (a close that ran twice, re-sealing from the item's own chain and folder) changes nothing.
+  if (!grown) return sameEntry(sealed, next) ? undefined : 're-seals a finished item whose chain did not grow';
   const nextObjects = new Map(next.objects.map((o) => [o.name, o]));
   for (const object of sealed.objects) {
     const now = nextObjects.get(object.name);
@@ -113,6 +114,12 @@ export function replacementProblem(sealed: SealedItem, next: SealedItem): string
   const added = next.objects.find((o) => !sealed.objects.some((p) => p.name === o.name));
   if (added) return `adds ${added.name} to a finished item`;
   return undefined;
+}
+
+function sameEntry(sealed: SealedItem, next: SealedItem): boolean {
+  if (next.events.length !== sealed.events.length || next.objects.length !== sealed.objects.length) return false;
+  const nextObjects = new Map(next.objects.map((o) => [o.name, o]));
+  return sealed.objects.every((o) => nextObjects.get(o.name)?.sha256 === o.sha256 && nextObjects.get(o.name)?.bytes === o.bytes);
 }
 
 export function manifestOf(seal: Seal, sealedAtSeq: number, later: readonly AuditEvent[]): Manifest {

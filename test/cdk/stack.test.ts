@@ -121,7 +121,8 @@ describe('functions', () => {
       if ((browserNames as string[]).includes(name)) {
         assert.deepEqual(props['Architectures'], ['x86_64'], name);
         assert.ok(props['MemorySize'] >= 2048 && props['MemorySize'] <= 3008, `${name} memory ${props['MemorySize']}`);
-        assert.ok(props['Timeout'] >= 120 && props['Timeout'] <= 300, `${name} timeout ${props['Timeout']}`);
+        // Up to Lambda's maximum: ReadList of a 10,000-row list paged by load more is sized at it (docs/deploy.md).
+        assert.ok(props['Timeout'] >= 120 && props['Timeout'] <= 900, `${name} timeout ${props['Timeout']}`);
         assert.ok(props['EphemeralStorage'].Size >= 1024 && props['EphemeralStorage'].Size <= 2048, `${name} /tmp`);
       }
       // Both numbers from the measured sizing (docs/deploy.md), the timeout the same the local runner enforces.

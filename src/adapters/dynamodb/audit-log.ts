@@ -23,6 +23,27 @@ export class AuditLog {
     throw new Error(`audit chain ${chain} is contended; gave up appending ${input.type}`);
   }
 
+  /**
+   * Appends only if `after` is still the chain's latest event (undefined: the chain is empty); undefined when
+   * another append came first. For a writer whose event depends on what the head said (a batch's later seals,
+   * each building on the batch page the previous one recorded).
+   */
+  async appendAfter(chain: string, after: AuditEvent | undefined, input: AuditEventInput): Promise<AuditEvent | undefined> {
+    const event = sealEvent(chain, (after?.seq ?? 0) + 1, after?.hash ?? GENESIS_HASH, input);
+    try {
+      await this.db.send(new PutCommand({ TableName: this.table, Item: event, ConditionExpression: 'attribute_not_exists(seq)' }));
+      return event;
+    } catch (error) {
+      if (error instanceof ConditionalCheckFailedException) return undefined;
+      throw error;
+    }
+  }
+
+  /** The chain's latest event, in one query; undefined for an empty chain. */
+  head(chain: string): Promise<AuditEvent | undefined> {
+    return this.last(chain);
+  }
+
   /** The names of the chains that begin with `prefix` (a scan over first events: for audits and reports, never on a write path). */
   async chainsStartingWith(prefix: string): Promise<string[]> {
     const chains: string[] = [];

@@ -1,0 +1,153 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { readList } from '../src/app/vendor-reads.js';
+import { closeSharedBrowser, sharedBrowser } from '../src/browser/chromium.js';
+import type { OpenedSession } from '../src/browser/identity-sessions.js';
+import { devtoolsOf } from '../src/browser/quiet-page.js';
+import { SitePack } from '../src/sitepack/schema.js';
+
+/**
+ * ReadList on a long list paged by "load more": a table of `rows` rows, `per`
+ * more per press after a short wait, the whole table redrawn after each press
+ * (as single-page apps do, so for a moment the old rows are gone), read by the
+ * same readList a batch uses, in a real Chromium. Counted on the page's
+ * DevTools session, through which the table reads go (quiet-page.ts): the page
+ * evaluations and the rows they returned.
+ */
+
+export interface LoadMoreReport {
+  rows: number;
+  perPress: number;
+  presses: number;
+  /** Distinct keys read, and rows in the answer (equal: each key once). */
+  keys: number;
+  rowsInAnswer: number;
+  /** Rows the page returned over all evaluations (equal to `rows`: each row read once). */
+  rowsReturned: number;
+  evaluations: number;
+  pendingRows: number;
+  wallMs: number;
+}
+
+function longListPage(n: number, per: number): string {
+  return `<!doctype html><html lang="zh-CN"><head><meta charset="utf-8"><title>后台</title></head><body>
+<table aria-label="对账单"><thead><tr><th>单号</th><th>状态</th></tr></thead><tbody id="rows"></tbody></table>
+<button type="button" id="more">加载更多</button>
+<script>
+const n = ${n}, per = ${per}; let shown = Math.min(per, n);
+const draw = () => {
+  const rows = [];
+  for (let i = 1; i <= shown; i++) rows.push('<tr><td>N-' + String(i).padStart(5, '0') + '</td><td>' + (i % 2 ? '待处理' : '已处理') + '</td></tr>');
+  document.getElementById('rows').innerHTML = rows.join('');
+  if (shown >= n) document.getElementById('more').remove();
+};
+document.getElementById('more').onclick = () => {
+  document.getElementById('rows').innerHTML = '';
+  setTimeout(() => { shown = Math.min(shown + per, n); draw(); }, 30);
+};
+draw();
+</script></body></html>`;
+}
+
+function packFor(rows: number, per: number): SitePack {
+  return SitePack.parse({
+    version: 2,
+    site: 'long-list',
+    description: 'a long list paged by load more',
+    itemKeyPattern: '^N-\\d{5}$',
+    login: {
+      url: '/login',
+      steps: [{ action: 'click', target: { role: 'button', name: '登录' } }],
+      loggedIn: { text: 'x' },
+      probeUrl: '/api/bills',
+    },
+    sessionLost: { urlContains: ['/login'] },
+    statuses: { 待处理: 'PENDING', 已处理: 'PROCESSED' },
+    list: {
+      steps: [{ action: 'open', url: `/list?n=${rows}&per=${per}` }],
+      rows: { table: { name: '对账单' } },
+      key: { column: '单号' },
+      fields: { status: { column: '状态' } },
+      paging: { loadMore: { role: 'button', name: '加载更多' } },
+      maxPages: 100,
+    },
+    actions: {},
+  });
+}
+
+export async function measureLoadMore(options: { rows: number; perPress: number }): Promise<LoadMoreReport> {
+  const { rows, perPress } = options;
+  const server = createServer((req, res) => {
+    const url = new URL(req.url ?? '/', 'http://list');
+    if (url.pathname !== '/list') return void res.writeHead(404).end();
+    res
+      .writeHead(200, { 'content-type': 'text/html; charset=utf-8' })
+      .end(longListPage(Number(url.searchParams.get('n')), Number(url.searchParams.get('per'))));
+  });
+  await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
+  const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const context = await (await sharedBrowser()).newContext();
+  try {
+    const page = await context.newPage();
+    const session: OpenedSession = {
+      context,
+      page,
+      traced: false,
+      reused: false,
+      acted: false,
+      markActed: () => undefined,
+      discardOnClose: () => undefined,
+      stopTrace: async () => undefined,
+      close: async () => undefined,
+    };
+    const cdp = await devtoolsOf(page);
+    const send = cdp.send.bind(cdp);
+    let evaluations = 0;
+    let rowsReturned = 0;
+    (cdp as { send: unknown }).send = async (method: string, params?: unknown) => {
+      const answer = (await send(method as never, params as never)) as { result?: { value?: { rows?: unknown[] } } };
+      if (method === 'Runtime.evaluate') {
+        evaluations += 1;
+        rowsReturned += answer?.result?.value?.rows?.length ?? 0;
+      }
+      return answer;
+    };
+    const started = performance.now();
+    const read = await readList(session, { pack: packFor(rows, perPress), baseUrl, tenant: 'acme', timeoutMs: 10_000 });
+    const wallMs = Math.round(performance.now() - started);
+    (cdp as { send: unknown }).send = send;
+    return {
+      rows,
+      perPress,
+      presses: Math.ceil(rows / perPress) - 1,
+      keys: new Set(read.map((r) => r.billNo)).size,
+      rowsInAnswer: read.length,
+      rowsReturned,
+      evaluations,
+      pendingRows: read.filter((r) => r.status === 'PENDING').length,
+      wallMs,
+    };
+  } finally {
+    await context.close();
+    await new Promise<void>((done) => server.close(() => done()));
+  }
+}
+
+/** `npx tsx bench/load-more-scale.ts [rows] [per press]`: the measurement alone, printed as JSON. */
+if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  const rows = Number(process.argv[2] ?? 10_000);
+  const perPress = Number(process.argv[3] ?? 100);
+  measureLoadMore({ rows, perPress })
+    .then(async (report) => {
+      console.log(JSON.stringify(report, null, 2));
+      await closeSharedBrowser();
+      process.exit(0);
+    })
+    .catch(async (error: unknown) => {
+      console.error(error);
+      await closeSharedBrowser();
+      process.exit(1);
+    });
+}
