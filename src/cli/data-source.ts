@@ -6,6 +6,8 @@ import { loadConfig } from '../config/load.js';
 import { awsClientConfig } from '../local/aws-config.js';
 import { createTables, startLocalDynamoDb } from '../local/dynamodb.js';
 import { startLocalS3 } from '../local/s3.js';
+import { localKmsSigner, startLocalKms } from '../local/kms.js';
+import { digestKeyAlias } from '../workflow/functions.js';
 import { runningStack } from './data-folder.js';
 
 /**
@@ -40,6 +42,11 @@ export interface DataSourceOptions {
   configPath: string;
   /** Read AWS itself (credentials from the environment) instead of a local folder. */
   aws?: boolean;
+  /**
+   * Sign digests (`audit digest`): on a local folder, the services carry the local KMS's signer credential and
+   * the folder's digest key is created if it has none yet. Otherwise the key is only read (verify).
+   */
+  signer?: boolean;
   env?: NodeJS.ProcessEnv;
 }
 
@@ -61,11 +68,14 @@ export async function openDataSource(options: DataSourceOptions): Promise<DataSo
   }
   const owner = runningStack(dataDir);
   if (owner) {
+    const signer = options.signer ? localKmsSigner(join(dataDir, 'kms')) : undefined;
     const services = createServices({
       PAPERCLIP_CONFIG: resolve(owner.configPath),
       PAPERCLIP_AWS_REGION: owner.region,
       PAPERCLIP_DYNAMODB_ENDPOINT: owner.endpoints.dynamodb,
       PAPERCLIP_S3_ENDPOINT: owner.endpoints.s3,
+      ...(owner.endpoints.kms ? { PAPERCLIP_KMS_ENDPOINT: owner.endpoints.kms } : {}),
+      ...(signer ? { PAPERCLIP_KMS_SIGNER: `${signer.accessKeyId}:${signer.secretAccessKey}` } : {}),
     });
     return {
       services,
@@ -80,6 +90,17 @@ export async function openDataSource(options: DataSourceOptions): Promise<DataSo
     await dynamodb.stop();
     throw error;
   });
+  // The folder's digest key: read where it exists (verify creates none), created for a writer.
+  const kmsDir = join(dataDir, 'kms');
+  const kms = await startLocalKms({
+    directory: kmsDir,
+    aliases: options.signer || existsSync(join(kmsDir, 'keys.json')) ? [digestKeyAlias(config.prefix)] : [],
+    region: config.region,
+    accountId: '000000000000',
+  }).catch(async (error: unknown) => {
+    await Promise.allSettled([s3.stop(), dynamodb.stop()]);
+    throw error;
+  });
   try {
     const client = new DynamoDBClient(awsClientConfig(dynamodb.endpoint, config.region));
     try {
@@ -88,13 +109,15 @@ export async function openDataSource(options: DataSourceOptions): Promise<DataSo
       client.destroy();
     }
   } catch (error) {
-    await Promise.allSettled([s3.stop(), dynamodb.stop()]);
+    await Promise.allSettled([s3.stop(), dynamodb.stop(), kms.stop()]);
     throw error;
   }
   const services = createServices({
     PAPERCLIP_CONFIG: configPath,
     PAPERCLIP_DYNAMODB_ENDPOINT: dynamodb.endpoint,
     PAPERCLIP_S3_ENDPOINT: s3.endpoint,
+    PAPERCLIP_KMS_ENDPOINT: kms.endpoint,
+    ...(options.signer ? { PAPERCLIP_KMS_SIGNER: `${kms.signer.accessKeyId}:${kms.signer.secretAccessKey}` } : {}),
   });
   return {
     services,
@@ -102,6 +125,7 @@ export async function openDataSource(options: DataSourceOptions): Promise<DataSo
     describe: dataDir,
     async close() {
       destroyClients(services);
+      await kms.stop();
       await s3.stop();
       await dynamodb.stop();
     },

@@ -5,7 +5,7 @@ import { batchKey } from '../adapters/s3/evidence-store.js';
 import { mapBounded } from '../lib/map-bounded.js';
 
 /** What the evidence views need from the services bundle: the stores, not the browser. */
-export type EvidenceContext = Pick<Services, 'claims' | 'audit' | 'evidence' | 'config'>;
+export type EvidenceContext = Pick<Services, 'claims' | 'audit' | 'evidence' | 'config' | 'digestKeys'>;
 
 export interface BatchRef {
   tenant: string;
