@@ -72,6 +72,7 @@ export function grantAccess(scope: Construct, grantee: IRole, access: FunctionAc
     // The functions that seal (complete, takeover, summarize-batch) anchor each seal outside the table.
     resources.evidence.grantWriteAnchors(grantee);
   }
+  if (access.writesDigests) resources.evidence.grantWriteDigests(grantee);
   if (access.batchRunFiles === 'writes-items') resources.evidence.grantWriteBatchItems(grantee);
   if (access.batchRunFiles === 'reads-results') resources.evidence.grantReadMapRunResults(grantee);
 
