@@ -8,6 +8,8 @@ import { batchKey } from '../../src/adapters/s3/evidence-store.js';
 import { anchorKey, anchorSealEvent } from '../../src/evidence/anchors.js';
 import { addDays, dayEnd, dayOf, digestKey } from '../../src/evidence/anchor-layout.js';
 import { DailyDigest, digestSigningMessage, readDigest, verifyTenantDigests } from '../../src/evidence/digests.js';
+import { DigestKeys } from '../../src/adapters/kms/digest-keys.js';
+import { PaperclipConfig } from '../../src/config/schema.js';
 import { computeSealHash, Seal } from '../../src/evidence/seal.js';
 import { verifyAll, verifyBatch } from '../../src/evidence/verify.js';
 import { startHarness, type Harness } from '../support/embedded.js';
@@ -143,6 +145,19 @@ describe('daily digests', () => {
 
     await put(key, original);
     assert.deepEqual((await verifyTenantDigests(s(), tenant, { now })).findings, []);
+  });
+
+  test('an auditor offline pins the public key in the config: the right one verifies, another one names every digest', async () => {
+    const now = dayEnd(days[3]!) + 4 * HOUR;
+    const pem = (await s().digestKeys.publicKey()).export({ type: 'spki', format: 'pem' }).toString();
+    // The config accepts it as evidence.digest_public_key.
+    const config = PaperclipConfig.parse({ ...s().config, evidence: { ...s().config.evidence, digest_public_key: pem } });
+    const unreachable = new DigestKeys(s().clients.kms, 'alias/not-asked', config.evidence.digest_public_key);
+    assert.deepEqual((await verifyTenantDigests({ evidence: s().evidence, digestKeys: unreachable }, tenant, { now })).findings, []);
+    const otherPem = generateKeyPairSync('ec', { namedCurve: 'P-256' }).publicKey.export({ type: 'spki', format: 'pem' }).toString();
+    const wrong = new DigestKeys(s().clients.kms, 'alias/not-asked', otherPem);
+    const findings = (await verifyTenantDigests({ evidence: s().evidence, digestKeys: wrong }, tenant, { now })).findings;
+    assert.equal(findings.filter((f) => /signature does not verify/.test(f.detail)).length, days.length);
   });
 
   test('the laundering: delete the newest digest, rewrite an item chain, seal.json, the sealed event and its anchor: verify names it', async () => {
