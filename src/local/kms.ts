@@ -81,7 +81,8 @@ function loadOrCreate(path: string | undefined, aliases: readonly string[]): Key
     },
     keys: [],
   };
-  let changed = !path || !existsSync(path);
+  // Written only when a key is created: a reader (verify on a folder without a key) leaves the folder as it was.
+  let changed = false;
   for (const alias of aliases) {
     if (file.keys.some((k) => k.alias === alias)) continue;
     const { privateKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });

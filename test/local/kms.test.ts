@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createPublicKey, verify } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DescribeKeyCommand, GetPublicKeyCommand, KMSClient, SignCommand, VerifyCommand } from '@aws-sdk/client-kms';
@@ -73,6 +73,13 @@ test('signs only for the signer credential, verifies for anyone, and keeps the s
     assert.match(readFileSync(join(dir, 'keys.json'), 'utf8'), /BEGIN PRIVATE KEY/);
     again.destroy();
     await second.stop();
+
+    // A reader on a folder without a key (audit verify) creates none.
+    const empty = mkdtempSync(join(tmpdir(), 'paperclip-kms-'));
+    const reader = await startLocalKms({ directory: empty, aliases: [], region: 'us-east-1', accountId: '000000000000' });
+    await reader.stop();
+    assert.ok(!existsSync(join(empty, 'keys.json')), 'no key file written by a reader');
+    rmSync(empty, { recursive: true, force: true });
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
