@@ -9,16 +9,22 @@ process.env['AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED'] ??= 'true';
 // is measured that way, rather than with the TypeScript loader mapping each stack Playwright reads.
 process.setSourceMapsEnabled(false);
 
+const USAGE =
+  'usage: npm run bench -- [--items N] [--concurrency 1,2,4] [--repeat R] [--tracing on|off|both] [--settle-ms MS]' +
+  ' [--summarize-items N] [--out BENCHMARKS.md] [--json FILE]';
+
 async function main(): Promise<number> {
+  const argv = process.argv.slice(2);
+  if (argv.includes('--help') || argv.includes('-h')) {
+    console.log(USAGE);
+    return 0;
+  }
   let flags: ReturnType<typeof parseBenchArgs>;
   try {
-    flags = parseBenchArgs(process.argv.slice(2));
+    flags = parseBenchArgs(argv);
   } catch (error) {
     console.error((error as Error).message);
-    console.error(
-      'usage: npm run bench -- [--items N] [--concurrency 1,2,4] [--repeat R] [--tracing on|off|both] [--settle-ms MS]' +
-        ' [--summarize-items N] [--out BENCHMARKS.md] [--json FILE]',
-    );
+    console.error(USAGE);
     return error instanceof ValidationError || error instanceof Error ? 2 : 1;
   }
   const command = ['npm run bench --', ...process.argv.slice(2)].join(' ');

@@ -160,7 +160,13 @@ async function listedItems(page: Page, ctx: ReadContext, set: RowSet): Promise<L
 }
 
 function rowError(page: Page, set: RowSet, n: number, text: string, field: string, source: FieldSource): StructuredContractMissingError {
-  const headers = set.headers.length > 0 ? `; the columns are ${set.headers.map((h) => JSON.stringify(h)).join(', ')}` : '';
+  const byColumn = source.column !== undefined;
+  const headers =
+    set.headers.length > 0
+      ? `; the columns are ${set.headers.map((h) => JSON.stringify(h)).join(', ')}`
+      : byColumn
+        ? '; no header row was found (a header row is a row in <thead>, or one of <th> or role=columnheader cells)'
+        : '';
   return new StructuredContractMissingError(
     `${field} (${describeField(source)}) read nothing in row ${n + 1} of ${set.describe} on ${where(page)} (row text: ${JSON.stringify(
       text.slice(0, 100),

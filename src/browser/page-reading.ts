@@ -70,7 +70,8 @@ const readTable = new Function(
     if (!visible(row)) return;
     const cells = cellsOf(row);
     if (cells.length === 0) return;
-    if (cells.every(isHeader)) {
+    // A row in <thead> is a header whatever its cells are: admin frameworks often build it from <td>.
+    if (row.closest('thead') || cells.every(isHeader)) {
       if (headers.length === 0) headers = expand(row);
       return;
     }

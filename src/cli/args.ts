@@ -1,5 +1,6 @@
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
+import { OUTCOMES, type Outcome } from '../app/batch.js';
 import { ValidationError } from '../config/errors.js';
 
 /**
@@ -237,5 +238,46 @@ export const KeyValueList = z
 /** Flags several commands share, declared once. */
 export const TenantId = z.string().regex(/^[a-z][a-z0-9-]{1,40}$/, 'tenant ids are lower-kebab-case, e.g. acme');
 export const ConfigPath = z.string().min(1).meta({ value: 'file', description: 'the Paperclip config (YAML)' });
+/** The config of a command that reads a data folder: left out, the one the folder was run with (data-folder.ts). */
+export const FolderConfigPath = ConfigPath.optional().meta({
+  value: 'file',
+  description: 'the Paperclip config (default: the one the data folder was run with, else config/paperclip.local.yaml)',
+});
+/**
+ * `--fail-on takeover,error` or `--fail-on takeover:3`: item outcomes that make a batch that ran
+ * exit non-zero (3), for schedulers and CI; `outcome:N` fails from N items of it on (default 1).
+ */
+export const FailOn = z
+  .string()
+  .optional()
+  .transform((text, ctx) => {
+    const rules: Array<{ outcome: Outcome; atLeast: number }> = [];
+    for (const part of (text ?? '')
+      .split(',')
+      .map((p) => p.trim())
+      .filter(Boolean)) {
+      const match = /^([a-z_]+)(?::(\d{1,6}))?$/.exec(part);
+      const outcome = match?.[1] as Outcome | undefined;
+      if (!match || !outcome || !OUTCOMES.includes(outcome)) {
+        ctx.addIssue({ code: 'custom', message: `"${part}" is not outcome or outcome:N; outcomes are ${OUTCOMES.join(', ')}` });
+        return z.NEVER;
+      }
+      const atLeast = match[2] === undefined ? 1 : Number(match[2]);
+      if (atLeast < 1) {
+        ctx.addIssue({ code: 'custom', message: `"${part}": N counts items and starts at 1` });
+        return z.NEVER;
+      }
+      rules.push({ outcome, atLeast });
+    }
+    return rules;
+  })
+  .meta({
+    value: 'outcomes',
+    description:
+      'exit 3 when items end so, e.g. takeover,error or takeover:3 (from 3 items on); default: only a failed batch exits non-zero',
+  });
+
+export type FailOnRules = z.output<typeof FailOn>;
+
 export const DataDir = z.string().min(1).meta({ value: 'dir', description: 'local data folder: claims, evidence, executions' });
 export const Port = z.coerce.number().int('must be a whole number').min(0).max(65535, 'ports go up to 65535');

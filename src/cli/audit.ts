@@ -3,7 +3,7 @@ import { KEY_PATTERN, KEY_SHAPE } from '../domain/task.js';
 import { DataSourceError, openDataSource } from './data-source.js';
 import { verifyAll, verifyBatch, verifyKey, type VerifyResult } from '../evidence/verify.js';
 import { writeDailyDigests } from '../app/digests.js';
-import { ConfigPath, DataDir, parseCommand, TenantId, type Command, type CommandSpec } from './args.js';
+import { FolderConfigPath, DataDir, parseCommand, TenantId, type Command, type CommandSpec } from './args.js';
 
 const Flags = z
   .object({
@@ -20,7 +20,7 @@ const Flags = z
     tenant: TenantId.optional().meta({ value: 'tenant', description: 'without --batch/--key: every batch of this tenant' }),
     json: z.boolean().default(false).meta({ description: 'print the result as JSON' }),
     'data-dir': DataDir.default('.paperclip'),
-    config: ConfigPath.default('config/paperclip.local.yaml'),
+    config: FolderConfigPath,
     aws: z.boolean().default(false).meta({ description: 'read the deployed tables and bucket' }),
   })
   .refine((f) => [f.batch, f.key].filter(Boolean).length <= 1, { message: 'pass either --batch or --key, not both', path: ['key'] });
@@ -84,7 +84,7 @@ export const auditCommand: Command = { spec: AUDIT_SPEC, run: runAudit };
 
 const DigestFlags = z.object({
   'data-dir': DataDir.default('.paperclip'),
-  config: ConfigPath.default('config/paperclip.local.yaml'),
+  config: FolderConfigPath,
   json: z.boolean().default(false).meta({ description: 'print the run as JSON' }),
 });
 

@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { BatchSummary } from '../app/batch.js';
 import type { EmbeddedPaperclip } from '../embedded/embedded-paperclip.js';
+import type { FailOnRules } from './args.js';
 import { createProgressRenderer } from './progress.js';
 
 /**
@@ -114,8 +115,13 @@ export interface BatchCommandOptions {
   keep: boolean;
   /** As the user wrote it, for the follow-up commands printed. */
   dataDirLabel: string;
-  configPath: string;
-  vendorBaseUrl: string;
+  /** Item outcomes that turn a batch that ran into exit code 3 (`--fail-on`). */
+  failOn?: FailOnRules;
+}
+
+/** The outcome rules a finished batch's counts break, said as `takeover 2 ≥ 1`. */
+export function brokenFailOnRules(summary: BatchSummary, rules: FailOnRules = []): string[] {
+  return rules.filter((r) => summary.counts[r.outcome] >= r.atLeast).map((r) => `${r.outcome} ${summary.counts[r.outcome]} ≥ ${r.atLeast}`);
 }
 
 /** Runs one batch with progress, prints the summary line; exit code 0 when the batch succeeded and read its list. */
@@ -151,14 +157,17 @@ export async function runBatchCommand(paperclip: EmbeddedPaperclip, o: BatchComm
   else process.stdout.write(`${JSON.stringify({ task: o.taskId, tenant: o.tenant, error: run.error ?? run.status })}\n`);
   if (o.keep) {
     log(
-      `operator commands against this stack (e.g. paperclip compensate <key> --reason ...) need: PAPERCLIP_CONFIG=${o.configPath} ` +
-        `PAPERCLIP_VENDOR_BASE_URL=${o.vendorBaseUrl} PAPERCLIP_DYNAMODB_ENDPOINT=${endpoints.dynamodb} PAPERCLIP_S3_ENDPOINT=${endpoints.s3} ` +
-        `PAPERCLIP_SES_ENDPOINT=${endpoints.ses} PAPERCLIP_SFN_ENDPOINT=${endpoints.stepfunctions} PAPERCLIP_GUARDED_WRITE_ARN=${paperclip.arns.guardedWrite}`,
+      `operator commands work through this process: npx paperclip compensate <key> --reason ... --data-dir ${o.dataDirLabel}, ` +
+        `npx paperclip takeover list --data-dir ${o.dataDirLabel}`,
     );
     log('everything stays up; press Ctrl-C to stop');
     const stopReporting = reportDecidedItems(paperclip, o.taskId);
     await new Promise<void>((r) => process.once('SIGINT', () => r()));
     stopReporting();
   }
-  return run.status === 'SUCCEEDED' && run.summary && !run.summary.error ? 0 : 1;
+  if (run.status !== 'SUCCEEDED' || !run.summary || run.summary.error) return 1;
+  const broken = brokenFailOnRules(run.summary, o.failOn);
+  if (broken.length === 0) return 0;
+  log(`exit 3: --fail-on ${broken.join(', ')} (the batch itself succeeded)`);
+  return 3;
 }

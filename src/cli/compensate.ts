@@ -3,7 +3,9 @@ import { z } from 'zod';
 import { KEY_PATTERN, KEY_SHAPE } from '../domain/task.js';
 import { createServices, type Services } from '../app/services.js';
 import { compensate, CompensationRefusedError, type CompensationResult } from '../app/compensation.js';
-import { ConfigPath, parseCommand, type Command, type CommandSpec } from './args.js';
+import { ConfigPath, DataDir, parseCommand, type Command, type CommandSpec } from './args.js';
+import { configForFolder, DataFolderError, openDataFolder } from './data-folder.js';
+import { loadConfig } from '../config/load.js';
 
 const Flags = z.object({
   reason: z
@@ -14,6 +16,11 @@ const Flags = z.object({
     .meta({ value: 'why', description: 'why this write is undone (goes into the audit trail)' }),
   'requested-by': RequestedByFlag,
   config: ConfigPath.optional(),
+  'data-dir': DataDir.optional().meta({
+    value: 'dir',
+    description:
+      'a local data folder (default .paperclip when no PAPERCLIP_GUARDED_WRITE_ARN is set): attach to its running stack or start one',
+  }),
 });
 
 const Key = z.string().regex(KEY_PATTERN, `${KEY_SHAPE} (from the audit trail or the evidence folder)`);
@@ -27,9 +34,12 @@ rolled back only when that readback shows the registered pre-state. The audit
 trail of <key> records compensation_started and compensated / compensation_failed.
 Irreversible actions (e.g. refund) have no inverse and are refused.
 
-It talks to the Paperclip named by the environment: on AWS, credentials and
-PAPERCLIP_GUARDED_WRITE_ARN; locally, the PAPERCLIP_* endpoints that
-\`npm start -- --keep\` prints.
+Locally it works on a data folder (--data-dir, default .paperclip): through the
+Paperclip process that holds it (npm start -- --keep, paperclip run --keep), or,
+when none does, by starting the embedded stack on it here, with the inverse
+driven against the config's vendor.base_url (the config the folder was run with
+when --config is left out). On AWS (PAPERCLIP_GUARDED_WRITE_ARN and credentials
+in the environment, no --data-dir) it starts the inverse there.
 
 Prints one JSON line. Exit code 0: rolled back; 1: the inverse ran but the
 pre-state was not confirmed; 2: refused or bad arguments (nothing ran).`,
@@ -62,12 +72,31 @@ export async function compensateWith(
 export async function runCompensate(argv: string[]): Promise<number> {
   const { flags, positionals } = parseCommand(COMPENSATE_SPEC, argv);
   const key = positionals[0]!;
-  const s = createServices(flags.config ? { ...process.env, PAPERCLIP_CONFIG: flags.config } : process.env);
-  const requestedBy = cliRequester(s.config, flags['requested-by'], 'compensate');
+  if (!flags['data-dir'] && process.env['PAPERCLIP_GUARDED_WRITE_ARN']) {
+    const s = createServices(flags.config ? { ...process.env, PAPERCLIP_CONFIG: flags.config } : process.env);
+    const requestedBy = cliRequester(s.config, flags['requested-by'], 'compensate');
+    try {
+      return await compensateWith(s, { key, reason: flags.reason, requestedBy });
+    } finally {
+      s.close();
+    }
+  }
+  const dataDir = flags['data-dir'] ?? '.paperclip';
+  let session: Awaited<ReturnType<typeof openDataFolder>>;
   try {
-    return await compensateWith(s, { key, reason: flags.reason, requestedBy });
+    const configPath = configForFolder(dataDir, flags.config);
+    session = await openDataFolder({ dataDir, configPath, vendorBaseUrl: loadConfig(configPath).vendor.base_url });
+  } catch (error) {
+    if (!(error instanceof DataFolderError)) throw error;
+    process.stderr.write(`paperclip compensate: ${error.message}\n`);
+    return 2;
+  }
+  try {
+    if (session.mode === 'attached') process.stderr.write(`using the running Paperclip on ${session.dataDir}\n`);
+    const requestedBy = cliRequester(session.services.config, flags['requested-by'], 'compensate');
+    return await compensateWith(session.services, { key, reason: flags.reason, requestedBy });
   } finally {
-    s.close();
+    await session.close();
   }
 }
 

@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { createServices, type WiredServices } from '../app/services.js';
 import { startEmbeddedPaperclip, type EmbeddedOptions, type EmbeddedPaperclip } from '../embedded/embedded-paperclip.js';
 import type { StoredEmail } from '../local/ses.js';
+import { loadConfig } from '../config/load.js';
 
 /**
  * Opening a local data folder (`.paperclip` by default): either start the
@@ -17,6 +18,50 @@ import type { StoredEmail } from '../local/ses.js';
  */
 
 const STACK_FILE = 'stack.json';
+/** Which config a folder's tables and bucket were made with: kept after the stack stops. */
+const FOLDER_FILE = 'folder.json';
+
+const FolderRecord = z.object({ configPath: z.string().min(1), prefix: z.string().min(1), bucket: z.string().min(1) });
+type FolderRecord = z.infer<typeof FolderRecord>;
+
+function folderRecord(dataDir: string): FolderRecord | undefined {
+  const path = join(resolve(dataDir), FOLDER_FILE);
+  if (!existsSync(path)) return undefined;
+  try {
+    const parsed = FolderRecord.safeParse(JSON.parse(readFileSync(path, 'utf8')));
+    return parsed.success ? parsed.data : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The config the folder was last run with, when that file still exists: what an operator command uses without --config. */
+export function recordedConfigPath(dataDir: string): string | undefined {
+  const record = folderRecord(dataDir);
+  return record && existsSync(record.configPath) ? record.configPath : undefined;
+}
+
+/**
+ * The config an operator command reads a folder with: --config when given, else the one the folder
+ * was run with, else the sample. A --config whose tables or bucket are not the folder's would read
+ * another (empty) set of tables and report an empty queue that is not empty, so it is refused.
+ */
+export function configForFolder(dataDir: string, given: string | undefined, fallback = 'config/paperclip.local.yaml'): string {
+  const record = folderRecord(dataDir);
+  if (!given) return resolve(recordedConfigPath(dataDir) ?? fallback);
+  const configPath = resolve(given);
+  if (record) {
+    const config = loadConfig(configPath);
+    if (config.prefix !== record.prefix || config.evidence.bucket !== record.bucket) {
+      throw new DataFolderError(
+        `${given} names prefix "${config.prefix}" and bucket "${config.evidence.bucket}", but the data folder ${resolve(dataDir)} ` +
+          `holds prefix "${record.prefix}" and bucket "${record.bucket}" (made with ${record.configPath}); ` +
+          'leave --config out to use that config, or pass the data folder made with this one',
+      );
+    }
+  }
+  return configPath;
+}
 
 const StackRecord = z.object({
   pid: z.number().int().positive(),
@@ -107,6 +152,8 @@ export async function startEmbeddedSession(options: SessionOptions): Promise<Emb
     arns: paperclip.arns,
   };
   writeFileSync(stackFile(dataDir), `${JSON.stringify(record, null, 2)}\n`);
+  const folder: FolderRecord = { configPath, prefix: paperclip.services.config.prefix, bucket: paperclip.services.config.evidence.bucket };
+  writeFileSync(join(dataDir, FOLDER_FILE), `${JSON.stringify(folder, null, 2)}\n`);
   let closing: Promise<void> | undefined;
   return {
     dataDir,

@@ -8,7 +8,9 @@ import { createTables, startLocalDynamoDb } from '../local/dynamodb.js';
 import { startLocalS3 } from '../local/s3.js';
 import { localKmsSigner, startLocalKms } from '../local/kms.js';
 import { digestKeyAlias } from '../workflow/functions.js';
-import { runningStack } from './data-folder.js';
+import { configForFolder, DataFolderError, runningStack } from './data-folder.js';
+
+const DEFAULT_CONFIG = 'config/paperclip.local.yaml';
 
 /**
  * Where the read-only commands (audit verify, report, evidence) read from:
@@ -39,7 +41,8 @@ function destroyClients(services: Services): void {
 
 export interface DataSourceOptions {
   dataDir: string;
-  configPath: string;
+  /** Left out: the config the data folder was run with (data-folder.ts), else the local sample. */
+  configPath?: string | undefined;
   /** Read AWS itself (credentials from the environment) instead of a local folder. */
   aws?: boolean;
   /**
@@ -52,9 +55,8 @@ export interface DataSourceOptions {
 
 export async function openDataSource(options: DataSourceOptions): Promise<DataSource> {
   const env = options.env ?? process.env;
-  const configPath = resolve(options.configPath);
   if (options.aws || env['PAPERCLIP_DYNAMODB_ENDPOINT'] || env['PAPERCLIP_S3_ENDPOINT']) {
-    const services = createServices({ ...env, PAPERCLIP_CONFIG: configPath });
+    const services = createServices({ ...env, PAPERCLIP_CONFIG: resolve(options.configPath ?? DEFAULT_CONFIG) });
     const where = env['PAPERCLIP_DYNAMODB_ENDPOINT']
       ? `endpoints ${env['PAPERCLIP_DYNAMODB_ENDPOINT']} / ${env['PAPERCLIP_S3_ENDPOINT'] ?? 'AWS S3'}`
       : `AWS (${services.config.region})`;
@@ -65,6 +67,13 @@ export async function openDataSource(options: DataSourceOptions): Promise<DataSo
     throw new DataSourceError(
       `there is no data folder at ${dataDir}; run npm start first, pass --data-dir, or set PAPERCLIP_DYNAMODB_ENDPOINT and PAPERCLIP_S3_ENDPOINT`,
     );
+  }
+  let configPath: string;
+  try {
+    configPath = configForFolder(dataDir, options.configPath, DEFAULT_CONFIG);
+  } catch (error) {
+    if (error instanceof DataFolderError) throw new DataSourceError(error.message);
+    throw error;
   }
   const owner = runningStack(dataDir);
   if (owner) {

@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { startSimulator, type RunningSimulator } from '../simulator/server.js';
 import { startEmbeddedPaperclip, type EmbeddedPaperclip } from '../embedded/embedded-paperclip.js';
 import { loadConfig } from '../config/load.js';
-import { ConfigPath, DataDir, parseCommand, Port, TenantId, type Command, type CommandSpec } from './args.js';
+import { ConfigPath, DataDir, FailOn, parseCommand, Port, TenantId, type Command, type CommandSpec } from './args.js';
 import { log, logStack, newTaskId, runBatchCommand } from './batch-output.js';
 import { startEmbeddedSession } from './data-folder.js';
 
@@ -12,6 +12,7 @@ const Flags = z.object({
   tenant: TenantId.default('acme').meta({ value: 'tenant', description: 'the tenant whose list the batch works through' }),
   'data-dir': DataDir.default('.paperclip'),
   keep: z.boolean().default(false).meta({ description: 'leave everything running (approve in a browser; Ctrl-C to stop)' }),
+  'fail-on': FailOn,
   'sim-port': Port.default(4100).meta({ value: 'port', description: 'preferred simulator port (a taken port falls back to a free one)' }),
   seed: z.coerce.number().int().min(0).default(1).meta({ value: 'n', description: "the simulator's data seed" }),
   config: ConfigPath.default('config/paperclip.local.yaml'),
@@ -103,9 +104,8 @@ export async function runDemo(argv: string[]): Promise<number> {
       taskId: newTaskId(flags.tenant),
       requestedBy: 'demo',
       keep: flags.keep,
+      failOn: flags['fail-on'],
       dataDirLabel: flags['data-dir'],
-      configPath: flags.config,
-      vendorBaseUrl: env.sim.url,
     });
   } finally {
     await env.stop();

@@ -3,16 +3,17 @@ import { join, resolve } from 'node:path';
 import { S3Client } from '@aws-sdk/client-s3';
 import { z } from 'zod';
 import { loadConfig } from '../config/load.js';
+import { configForFolder, DataFolderError } from './data-folder.js';
 import { S3ApiBucket, S3rverFolderBucket, type BucketReader } from '../evidence/bucket.js';
 import { startEvidenceServer, type EvidenceServer } from '../evidence/server.js';
-import { ConfigPath, DataDir, parseCommand, Port, type Command, type CommandSpec } from './args.js';
+import { FolderConfigPath, DataDir, parseCommand, Port, type Command, type CommandSpec } from './args.js';
 
 const DEFAULT_PORT = 4300;
 
 const Flags = z.object({
   port: Port.optional().meta({ value: 'port', description: `where to serve (default ${DEFAULT_PORT}, or a free one)` }),
   'data-dir': DataDir.default('.paperclip'),
-  config: ConfigPath.default('config/paperclip.local.yaml'),
+  config: FolderConfigPath,
   's3-endpoint': z.url().optional().meta({ value: 'url', description: 'read through this S3 API instead of the data folder' }),
 });
 
@@ -30,7 +31,14 @@ Ctrl-C to stop.`,
 
 export async function runEvidence(argv: string[]): Promise<number> {
   const { flags } = parseCommand(EVIDENCE_SPEC, argv);
-  const config = loadConfig(resolve(flags.config));
+  let config: ReturnType<typeof loadConfig>;
+  try {
+    config = loadConfig(configForFolder(flags['data-dir'], flags.config));
+  } catch (error) {
+    if (!(error instanceof DataFolderError)) throw error;
+    process.stderr.write(`paperclip evidence: ${error.message}\n`);
+    return 2;
+  }
   const endpoint = flags['s3-endpoint'] ?? process.env['PAPERCLIP_S3_ENDPOINT'];
   let reader: BucketReader;
   if (endpoint) {

@@ -12,6 +12,7 @@ import type { OpenedSession } from '../browser/identity-sessions.js';
 import type { ReadbackSource } from '../sitepack/schema.js';
 import { ConfigPath, parseCommand, TenantId, UsageError, type Command, type CommandSpec } from './args.js';
 import { SessionLostError } from '../domain/errors.js';
+import { where } from '../browser/locate.js';
 
 /**
  * `paperclip sitepack probe`: a read-only dry run on the live site. Every
@@ -135,7 +136,7 @@ export async function probe(s: Services, options: { tenant: string; item?: strin
         result.sessionLoss.push({
           check: 'logged-in page',
           ok: true,
-          detail: `no session-loss signal on ${new URL(session.page.url()).pathname}`,
+          detail: `no session-loss signal on ${where(session.page)}`,
         }),
       (error: unknown) => result.sessionLoss.push({ check: 'logged-in page', ok: false, detail: message(error) }),
     );
@@ -189,7 +190,7 @@ export async function probe(s: Services, options: { tenant: string; item?: strin
         detail: answered
           ? `${probeUrl} without a session is detected: login.probeUrl answered ` +
             `${answer.status()}, so a stored session that is gone is noticed before a task uses it`
-          : `${probeUrl} without a session showed ${new URL(page.url()).pathname}${new URL(page.url()).hash} ` +
+          : `${probeUrl} without a session showed ${where(page)} ` +
             `and nothing matched sessionLost; add what the vendor shows there (a URL part or a text)`,
       });
     } catch (error) {

@@ -6,7 +6,7 @@ import { buildReport } from '../report/collect.js';
 import { renderReportHtml } from '../report/render-html.js';
 import { renderReportText } from '../report/render-text.js';
 import { parseSince } from '../report/window.js';
-import { ConfigPath, DataDir, parseCommand, TenantId, type Command, type CommandSpec } from './args.js';
+import { FolderConfigPath, DataDir, parseCommand, TenantId, type Command, type CommandSpec } from './args.js';
 
 const Flags = z.object({
   since: z.string().min(1).default('7d').meta({ value: 'ISO date | 90m | 24h | 7d | 2w', description: 'the window' }),
@@ -14,7 +14,7 @@ const Flags = z.object({
   html: z.string().min(1).optional().meta({ value: 'out.html', description: 'also write a page with charts' }),
   json: z.boolean().default(false).meta({ description: 'print the report as JSON' }),
   'data-dir': DataDir.default('.paperclip'),
-  config: ConfigPath.default('config/paperclip.local.yaml'),
+  config: FolderConfigPath,
   aws: z.boolean().default(false).meta({ description: 'read the deployed tables and bucket' }),
 });
 

@@ -8,7 +8,18 @@ import { InputRejectedError } from '../domain/errors.js';
 import { routeTask } from '../domain/routing.js';
 import { idempotencyKey, type WriteTask } from '../domain/task.js';
 import type { EmbeddedPaperclip } from '../embedded/embedded-paperclip.js';
-import { ConfigPath, DataDir, KeyValueList, parseCommand, Port, TenantId, UsageError, type Command, type CommandSpec } from './args.js';
+import {
+  ConfigPath,
+  DataDir,
+  FailOn,
+  KeyValueList,
+  parseCommand,
+  Port,
+  TenantId,
+  UsageError,
+  type Command,
+  type CommandSpec,
+} from './args.js';
 import { approvalRecipients, log, logStack, newTaskId, runBatchCommand } from './batch-output.js';
 import { DataFolderError, startEmbeddedSession } from './data-folder.js';
 
@@ -32,10 +43,17 @@ const Flags = z
     keep: z.boolean().default(false).meta({ description: 'stay up after the batch, so approval links keep working (Ctrl-C to stop)' }),
     'approval-port': Port.optional().meta({ value: 'port', description: 'port of the approval pages (default: a free one)' }),
     'requested-by': RequestedByFlag,
+    'fail-on': FailOn,
   })
   .superRefine((f, ctx) => {
     if (f.item && !f.action) ctx.addIssue({ code: 'custom', path: ['action'], message: 'is required with --item: name the action to run' });
     if (!f.item && f.action) ctx.addIssue({ code: 'custom', path: ['item'], message: 'is required with --action: name the item to write' });
+    if (f.item && f['fail-on'].length > 0)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['fail-on'],
+        message: 'only goes with a batch: --item already exits 1 unless the outcome is done',
+      });
     if (!f.item && Object.keys(f.param).length > 0)
       ctx.addIssue({ code: 'custom', path: ['param'], message: 'only goes with --item (a batch takes its parameters from the config)' });
   });
@@ -49,7 +67,9 @@ against the back office at the config's vendor.base_url: read the list, then one
 guarded write per pending item. Progress goes to stderr, one JSON summary line
 to stdout. Exit code 0 when the batch succeeded, 1 when it failed (its list
 could not be read, or the execution failed), 2 for bad arguments or a bad
-config (nothing started).
+config (nothing started), 3 when it succeeded but items ended in an outcome
+named by --fail-on (e.g. --fail-on takeover,error): a batch succeeds when every
+item reached an outcome, whatever the outcome was.
 
 With --item <key> --action <name> [--param k=v ...] it runs one guarded write
 instead and prints its outcome as one JSON line; exit code 0 when the outcome
@@ -178,9 +198,8 @@ export async function runRun(argv: string[]): Promise<number> {
       taskId,
       requestedBy,
       keep: flags.keep,
+      failOn: flags['fail-on'],
       dataDirLabel: flags['data-dir'],
-      configPath: flags.config,
-      vendorBaseUrl: config.vendor.base_url,
     });
   } finally {
     await session.close();

@@ -1,9 +1,8 @@
-import { resolve } from 'node:path';
 import { z } from 'zod';
 import type { Services } from '../app/services.js';
 import { loadConfig } from '../config/load.js';
-import { ConfigPath, DataDir, parseCommand, TenantId, UsageError, type Command, type CommandSpec } from './args.js';
-import { openDataFolder, DataFolderError } from './data-folder.js';
+import { FolderConfigPath, DataDir, parseCommand, TenantId, UsageError, type Command, type CommandSpec } from './args.js';
+import { configForFolder, openDataFolder, DataFolderError } from './data-folder.js';
 import { evidenceLink } from '../app/takeover/queue.js';
 import { resolveTakeover, TakeoverRefusedError } from '../app/takeover/resolve.js';
 import { KEY_PATTERN, KEY_SHAPE } from '../domain/task.js';
@@ -21,7 +20,7 @@ const KeyArg = [{ name: 'key', description: 'the idempotency key of the item (pa
 
 const Common = {
   'data-dir': DataDir.default('.paperclip'),
-  config: ConfigPath.default('config/paperclip.local.yaml'),
+  config: FolderConfigPath,
   'vendor-url': z
     .url({ message: 'must be the back office base URL, e.g. http://127.0.0.1:4100' })
     .optional()
@@ -270,10 +269,10 @@ export async function executeTakeover(s: Services, command: TakeoverCommand, io:
 export async function runTakeover(argv: string[], io: Io = processIo): Promise<number> {
   const command = parseTakeoverArgs(argv);
   const { flags } = command;
-  const configPath = resolve(flags.config);
-  const vendorBaseUrl = flags['vendor-url'] ?? loadConfig(configPath).vendor.base_url;
   let session: Awaited<ReturnType<typeof openDataFolder>>;
   try {
+    const configPath = configForFolder(flags['data-dir'], flags.config);
+    const vendorBaseUrl = flags['vendor-url'] ?? loadConfig(configPath).vendor.base_url;
     session = await openDataFolder({ dataDir: flags['data-dir'], configPath, vendorBaseUrl });
   } catch (error) {
     if (error instanceof DataFolderError) {

@@ -13,9 +13,18 @@ export class ValidationError extends Error {
   static fromZod(source: string, error: z.ZodError): ValidationError {
     return new ValidationError(
       source,
-      error.issues.map((issue) => ({ path: issue.path.map(String).join('.'), message: issue.message })),
+      error.issues.map((issue) => ({ path: issue.path.map(String).join('.'), message: readable(issue) })),
     );
   }
+}
+
+/** zod says "expected string, received undefined" for a missing field; a person needs to hear that it is required. */
+function readable(issue: z.core.$ZodIssue): string {
+  if (issue.code === 'invalid_type' && /received undefined$/.test(issue.message)) {
+    const field = issue.path.map(String).at(-1) ?? 'it';
+    return `is required: add ${field} (${issue.message.replace(/^Invalid input: /, '')})`;
+  }
+  return issue.message;
 }
 
 /** Parses with a schema and throws a ValidationError naming every bad field. */

@@ -1,5 +1,6 @@
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { closeSharedBrowser } from '../../src/browser/chromium.js';
 import { parseBenchArgs } from '../../bench/args.js';
 import { BenchReportSchema } from '../../bench/report-schema.js';
@@ -135,4 +136,10 @@ test('bench flags are validated and name the flag', () => {
   assert.throws(() => parseBenchArgs(['--items', '0']), /--items must be 1 to 200/);
   assert.throws(() => parseBenchArgs(['--repeat', 'x']), /--repeat must be a whole number/);
   assert.throws(() => parseBenchArgs(['--verbose']), /unknown flag --verbose/);
+});
+
+test('npm run bench -- --help prints the usage and exits 0, running nothing', () => {
+  const help = spawnSync(process.execPath, ['--import', 'tsx', 'bench/main.ts', '--help'], { encoding: 'utf8' });
+  assert.equal(help.status, 0, help.stderr);
+  assert.match(help.stdout, /^usage: npm run bench -- \[--items N\]/);
 });

@@ -1,12 +1,12 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { UsageError } from '../../src/cli/args.js';
 import { runRun } from '../../src/cli/run.js';
 import { approvalRecipients } from '../../src/cli/batch-output.js';
 import type { EmbeddedPaperclip } from '../../src/embedded/embedded-paperclip.js';
-import { KEY_PATTERN } from '../../src/domain/task.js';
+import { idempotencyKey, KEY_PATTERN } from '../../src/domain/task.js';
 import { startSimulator, type RunningSimulator } from '../../src/simulator/server.js';
 import { SimulatorControl } from '../../src/simulator/control-client.js';
 import { startLedgerly, type RunningLedgerly } from '../../src/ledgerly/server.js';
@@ -118,6 +118,14 @@ describe('paperclip run', () => {
       ],
       [['--config', setup.config, '--tenant', 'acme', '--item', 'ACME-202611-0001'], /--action: is required with --item/],
       [
+        ['--config', setup.config, '--tenant', 'acme', '--fail-on', 'takeover,lost'],
+        /--fail-on: "lost" is not outcome or outcome:N; outcomes are done, /,
+      ],
+      [
+        ['--config', setup.config, '--tenant', 'acme', '--fail-on', 'takeover:0'],
+        /--fail-on: "takeover:0": N counts items and starts at 1/,
+      ],
+      [
         ['--config', setup.config, '--tenant', 'acme', '--item', 'acme-1', '--action', 'mark_processed'],
         /--item: billNo "acme-1" is not a bill number of vendor-sim/,
       ],
@@ -142,9 +150,22 @@ describe('paperclip run', () => {
     assert.deepEqual(await control.journal(), [], 'the vendor saw no write');
   });
 
-  test('a batch against the running back office: progress on stderr, one summary line, one mutation per pending item, exit 0', async () => {
-    const run = await paperclip(['run', '--config', setup.config, '--tenant', 'acme', '--task', 'T-cli-run-acme', '--data-dir', dataDir()]);
-    assert.equal(run.code, 0, run.stderr);
+  test('a batch against the running back office: progress on stderr, one summary line, one mutation per pending item; --fail-on exits 3', async () => {
+    const run = await paperclip([
+      'run',
+      '--config',
+      setup.config,
+      '--tenant',
+      'acme',
+      '--task',
+      'T-cli-run-acme',
+      '--data-dir',
+      dataDir(),
+      '--fail-on',
+      'takeover,awaiting_approval',
+    ]);
+    assert.equal(run.code, 3, run.stderr);
+    assert.match(run.stderr, /exit 3: --fail-on awaiting_approval 1 ≥ 1 \(the batch itself succeeded\)/);
     assert.equal(run.stdout.trim().split('\n').length, 1, 'stdout is the summary line alone');
     const summary = lastJson(run.stdout);
     assert.deepEqual(
@@ -163,6 +184,31 @@ describe('paperclip run', () => {
     assert.doesNotMatch(run.stderr, /\/approvals\/|pw-acme-2026/, 'no approval link or vendor password on the terminal');
     const journal = await control.journal();
     assert.deepEqual(journal.map((e) => `${e.billNo} ${e.action}`).sort(), ['ACME-202611-0001 mark', 'ACME-202611-0002 mark']);
+  });
+
+  test('from the data folder alone, no process running and no --config: takeover list reads it, compensate undoes a write', async () => {
+    const key = idempotencyKey({ taskId: 'T-cli-run-acme', tenant: 'acme', billNo: 'ACME-202611-0001', action: 'mark_processed' });
+    const before = (await control.journal()).length;
+    const queue = await paperclip(['takeover', 'list', '--data-dir', dataDir()]);
+    assert.equal(queue.code, 0, queue.stderr);
+    const otherPrefix = join(setup.dir, 'other-prefix.yaml');
+    writeFileSync(otherPrefix, readFileSync(setup.config, 'utf8').replace(/^prefix: .*/m, 'prefix: elsewhere'));
+    const mismatched = await paperclip(['takeover', 'list', '--data-dir', dataDir(), '--config', otherPrefix]);
+    assert.equal(mismatched.code, 2, mismatched.stderr);
+    assert.match(mismatched.stderr, /names prefix "elsewhere" .* but the data folder .* holds prefix "paperclip-local"/);
+    assert.doesNotMatch(mismatched.stdout, /No open takeover items/, 'a folder read with the wrong tables never shows an empty queue');
+    const unknown = await paperclip(['compensate', `k-acme_${'0'.repeat(32)}`, '--reason', 'no such write', '--data-dir', dataDir()]);
+    assert.equal(unknown.code, 2, unknown.stderr);
+    assert.doesNotMatch(unknown.stderr, /\n\s+at /, 'no stack trace for an unknown key');
+    const undone = await paperclip(['compensate', key, '--reason', 'marked by mistake', '--data-dir', dataDir()]);
+    assert.equal(undone.code, 0, undone.stderr);
+    assert.equal(lastJson(undone.stdout)['rolledBack'], true, undone.stdout);
+    const journal = await control.journal();
+    assert.deepEqual(
+      journal.slice(before).map((e) => `${e.billNo} ${e.action}`),
+      ['ACME-202611-0001 unmark'],
+      'the inverse ran once, on that bill',
+    );
   });
 
   test('--item runs one guarded write and prints its outcome as one JSON line', async () => {
@@ -203,6 +249,8 @@ describe('paperclip run', () => {
       'T-cli-run-globex',
       '--data-dir',
       dataDir(),
+      '--fail-on',
+      'takeover,error,awaiting_approval:1',
     ]);
     assert.equal(run.code, 0, run.stderr);
     const summary = lastJson(run.stdout);

@@ -163,6 +163,7 @@ describe('paperclip sitepack probe', () => {
       assert.match(text, /item N-7001 through every readback source/);
       for (const source of ['list', 'detail', 'export', 'api']) assert.match(text, new RegExp(`\\n {2}${source} +OPEN`));
       assert.match(text, /agree: OPEN/);
+      assert.match(text, /ok +logged-in page: no session-loss signal on \/#\/\S+/, 'a hash route is named with its hash, not as "/"');
       assert.match(text, /ok +logged-out visit: /);
       assert.deepEqual(await ledgerlyControl.journal(), journalBefore, 'the vendor journal is unchanged');
       assert.deepEqual(journalBefore, []);

@@ -4,7 +4,8 @@ import { readFileSync } from 'node:fs';
 import { parse, stringify } from 'yaml';
 import { parseConfig } from '../../src/config/load.js';
 import { checkConfigAgainstPack, loadRuntime } from '../../src/config/runtime.js';
-import { ValidationError } from '../../src/config/errors.js';
+import { parseOrThrow, ValidationError } from '../../src/config/errors.js';
+import { SitePack } from '../../src/sitepack/schema.js';
 
 const sample = () => parse(readFileSync('config/paperclip.local.yaml', 'utf8')) as Record<string, any>;
 const invalid = (mutate: (c: Record<string, any>) => void): ValidationError => {
@@ -39,6 +40,13 @@ test('errors name the field and say how to fix it', () => {
     invalid((c) => (c.environment = 'aws')).message,
     /identities\.0\.credentials\.source: inline credentials are for the local stack only/,
   );
+  assert.match(invalid((c) => delete c.evidence.bucket).message, /evidence\.bucket: is required: add bucket \(expected string/);
+});
+
+test('a site pack without login.probeUrl names it as required', () => {
+  const pack = parse(readFileSync('sitepacks/vendor-sim.yaml', 'utf8')) as Record<string, any>;
+  delete pack.login.probeUrl;
+  assert.throws(() => parseOrThrow(SitePack, pack, 'pack.yaml'), /login\.probeUrl: is required: add probeUrl/);
 });
 
 test('not YAML at all is a clear error', () => {

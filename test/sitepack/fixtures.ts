@@ -54,6 +54,18 @@ const BROKEN = page(
 );
 
 /**
+ * An admin-framework table: its header row is made of <td> cells inside <thead>
+ * (no <th>, no roles), and the body repeats a header row of bold <td> cells
+ * before each group, as printed-report tables do.
+ */
+const REPEATED_HEADER = '<tr class="hd"><th>单号</th><th>组织</th><th>金额</th><th>状态</th></tr>';
+const TD_HEADERS = page(
+  `<table aria-label="对账单"><thead><tr><td><b>单号</b></td><td><b>组织</b></td><td><b>金额</b></td><td><b>状态</b></td></tr></thead><tbody>${BILLS.map(
+    (b, i) => `${i === 2 ? REPEATED_HEADER : ''}<tr><td>${b.no}</td><td>${b.org}</td><td>${b.amount}</td><td>${b.status}</td></tr>`,
+  ).join('')}</tbody></table>`,
+);
+
+/**
  * A single-page app on hash routes. #/bills lists bills from a JSON call that
  * needs the session cookie; without it the app swallows the 401 and shows its
  * login route. #/bills/<no> shows a detail with labelled values, a row menu,
@@ -131,6 +143,7 @@ export async function startFixtures(): Promise<Fixtures> {
     if (url.pathname === '/grid') return html(GRID);
     if (url.pathname === '/cards') return html(CARDS);
     if (url.pathname === '/broken') return html(BROKEN);
+    if (url.pathname === '/td-headers') return html(TD_HEADERS);
     if (url.pathname === '/app') return html(SPA);
     if (url.pathname === '/api/bills') return loggedIn ? json(200, { items: BILLS }) : json(401, { error: 'login' });
     if (url.pathname.startsWith('/api/bills/')) {

@@ -106,6 +106,33 @@ describe('site pack v2 patterns', () => {
     );
   });
 
+  test('a header row of <td> cells inside <thead>, and a header row repeated in the body, are headers, not data rows', async () => {
+    const p = pack({
+      list: {
+        steps: [{ action: 'open', url: '/td-headers' }],
+        rows: { table: { name: '对账单' } },
+        key: { column: '单号' },
+        fields: { status: { column: '状态' }, amount: { column: '金额', regex: '([\\d,.]+)' } },
+      },
+    });
+    assert.deepEqual(
+      (await readList(session, ctx(p))).map((r) => `${r.billNo}:${r.status}:${r.amount}`),
+      ['N-7001:PENDING:1,234.50', 'N-7002:PROCESSED:88.00', 'N-7003:REVIEW:10.00'],
+    );
+    const wrongColumn = pack({
+      list: {
+        steps: [{ action: 'open', url: '/td-headers' }],
+        rows: { table: {} },
+        key: { column: 'Bill' },
+        fields: { status: { column: '状态' } },
+      },
+    });
+    await assert.rejects(
+      readList(session, ctx(wrongColumn)),
+      /list\.key \(column "Bill"\) read nothing in row 1 .*the columns are "单号", "组织", "金额", "状态"/,
+    );
+  });
+
   test('role-less cards: rows around a label, values next to labels or by regex, "load more" until it is gone', async () => {
     const p = pack({
       list: {
