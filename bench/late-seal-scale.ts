@@ -213,7 +213,7 @@ export async function seedSealedBatch(
   await putTop('index.html', page);
   const seal = buildSeal(
     batch,
-    { batch, top, items: folders, nested: [] },
+    { batch, top, items: folders, nested: [], unreadable: [] },
     keys.map((key, i) => ({ key, events: chains[i]!, status: claims[i]!.status, billNo: billOf(i), action: ACTION })),
     'schedule',
   );

@@ -83,6 +83,7 @@ export function grantAccess(scope: Construct, grantee: IRole, access: FunctionAc
     // The functions that seal (complete, takeover, summarize-batch) anchor each seal outside the table.
     resources.evidence.grantWriteAnchors(grantee);
   }
+  if (access.writesDigests) resources.evidence.grantWriteDigests(grantee);
   if (access.batchRunFiles === 'writes-items') resources.working.grantWriteBatchItems(grantee);
   if (access.batchRunFiles === 'reads-results') resources.working.grantReadMapRunResults(grantee);
 

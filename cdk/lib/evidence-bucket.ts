@@ -6,8 +6,10 @@ import { Construct } from 'constructs';
 
 /** Evidence keys are `evidence/<tenant>/<taskId>/<idempotencyKey>/<file>`. */
 export const EVIDENCE_PREFIX = 'evidence/';
-/** Seal anchors and their daily digests (src/evidence/anchors.ts); locked like every object of the bucket. */
+/** Seal anchors (src/evidence/anchors.ts); locked like every object of the bucket. */
 export const ANCHOR_PREFIX = 'anchors/';
+/** The signed daily digests of the anchors (src/evidence/digests.ts), written by the digest function alone. */
+export const DIGEST_PREFIX = 'digests/';
 
 /**
  * Traces are the one evidence file that records typed values (form fields,
@@ -197,27 +199,49 @@ export class EvidenceBucket extends Construct {
   }
 
   /**
-   * The sealing functions anchor each seal and write each day's digest under anchors/, and read
-   * back the anchors and the previous digest to build the next one. No delete: with Object Lock
-   * and the bucket's default retention, the first version of each anchor and digest stays.
+   * The sealing functions anchor each seal under anchors/: put only. They neither read anchors nor touch
+   * digests (the digest function's), and with Object Lock and the bucket's default retention the first
+   * version of each anchor stays.
    */
   grantWriteAnchors(grantee: IGrantable): void {
     grantee.grantPrincipal.addToPrincipalPolicy(
       new PolicyStatement({
-        sid: 'ListAnchors',
+        sid: 'WriteAnchors',
+        actions: ['s3:PutObject'],
+        resources: [this.bucket.arnForObjects(`${ANCHOR_PREFIX}*`)],
+      }),
+    );
+    this.grantKey(grantee, 'AnchorsUseEvidenceKey', ['kms:GenerateDataKey']);
+  }
+
+  /**
+   * The digest function: lists and reads the anchors of each day and the previous digest, and puts the
+   * day's digest under digests/. No delete, no put under anchors/ or evidence/.
+   */
+  grantWriteDigests(grantee: IGrantable): void {
+    grantee.grantPrincipal.addToPrincipalPolicy(
+      new PolicyStatement({
+        sid: 'ListAnchorsAndDigests',
         actions: ['s3:ListBucket'],
         resources: [this.bucket.bucketArn],
-        conditions: { StringLike: { 's3:prefix': [`${ANCHOR_PREFIX}*`] } },
+        conditions: { StringLike: { 's3:prefix': [`${ANCHOR_PREFIX}*`, `${DIGEST_PREFIX}*`] } },
       }),
     );
     grantee.grantPrincipal.addToPrincipalPolicy(
       new PolicyStatement({
-        sid: 'WriteAnchors',
-        actions: ['s3:PutObject', 's3:GetObject', 's3:GetObjectAttributes'],
-        resources: [this.bucket.arnForObjects(`${ANCHOR_PREFIX}*`)],
+        sid: 'ReadAnchorsAndDigests',
+        actions: ['s3:GetObject'],
+        resources: [this.bucket.arnForObjects(`${ANCHOR_PREFIX}*`), this.bucket.arnForObjects(`${DIGEST_PREFIX}*`)],
       }),
     );
-    this.grantKey(grantee, 'AnchorsUseEvidenceKey', ['kms:GenerateDataKey', 'kms:Decrypt']);
+    grantee.grantPrincipal.addToPrincipalPolicy(
+      new PolicyStatement({
+        sid: 'WriteDigests',
+        actions: ['s3:PutObject'],
+        resources: [this.bucket.arnForObjects(`${DIGEST_PREFIX}*`)],
+      }),
+    );
+    this.grantKey(grantee, 'DigestsUseEvidenceKey', ['kms:GenerateDataKey', 'kms:Decrypt']);
   }
 
   private grantKey(grantee: IGrantable, sid: string, actions: string[]): void {

@@ -33,6 +33,11 @@ export interface FunctionAccess {
    *   Traces stay unreadable: the bucket policy denies them to all but the auditor.
    */
   readsEvidence: 'none' | 'before-screenshots' | 'folders';
+  /**
+   * The daily digests (src/evidence/digests.ts): list and read anchors/ and digests/, put under digests/ only.
+   * Signing them (kms:Sign on the digest key) is granted by the DailyDigests construct, in the key policy too.
+   */
+  writesDigests: boolean;
   /** A batch's working files under runs/: ReadList writes the item list, Summarize reads the map run's results. */
   batchRunFiles: 'none' | 'writes-items' | 'reads-results';
   /** GetSecretValue on the per-identity vendor credentials (login, API token). */
@@ -53,7 +58,7 @@ export interface FunctionAccess {
   actsForTenant: boolean;
 }
 
-export type FunctionName = WorkflowFunctionName | 'approval-http';
+export type FunctionName = WorkflowFunctionName | 'approval-http' | 'write-digests';
 
 /** The audit log is append-only: read the chain head, put the next link. No Update, no Delete. */
 const AUDIT_APPEND: TableAccess = { actions: ['dynamodb:Query', 'dynamodb:PutItem'] };
@@ -67,6 +72,7 @@ const NOTHING: FunctionAccess = {
   tables: {},
   writesEvidence: false,
   readsEvidence: 'none',
+  writesDigests: false,
   batchRunFiles: 'none',
   readsIdentitySecrets: false,
   readsApprovalSigningKey: false,
@@ -133,6 +139,8 @@ export const FUNCTION_ACCESS: Readonly<Record<FunctionName, FunctionAccess>> = {
     // When the summary fails, its SummarizeFailed step mails the operators.
     sendsEmail: true,
   },
+  // Writes and signs each tenant's daily digest from the day's anchors; no table, no evidence folder.
+  'write-digests': { ...NOTHING, writesDigests: true },
   'approval-http': {
     ...NOTHING,
     tables: { approvals: { actions: ['dynamodb:GetItem', 'dynamodb:UpdateItem'] }, audit: AUDIT_APPEND },

@@ -59,10 +59,21 @@ export function applyNagSuppressions(stack: PaperclipStack): void {
       acknowledge(
         handler.role,
         `AwsSolutions-IAM5[Resource::${bucketArn}/anchors/*]`,
-        'Seal anchors are anchors/<tenant>/<day>/<chain>/<seq>.json and daily digests anchors/<tenant>/digests/<day>.json, named by ' +
-          'run-time values, so the prefix is the narrowest fixed resource. This function anchors the seals it makes and reads the ' +
-          "previous day's anchors to digest them; no delete or retention change, and Object Lock keeps every version.",
+        'Seal anchors are anchors/<tenant>/<day>/<chain>/<seq>.json, named by run-time values, so the prefix is the narrowest ' +
+          'fixed resource. This function anchors the seals it makes: s3:PutObject only, no read, delete or retention change, and ' +
+          'Object Lock keeps every version.',
       );
+    }
+    if (access.writesDigests) {
+      for (const prefix of ['anchors', 'digests']) {
+        acknowledge(
+          handler.role,
+          `AwsSolutions-IAM5[Resource::${bucketArn}/${prefix}/*]`,
+          'Anchors are anchors/<tenant>/<day>/<chain>/<seq>.json and digests digests/<tenant>/<day>.json, named by run-time ' +
+            "values, so the prefixes are the narrowest fixed resources. This function reads a day's anchors and the previous " +
+            'digest and puts the next digest under digests/ only; no delete or retention change, and Object Lock keeps every version.',
+        );
+      }
     }
     if (access.sendsEmail) {
       acknowledge(

@@ -19,6 +19,7 @@ import { applyNagSuppressions } from './nag-suppressions.js';
 import { Observability } from './observability.js';
 import { writeRuntimeFiles, type ResolvedDeployment } from './runtime-config.js';
 import { BatchSchedules } from './schedules.js';
+import { DailyDigests } from './daily-digests.js';
 import { PaperclipSecrets } from './secrets.js';
 import { PaperclipTables } from './tables.js';
 import { TenantAccess } from './tenant-access.js';
@@ -50,6 +51,7 @@ export class PaperclipStack extends Stack {
   /** Present when the runtime config asks for approver sign-in. */
   readonly approverSignIn?: ApproverSignIn;
   readonly schedules: BatchSchedules;
+  readonly digests: DailyDigests;
   readonly observability: Observability;
   readonly deployment: ResolvedDeployment;
 
@@ -147,6 +149,8 @@ export class PaperclipStack extends Stack {
       batch: this.workflows.byId.Batch,
     });
 
+    this.digests = new DailyDigests(this, 'Digests', { prefix, writer: this.handlers.writeDigests, auditor: this.auditor.role });
+
     this.observability = new Observability(this, 'Observability', {
       prefix,
       alarmAddress: deploy.email.alarmAddress,
@@ -158,6 +162,7 @@ export class PaperclipStack extends Stack {
     new CfnOutput(this, 'EvidenceBucket', { value: this.evidence.bucket.bucketName });
     new CfnOutput(this, 'AuditorRoleArn', { value: this.auditor.role.roleArn });
     new CfnOutput(this, 'BatchStateMachineArn', { value: this.workflows.byId.Batch.stateMachineArn });
+    new CfnOutput(this, 'DigestKeyArn', { value: this.digests.key.keyArn });
 
     applyNagSuppressions(this);
   }

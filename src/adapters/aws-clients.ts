@@ -4,6 +4,7 @@ import { S3Client } from '@aws-sdk/client-s3';
 import { SESv2Client } from '@aws-sdk/client-sesv2';
 import { SFNClient } from '@aws-sdk/client-sfn';
 import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
+import { KMSClient } from '@aws-sdk/client-kms';
 import { traced } from './telemetry.js';
 
 /**
@@ -16,6 +17,8 @@ export interface AwsClients {
   ses: SESv2Client;
   sfn: SFNClient;
   secretsManager: SecretsManagerClient;
+  /** The digest signing key (Sign for the digest function, GetPublicKey for verify). */
+  kms: KMSClient;
 }
 
 /** Endpoints of emulated services; each one left out is AWS itself. */
@@ -25,15 +28,22 @@ export interface AwsEndpoints {
   ses?: string | undefined;
   sfn?: string | undefined;
   secrets?: string | undefined;
+  kms?: string | undefined;
 }
 
-function clientConfig(region: string, endpoint: string | undefined) {
+/** A credential of the local stack's own (the local KMS answers Sign only for the signer's): AWS uses the role's. */
+export interface LocalCredential {
+  accessKeyId: string;
+  secretAccessKey: string;
+}
+
+function clientConfig(region: string, endpoint: string | undefined, credentials?: LocalCredential) {
   if (!endpoint) return { region };
   // The local emulators take fixed credentials (s3rver insists on these); they keep the SDK from looking for real ones.
   return {
     region,
     endpoint,
-    credentials: { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' },
+    credentials: credentials ?? { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' },
     forcePathStyle: true,
     requestChecksumCalculation: 'WHEN_REQUIRED' as const,
     responseChecksumValidation: 'WHEN_REQUIRED' as const,
@@ -41,7 +51,7 @@ function clientConfig(region: string, endpoint: string | undefined) {
 }
 
 /** Every client is traced: one X-Ray subsegment per call on AWS where tracing is on (telemetry.ts). */
-export function createAwsClients(region: string, endpoints: AwsEndpoints): AwsClients {
+export function createAwsClients(region: string, endpoints: AwsEndpoints, kmsCredential?: LocalCredential): AwsClients {
   return {
     db: DynamoDBDocumentClient.from(traced(new DynamoDBClient(clientConfig(region, endpoints.dynamodb))), {
       marshallOptions: { removeUndefinedValues: true },
@@ -50,10 +60,11 @@ export function createAwsClients(region: string, endpoints: AwsEndpoints): AwsCl
     ses: traced(new SESv2Client(clientConfig(region, endpoints.ses))),
     sfn: traced(new SFNClient(clientConfig(region, endpoints.sfn))),
     secretsManager: traced(new SecretsManagerClient(clientConfig(region, endpoints.secrets))),
+    kms: traced(new KMSClient(clientConfig(region, endpoints.kms, kmsCredential))),
   };
 }
 
 /** Closes every client's sockets, so a command can exit without waiting for keep-alive timeouts. */
 export function destroyAwsClients(clients: AwsClients): void {
-  for (const client of [clients.db, clients.s3, clients.ses, clients.sfn, clients.secretsManager]) client.destroy();
+  for (const client of [clients.db, clients.s3, clients.ses, clients.sfn, clients.secretsManager, clients.kms]) client.destroy();
 }

@@ -14,6 +14,8 @@ import { Mailer } from '../adapters/ses/mailer.js';
 import { Executions } from '../adapters/sfn/executions.js';
 import { SecretStrings } from '../adapters/secrets/secret-strings.js';
 import { createAwsClients, destroyAwsClients, type AwsClients } from '../adapters/aws-clients.js';
+import { DigestKeys } from '../adapters/kms/digest-keys.js';
+import { digestKeyAlias } from '../workflow/functions.js';
 import { IdentitySecrets } from '../adapters/secrets/identity-secrets.js';
 import { VendorApi } from '../adapters/vendor/vendor-api.js';
 import { IdentitySessions, type IdentitySecret } from '../browser/identity-sessions.js';
@@ -52,6 +54,11 @@ export interface Services {
   mapRuns: MapRunResults;
   /** Plain secrets by id (the approval signing key on AWS). */
   secretStrings: SecretStrings;
+  /**
+   * The key daily digests are signed with: its public half for verify; Sign succeeds only for the digest
+   * function's role (on AWS the key policy, locally the local KMS's signer credential).
+   */
+  digestKeys: DigestKeys;
   sessions: IdentitySessions;
   table(id: Parameters<typeof tableName>[1]): string;
   identity(id: string): Identity;
@@ -90,6 +97,17 @@ const Environment = z.object({
   PAPERCLIP_SES_ENDPOINT: z.string().url().optional(),
   PAPERCLIP_SFN_ENDPOINT: z.string().url().optional(),
   PAPERCLIP_SECRETS_ENDPOINT: z.string().url().optional(),
+  PAPERCLIP_KMS_ENDPOINT: z.string().url().optional(),
+  /** The digest signing key (its ARN on AWS, set by the CDK app); default alias/<prefix>-digests. */
+  PAPERCLIP_DIGEST_KEY_ID: z.string().min(1).optional(),
+  /**
+   * The local KMS's signer credential, given only to the digest writer (`<access key id>:<secret>`). Unset on AWS,
+   * where the function's role is the credential.
+   */
+  PAPERCLIP_KMS_SIGNER: z
+    .string()
+    .regex(/^[A-Z0-9]{16,}:\S+$/, 'set PAPERCLIP_KMS_SIGNER to <access key id>:<secret> of the local KMS signer')
+    .optional(),
   PAPERCLIP_GUARDED_WRITE_ARN: z.string().startsWith('arn:').optional(),
   /** Where approval links point when it is only known at deploy or start time (a Function URL, the local server). */
   PAPERCLIP_APPROVAL_BASE_URL: z.string().url().optional(),
@@ -130,13 +148,18 @@ export function createServices(env: NodeJS.ProcessEnv = process.env, options: Se
   if (vars.PAPERCLIP_APPROVAL_BASE_URL) config.approvals.base_url = vars.PAPERCLIP_APPROVAL_BASE_URL;
   if (vars.PAPERCLIP_SIGN_IN_CLIENT_ID && config.approvals.sign_in) config.approvals.sign_in.client_id = vars.PAPERCLIP_SIGN_IN_CLIENT_ID;
   const region = vars.PAPERCLIP_AWS_REGION ?? config.region;
-  const clients = createAwsClients(region, {
-    dynamodb: vars.PAPERCLIP_DYNAMODB_ENDPOINT,
-    s3: vars.PAPERCLIP_S3_ENDPOINT,
-    ses: vars.PAPERCLIP_SES_ENDPOINT,
-    sfn: vars.PAPERCLIP_SFN_ENDPOINT,
-    secrets: vars.PAPERCLIP_SECRETS_ENDPOINT,
-  });
+  const clients = createAwsClients(
+    region,
+    {
+      dynamodb: vars.PAPERCLIP_DYNAMODB_ENDPOINT,
+      s3: vars.PAPERCLIP_S3_ENDPOINT,
+      ses: vars.PAPERCLIP_SES_ENDPOINT,
+      sfn: vars.PAPERCLIP_SFN_ENDPOINT,
+      secrets: vars.PAPERCLIP_SECRETS_ENDPOINT,
+      kms: vars.PAPERCLIP_KMS_ENDPOINT,
+    },
+    signerCredential(vars.PAPERCLIP_KMS_SIGNER),
+  );
   // Every call these clients make is evaluated against the caller's deployed policies (docs/local-stack.md).
   for (const client of [clients.db, clients.s3, clients.ses, clients.sfn, clients.secretsManager]) options.localIam?.attach(client);
   const table = (id: Parameters<typeof tableName>[1]) => tableName(config.prefix, id);
@@ -182,6 +205,11 @@ export function createServices(env: NodeJS.ProcessEnv = process.env, options: Se
         throw new Error('approvals.sign_in.issuer is embedded but no embedded provider runs here (PAPERCLIP_SIGN_IN_ISSUER is unset)');
       return vars.PAPERCLIP_SIGN_IN_ISSUER;
     },
+    digestKeys: new DigestKeys(
+      clients.kms,
+      vars.PAPERCLIP_DIGEST_KEY_ID ?? digestKeyAlias(config.prefix),
+      config.evidence.digest_public_key,
+    ),
     close() {
       destroyAwsClients(clients);
     },
@@ -243,6 +271,12 @@ export function createServices(env: NodeJS.ProcessEnv = process.env, options: Se
   }
 
   return { ...assemble(clients, () => undefined), clients };
+}
+
+function signerCredential(value: string | undefined) {
+  if (!value) return undefined;
+  const at = value.indexOf(':');
+  return { accessKeyId: value.slice(0, at), secretAccessKey: value.slice(at + 1) };
 }
 
 let current: Services | undefined;

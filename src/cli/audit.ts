@@ -3,6 +3,7 @@ import { KEY_PATTERN, KEY_SHAPE } from '../domain/task.js';
 import { DataSourceError, openDataSource } from './data-source.js';
 import type { VerifyResult } from '../evidence/verify.js';
 import { verifyPreserved } from '../evidence/preserved-versions.js';
+import { writeDailyDigests } from '../app/digests.js';
 import { FolderConfigPath, DataDir, parseCommand, TenantId, type Command, type CommandSpec } from './args.js';
 
 const Flags = z
@@ -32,7 +33,9 @@ export const AUDIT_SPEC: CommandSpec<typeof Flags> = {
 batch:<tenant>:<taskId>) and the sha256 of every evidence object, and compares
 them with the batch seal. Names each event that was altered or removed, each
 object that was altered or removed, and each object the seal does not account
-for. Without --batch/--key: every batch (of --tenant).
+for. Without --batch/--key: every batch (of --tenant), and each tenant's signed
+daily digests: one for every day from its first seal, each signature checked
+with the digest key's public half (KMS, or evidence.digest_public_key).
 
 Reads the local data folder (also while npm start -- --keep runs on it), the
 endpoints in PAPERCLIP_DYNAMODB_ENDPOINT / PAPERCLIP_S3_ENDPOINT, or AWS (--aws).
@@ -80,3 +83,51 @@ export async function runAudit(argv: string[]): Promise<number> {
 }
 
 export const auditCommand: Command = { spec: AUDIT_SPEC, run: runAudit };
+
+const DigestFlags = z.object({
+  'data-dir': DataDir.default('.paperclip'),
+  config: FolderConfigPath,
+  json: z.boolean().default(false).meta({ description: 'print the run as JSON' }),
+});
+
+export const AUDIT_DIGEST_SPEC: CommandSpec<typeof DigestFlags> = {
+  name: 'audit digest',
+  summary: 'writes the signed daily digest of every finished day that has none (the digest function, locally)',
+  description: `Runs the digest function on a local data folder: for every tenant that has sealed
+anything, the daily digest of each day that is over (an hour after midnight UTC)
+and has none yet, quiet days included, each naming the previous day's digest and
+signed with the folder's digest key (its local KMS). On AWS an EventBridge rule
+runs the function every hour; locally the stack runs it at start and after each
+batch, and this command on demand. Never replaces a digest that exists.
+
+Exit code: 0 written (or nothing to write), 1 a tenant's digests could not be
+written, 2 bad arguments.`,
+  flags: DigestFlags,
+};
+
+export async function runAuditDigest(argv: string[]): Promise<number> {
+  const { flags } = parseCommand(AUDIT_DIGEST_SPEC, argv);
+  let source: Awaited<ReturnType<typeof openDataSource>>;
+  try {
+    source = await openDataSource({ dataDir: flags['data-dir'], configPath: flags.config, signer: true });
+  } catch (error) {
+    if (!(error instanceof DataSourceError)) throw error;
+    process.stderr.write(`paperclip audit digest: ${error.message}\n`);
+    return 2;
+  }
+  try {
+    const run = await writeDailyDigests(source.services);
+    if (flags.json) process.stdout.write(`${JSON.stringify(run)}\n`);
+    else {
+      const lines = [`audit digest: ${run.tenants} tenant(s), ${run.written.length} digest(s) written`];
+      for (const key of run.written) lines.push(`  wrote    ${key}`);
+      for (const f of run.failed) lines.push(`  FAILED   ${f.tenant}: ${f.error}`);
+      process.stdout.write(`${lines.join('\n')}\n`);
+    }
+    return run.failed.length === 0 ? 0 : 1;
+  } finally {
+    await source.close();
+  }
+}
+
+export const auditDigestCommand: Command = { spec: AUDIT_DIGEST_SPEC, run: runAuditDigest };

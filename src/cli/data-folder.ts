@@ -75,6 +75,8 @@ const StackRecord = z.object({
     ses: z.string().url(),
     sesInbox: z.string().url(),
     stepfunctions: z.string().url(),
+    // Absent in a record written before the local stack had a KMS.
+    kms: z.string().url().optional(),
   }),
   arns: z.object({ batch: z.string().startsWith('arn:'), guardedWrite: z.string().startsWith('arn:') }),
 });

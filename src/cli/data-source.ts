@@ -7,6 +7,8 @@ import { workingBucketName } from '../config/schema.js';
 import { awsClientConfig } from '../local/aws-config.js';
 import { createTables, startLocalDynamoDb } from '../local/dynamodb.js';
 import { startLocalS3 } from '../local/s3.js';
+import { localKmsSigner, startLocalKms } from '../local/kms.js';
+import { digestKeyAlias } from '../workflow/functions.js';
 import { configForFolder, DataFolderError, runningStack } from './data-folder.js';
 
 const DEFAULT_CONFIG = 'config/paperclip.local.yaml';
@@ -44,6 +46,11 @@ export interface DataSourceOptions {
   configPath?: string | undefined;
   /** Read AWS itself (credentials from the environment) instead of a local folder. */
   aws?: boolean;
+  /**
+   * Sign digests (`audit digest`): on a local folder, the services carry the local KMS's signer credential and
+   * the folder's digest key is created if it has none yet. Otherwise the key is only read (verify).
+   */
+  signer?: boolean;
   env?: NodeJS.ProcessEnv;
 }
 
@@ -71,11 +78,14 @@ export async function openDataSource(options: DataSourceOptions): Promise<DataSo
   }
   const owner = runningStack(dataDir);
   if (owner) {
+    const signer = options.signer ? localKmsSigner(join(dataDir, 'kms')) : undefined;
     const services = createServices({
       PAPERCLIP_CONFIG: resolve(owner.configPath),
       PAPERCLIP_AWS_REGION: owner.region,
       PAPERCLIP_DYNAMODB_ENDPOINT: owner.endpoints.dynamodb,
       PAPERCLIP_S3_ENDPOINT: owner.endpoints.s3,
+      ...(owner.endpoints.kms ? { PAPERCLIP_KMS_ENDPOINT: owner.endpoints.kms } : {}),
+      ...(signer ? { PAPERCLIP_KMS_SIGNER: `${signer.accessKeyId}:${signer.secretAccessKey}` } : {}),
     });
     return {
       services,
@@ -94,6 +104,17 @@ export async function openDataSource(options: DataSourceOptions): Promise<DataSo
     await dynamodb.stop();
     throw error;
   });
+  // The folder's digest key: read where it exists (verify creates none), created for a writer.
+  const kmsDir = join(dataDir, 'kms');
+  const kms = await startLocalKms({
+    directory: kmsDir,
+    aliases: options.signer || existsSync(join(kmsDir, 'keys.json')) ? [digestKeyAlias(config.prefix)] : [],
+    region: config.region,
+    accountId: '000000000000',
+  }).catch(async (error: unknown) => {
+    await Promise.allSettled([s3.stop(), dynamodb.stop()]);
+    throw error;
+  });
   try {
     const client = new DynamoDBClient(awsClientConfig(dynamodb.endpoint, config.region));
     try {
@@ -102,13 +123,15 @@ export async function openDataSource(options: DataSourceOptions): Promise<DataSo
       client.destroy();
     }
   } catch (error) {
-    await Promise.allSettled([s3.stop(), dynamodb.stop()]);
+    await Promise.allSettled([s3.stop(), dynamodb.stop(), kms.stop()]);
     throw error;
   }
   const services = createServices({
     PAPERCLIP_CONFIG: configPath,
     PAPERCLIP_DYNAMODB_ENDPOINT: dynamodb.endpoint,
     PAPERCLIP_S3_ENDPOINT: s3.endpoint,
+    PAPERCLIP_KMS_ENDPOINT: kms.endpoint,
+    ...(options.signer ? { PAPERCLIP_KMS_SIGNER: `${kms.signer.accessKeyId}:${kms.signer.secretAccessKey}` } : {}),
   });
   return {
     services,
@@ -116,6 +139,7 @@ export async function openDataSource(options: DataSourceOptions): Promise<DataSo
     describe: dataDir,
     async close() {
       destroyClients(services);
+      await kms.stop();
       await s3.stop();
       await dynamodb.stop();
     },

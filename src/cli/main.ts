@@ -5,7 +5,7 @@ import { usageText, type Command } from './args.js';
 import { demoCommand } from './demo.js';
 import { runCommand } from './run.js';
 import { sitepackCommands } from './sitepack.js';
-import { auditCommand } from './audit.js';
+import { auditCommand, auditDigestCommand } from './audit.js';
 import { evidenceCommand } from './evidence.js';
 import { reportCommand } from './report.js';
 import { drillCommand } from './drill.js';
@@ -24,6 +24,7 @@ const COMMANDS: Command[] = [
   compensateCommand,
   ...takeoverCommands,
   auditCommand,
+  auditDigestCommand,
   evidenceCommand,
   reportCommand,
   planCommand,

@@ -196,6 +196,18 @@ export const PaperclipConfig = z
          * write can be undone). `always`: every browser write (one more capture per item).
          */
         before_commit_picture: z.enum(['when_needed', 'always']).default('when_needed'),
+        /**
+         * The public key daily digests are checked with (PEM, SPKI), pinned by an auditor who does not want
+         * `audit verify` to ask the account's KMS for it (GetPublicKey). Omitted: verify asks KMS for the
+         * public half of the digest key (docs/evidence.md, "Daily digests").
+         */
+        digest_public_key: z
+          .string()
+          .regex(
+            /^-----BEGIN PUBLIC KEY-----\n[\s\S]+\n-----END PUBLIC KEY-----\s*$/,
+            'paste the PEM public key (-----BEGIN PUBLIC KEY-----)',
+          )
+          .optional(),
       })
       .strict(),
     approvals: z

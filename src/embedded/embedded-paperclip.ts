@@ -27,6 +27,7 @@ import { CALLBACK_PATH } from '../approval-server/sign-in.js';
 import { LocalIam } from '../local/iam/enforce.js';
 import { iamCatalog, type IamCatalog } from '../local/iam/policies.js';
 import { TABLES, tableName } from '../adapters/dynamodb/table-definitions.js';
+import { writeDailyDigests, type DigestRun } from '../app/digests.js';
 
 /**
  * Paperclip on the embedded local stack: the same ASL and handlers as on AWS,
@@ -76,6 +77,11 @@ export interface EmbeddedPaperclip {
   signInProvider?: EmbeddedOidcProvider;
   arns: { batch: string; guardedWrite: string };
   runBatch(request: { taskId: string; tenant: string; requestedBy?: string }, onProgress?: (p: BatchProgress) => void): Promise<BatchRun>;
+  /**
+   * Runs the digest function (there is no EventBridge locally): the signed digest of every finished day that has
+   * none yet. The stack runs it at start and after each batch; `now` is for tests.
+   */
+  writeDigests(options?: { now?: number; tenants?: readonly string[] }): Promise<DigestRun>;
   stop(): Promise<void>;
 }
 
@@ -203,21 +209,33 @@ export async function startEmbeddedPaperclip(options: EmbeddedOptions): Promise<
             throw error;
           })
       : undefined;
-  const services = createServices(
-    {
-      PAPERCLIP_CONFIG: configPath,
-      PAPERCLIP_VENDOR_BASE_URL: options.vendorBaseUrl,
-      PAPERCLIP_AWS_REGION: region,
-      PAPERCLIP_DYNAMODB_ENDPOINT: stack.endpoints.dynamodb,
-      PAPERCLIP_S3_ENDPOINT: stack.endpoints.s3,
-      PAPERCLIP_SES_ENDPOINT: stack.endpoints.ses,
-      PAPERCLIP_SFN_ENDPOINT: stack.endpoints.stepfunctions,
-      PAPERCLIP_GUARDED_WRITE_ARN: arns.guardedWrite,
-      PAPERCLIP_APPROVAL_BASE_URL: approvals.url,
-      ...(signInProvider ? { PAPERCLIP_SIGN_IN_ISSUER: signInProvider.issuer } : {}),
-    },
+  const environment = {
+    PAPERCLIP_CONFIG: configPath,
+    PAPERCLIP_VENDOR_BASE_URL: options.vendorBaseUrl,
+    PAPERCLIP_AWS_REGION: region,
+    PAPERCLIP_DYNAMODB_ENDPOINT: stack.endpoints.dynamodb,
+    PAPERCLIP_S3_ENDPOINT: stack.endpoints.s3,
+    PAPERCLIP_SES_ENDPOINT: stack.endpoints.ses,
+    PAPERCLIP_SFN_ENDPOINT: stack.endpoints.stepfunctions,
+    PAPERCLIP_GUARDED_WRITE_ARN: arns.guardedWrite,
+    PAPERCLIP_APPROVAL_BASE_URL: approvals.url,
+    PAPERCLIP_KMS_ENDPOINT: stack.endpoints.kms,
+    ...(signInProvider ? { PAPERCLIP_SIGN_IN_ISSUER: signInProvider.issuer } : {}),
+  };
+  const services = createServices(environment, { localIam: iam });
+  // The digest function's own services: the only ones holding the local KMS's signer credential, as on AWS only
+  // the digest function's role may sign (the workflow steps above sign nothing).
+  const digestWriter = createServices(
+    { ...environment, PAPERCLIP_KMS_SIGNER: `${stack.kmsSigner.accessKeyId}:${stack.kmsSigner.secretAccessKey}` },
     { localIam: iam },
   );
+  // It runs as the digest function's deployed role, as the EventBridge rule invokes it on AWS.
+  const writeDigests = (o: { now?: number; tenants?: readonly string[] } = {}) =>
+    iam.runAsFunction('write-digests', () => writeDailyDigests(digestWriter, o));
+  const digestQuietly = async () => {
+    const run = await writeDigests().catch((error: unknown) => ({ failed: [{ tenant: '*', error: (error as Error).message }] }));
+    for (const f of run.failed) process.stderr.write(`paperclip: daily digest of ${f.tenant} not written: ${f.error}\n`);
+  };
   useServices(services);
   // The handlers' INFO line per step is for CloudWatch; locally the CLI tells the story, so only warnings and errors print.
   if (!process.env['POWERTOOLS_LOG_LEVEL']) logger.setLogLevel('WARN');
@@ -251,6 +269,8 @@ export async function startEmbeddedPaperclip(options: EmbeddedOptions): Promise<
     for (;;) {
       const described = await services.clients.sfn.send(new DescribeExecutionCommand({ executionArn }));
       if (described.status !== 'RUNNING') {
+        // A batch is the local stack's clock tick: digest every day that ended since the last one.
+        await digestQuietly();
         return {
           executionArn,
           status: described.status ?? 'UNKNOWN',
@@ -274,6 +294,9 @@ export async function startEmbeddedPaperclip(options: EmbeddedOptions): Promise<
     }
   }
 
+  // No EventBridge locally: days that ended while the stack was stopped are digested when it starts.
+  await digestQuietly();
+
   return {
     stack,
     services,
@@ -282,7 +305,9 @@ export async function startEmbeddedPaperclip(options: EmbeddedOptions): Promise<
     ...(signInProvider ? { signInProvider } : {}),
     arns,
     runBatch,
+    writeDigests,
     async stop() {
+      digestWriter.close();
       await approvals.stop();
       await signInProvider?.stop();
       await stack.stop();

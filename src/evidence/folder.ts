@@ -6,7 +6,7 @@ import { mapBounded } from '../lib/map-bounded.js';
 import { logger } from '../adapters/telemetry.js';
 
 /** What the evidence views need from the services bundle: the stores, not the browser. */
-export type EvidenceContext = Pick<Services, 'claims' | 'audit' | 'evidence' | 'config'>;
+export type EvidenceContext = Pick<Services, 'claims' | 'audit' | 'evidence' | 'config' | 'digestKeys'>;
 
 export interface BatchRef {
   tenant: string;

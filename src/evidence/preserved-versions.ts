@@ -1,5 +1,5 @@
 import type { ObjectVersion } from '../adapters/s3/evidence-store.js';
-import { ANCHOR_PREFIX } from './anchors.js';
+import { ANCHOR_PREFIX, DIGEST_PREFIX } from './anchor-layout.js';
 import { batchChain, SEAL_NAME, type BatchRef, type EvidenceContext } from './folder.js';
 import { parseSeal, SEALED_EVENT } from './seal.js';
 import { verifyAll, verifyBatch, verifyKey, type Finding, type VerifyResult } from './verify.js';
@@ -124,7 +124,12 @@ export async function preservedVersions(
   const label = scope.batch ? `${scope.batch.tenant}/${scope.batch.taskId}` : undefined;
   const [anchorPrefix, evidencePrefix] = prefixesOf(scope) as [string, string];
   // Evidence first: in a batch's scope, its item folders say which anchor chains are its own.
-  const listed = [...(await ctx.evidence.versions(evidencePrefix)), ...(await ctx.evidence.versions(anchorPrefix))];
+  const digestPrefix = `${DIGEST_PREFIX}${scope.batch?.tenant ?? scope.tenant ?? ''}${scope.batch || scope.tenant ? '/' : ''}`;
+  const listed = [
+    ...(await ctx.evidence.versions(evidencePrefix)),
+    ...(await ctx.evidence.versions(anchorPrefix)),
+    ...(await ctx.evidence.versions(digestPrefix)),
+  ];
   const items = new Set(listed.map(([key]) => key.split('/')[3]).filter((k): k is string => k !== undefined));
   const inScope = (anchor: string) => {
     if (!scope.batch) return true;
@@ -138,6 +143,9 @@ export async function preservedVersions(
       const tenant = key.slice(ANCHOR_PREFIX.length).split('/')[0];
       outcome = writeOnceFindings(key, versions, label ?? (tenant ? `${tenant}/(anchors)` : undefined));
       if (!inScope(key)) outcome = { ...(outcome.pin ? { pin: outcome.pin } : {}), findings: [] };
+    } else if (key.startsWith(DIGEST_PREFIX)) {
+      const tenant = key.slice(DIGEST_PREFIX.length).split('/')[0];
+      outcome = writeOnceFindings(key, versions, label ?? (tenant ? `${tenant}/(digests)` : undefined));
     } else if (isSealKey(key) && (versions.length > 1 || versions[0]?.deleteMarker)) {
       outcome = await sealFindings(ctx, key, versions);
     }

@@ -3,7 +3,8 @@ import { batchKey, evidenceKey } from '../adapters/s3/evidence-store.js';
 import { batchChain, batchFolder, hashObject, SEAL_NAME, type BatchRef, type EvidenceContext } from './folder.js';
 import { computeSealHash, loadSealState, loadStandaloneSeal, SEALED_EVENT, standaloneSealChain, type SealedItem } from './seal.js';
 import { parseRecord } from './item-page.js';
-import { verifyAnchors, verifyDigestChain } from './anchors.js';
+import { verifyAnchors } from './anchors.js';
+import { tenantsWithDigests, verifyDigestsOf } from './verify-digests.js';
 
 /**
  * `paperclip audit verify`: recomputes every audit chain and the sha256 of
@@ -98,7 +99,11 @@ function hashesAtStore(
   return found;
 }
 
-export async function verifyBatch(ctx: EvidenceContext, batch: BatchRef, options: { onlyKey?: string } = {}): Promise<VerifyResult> {
+export async function verifyBatch(
+  ctx: EvidenceContext,
+  batch: BatchRef,
+  options: { onlyKey?: string /** The time digests are due by (tests); default now. */; now?: number } = {},
+): Promise<VerifyResult> {
   const label = `${batch.tenant}/${batch.taskId}`;
   const result = emptyResult(options.onlyKey ? `key ${options.onlyKey} (batch ${label})` : `batch ${label}`);
   result.checked.batches = 1;
@@ -110,7 +115,7 @@ export async function verifyBatch(ctx: EvidenceContext, batch: BatchRef, options
   result.checked.events += state.chain.length;
   checkChain(batchChain(batch), state.chain).forEach(add);
   // Every seal the batch chain records must match its anchor outside the table.
-  (await verifyAnchors(ctx, batch.tenant, state.chain)).forEach(add);
+  (await verifyAnchors(ctx, batch.tenant, state.chain, { now: options.now })).forEach(add);
 
   const sealedEvents = state.chain.filter((e) => e.type === SEALED_EVENT);
   // A task folder no batch sealed may still hold only items run outside a batch, each with its own seal.
@@ -164,7 +169,7 @@ export async function verifyBatch(ctx: EvidenceContext, batch: BatchRef, options
     result.checked.chains += 1;
     result.checked.events += own.chain.length;
     checkChain(chain, own.chain).forEach(add);
-    (await verifyAnchors(ctx, batch.tenant, own.chain)).forEach(add);
+    (await verifyAnchors(ctx, batch.tenant, own.chain, { now: options.now })).forEach(add);
     for (const refused of own.refused) {
       add({
         kind: 'altered',
@@ -321,13 +326,13 @@ export async function verifyBatch(ctx: EvidenceContext, batch: BatchRef, options
 }
 
 /** Verifies one write: its chain, and its folder against its batch's seal. */
-export async function verifyKey(ctx: EvidenceContext, key: string): Promise<VerifyResult> {
+export async function verifyKey(ctx: EvidenceContext, key: string, options: { now?: number } = {}): Promise<VerifyResult> {
   const claim = await ctx.claims.get(key);
   const events = await ctx.audit.events(key);
   const routed = events.find((e) => e.type === 'routed')?.data['item'] as { tenant?: unknown; taskId?: unknown } | undefined;
   const tenant = claim?.tenant ?? (typeof routed?.tenant === 'string' ? routed.tenant : undefined);
   const taskId = claim?.taskId ?? (typeof routed?.taskId === 'string' ? routed.taskId : undefined);
-  if (tenant && taskId) return verifyBatch(ctx, { tenant, taskId }, { onlyKey: key });
+  if (tenant && taskId) return verifyBatch(ctx, { tenant, taskId }, { ...options, onlyKey: key });
   const result = emptyResult(`key ${key}`);
   if (events.length === 0) {
     result.findings.push({
@@ -363,15 +368,21 @@ export async function listBatches(ctx: EvidenceContext, tenant?: string): Promis
   return [...found.values()].sort((a, b) => `${a.tenant}/${a.taskId}`.localeCompare(`${b.tenant}/${b.taskId}`));
 }
 
-export async function verifyAll(ctx: EvidenceContext, tenant?: string): Promise<VerifyResult> {
+export async function verifyAll(ctx: EvidenceContext, tenant?: string, options: { now?: number } = {}): Promise<VerifyResult> {
   const total = emptyResult(tenant ? `every batch of ${tenant}` : 'every batch');
   const batches = await listBatches(ctx, tenant);
-  // Each tenant's daily digest chain once: it links the anchors of every batch and item.
-  for (const t of new Set([...batches.map((b) => b.tenant), ...(tenant ? [tenant] : [])])) {
-    total.findings.push(...(await verifyDigestChain(ctx, t)).map((f) => ({ batch: `${t}/(anchors)`, ...f })));
-  }
+  // Each tenant's daily digests once: a signed digest for every day since its first seal, linking the anchors of every batch and item.
+  const tenants = tenant
+    ? [tenant]
+    : await tenantsWithDigests(
+        ctx,
+        batches.map((b) => b.tenant),
+      );
+  const digests = await verifyDigestsOf(ctx, tenants, options);
+  total.findings.push(...digests.findings);
+  total.notes.push(...digests.notes);
   for (const batch of batches) {
-    const one = await verifyBatch(ctx, batch);
+    const one = await verifyBatch(ctx, batch, options);
     total.findings.push(...one.findings);
     total.notes.push(...one.notes);
     total.checked.batches += one.checked.batches;

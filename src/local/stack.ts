@@ -9,11 +9,12 @@ import {
   S3Client,
 } from '@aws-sdk/client-s3';
 import { z } from 'zod';
-import { functionPhysicalName, functionTimeouts, type WorkflowFunctionName } from '../workflow/functions.js';
+import { digestKeyAlias, functionPhysicalName, functionTimeouts, type WorkflowFunctionName } from '../workflow/functions.js';
 import { awsClientConfig, LOCAL_ACCOUNT_ID, LOCAL_CREDENTIALS, LOCAL_REGION, type LocalClientConfig } from './aws-config.js';
 import { createTables, startLocalDynamoDb, type CreateTablesResult } from './dynamodb.js';
 import { startLocalS3 } from './s3.js';
 import type { DefaultRetention } from './s3-object-lock.js';
+import { startLocalKms, type LocalKms } from './kms.js';
 import { readSesInbox, startLocalSes, type StoredEmail } from './ses.js';
 import type { LocalHandler, LocalHandlers } from './stepfunctions/handlers.js';
 import { startLocalStepFunctions, type LocalStepFunctionsEndpoint } from './stepfunctions/server.js';
@@ -45,7 +46,9 @@ export interface LocalStackOptions {
   /** In-process Lambda handlers keyed by function name as it appears in the ASL ARNs (see localFunctionHandlers). */
   handlers: LocalHandlers;
   /** 0 or omitted: a free port each. */
-  ports?: { dynamodb?: number; s3?: number; ses?: number; stepfunctions?: number };
+  ports?: { dynamodb?: number; s3?: number; ses?: number; stepfunctions?: number; kms?: number };
+  /** Signing keys the local KMS creates (once per data folder). Default: the digest key, `alias/<prefix>-digests`. */
+  signingKeyAliases?: string[];
   /** Created, or updated when the definition changed since the data folder was written. */
   stateMachines?: Array<{ name: string; definition: string }>;
   region?: string;
@@ -103,7 +106,12 @@ interface Stoppable {
 }
 
 export interface LocalStack {
-  endpoints: { dynamodb: string; s3: string; ses: string; sesInbox: string; stepfunctions: string };
+  endpoints: { dynamodb: string; s3: string; ses: string; sesInbox: string; stepfunctions: string; kms: string };
+  /**
+   * The one credential the local KMS answers Sign for: give it only to the digest writer (the sealing code's
+   * clients use the shared credential, which KMS refuses, as the sealing functions' roles are refused on AWS).
+   */
+  kmsSigner: LocalKms['signer'];
   region: string;
   accountId: string;
   prefix: string;
@@ -153,8 +161,9 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
   let s3: { endpoint: string };
   let ses: { endpoint: string; inboxUrl: string; fetchEmails(since?: number): Promise<StoredEmail[]> };
   let sfn: LocalStepFunctionsEndpoint;
+  let kms: LocalKms;
   try {
-    [dynamodb, s3, ses, sfn] = await Promise.all([
+    [dynamodb, s3, ses, sfn, kms] = await Promise.all([
       external.dynamodb
         ? { endpoint: external.dynamodb }
         : track(startLocalDynamoDb({ port: ports.dynamodb ?? 0, ...(dir ? { path: join(dir, 'dynamodb') } : {}) })).then(
@@ -184,6 +193,15 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
           ...(options.retryIntervalOverrideMs !== undefined ? { retryIntervalOverrideMs: options.retryIntervalOverrideMs } : {}),
           ...(options.faults ? { faults: options.faults } : {}),
           ...(options.faultOptions ? { faultOptions: options.faultOptions } : {}),
+        }),
+      ),
+      track(
+        startLocalKms({
+          port: ports.kms ?? 0,
+          aliases: options.signingKeyAliases ?? [digestKeyAlias(prefix)],
+          region,
+          accountId,
+          ...(dir ? { directory: join(dir, 'kms') } : {}),
         }),
       ),
     ]);
@@ -233,6 +251,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     ses: ses.endpoint,
     sesInbox: ses.inboxUrl,
     stepfunctions: sfn.endpoint,
+    kms: kms.endpoint,
   };
   let stopping: Promise<void> | undefined;
   return {
@@ -243,6 +262,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     bucket,
     workingBucket,
     credentials: { ...LOCAL_CREDENTIALS },
+    kmsSigner: kms.signer,
     stateMachineArns,
     tables,
     clientConfig: (service) => awsClientConfig(endpoints[service], region),
@@ -253,6 +273,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       // Step Functions first, so no handler starts against a store that is closing.
       stopping ??= (async () => {
         await sfn.stop();
+        await kms.stop();
         objects.destroy();
         await stopAll([owned.ses, owned.s3, owned.dynamodb].filter((x): x is Stoppable => x !== undefined));
       })();

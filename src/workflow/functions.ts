@@ -34,6 +34,18 @@ export const WORKFLOW_FUNCTIONS = [
 export const APPROVAL_HTTP_FUNCTION = sized({ name: 'approval-http', browser: false });
 
 /**
+ * The daily digest writer (not a workflow step): an EventBridge rule invokes it every hour on AWS; locally the
+ * embedded stack runs it at start and after each batch, and `paperclip audit digest` on demand. It is the only
+ * function that may sign with the digest key (docs/evidence.md, "Daily digests").
+ */
+export const DIGEST_FUNCTION = sized({ name: 'write-digests', browser: false });
+
+/** The alias of the digest signing key: created by the CDK app on AWS, by the local stack's KMS locally. */
+export function digestKeyAlias(prefix: string): string {
+  return `alias/${prefix}-digests`;
+}
+
+/**
  * Each function's timeout in seconds by local physical name (`<prefix>-<name>`):
  * the local Step Functions runner fails an invocation that runs longer, as
  * Lambda does with the same number the CDK app deploys.

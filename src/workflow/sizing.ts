@@ -207,6 +207,15 @@ export const SIZING_INPUTS: readonly SizingInput[] = [
       ` scaled to ${n(MAX_BATCH_ITEMS)}: ${Math.round(summarizePeakMiB)} MiB × ${MEMORY_HEADROOM}`,
   },
   {
+    name: 'write-digests',
+    browser: false,
+    measured: BENCH.complete,
+    measuredAs: 'not in the benchmark; as Complete (S3 listings and reads, one KMS Sign and one put per day digested)',
+    units: 1,
+    allowanceSeconds: 60,
+    allowanceWhy: 'cold start 0.5 s; catching up after an outage: 4 round trips × 30 ms per day digested, 400 days of a tenant = 48 s',
+  },
+  {
     name: 'approval-http',
     browser: false,
     measured: BENCH.complete,

@@ -90,7 +90,7 @@ const logicalIdOf = (construct: { node: { defaultChild?: unknown } }) =>
   stack.getLogicalId(construct.node.defaultChild as Parameters<PaperclipStack['getLogicalId']>[0]);
 
 const browserNames = WORKFLOW_FUNCTIONS.filter((f) => f.browser).map((f) => f.name);
-const allNames: FunctionName[] = [...WORKFLOW_FUNCTIONS.map((f) => f.name), 'approval-http'];
+const allNames: FunctionName[] = [...WORKFLOW_FUNCTIONS.map((f) => f.name), 'approval-http', 'write-digests'];
 
 function assetDirOf(fnResource: CfnResource): string {
   const key = fnResource.Properties['Code'].S3Key as string;
@@ -331,17 +331,19 @@ describe('least privilege', () => {
     }
   });
 
-  it('lets functions write only under evidence/ and anchors/, read only where they build pages and seals, and delete nothing', () => {
+  it('lets functions write only under evidence/, anchors/ and digests/, read only where they build pages, seals and digests, and delete nothing', () => {
     const bucket = `GetAtt:${logicalIdOf(stack.evidence.bucket)}.Arn`;
     const writers: string[] = [];
     const folderReaders: string[] = [];
     for (const name of allNames) {
       const s3 = actionsOfRole(template, roleOf(name)).filter((a) => a.startsWith('s3:'));
+      const digests = name === 'write-digests';
       if (s3.includes('s3:PutObject')) {
         writers.push(name);
         assert.deepEqual(
           resourcesGranted(template, roleOf(name), 's3:PutObject').sort(),
-          [`${bucket}/anchors/*`, `${bucket}/evidence/*`],
+          // Sealing functions put anchors and never digests; the digest function puts digests and nothing else.
+          digests ? [`${bucket}/digests/*`] : [`${bucket}/anchors/*`, `${bucket}/evidence/*`],
           name,
         );
       }
@@ -352,22 +354,22 @@ describe('least privilege', () => {
         const listsResults = name === 'summarize-batch' ? [{ StringLike: { 's3:prefix': ['runs/*/results/*'] } }] : [];
         assert.deepEqual(
           lists.map((l) => l.Condition),
-          [{ StringLike: { 's3:prefix': ['evidence/*'] } }, { StringLike: { 's3:prefix': ['anchors/*'] } }, ...listsResults],
-          `${name} lists evidence/ and anchors/ only${name === 'summarize-batch' ? ', and the map run results' : ''}`,
+          [{ StringLike: { 's3:prefix': digests ? ['anchors/*', 'digests/*'] : ['evidence/*'] } }, ...listsResults],
+          `${name} lists ${digests ? 'anchors/ and digests/' : 'evidence/'} only${name === 'summarize-batch' ? ', and the map run results' : ''}`,
         );
         const working = `GetAtt:${logicalIdOf(stack.working.bucket)}.Arn`;
         const results = name === 'summarize-batch' ? [`${working}/runs/*/results/*`] : [];
         assert.deepEqual(
           resourcesGranted(template, roleOf(name), 's3:GetObject').sort(),
-          [`${bucket}/anchors/*`, `${bucket}/evidence/*`, ...results].sort(),
+          (digests ? [`${bucket}/anchors/*`, `${bucket}/digests/*`] : [`${bucket}/evidence/*`, ...results]).sort(),
           name,
         );
       }
       assert.ok(!s3.some((a) => /s3:(Delete|PutObjectRetention|PutObjectLegalHold|BypassGovernance|PutBucket)/.test(a)), `${name}: ${s3}`);
     }
     // The tenant functions write evidence only through the tenant session, under evidence/<tenant>/ (see tenant isolation).
-    assert.deepEqual(writers.sort(), ['complete', 'summarize-batch', 'takeover']);
-    assert.deepEqual(folderReaders.sort(), ['complete', 'summarize-batch', 'takeover']);
+    assert.deepEqual(writers.sort(), ['complete', 'summarize-batch', 'takeover', 'write-digests']);
+    assert.deepEqual(folderReaders.sort(), ['complete', 'summarize-batch', 'takeover', 'write-digests']);
     for (const name of [
       'claim',
       'validate-route',
@@ -390,6 +392,41 @@ describe('least privilege', () => {
     assert.equal(compensate['Environment'].Variables['PAPERCLIP_GUARDED_WRITE_ARN'], undefined);
     assert.equal(compensate['MemorySize'], 256);
     assert.ok(compensate['Timeout'] <= 30, `${compensate['Timeout']} s`);
+  });
+});
+
+describe('daily digests', () => {
+  it('are signed with an ECC P-256 key whose policy lets only the digest function sign and the auditor read the public key', () => {
+    const [, key] = resources(template, 'AWS::KMS::Key').find(([id]) => id === logicalIdOf(stack.digests.key))!;
+    assert.equal(key.Properties['KeySpec'], 'ECC_NIST_P256');
+    assert.equal(key.Properties['KeyUsage'], 'SIGN_VERIFY');
+    assert.equal(key.DeletionPolicy, 'Retain');
+    const statements = key.Properties['KeyPolicy'].Statement as Statement[];
+    const signers = statements.filter((st) => actionsOf(st).some((a) => a === 'kms:Sign' || a === 'kms:*'));
+    assert.equal(signers.length, 1, 'one statement grants kms:Sign');
+    assert.equal(describeValue((signers[0]!.Principal as { AWS?: unknown })?.AWS), `GetAtt:${roleOf('write-digests')}.Arn`);
+    const admin = statements.find((st) => st.Sid === 'AccountAdministersTheKeyButDoesNotSign')!;
+    assert.ok(
+      !actionsOf(admin).some((a) => a === 'kms:*' || a.startsWith('kms:Sign')),
+      'the account administers the key but does not sign',
+    );
+    const reader = statements.find((st) => actionsOf(st).includes('kms:GetPublicKey') && st.Sid === 'AuditorReadsThePublicKey')!;
+    assert.equal(describeValue((reader.Principal as { AWS?: unknown })?.AWS), `GetAtt:${logicalIdOf(stack.auditor.role)}.Arn`);
+    // No other role's own policy holds kms:Sign either.
+    for (const name of allNames) {
+      const signs = actionsOfRole(template, roleOf(name)).includes('kms:Sign');
+      assert.equal(signs, name === 'write-digests', `${name} ${signs ? 'may' : 'may not'} sign`);
+    }
+    const env = fn('write-digests').Properties['Environment'].Variables as Record<string, unknown>;
+    assert.equal(describeValue(env['PAPERCLIP_DIGEST_KEY_ID']), `GetAtt:${logicalIdOf(stack.digests.key)}.Arn`);
+  });
+
+  it('are written every hour by an EventBridge rule that invokes the digest function', () => {
+    const [, rule] = resources(template, 'AWS::Events::Rule').find(([id]) => id === logicalIdOf(stack.digests.rule))!;
+    assert.equal(rule.Properties['ScheduleExpression'], 'rate(1 hour)');
+    const [target] = rule.Properties['Targets'] as Array<{ Arn: unknown; RetryPolicy?: { MaximumRetryAttempts?: number } }>;
+    assert.equal(describeValue(target!.Arn), `GetAtt:${functionNamed(template, physical('write-digests'))[0]}.Arn`);
+    assert.equal(target!.RetryPolicy?.MaximumRetryAttempts, 2);
   });
 });
 
@@ -519,6 +556,7 @@ describe('teardown and redeploy', () => {
       ...TABLES.map((t) => `AWS::DynamoDB::Table ${logicalIdOf(stack.tables.byId[t.id])}`),
       `AWS::S3::Bucket ${logicalIdOf(stack.evidence.bucket)}`,
       `AWS::KMS::Key ${logicalIdOf(stack.evidence.key)}`,
+      `AWS::KMS::Key ${logicalIdOf(stack.digests.key)}`,
       `AWS::S3::Bucket ${logicalIdOf(stack.evidence.accessLogs)}`,
       `AWS::S3::Bucket ${logicalIdOf(stack.working.bucket)}`,
       ...(stack.approverSignIn ? [`AWS::Cognito::UserPool ${logicalIdOf(stack.approverSignIn.userPool)}`] : []),
