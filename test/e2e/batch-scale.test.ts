@@ -66,7 +66,9 @@ before(async () => {
         const services = h.paperclip.services;
         // Attested for each child execution (named by its key), as the real ReadList hands items over.
         const items = await Promise.all(nextItems.map(async (i) => ({ ...i, task: await attestedTask(services, i.task, i.key) })));
-        return storeBatchItems(services, { batch: parseBatch(batch), read: items.length, items, executionArn });
+        // Stored as the real ReadList stores it: through the tenant's session (the read-list role itself may not write runs/).
+        const tenant = services.forTenant({ tenant: 'acme', identity: 'svc-recon-acme' });
+        return storeBatchItems(tenant, { batch: parseBatch(batch), read: items.length, items, executionArn });
       },
     },
   });

@@ -93,6 +93,14 @@ describe('fault handling on the embedded stack', () => {
     assert.equal(result.output['outcome'], 'takeover');
     assert.deepEqual(await marksOf(t.billNo), []);
     assert.equal((await auditTypes(idempotencyKey(t))).filter((x) => x === 'write_started').length, 2);
+    // Each failed attempt's trace is on record with its checksum: a seal takes it from there, since the sealing roles may not read it.
+    const failed = (await h.paperclip.services.audit.events(idempotencyKey(t))).filter((e) => e.type === 'write_failed');
+    const traces = failed.flatMap((event) =>
+      ((event.data['evidence'] ?? []) as Array<{ key: string; sha256: string }>).filter((e) => e.key.endsWith('/trace.zip')),
+    );
+    assert.ok(failed.length > 0);
+    assert.equal(traces.length, failed.length, 'every failed attempt records the trace of its session');
+    for (const trace of traces) assert.match(trace.sha256, /^[0-9a-f]{64}$/);
   });
 
   test('a crash after the click: re-entry on a WRITING claim reads back first and never clicks again', async () => {

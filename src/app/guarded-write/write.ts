@@ -179,6 +179,14 @@ export async function browserWrite(s: Services, state: ItemState): Promise<Write
       if (error instanceof ClaimFencedError) throw error;
       const shot = await evidenceScreenshot(page, itemRow(s, item)).catch(() => undefined);
       if (shot) evidence.push(await s.evidence.put(evidenceKey(item, 'after.png'), shot, 'image/png'));
+      // The trace is stored before the failure is recorded, so the trail lists it with its checksum: a seal takes it
+      // from there and never reads the trace (only the auditor may). close() is idempotent; the finally block finds it stored.
+      const trace = await session.close().catch(() => undefined);
+      if (trace && !traceStored) {
+        // A failed upload is tried again in the finally block.
+        const storedTrace = await storeTrace(trace).catch(() => undefined);
+        if (storedTrace) evidence.push(storedTrace);
+      }
       await s.audit.append(item.key, {
         type: 'write_failed',
         actor: item.identity,
