@@ -196,7 +196,9 @@ async function signInState(
 ): Promise<{ required: boolean; signedIn?: SignedInApprover; matches: boolean }> {
   const required = signInRequired(s.config.approvals.sign_in, request);
   if (!required) return { required, matches: true };
-  const signedIn = currentApprover(await approvalSigningSecret(s), parseCookies(req.headers['cookie']).get(SESSION_COOKIE));
+  const session = currentApprover(await approvalSigningSecret(s), parseCookies(req.headers['cookie']).get(SESSION_COOKIE));
+  // A sign-in counts for the request it was started from (its ID token's nonce names it); for any other, sign in again.
+  const signedIn = session?.approvalId === request.approvalId ? session : undefined;
   const matches = signedIn !== undefined && signedIn.email === canonicalPrincipal(approver, s.config.approvals.plus_addressing);
   return { required, ...(signedIn ? { signedIn } : {}), matches };
 }
@@ -353,7 +355,9 @@ async function recordDecision(s: Services, req: ApprovalHttpRequest, approvalId:
     linkExpiresAt: form.exp,
     decision: form.decision,
     ...(form.note ? { note: form.note } : {}),
-    ...(signIn.signedIn ? { signedIn: { issuer: signIn.signedIn.issuer, subject: signIn.signedIn.subject } } : {}),
+    ...(signIn.signedIn
+      ? { signedIn: { issuer: signIn.signedIn.issuer, subject: signIn.signedIn.subject, idToken: signIn.signedIn.idToken } }
+      : {}),
   });
   const spent = csrfCookie('', { approvalId, secure: req.selfOrigin.startsWith('https:'), maxAgeSeconds: 0 });
   return html(result.delivered ? 200 : 410, decidedPage(viewOf(s, result.request, form), result), [spent]);
