@@ -10,6 +10,7 @@ import { oneLine } from '../lib/one-line.js';
 import { approvalPage, decidedPage, refusalPage, type ApprovalView } from './pages.js';
 import { own } from '../lib/own.js';
 import { canonicalPrincipal } from '../domain/principal.js';
+import { visibleText } from '../domain/visible-text.js';
 import { log } from '../adapters/telemetry.js';
 import {
   beginSignIn,
@@ -87,11 +88,12 @@ type LinkParams = z.output<typeof LinkParams>;
 const DecisionForm = LinkParams.extend({
   csrf: z.string().regex(/^[A-Za-z0-9_-]{43}$/, 'csrf must be the token from the approval page'),
   decision: z.enum(['approve', 'reject'], 'decision must be approve or reject'),
+  // Optional: an empty or whitespace-only note is no note; anything else must show something and not reorder text.
   note: z
     .string()
-    .max(500, 'note is at most 500 characters')
     .optional()
-    .transform((v) => (v?.trim() ? v.trim() : undefined)),
+    .transform((v) => (v?.trim() ? v : undefined))
+    .pipe(visibleText('note', { max: 500, multiline: true }).optional()),
 });
 
 /** A request the endpoint answers with a page and no change. */

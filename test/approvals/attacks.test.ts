@@ -39,12 +39,23 @@ describe('attacks on routing and approvals', () => {
     assert.deepEqual(await writes(), []);
   });
 
-  test('an empty or blank note is refused at routing instead of ending done on a vendor 400', async () => {
+  test('an empty, blank or invisible note is refused at routing instead of ending done on a vendor 400', async () => {
     await h.control.reset();
     for (const [n, note] of ['', '   '].entries()) {
       const result = await h.runTask({ ...base, taskId: `T-empty-note-${n}`, action: 'add_note', params: { note } });
       assert.equal(result.output['outcome'], 'rejected', JSON.stringify(result.output));
       assert.match(String(result.output['reason']), /task\.params\.note: action "add_note" needs note, and it must not be blank/);
+    }
+    // Text that passes trim() but shows nothing: zero-width spaces, a lone combining mark, a Hangul filler, a blank Braille cell.
+    for (const [n, note] of ['\u200b', '\u200b\u200b\ufeff', '\u0301', '\u3164', '\u2800', ' \u200d '].entries()) {
+      const result = await h.runTask({ ...base, taskId: `T-invisible-note-${n}`, action: 'add_note', params: { note } });
+      assert.equal(result.output['outcome'], 'rejected', `${JSON.stringify(note)}: ${JSON.stringify(result.output)}`);
+      assert.match(String(result.output['reason']), /task\.params\.note: note must not be blank: it needs at least one visible/);
+    }
+    for (const [n, note] of ['a\u200eb', 'note\u061c', 'x\u2067y\u2069'].entries()) {
+      const result = await h.runTask({ ...base, taskId: `T-bidi-note-${n}`, action: 'add_note', params: { note } });
+      assert.equal(result.output['outcome'], 'rejected', `${JSON.stringify(note)}: ${JSON.stringify(result.output)}`);
+      assert.match(String(result.output['reason']), /task\.params\.note: note must not contain bidirectional control characters/);
     }
     const missing = await h.runTask({ ...base, taskId: 'T-empty-note-x', action: 'add_note' });
     assert.equal(missing.output['outcome'], 'rejected');
