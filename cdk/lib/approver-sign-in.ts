@@ -18,8 +18,9 @@ import { SIGN_IN_CALLBACK_PATH } from '../../src/config/schema.js';
  * (created by an administrator, no self sign-up, email as the user name), a
  * public app client for the approval pages (authorization code with PKCE, no
  * secret, the one callback URL under the public approval base URL), and the
- * hosted sign-in domain. The approval function gets the pool's issuer URL and
- * the client id; policy (which actions or amounts need sign-in) stays in the
+ * hosted sign-in domain. The approval function and the write get the pool's
+ * issuer URL and the client id (the write fetches the pool's JWKS to check the
+ * decision's ID token); policy (which actions or amounts need sign-in) stays in the
  * Paperclip config.
  */
 export interface ApproverSignInProps {
@@ -30,6 +31,8 @@ export interface ApproverSignInProps {
   domainPrefix: string;
   /** The approval endpoint function, which signs approvers in. */
   approvalHttp: LambdaFunction;
+  /** The write, which checks the stored ID token against the pool's published keys before it commits. */
+  write: LambdaFunction;
 }
 
 export class ApproverSignIn extends Construct {
@@ -81,8 +84,10 @@ export class ApproverSignIn extends Construct {
     });
     this.domain = this.userPool.addDomain('HostedSignIn', { cognitoDomain: { domainPrefix: props.domainPrefix } });
 
-    props.approvalHttp.addEnvironment('PAPERCLIP_SIGN_IN_ISSUER', this.userPool.userPoolProviderUrl);
-    props.approvalHttp.addEnvironment('PAPERCLIP_SIGN_IN_CLIENT_ID', this.client.userPoolClientId);
+    for (const fn of [props.approvalHttp, props.write]) {
+      fn.addEnvironment('PAPERCLIP_SIGN_IN_ISSUER', this.userPool.userPoolProviderUrl);
+      fn.addEnvironment('PAPERCLIP_SIGN_IN_CLIENT_ID', this.client.userPoolClientId);
+    }
 
     new CfnOutput(this, 'ApproversUserPoolId', {
       value: this.userPool.userPoolId,

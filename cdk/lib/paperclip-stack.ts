@@ -140,6 +140,7 @@ export class PaperclipStack extends Stack {
         approvalBaseUrl: deploy.approvalBaseUrl,
         domainPrefix: deploy.signInDomainPrefix ?? `${prefix}-approvers`,
         approvalHttp: this.handlers.approvalHttp.fn,
+        write: this.handlers.workflow.BrowserWrite.fn,
       });
     }
 

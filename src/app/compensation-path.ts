@@ -2,15 +2,17 @@ import type { Services } from './services.js';
 import type { RoutedItem } from '../domain/routing.js';
 import { InputRejectedError } from '../domain/errors.js';
 import { tenantOfKey } from '../domain/task.js';
+import { compensationStartIsAttested } from './requester.js';
 
 /**
  * `compensates` is accepted only from the compensation path. A task body that
  * claims to undo a write is refused unless the original write exists, belongs
  * to the same tenant, task and bill, registered exactly this inverse, and the
  * compensation path (paperclip compensate, or the workflow's own Compensate
- * step) opened this inverse in the original's audit trail before starting it
- * and has not closed it. Anyone who can only start executions cannot write
- * that trail event.
+ * step) opened this inverse in the original's audit trail before starting it,
+ * signed with the requester attestation key, and has not closed it. Anyone who
+ * can only start executions, or also write the audit table, cannot make that
+ * signature.
  */
 export async function assertCompensationPath(s: Services, item: RoutedItem): Promise<void> {
   const originalKey = item.compensates;
@@ -35,7 +37,8 @@ export async function assertCompensationPath(s: Services, item: RoutedItem): Pro
   let open = false;
   for (const event of trail) {
     if (event.data['inverseKey'] !== item.key) continue;
-    if (event.type === 'compensation_started') open = true;
+    // Only a start the compensation path signed opens anything: an event appended by an audit-table writer without the key does not.
+    if (event.type === 'compensation_started') open = await signedByCompensationPath(s, originalKey, item, event.data);
     if (event.type === 'compensated' || event.type === 'compensation_failed') open = false;
   }
   if (!open) {
@@ -44,4 +47,16 @@ export async function assertCompensationPath(s: Services, item: RoutedItem): Pro
         'after a wrong readback); run paperclip compensate <key> --reason "…" instead',
     );
   }
+}
+
+async function signedByCompensationPath(
+  s: Services,
+  originalKey: string,
+  item: RoutedItem,
+  data: Record<string, unknown>,
+): Promise<boolean> {
+  const requestedBy = data['requestedBy'];
+  if (typeof requestedBy !== 'string' || data['inverse'] !== item.action) return false;
+  const claim = { compensates: originalKey, inverseKey: item.key, inverseAction: item.action, requestedBy };
+  return compensationStartIsAttested(s, claim, data['attestation']);
 }

@@ -4,7 +4,7 @@ import type { RoutedItem } from '../domain/routing.js';
 import type { WriteTask } from '../domain/task.js';
 import { idempotencyKey } from '../domain/task.js';
 import { refreshItemEvidence } from '../evidence/item-closed.js';
-import { attestedTask } from './requester.js';
+import { attestCompensationStart, attestedTask } from './requester.js';
 import { own } from '../lib/own.js';
 import { failureReason } from '../adapters/sfn/executions.js';
 
@@ -181,6 +181,13 @@ export async function prepareCompensation(s: Services, input: CompensationReques
     );
   }
 
+  // Signed like the requester: routing admits the inverse only on an open start that carries this (compensation-path.ts).
+  const attestation = await attestCompensationStart(s, {
+    compensates: claim.key,
+    inverseKey,
+    inverseAction: inverse.action,
+    requestedBy: input.requestedBy,
+  });
   await s.audit.append(claim.key, {
     type: 'compensation_started',
     actor: input.requestedBy,
@@ -190,6 +197,7 @@ export async function prepareCompensation(s: Services, input: CompensationReques
       inverseKey,
       preStatus: claim.preState?.status ?? null,
       requestedBy: input.requestedBy,
+      attestation,
     },
   });
   return prepared;

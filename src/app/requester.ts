@@ -2,7 +2,15 @@ import type { Services } from './services.js';
 import { scheduleRequester } from '../workflow/schedule-requester.js';
 import { InputRejectedError } from '../domain/errors.js';
 import { idempotencyKey, type BatchRequest, type WriteTask } from '../domain/task.js';
-import { derivedAttestationKey, requesterAttestation, requesterAttested, type RequesterClaim } from '../domain/requester-attestation.js';
+import {
+  compensationStartAttestation,
+  compensationStartAttested,
+  derivedAttestationKey,
+  requesterAttestation,
+  requesterAttested,
+  type CompensationStartClaim,
+  type RequesterClaim,
+} from '../domain/requester-attestation.js';
 
 /**
  * The requester of a write, as its entry point authenticated it (see
@@ -88,4 +96,14 @@ async function assertAttested(s: KeyHolder, what: 'task' | 'batch', claim: Reque
       'start writes through the batch, the CLI or the compensation path, which name the requester from who they are',
     'requestedBy',
   );
+}
+
+/** The compensation path's signature for the `compensation_started` event it appends (see compensation-path.ts). */
+export async function attestCompensationStart(s: KeyHolder, claim: CompensationStartClaim): Promise<string> {
+  return compensationStartAttestation(await requesterAttestationKey(s), claim);
+}
+
+/** Whether a `compensation_started` event was signed by the compensation path for exactly this claim. */
+export async function compensationStartIsAttested(s: KeyHolder, claim: CompensationStartClaim, attestation: unknown): Promise<boolean> {
+  return compensationStartAttested(await requesterAttestationKey(s), claim, attestation);
 }

@@ -18,6 +18,7 @@ import { DigestKeys } from '../adapters/kms/digest-keys.js';
 import { digestKeyAlias } from '../workflow/functions.js';
 import { IdentitySecrets } from '../adapters/secrets/identity-secrets.js';
 import { VendorApi } from '../adapters/vendor/vendor-api.js';
+import { IdTokenVerifier } from '../adapters/oidc/id-token-verifier.js';
 import { IdentitySessions, type IdentitySecret } from '../browser/identity-sessions.js';
 import { sharedBrowser } from '../browser/chromium.js';
 import type { Identity } from '../config/schema.js';
@@ -68,6 +69,8 @@ export interface Services {
   guardedWriteArn(): string;
   /** The approver sign-in issuer URL (the embedded provider's address locally); undefined without sign-in. */
   signInIssuer(): string | undefined;
+  /** Checks an approver's ID token against the issuer's published keys (cached per process). */
+  idTokens: IdTokenVerifier;
   /** Closes the AWS clients' sockets (a CLI command that is done). */
   close(): void;
   /**
@@ -189,6 +192,7 @@ export function createServices(env: NodeJS.ProcessEnv = process.env, options: Se
     mail: new Mailer(clients.ses, config.approvals.sender),
     executions: new Executions(clients.sfn),
     sessions: new IdentitySessions(sharedBrowser, sitePack, config.vendor.base_url),
+    idTokens: new IdTokenVerifier(),
     table,
     identity,
     guardedWriteArn() {

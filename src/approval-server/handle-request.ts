@@ -10,6 +10,7 @@ import { oneLine } from '../lib/one-line.js';
 import { approvalPage, decidedPage, refusalPage, type ApprovalView } from './pages.js';
 import { own } from '../lib/own.js';
 import { canonicalPrincipal } from '../domain/principal.js';
+import { visibleText } from '../domain/visible-text.js';
 import { log } from '../adapters/telemetry.js';
 import {
   beginSignIn,
@@ -87,11 +88,12 @@ type LinkParams = z.output<typeof LinkParams>;
 const DecisionForm = LinkParams.extend({
   csrf: z.string().regex(/^[A-Za-z0-9_-]{43}$/, 'csrf must be the token from the approval page'),
   decision: z.enum(['approve', 'reject'], 'decision must be approve or reject'),
+  // Optional: an empty or whitespace-only note is no note; anything else must show something and not reorder text.
   note: z
     .string()
-    .max(500, 'note is at most 500 characters')
     .optional()
-    .transform((v) => (v?.trim() ? v.trim() : undefined)),
+    .transform((v) => (v?.trim() ? v : undefined))
+    .pipe(visibleText('note', { max: 500, multiline: true }).optional()),
 });
 
 /** A request the endpoint answers with a page and no change. */
@@ -196,7 +198,9 @@ async function signInState(
 ): Promise<{ required: boolean; signedIn?: SignedInApprover; matches: boolean }> {
   const required = signInRequired(s.config.approvals.sign_in, request);
   if (!required) return { required, matches: true };
-  const signedIn = currentApprover(await approvalSigningSecret(s), parseCookies(req.headers['cookie']).get(SESSION_COOKIE));
+  const session = currentApprover(await approvalSigningSecret(s), parseCookies(req.headers['cookie']).get(SESSION_COOKIE));
+  // A sign-in counts for the request it was started from (its ID token's nonce names it); for any other, sign in again.
+  const signedIn = session?.approvalId === request.approvalId ? session : undefined;
   const matches = signedIn !== undefined && signedIn.email === canonicalPrincipal(approver, s.config.approvals.plus_addressing);
   return { required, ...(signedIn ? { signedIn } : {}), matches };
 }
@@ -353,7 +357,9 @@ async function recordDecision(s: Services, req: ApprovalHttpRequest, approvalId:
     linkExpiresAt: form.exp,
     decision: form.decision,
     ...(form.note ? { note: form.note } : {}),
-    ...(signIn.signedIn ? { signedIn: { issuer: signIn.signedIn.issuer, subject: signIn.signedIn.subject } } : {}),
+    ...(signIn.signedIn
+      ? { signedIn: { issuer: signIn.signedIn.issuer, subject: signIn.signedIn.subject, idToken: signIn.signedIn.idToken } }
+      : {}),
   });
   const spent = csrfCookie('', { approvalId, secure: req.selfOrigin.startsWith('https:'), maxAgeSeconds: 0 });
   return html(result.delivered ? 200 : 410, decidedPage(viewOf(s, result.request, form), result), [spent]);

@@ -3,6 +3,7 @@ import * as oidc from 'openid-client';
 import { z } from 'zod';
 import { SIGN_IN_CALLBACK_PATH, type ApproverSignIn, type PaperclipConfig } from '../config/schema.js';
 import { canonicalPrincipal } from '../domain/principal.js';
+import { approvalOfNonce, signInNonce } from '../domain/sign-in-proof.js';
 
 /**
  * Approver sign-in on the approval pages: the relying party side of OpenID
@@ -19,16 +20,33 @@ const FLOW_SECONDS = 600;
 
 export { signInRequired } from '../domain/sign-in-policy.js';
 
-/** Who is signed in: the issuer's subject and the verified email, canonical. */
+/**
+ * Who is signed in, and for which approval request: the issuer's subject, the
+ * verified email (canonical) and the provider's signed ID token, whose nonce
+ * names that request. The token goes with the decision, so the write can check
+ * the provider's signature itself; a sign-in counts for the one request it was
+ * started from.
+ */
 export interface SignedInApprover {
   email: string;
   issuer: string;
   subject: string;
-  /** Epoch seconds. */
+  approvalId: string;
+  idToken: string;
+  /** Epoch seconds: the session's end, never after the ID token's. */
   expiresAt: number;
 }
 
-const Session = z.object({ email: z.string(), issuer: z.string(), subject: z.string(), expiresAt: z.number() }).strict();
+const Session = z
+  .object({
+    email: z.string(),
+    issuer: z.string(),
+    subject: z.string(),
+    approvalId: z.string(),
+    idToken: z.string(),
+    expiresAt: z.number(),
+  })
+  .strict();
 const Flow = z.object({ state: z.string(), nonce: z.string(), verifier: z.string(), returnTo: z.string(), expiresAt: z.number() }).strict();
 
 // Domain-separated from link signatures and CSRF tokens, which use the same key.
@@ -79,6 +97,9 @@ export function safeReturnPath(value: string | null | undefined): string | undef
   return value;
 }
 
+/** The approval request an accepted return path shows. */
+const approvalOfReturn = (returnTo: string) => /^\/approvals\/([A-Za-z0-9_-]+)/.exec(returnTo)![1]!;
+
 const discovered = new Map<string, Promise<oidc.Configuration>>();
 
 /** Discovery once per issuer and process (a warm Lambda reuses it). */
@@ -117,7 +138,8 @@ export async function beginSignIn(
   const configuration = await clientConfiguration(ctx.issuer, ctx.signIn.client_id);
   const verifier = oidc.randomPKCECodeVerifier();
   const state = oidc.randomState();
-  const nonce = oidc.randomNonce();
+  // The nonce names the request: the ID token then proves a sign-in for this approval, not for any other.
+  const nonce = signInNonce(approvalOfReturn(input.returnTo), oidc.randomNonce());
   const parameters: Record<string, string> = {
     redirect_uri: redirectUri(ctx),
     scope: 'openid email',
@@ -161,6 +183,7 @@ export async function finishSignIn(
   const callbackUrl = new URL(redirectUri(ctx));
   callbackUrl.search = input.query.toString();
   let claims: oidc.IDToken | undefined;
+  let idToken: string | undefined;
   try {
     const tokens = await oidc.authorizationCodeGrant(configuration, callbackUrl, {
       pkceCodeVerifier: flow.verifier,
@@ -169,6 +192,7 @@ export async function finishSignIn(
       idTokenExpected: true,
     });
     claims = tokens.claims();
+    idToken = tokens.id_token;
   } catch (error) {
     throw new SignInFailedError(`the identity provider's answer was not accepted (${(error as Error).message})`);
   }
@@ -176,12 +200,19 @@ export async function finishSignIn(
   if (!claims || !email || claims['email_verified'] !== true) {
     throw new SignInFailedError('the identity provider did not vouch for an email address (email and email_verified in the ID token)');
   }
+  const approvalId = approvalOfNonce(claims.nonce);
+  if (!idToken || !approvalId || approvalId !== approvalOfReturn(flow.returnTo)) {
+    throw new SignInFailedError('the identity provider answered without an ID token for this approval; start again from the link');
+  }
   const now = Math.floor(Date.now() / 1000);
   const approver: SignedInApprover = {
     email: canonicalPrincipal(email, ctx.config.approvals.plus_addressing),
     issuer: claims.iss,
     subject: claims.sub,
-    expiresAt: now + ctx.signIn.session_minutes * 60,
+    approvalId,
+    idToken,
+    // The decision carries the ID token, which the write checks at the decision time: the session ends when the token does.
+    expiresAt: Math.min(now + ctx.signIn.session_minutes * 60, claims.exp),
   };
   return {
     approver,
@@ -190,7 +221,7 @@ export async function finishSignIn(
       cookie(SESSION_COOKIE, seal(ctx.secret, 'signin-session', approver), {
         // Only the approval pages need it (locally the provider shares the host, and cookies ignore ports).
         path: '/approvals',
-        maxAgeSeconds: ctx.signIn.session_minutes * 60,
+        maxAgeSeconds: approver.expiresAt - now,
         secure: secure(ctx),
       }),
       cookie(FLOW_COOKIE, '', { path: CALLBACK_PATH, maxAgeSeconds: 0, secure: secure(ctx) }),

@@ -3,6 +3,7 @@ import type { BatchSummary } from '../app/batch.js';
 import type { EmbeddedPaperclip } from '../embedded/embedded-paperclip.js';
 import type { FailOnRules } from './args.js';
 import { createProgressRenderer } from './progress.js';
+import { inboxAddress } from '../local/ses.js';
 
 /**
  * What `npm start` and `paperclip run` print around a batch: the stack's
@@ -30,6 +31,7 @@ export function summaryLine(summary: BatchSummary): string {
 export function logStack(paperclip: EmbeddedPaperclip, dataDir?: string): void {
   const { endpoints } = paperclip.stack;
   log(`local stack        dynamodb ${endpoints.dynamodb}  s3 ${endpoints.s3}  stepfunctions ${endpoints.stepfunctions}`);
+  // The inbox's token is printed here once; other messages point at the inbox without it.
   log(`approval emails    ${endpoints.sesInbox}`);
   log(`approval pages     ${paperclip.approvals.url}`);
   if (dataDir) log(`data folder        ${dataDir}`);
@@ -144,7 +146,9 @@ export async function runBatchCommand(paperclip: EmbeddedPaperclip, o: BatchComm
   );
   const awaiting = run.summary?.counts.awaiting_approval ?? 0;
   if (awaiting > 0) {
-    log(`${awaiting} irreversible item(s) await approval: the emails are in ${endpoints.sesInbox}`);
+    log(
+      `${awaiting} irreversible item(s) await approval: the emails are in ${inboxAddress(endpoints.sesInbox)} (the approval emails URL above)`,
+    );
     for (const { billNo, to } of await approvalRecipients(paperclip, o.taskId, awaiting, 90_000)) {
       log(`  ${billNo} → ${to} (open the mail to ${to} in the inbox)`);
     }

@@ -1,5 +1,6 @@
 import { cliRequester, RequestedByFlag } from './requester.js';
 import { z } from 'zod';
+import { visibleText } from '../domain/visible-text.js';
 import { KEY_PATTERN, KEY_SHAPE } from '../domain/task.js';
 import { createServices, type Services } from '../app/services.js';
 import { compensate, CompensationRefusedError, type CompensationResult } from '../app/compensation.js';
@@ -8,12 +9,11 @@ import { configForFolder, DataFolderError, openDataFolder } from './data-folder.
 import { loadConfig } from '../config/load.js';
 
 const Flags = z.object({
-  reason: z
-    .string({ error: 'give --reason: why this write is undone (it goes into the audit trail)' })
-    .trim()
-    .min(3, 'give a reason of a few words')
-    .max(500)
-    .meta({ value: 'why', description: 'why this write is undone (goes into the audit trail)' }),
+  reason: visibleText('--reason', {
+    max: 500,
+    min: 3,
+    required: 'give --reason: why this write is undone (it goes into the audit trail)',
+  }).meta({ value: 'why', description: 'why this write is undone (goes into the audit trail)' }),
   'requested-by': RequestedByFlag,
   config: ConfigPath.optional(),
   'data-dir': DataDir.optional().meta({

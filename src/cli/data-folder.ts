@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { z } from 'zod';
 import { createServices, type WiredServices } from '../app/services.js';
@@ -151,7 +151,9 @@ export async function startEmbeddedSession(options: SessionOptions): Promise<Emb
     endpoints: paperclip.stack.endpoints,
     arns: paperclip.arns,
   };
-  writeFileSync(stackFile(dataDir), `${JSON.stringify(record, null, 2)}\n`);
+  // Owner-only: the record holds the SES inbox URL with its token.
+  writeFileSync(stackFile(dataDir), `${JSON.stringify(record, null, 2)}\n`, { mode: 0o600 });
+  chmodSync(stackFile(dataDir), 0o600); // a file left by an earlier start keeps its old mode otherwise
   const folder: FolderRecord = { configPath, prefix: paperclip.services.config.prefix, bucket: paperclip.services.config.evidence.bucket };
   writeFileSync(join(dataDir, FOLDER_FILE), `${JSON.stringify(folder, null, 2)}\n`);
   let closing: Promise<void> | undefined;

@@ -22,6 +22,7 @@ import {
 } from './args.js';
 import { approvalRecipients, log, logStack, newTaskId, runBatchCommand } from './batch-output.js';
 import { DataFolderError, startEmbeddedSession } from './data-folder.js';
+import { inboxAddress } from '../local/ses.js';
 
 const Flags = z
   .object({
@@ -136,7 +137,8 @@ async function announceApprovalMail(
   try {
     const recipients = await approvalRecipients(paperclip, task.taskId, 1, waitMs);
     if (isFinished()) return;
-    for (const { to } of recipients) log(`  approval mailed to ${to}: open it in the inbox at ${paperclip.stack.endpoints.sesInbox}`);
+    const inbox = inboxAddress(paperclip.stack.endpoints.sesInbox);
+    for (const { to } of recipients) log(`  approval mailed to ${to}: open it in the inbox at ${inbox} (the approval emails URL above)`);
     if (recipients.length > 0) return;
     const claim = await paperclip.services.claims.get(key);
     if (isFinished()) return;

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { visibleText } from '../domain/visible-text.js';
 import type { Services } from '../app/services.js';
 import { loadConfig } from '../config/load.js';
 import { FolderConfigPath, DataDir, parseCommand, TenantId, UsageError, type Command, type CommandSpec } from './args.js';
@@ -50,12 +51,10 @@ const ResolveFlags = z
     as: z.enum(RESOLUTIONS, { error: `--as must be one of ${RESOLUTIONS.join(', ')}` }).meta({
       description: 'done: you verified or did it by hand; abandon: it will not happen; retry: guarded path again, readback first',
     }),
-    note: z
-      .string({ error: '--note is required: say what you checked or did' })
-      .trim()
-      .min(1, '--note must not be empty')
-      .max(2000)
-      .meta({ value: 'text', description: 'what you checked or did (audit trail)' }),
+    note: visibleText('--note', { max: 2000, multiline: true, required: '--note is required: say what you checked or did' }).meta({
+      value: 'text',
+      description: 'what you checked or did (audit trail)',
+    }),
     operator: z
       .email({ message: '--operator must be your email address (it is recorded in the audit trail)' })
       .meta({ value: 'email', description: 'who resolves' }),

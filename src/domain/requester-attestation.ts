@@ -35,3 +35,34 @@ export function requesterAttested(secret: string, claim: RequesterClaim, attesta
 export function derivedAttestationKey(secret: string): string {
   return createHmac('sha256', secret).update(LABEL).digest('base64url');
 }
+
+/** What opening a compensation says: this write is undone by this inverse, asked for by this requester. */
+export interface CompensationStartClaim {
+  /** The idempotency key of the write being undone. */
+  compensates: string;
+  /** The inverse's idempotency key (also its execution's name). */
+  inverseKey: string;
+  inverseAction: string;
+  requestedBy: string;
+}
+
+const COMPENSATION_LABEL = 'paperclip compensation start v1';
+
+/**
+ * The compensation path's own signature on a `compensation_started` event,
+ * with the requester attestation key under its own label: routing admits a
+ * task that says `compensates` only when the open event carries it, so an
+ * event appended by anyone who can write the audit table but not read the key
+ * opens nothing.
+ */
+export function compensationStartAttestation(secret: string, claim: CompensationStartClaim): string {
+  const message = JSON.stringify([COMPENSATION_LABEL, claim.compensates, claim.inverseKey, claim.inverseAction, claim.requestedBy]);
+  return createHmac('sha256', secret).update(message).digest('base64url');
+}
+
+export function compensationStartAttested(secret: string, claim: CompensationStartClaim, attestation: unknown): boolean {
+  if (typeof attestation !== 'string' || attestation.length === 0) return false;
+  const expected = Buffer.from(compensationStartAttestation(secret, claim));
+  const given = Buffer.from(attestation);
+  return given.length === expected.length && timingSafeEqual(given, expected);
+}

@@ -21,8 +21,14 @@ function cents(decimal: string): bigint {
   return BigInt(whole!) * 100n + BigInt(`${fraction}00`.slice(0, 2));
 }
 
-/** The sign-in a decision was made under, kept on the approval record and in its audit event. */
+/**
+ * The sign-in a decision was made under, kept on the approval record and in its
+ * audit event: the issuer, the subject and the provider's signed ID token itself,
+ * so that the write can check the provider's signature instead of trusting the record.
+ */
 export interface DecisionSignIn {
   issuer: string;
   subject: string;
+  /** The ID token (compact JWS) the provider issued for this sign-in. */
+  idToken: string;
 }

@@ -84,8 +84,17 @@ const endpointUrl = (field: string) =>
     )
     .optional();
 
+// The inbox URL as a local SES reports it: its origin, with the access token it was started with (src/local/ses.ts).
+const inboxUrl = z
+  .string()
+  .regex(
+    /^https?:\/\/[^/\s]+\/?(\?token=[A-Za-z0-9_-]+)?$/,
+    "external.sesInbox must be the running inbox's URL such as http://127.0.0.1:4566/?token=… (as the emulator printed it)",
+  )
+  .optional();
+
 const ExternalEndpointsSchema = z
-  .object({ dynamodb: endpointUrl('dynamodb'), s3: endpointUrl('s3'), ses: endpointUrl('ses'), sesInbox: endpointUrl('sesInbox') })
+  .object({ dynamodb: endpointUrl('dynamodb'), s3: endpointUrl('s3'), ses: endpointUrl('ses'), sesInbox: inboxUrl })
   .strict()
   .refine((e) => e.sesInbox === undefined || e.ses !== undefined, {
     message: 'external.sesInbox needs external.ses too: give both (the SES endpoint and its inbox), or neither to start SES here',

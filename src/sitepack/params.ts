@@ -1,12 +1,15 @@
 import { z } from 'zod';
 import { own } from '../lib/own.js';
+import { freeTextProblem } from '../domain/visible-text.js';
 
 /**
  * The parameters an action takes, each with its own schema: type, format,
  * length, allowed values, required. Every value is one line of text: it may end
  * up in a vendor form, an approval email, an approval page and the logs, so a
- * line break, a control or a bidirectional override character is refused
- * rather than escaped differently in each of those places.
+ * line break, a control or a bidirectional control character is refused
+ * rather than escaped differently in each of those places; and a value that
+ * shows nothing (zero-width or format characters, a lone combining mark) is as
+ * blank as an empty one (src/domain/visible-text.ts).
  */
 
 const ParamName = z.string().regex(/^[a-z][a-z0-9_]{0,40}$/, 'must be lower_snake_case (a-z, 0-9, _)');
@@ -30,7 +33,7 @@ export const ParamSpec = z
      * decimals (1234.50); integer: digits; enum: one of `values`.
      */
     type: z.enum(['text', 'decimal', 'integer', 'enum']).default('text'),
-    /** A required parameter must be given and not blank (whitespace only counts as blank). */
+    /** A required parameter must be given and not blank (text with no visible character counts as blank). */
     required: z.boolean().default(true),
     minLength: z.number().int().min(1).default(1),
     maxLength: z.number().int().min(1).max(MAX_PARAM_LENGTH).default(200),
@@ -63,20 +66,12 @@ export const ActionParams = z
   });
 export type ActionParams = z.output<typeof ActionParams>;
 
-// C0/C1 controls (line breaks, tabs, escapes), line/paragraph separators, and
-// the bidirectional overrides and isolates that reorder how text is displayed.
-const NOT_ONE_LINE = /[\p{Cc}\u2028\u2029\u202a-\u202e\u2066-\u2069]/u;
 const FORMATS: Record<ParamSpec['type'], { test: RegExp; says: string } | undefined> = {
   text: undefined,
   decimal: { test: /^\d{1,12}(\.\d{1,2})?$/, says: 'a non-negative amount with at most two decimals, e.g. 1234.50' },
   integer: { test: /^\d{1,15}$/, says: 'a whole number' },
   enum: undefined,
 };
-
-/** Whether a value is one line of text without control or reordering characters. */
-export function isSingleLine(value: string): boolean {
-  return !NOT_ONE_LINE.test(value);
-}
 
 export interface ParamProblem {
   param: string;
@@ -101,7 +96,9 @@ export function checkParams(action: string, specs: ActionParams, values: Readonl
       if (spec.required) return { param: name, message: `action "${action}" needs ${name}, and it must not be blank` };
       continue;
     }
-    if (!isSingleLine(value)) return { param: name, message: `${name} must be a single line without control characters` };
+    // Every value, whatever its type: one line, no bidirectional controls, at least one visible character.
+    const problem = freeTextProblem(value);
+    if (problem) return { param: name, message: `${name} ${problem}` };
     if (value.length < spec.minLength) return { param: name, message: `${name} is at least ${spec.minLength} characters` };
     if (value.length > spec.maxLength) return { param: name, message: `${name} is at most ${spec.maxLength} characters` };
     const format = FORMATS[spec.type];

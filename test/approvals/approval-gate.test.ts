@@ -211,6 +211,16 @@ describe('approval gate for irreversible actions', () => {
     assert.equal((await openLink(`${h.paperclip.approvals.url}/approvals/${request.approvalId}?approver=x&exp=1&sig=y`)).status, 400);
 
     const approve = { ...scanned.fields, decision: 'approve' };
+    // A note that shows nothing, or that reorders text, is refused with the field and the fix; the valid form is untouched.
+    for (const [note, why] of [
+      ['\u200b\u200b', /form\.note: note must not be blank: it needs at least one visible/],
+      ['\u0301', /form\.note: note must not be blank/],
+      ['ok \u202eevil', /form\.note: note must not contain bidirectional control characters/],
+    ] as const) {
+      const invisible = await postDecision(h, link, { ...approve, note }, { cookie: scanned.cookie! });
+      assert.equal(invisible.status, 400, JSON.stringify(note));
+      assert.match(invisible.html, why);
+    }
     const noCookie = await postDecision(h, link, approve);
     assert.equal(noCookie.status, 403);
     assert.match(noCookie.html, /表单已失效/);

@@ -4,7 +4,7 @@ import { request as httpRequest } from 'node:http';
 import { DescribeExecutionCommand, GetExecutionHistoryCommand, SendTaskSuccessCommand, StartExecutionCommand } from '@aws-sdk/client-sfn';
 import { useHarness, type Harness } from '../support/embedded.js';
 import { idempotencyKey } from '../../src/domain/task.js';
-import { attestedTask } from '../../src/app/requester.js';
+import { attestCompensationStart, attestedTask } from '../../src/app/requester.js';
 import { APPROVERS, approvalRequestFor, executionStatus, linkFromInbox, openLink, refundTask, signedLink, waitUntil } from './helpers.js';
 
 /**
@@ -39,12 +39,23 @@ describe('attacks on routing and approvals', () => {
     assert.deepEqual(await writes(), []);
   });
 
-  test('an empty or blank note is refused at routing instead of ending done on a vendor 400', async () => {
+  test('an empty, blank or invisible note is refused at routing instead of ending done on a vendor 400', async () => {
     await h.control.reset();
     for (const [n, note] of ['', '   '].entries()) {
       const result = await h.runTask({ ...base, taskId: `T-empty-note-${n}`, action: 'add_note', params: { note } });
       assert.equal(result.output['outcome'], 'rejected', JSON.stringify(result.output));
       assert.match(String(result.output['reason']), /task\.params\.note: action "add_note" needs note, and it must not be blank/);
+    }
+    // Text that passes trim() but shows nothing: zero-width spaces, a lone combining mark, a Hangul filler, a blank Braille cell.
+    for (const [n, note] of ['\u200b', '\u200b\u200b\ufeff', '\u0301', '\u3164', '\u2800', ' \u200d '].entries()) {
+      const result = await h.runTask({ ...base, taskId: `T-invisible-note-${n}`, action: 'add_note', params: { note } });
+      assert.equal(result.output['outcome'], 'rejected', `${JSON.stringify(note)}: ${JSON.stringify(result.output)}`);
+      assert.match(String(result.output['reason']), /task\.params\.note: note must not be blank: it needs at least one visible/);
+    }
+    for (const [n, note] of ['a\u200eb', 'note\u061c', 'x\u2067y\u2069'].entries()) {
+      const result = await h.runTask({ ...base, taskId: `T-bidi-note-${n}`, action: 'add_note', params: { note } });
+      assert.equal(result.output['outcome'], 'rejected', `${JSON.stringify(note)}: ${JSON.stringify(result.output)}`);
+      assert.match(String(result.output['reason']), /task\.params\.note: note must not contain bidirectional control characters/);
     }
     const missing = await h.runTask({ ...base, taskId: 'T-empty-note-x', action: 'add_note' });
     assert.equal(missing.output['outcome'], 'rejected');
@@ -212,6 +223,36 @@ describe('attacks on routing and approvals', () => {
     assert.ok(
       !(await h.paperclip.services.audit.events(originalKey)).some((e) => e.type.startsWith('compensat')),
       'the original shows no compensation',
+    );
+
+    // With audit-table write access (not the attestation key): a correctly chained, open compensation_started for the right
+    // inverse — unsigned, with an invented signature, or with the real signature of another requester — opens nothing.
+    const inverseKey = idempotencyKey(inverse);
+    const signedForOther = await attestCompensationStart(h.paperclip.services, {
+      compensates: originalKey,
+      inverseKey,
+      inverseAction: 'unmark_processed',
+      requestedBy: 'operator:alice',
+    });
+    for (const [n, attestation] of [undefined, 'A'.repeat(43), signedForOther].entries()) {
+      await h.paperclip.services.audit.append(originalKey, {
+        type: 'compensation_started',
+        actor: 'demo',
+        data: { inverse: 'unmark_processed', reason: 'forged', inverseKey, preStatus: 'PENDING', requestedBy: 'demo', attestation },
+      });
+      const result = await h.runTask({ ...inverse, compensates: originalKey });
+      assert.equal(result.output['outcome'], 'rejected', `forged start ${n}: ${JSON.stringify(result.output)}`);
+      assert.match(String(result.output['reason']), /task\.compensates: accepted only from the compensation path/);
+      await h.paperclip.services.audit.append(originalKey, {
+        type: 'compensation_failed',
+        actor: 'demo',
+        data: { inverseKey, outcome: 'rejected' },
+      });
+    }
+    assert.deepEqual(
+      (await writes()).map((e) => e.action),
+      ['mark'],
+      'a forged compensation_started let no unmark through',
     );
   });
 

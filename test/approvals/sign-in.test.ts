@@ -13,6 +13,7 @@ import { startHarness, type Harness } from '../support/embedded.js';
 import { readZip } from '../../src/lib/zip.js';
 import { evidenceKey } from '../../src/adapters/s3/evidence-store.js';
 import { decideApproval } from '../../src/app/approvals/decide-approval.js';
+import { decodeJwt, decodeProtectedHeader, generateKeyPair, SignJWT } from 'jose';
 import { APPROVERS, approvalRequestFor, executionStatus, linkFromInbox, openLink, postDecision, refundTask, waitUntil } from './helpers.js';
 
 /**
@@ -48,6 +49,8 @@ describe('approver sign-in (OIDC) required by policy', () => {
   });
 
   const refunds = async () => (await h.control.journal()).filter((e) => e.action === 'refund');
+  /** The ID token finance.lead's real sign-in left on the first approval (the forgeries below start from it). */
+  let realToken: string | undefined;
 
   /** Opens the link in a fresh browser, signs in through the provider as `who`, and returns on the approval page. */
   async function signInAs(context: BrowserContext, link: string, who: string) {
@@ -131,7 +134,17 @@ describe('approver sign-in (OIDC) required by policy', () => {
     assert.equal((await refunds()).length, 1, 'exactly one refund');
     const approved = (await h.paperclip.services.audit.events(key)).find((e) => e.type === 'approved');
     assert.equal(approved?.actor, APPROVERS[0]);
-    assert.deepEqual(approved?.data['signIn'], { issuer: h.paperclip.signInProvider.issuer, subject: APPROVERS[0] });
+    // The decision keeps the provider's signed ID token; the write verified it against the provider's keys (the refund ran).
+    const stored = (await h.paperclip.services.approvals.get(request.approvalId))?.signIn;
+    assert.equal(stored?.issuer, h.paperclip.signInProvider.issuer);
+    assert.equal(stored?.subject, APPROVERS[0]);
+    assert.deepEqual(approved?.data['signIn'], stored);
+    const claims = decodeJwt(stored!.idToken);
+    assert.equal(claims.iss, h.paperclip.signInProvider.issuer);
+    assert.equal(claims.aud, 'paperclip-approvals');
+    assert.equal(claims['email'], APPROVERS[0]);
+    assert.ok(String(claims['nonce']).startsWith(`${request.approvalId}.`), 'the sign-in names this approval');
+    realToken = stored!.idToken;
 
     // The refund's stored trace: the vendor's CSRF token (the pack's pageSecrets) is gone from snapshots, POST bodies and pages.
     const claim = (await h.paperclip.services.claims.get(key))!;
@@ -186,6 +199,76 @@ describe('approver sign-in (OIDC) required by policy', () => {
       ),
     );
     assert.ok(alert);
+  });
+
+  test("a forged sign-in (invented issuer or subject, another key, an edited token, another approval's token) ends in takeover: nothing written", async () => {
+    await h.control.reset();
+    assert.ok(realToken, 'the first test left a real ID token');
+    const issuer = h.paperclip.signInProvider!.issuer;
+    const s = h.paperclip.services;
+    const [header, payload, signature] = realToken.split('.') as [string, string, string];
+    const realClaims = decodeJwt(realToken);
+    const edit = (changes: Record<string, unknown>) =>
+      `${header}.${Buffer.from(JSON.stringify({ ...realClaims, ...changes })).toString('base64url')}.${signature}`;
+    // The attacker's own key under the provider's key id: every claim right, the signature not the provider's.
+    const attacker = await generateKeyPair('RS256');
+    const forgedFor = (approvalId: string) =>
+      new SignJWT({ email: APPROVERS[0], email_verified: true, nonce: `${approvalId}.${'x'.repeat(43)}` })
+        .setProtectedHeader({ alg: 'RS256', kid: decodeProtectedHeader(realToken!).kid ?? 'provider-key' })
+        .setIssuer(issuer)
+        .setAudience('paperclip-approvals')
+        .setSubject(APPROVERS[0])
+        .setIssuedAt()
+        .setExpirationTime('10m')
+        .sign(attacker.privateKey);
+    const cases: { name: string; signIn: (approvalId: string) => Promise<{ issuer: string; subject: string; idToken: string }> }[] = [
+      { name: 'invented', signIn: async () => ({ issuer, subject: APPROVERS[0], idToken: 'invented' }) },
+      {
+        name: 'other-issuer',
+        signIn: async (id) => ({ issuer: 'https://idp.evil.example', subject: 'mallory', idToken: await forgedFor(id) }),
+      },
+      { name: 'other-key', signIn: async (id) => ({ issuer, subject: APPROVERS[0], idToken: await forgedFor(id) }) },
+      {
+        name: 'edited-sub',
+        signIn: async () => ({ issuer, subject: APPROVERS[1], idToken: edit({ sub: APPROVERS[1], email: APPROVERS[1] }) }),
+      },
+      {
+        name: 'edited-exp',
+        signIn: async () => ({ issuer, subject: APPROVERS[0], idToken: edit({ exp: Math.floor(Date.now() / 1000) + 3600 }) }),
+      },
+      {
+        name: 'bad-signature',
+        signIn: async () => ({ issuer, subject: APPROVERS[0], idToken: `${header}.${payload}.${signature.slice(0, -4)}AAAA` }),
+      },
+      { name: 'replayed', signIn: async () => ({ issuer, subject: APPROVERS[0], idToken: realToken! }) },
+    ];
+    const started = await Promise.all(
+      cases.map(async (c) => {
+        const { task, key } = await refundTask(h, `T-forged-sign-in-${c.name}`);
+        return { ...c, key, executionArn: await h.startTask(task) };
+      }),
+    );
+    for (const c of started) {
+      const request = await approvalRequestFor(h, c.key);
+      // What a principal with approvals-table and audit-table write and SendTaskSuccess can do: a complete, chained approval.
+      const decided = await decideApproval(s, {
+        approvalId: request.approvalId,
+        approver: APPROVERS[0],
+        linkExpiresAt: request.expiresAt,
+        decision: 'approve',
+        signedIn: await c.signIn(request.approvalId),
+      });
+      assert.equal(decided.delivered, true);
+    }
+    for (const c of started) {
+      const result = await h.waitForExecution(c.executionArn);
+      assert.equal(result.output['outcome'], 'takeover', `${c.name}: ${JSON.stringify(result.output)}`);
+      assert.match(String(result.output['reason']), /ApprovalNotProvenError: .*sign-in is not proven by the identity provider/, c.name);
+      const trail = await s.audit.events(c.key);
+      assert.ok(!trail.some((e) => e.type === 'write_started'), c.name);
+      assert.equal((await s.claims.get(c.key))?.status, 'TAKEOVER', c.name);
+    }
+    assert.deepEqual(await refunds(), [], 'no refund reached the vendor');
   });
 
   test('a callback that this browser did not start, or with a forged state, signs nobody in', async () => {

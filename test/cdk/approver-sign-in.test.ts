@@ -14,17 +14,21 @@ import { PaperclipConfig } from '../../src/config/schema.js';
 describe('ApproverSignIn construct', () => {
   const app = new App();
   const stack = new Stack(app, 'SignIn', { env: { account: '111111111111', region: 'ap-east-1' } });
-  const approvalHttp = new LambdaFunction(stack, 'ApprovalHttp', {
-    runtime: Runtime.NODEJS_22_X,
-    handler: 'index.handler',
-    code: Code.fromInline('exports.handler = async () => ({})'),
-  });
+  const fn = (id: string, functionName: string) =>
+    new LambdaFunction(stack, id, {
+      functionName,
+      runtime: Runtime.NODEJS_22_X,
+      handler: 'index.handler',
+      code: Code.fromInline('exports.handler = async () => ({})'),
+    });
   new ApproverSignIn(stack, 'ApproverSignIn', {
     prefix: 'pc',
     approvalBaseUrl: 'https://approvals.acme.example',
     domainPrefix: 'acme-pc-approvers',
-    approvalHttp,
+    approvalHttp: fn('ApprovalHttp', 'pc-approval-http'),
+    write: fn('BrowserWrite', 'pc-browser-write'),
   });
+  fn('ReadList', 'pc-read-list');
   const template = Template.fromStack(stack);
 
   it('a user pool of approvers created by an administrator, email as the name, MFA required', () => {
@@ -51,15 +55,20 @@ describe('ApproverSignIn construct', () => {
     template.hasResourceProperties('AWS::Cognito::UserPoolDomain', { Domain: 'acme-pc-approvers' });
   });
 
-  it('the approval function gets the pool as its issuer and the client id', () => {
-    template.hasResourceProperties('AWS::Lambda::Function', {
-      Environment: {
-        Variables: {
-          PAPERCLIP_SIGN_IN_ISSUER: { 'Fn::GetAtt': [Match.stringLikeRegexp('ApproverSignInApprovers'), 'ProviderURL'] },
-          PAPERCLIP_SIGN_IN_CLIENT_ID: Match.objectLike({ Ref: Match.stringLikeRegexp('ApproverSignInApproversApprovalPages') }),
+  it('the approval function and the write get the pool as their issuer and the client id', () => {
+    const withIssuer = template.findResources('AWS::Lambda::Function', {
+      Properties: {
+        Environment: {
+          Variables: {
+            PAPERCLIP_SIGN_IN_ISSUER: { 'Fn::GetAtt': [Match.stringLikeRegexp('ApproverSignInApprovers'), 'ProviderURL'] },
+            PAPERCLIP_SIGN_IN_CLIENT_ID: Match.objectLike({ Ref: Match.stringLikeRegexp('ApproverSignInApproversApprovalPages') }),
+          },
         },
       },
     });
+    const names = Object.values(withIssuer).map((r) => String((r as { Properties: { FunctionName?: unknown } }).Properties.FunctionName));
+    assert.equal(names.length, 2, names.join(', '));
+    assert.ok(names.some((n) => n.endsWith('approval-http')) && names.some((n) => n.endsWith('browser-write')), names.join(', '));
   });
 });
 

@@ -12,12 +12,14 @@ import { SimulatorControl } from '../../src/simulator/control-client.js';
 import { startLedgerly, type RunningLedgerly } from '../../src/ledgerly/server.js';
 import { LedgerlyControl } from '../../src/ledgerly/control-client.js';
 import { openLink } from '../approvals/helpers.js';
+import { readSesInbox } from '../../src/local/ses.js';
 import { configFor, evidenceObjects, lastJson, paperclip, paperclipLive } from './helpers.js';
 
 /** Approves from the approval mail in a running CLI's local SES inbox, as the approver would. */
 async function approveFromInbox(inbox: string): Promise<void> {
-  const store = (await (await fetch(new URL('/store', inbox))).json()) as { emails: Array<{ body: { text?: string } }> };
-  const link = store.emails.map((m) => m.body.text?.match(/https?:\/\/\S+\/approvals\/\S+/)?.[0]).find(Boolean);
+  // Without the token printed at start, the inbox shows nothing.
+  assert.equal((await fetch(new URL('/store', inbox))).status, 401, 'the inbox needs its token');
+  const link = (await readSesInbox(inbox)).map((m) => m.body.text?.match(/https?:\/\/\S+\/approvals\/\S+/)?.[0]).find(Boolean);
   assert.ok(link, 'the approval mail carries the link');
   const form = await openLink(link);
   const decided = await fetch(new URL(new URL(link).pathname, link), {
@@ -38,7 +40,8 @@ async function refundsOnceAfterApproval(
   control: { journal(): Promise<Array<{ action: string; billNo: string }>> },
   billNo: string,
 ): Promise<void> {
-  const [, inbox] = await run.stderrMatch(/approval mailed to finance\.lead@acme\.example: open it in the inbox at (\S+)/);
+  await run.stderrMatch(/approval mailed to finance\.lead@acme\.example: open it in the inbox at \S+ \(the approval emails URL above\)/);
+  const [, inbox] = await run.stderrMatch(/approval emails +(\S+\?token=\S+)/);
   const refunds = async () => (await control.journal()).filter((e) => e.action === 'refund').map((e) => e.billNo);
   assert.deepEqual(await refunds(), [], 'nothing refunded before the approval');
   await approveFromInbox(inbox!);

@@ -64,7 +64,8 @@ after(async () => {
 });
 
 test('starts every service on 127.0.0.1 and reports how long it took', (t) => {
-  for (const url of Object.values(first.endpoints)) assert.match(url, /^http:\/\/127\.0\.0\.1:\d+\/?$/);
+  for (const url of Object.values(first.endpoints)) assert.match(url, /^http:\/\/127\.0\.0\.1:\d+\/?(\?token=[\w-]+)?$/);
+  assert.match(first.endpoints.sesInbox, /\?token=[\w-]{32}/, 'the inbox URL carries its token');
   assert.equal(first.region, 'us-east-1');
   assert.deepEqual(Object.keys(first.stateMachineArns).sort(), ['approval', 'task-choice-task']);
   t.diagnostic(`startup ${first.startupMs} ms (cold: module loading and first ASL validation included)`);

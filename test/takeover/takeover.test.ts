@@ -288,7 +288,11 @@ describe('human takeover queue', () => {
       const parseErrors: Array<[string[], RegExp]> = [
         [['resolve', key, '--as', 'redo', '--note', 'x', '--operator', operator], /--as: --as must be one of done, retry, abandon/],
         [['resolve', key, '--as', 'done', '--operator', operator], /--note: --note is required/],
-        [['resolve', key, '--as', 'done', '--note', '   ', '--operator', operator], /--note must not be empty/],
+        [['resolve', key, '--as', 'done', '--note', '   ', '--operator', operator], /--note must not be blank/],
+        [
+          ['resolve', key, '--as', 'done', '--note', '\u200b\u0301', '--operator', operator],
+          /--note must not be blank: it needs at least one visible/,
+        ],
         [['resolve', key, '--as', 'done', '--note', 'x', '--operator', 'alice'], /--operator must be your email address/],
         [
           ['resolve', 'ACME-202611-0005', '--as', 'done', '--note', 'x', '--operator', operator],

@@ -28,10 +28,10 @@ export interface ApprovalRequest {
   decidedAt?: string;
   note?: string;
   /**
-   * The approver's sign-in the decision was made under (issuer and subject of the
-   * verified ID token), present only when the approval pages checked one.
+   * The approver's sign-in the decision was made under (issuer, subject and the
+   * provider's signed ID token), present only when the approval pages checked one.
    */
-  signIn?: { issuer: string; subject: string };
+  signIn?: { issuer: string; subject: string; idToken: string };
 }
 
 export class ApprovalsStore {
@@ -68,7 +68,7 @@ export class ApprovalsStore {
     status: 'APPROVED' | 'REJECTED' | 'EXPIRED',
     by: string,
     note?: string,
-    signIn?: { issuer: string; subject: string },
+    signIn?: { issuer: string; subject: string; idToken: string },
   ): Promise<ApprovalRequest | undefined> {
     try {
       const result = await this.db.send(
@@ -84,7 +84,7 @@ export class ApprovalsStore {
             ':at': new Date().toISOString(),
             ':note': note ?? null,
             ':pending': 'PENDING',
-            ...(signIn ? { ':signIn': { issuer: signIn.issuer, subject: signIn.subject } } : {}),
+            ...(signIn ? { ':signIn': { issuer: signIn.issuer, subject: signIn.subject, idToken: signIn.idToken } } : {}),
           },
           ReturnValues: 'ALL_NEW',
         }),

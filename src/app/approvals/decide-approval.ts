@@ -4,6 +4,7 @@ import { canonicalPrincipal } from '../../domain/principal.js';
 import { oneLine } from '../../lib/one-line.js';
 import type { ApprovalOutput } from '../guarded-write/state.js';
 import { TASK_FAILURES } from '../../domain/errors.js';
+import type { DecisionSignIn } from '../../domain/sign-in-policy.js';
 
 /**
  * The approval decision, independent of HTTP: who may see a request, who may
@@ -120,8 +121,8 @@ export async function decideApproval(
     decision: Decision;
     note?: string;
     now?: number;
-    /** The approver's sign-in, when policy required one (kept in the audit event). */
-    signedIn?: { issuer: string; subject: string };
+    /** The approver's sign-in, when policy required one (kept on the record and in the audit event, ID token included). */
+    signedIn?: DecisionSignIn;
   },
 ): Promise<DecisionResult> {
   const request = await openApproval(s, input);

@@ -6,6 +6,7 @@ import { actionPayloadHash } from '../../domain/approval-proof.js';
 import { ApprovalNotProvenError } from '../../domain/errors.js';
 import { canonicalPrincipal } from '../../domain/principal.js';
 import { signInRequired, type DecisionSignIn } from '../../domain/sign-in-policy.js';
+import { SIGN_IN_SKEW_SECONDS, signInClaimsProblem, type IdTokenClaims } from '../../domain/sign-in-proof.js';
 
 /** The approval a write executed under, as the write itself established it. */
 export interface ProvenApproval {
@@ -73,7 +74,9 @@ async function establish(s: Services, item: RoutedItem, now: number): Promise<Pr
   // Policy is read now, from the config, not from the request: a record written without the pages' check still needs it.
   const needsSignIn = signInRequired(s.config.approvals.sign_in, { action: item.action, amount: item.params['amount'] ?? request.amount });
   if (needsSignIn && !isSignIn(request.signIn)) {
-    return refuse(`policy requires a signed-in approver for ${item.action}, and the approval record holds no sign-in`);
+    return refuse(
+      `policy requires a signed-in approver for ${item.action}, and the approval record holds no sign-in with the provider's ID token`,
+    );
   }
   const decidedAt = Date.parse(request.decidedAt);
   if (!(decidedAt < request.expiresAt * 1000)) return refuse('the approval was decided after it expired');
@@ -90,16 +93,79 @@ async function establish(s: Services, item: RoutedItem, now: number): Promise<Pr
   if (needsSignIn && !sameSignIn(events[recorded]!.data['signIn'], request.signIn!)) {
     return refuse('the approved event in the audit chain does not carry the sign-in the approval record names');
   }
+  if (needsSignIn) {
+    const signedIn = await signInProblem(s, request, approver, canonical);
+    if (signedIn) return refuse(`the decision's sign-in is not proven by the identity provider: ${signedIn}`);
+  }
   const firstWrite = events.findIndex((e) => e.type === 'write_started');
   if (firstWrite >= 0 && firstWrite < recorded) return refuse('a write started before the approval was recorded');
   return { approvalId: request.approvalId, approver, decidedAt: request.decidedAt };
 }
 
+/**
+ * Whether the ID token the decision stored proves that the named approver
+ * signed in for this approval when it was decided: signed with one of the
+ * deployment's issuer's published keys (the issuer comes from the deployment,
+ * never from the record), for our client, naming this approval in its nonce,
+ * the recorded subject and the approver's verified email, issued within the
+ * request's window and valid at the decision. A record or event anyone with
+ * table access can write proves none of that; only the provider's key does.
+ */
+async function signInProblem(
+  s: Services,
+  request: ApprovalRequest,
+  approver: string,
+  canonical: (raw: string | undefined) => string | undefined,
+): Promise<string | undefined> {
+  const signIn = request.signIn!;
+  const policy = s.config.approvals.sign_in;
+  let issuer: string | undefined;
+  try {
+    issuer = s.signInIssuer();
+  } catch (error) {
+    return (error as Error).message;
+  }
+  if (!policy || !issuer) return 'no identity provider is configured here to check it against';
+  if (signIn.issuer !== issuer) return `the record names the issuer ${signIn.issuer}, not this deployment's ${issuer}`;
+  const decidedAt = Date.parse(request.decidedAt!);
+  let claims: IdTokenClaims;
+  try {
+    claims = await s.idTokens.verify(signIn.idToken, {
+      issuer,
+      audience: policy.client_id,
+      at: new Date(decidedAt),
+      toleranceSeconds: SIGN_IN_SKEW_SECONDS,
+    });
+  } catch (error) {
+    return (error as Error).message;
+  }
+  return signInClaimsProblem(claims, {
+    issuer,
+    clientId: policy.client_id,
+    approvalId: request.approvalId,
+    approver,
+    subject: signIn.subject,
+    requestedAt: Date.parse(request.createdAt),
+    expiresAt: request.expiresAt * 1000,
+    decidedAt,
+    canonical,
+  });
+}
+
 function isSignIn(value: unknown): value is DecisionSignIn {
   const v = value as Partial<DecisionSignIn> | null | undefined;
-  return typeof v?.issuer === 'string' && v.issuer.length > 0 && typeof v.subject === 'string' && v.subject.length > 0;
+  return (
+    typeof v?.issuer === 'string' &&
+    v.issuer.length > 0 &&
+    typeof v.subject === 'string' &&
+    v.subject.length > 0 &&
+    typeof v.idToken === 'string' &&
+    v.idToken.length > 0
+  );
 }
 
 function sameSignIn(recorded: unknown, stored: DecisionSignIn): boolean {
-  return isSignIn(recorded) && recorded.issuer === stored.issuer && recorded.subject === stored.subject;
+  return (
+    isSignIn(recorded) && recorded.issuer === stored.issuer && recorded.subject === stored.subject && recorded.idToken === stored.idToken
+  );
 }

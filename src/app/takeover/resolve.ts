@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { KEY_PATTERN, KEY_SHAPE } from '../../domain/task.js';
+import { visibleText } from '../../domain/visible-text.js';
 import type { Services } from '../services.js';
 import type { Claim } from '../../domain/claim.js';
 import { ClaimFencedError } from '../../domain/errors.js';
@@ -34,7 +35,7 @@ export const ResolveRequest = z
   .object({
     key: z.string().regex(KEY_PATTERN, `${KEY_SHAPE} (see paperclip takeover list)`),
     as: z.enum(RESOLUTIONS, { error: `--as must be one of ${RESOLUTIONS.join(', ')}` }),
-    note: z.string().trim().min(1, 'say what you checked or did (--note "...")').max(2000, 'notes are at most 2000 characters'),
+    note: visibleText('--note', { max: 2000, multiline: true }).pipe(z.string().min(1, 'say what you checked or did (--note "...")')),
     operator: z.email({ message: 'the operator is identified by an email address (--operator you@example.com)' }).toLowerCase(),
   })
   .strict();
