@@ -128,7 +128,8 @@ describe('guarded write path on the embedded stack', () => {
   test('an object the sealing role may not read and no record lists is a finding in the seal, not a dropped seal', async () => {
     const batch = { tenant: 'acme', taskId: 'T-e2e-first' };
     const [first] = (await h.paperclip.services.claims.byTask('T-e2e-first')).filter((c) => c.status === 'DONE');
-    // A trace no record.json lists (written here as the operator): the bucket policy keeps summarize-batch from reading it.
+    // A trace no record.json or audit event lists (written here as the operator): a trace is never read to seal it, and the
+    // bucket policy would keep summarize-batch from reading it anyway.
     const stray = evidenceKey(first!, 'extra-trace.zip');
     await h.paperclip.services.evidence.put(stray, 'not listed anywhere', 'application/zip');
     const finished = await h.paperclip.iam.runAsFunction('summarize-batch', () => finishBatchEvidence(h.paperclip.services, batch, 'test'));
@@ -136,7 +137,7 @@ describe('guarded write path on the embedded stack', () => {
       finished.seal.unreadable?.map((u) => u.name),
       [`${first!.key}/extra-trace.zip`],
     );
-    assert.match(finished.seal.unreadable![0]!.reason, /AccessDenied.*OnlyTheAuditorReadsTraces/);
+    assert.match(finished.seal.unreadable![0]!.reason, /a trace no record.json or audit event lists: it is never read to seal it/);
     const stored = parseSeal(await h.paperclip.services.evidence.get(batchKey(batch, 'seal.json'))).seal;
     assert.equal(stored?.sealHash, finished.seal.sealHash, 'the seal was written, with the finding');
   });

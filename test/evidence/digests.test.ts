@@ -227,8 +227,10 @@ describe('daily digests', () => {
 
     // The CLI says so with exit 1 (through the stack's own KMS for the public key).
     const cli = await runCli(['audit', 'verify', '--batch', `acme/${taskId}`]);
-    // By the real clock the batch's day is not over yet, so its digest is not due: the CLI run is clean for now.
-    assert.equal(cli.code, 0, cli.stdout + cli.stderr);
+    // By the real clock the batch's day is not over yet, so its digest is not due; the CLI reads what Object Lock keeps
+    // (docs/evidence.md), so the anchor written over its first version gives the rewrite away even before that.
+    assert.equal(cli.code, 1, cli.stdout + cli.stderr);
+    assert.match(cli.stdout, /ALTERED +anchors\/acme\/\S+ rewritten: version \S+ was written over version/);
   });
 
   test('paperclip audit digest writes the days a local stack missed; verify then names a deleted one (exit 1)', async () => {
@@ -252,7 +254,11 @@ describe('daily digests', () => {
     await remove(digestKey(cliTenant, addDays(start, 2)));
     const found = await runCli(['audit', 'verify', '--tenant', cliTenant]);
     assert.equal(found.code, 1, found.stdout + found.stderr);
-    assert.match(found.stdout, new RegExp(`REMOVED +${digestKey(cliTenant, addDays(start, 2))} is missing`));
+    // The twin keeps versions as Object Lock does: the delete is a marker over the digest, named with both versions.
+    assert.match(
+      found.stdout,
+      new RegExp(`REMOVED +${digestKey(cliTenant, addDays(start, 2))} deleted: delete marker \\S+ covers version`),
+    );
   });
 
   async function replaceChain(chain: string, before: readonly AuditEvent[], after: readonly AuditEvent[]): Promise<void> {
