@@ -1,4 +1,4 @@
-import { seededRandom } from '../src/simulator/seeded-random.js';
+import { seededRandom } from '../src/lib/seeded-random.js';
 
 export { seededRandom };
 

@@ -1,4 +1,4 @@
-import { seededRandom } from '../simulator/seeded-random.js';
+import { seededRandom } from '../lib/seeded-random.js';
 import { capitalise } from './accounts.js';
 import type { Discrepancy, DiscrepancyState, DiscrepancyType, OrgSpec } from './schemas.js';
 

@@ -1,5 +1,5 @@
 import type { Bill, TenantSpec } from './schemas.js';
-import { seededRandom } from './seeded-random.js';
+import { seededRandom } from '../lib/seeded-random.js';
 
 /**
  * Deterministic demo bills. Numbering is fixed so tests can name bills without

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { stateError } from './task-errors.js';
+import { seededRandom } from '../../lib/seeded-random.js';
 
 /**
  * Service faults the local runner can inject into Task states, so the Retry
@@ -65,18 +66,6 @@ export function parseTaskFaults(faults: unknown): Array<z.output<typeof TaskFaul
   return parsed.data;
 }
 
-/** A small seeded PRNG (mulberry32): the same seed draws the same faults. */
-function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 /** The Cause AWS gives each Lambda error (request ids aside). */
 function defaultCause(error: string, functionName: string | undefined): string {
   switch (error) {
@@ -98,13 +87,13 @@ function defaultCause(error: string, functionName: string | undefined): string {
  */
 export class FaultPlan {
   private faults: Array<z.output<typeof TaskFault>> = [];
-  private random: () => number = seeded(1);
+  private random: () => number = seededRandom(1);
   private readonly invocations = new Map<string, number>();
   private readonly firedCounts = new Map<string, number>();
 
   set(faults: unknown, options: FaultOptions = {}): void {
     this.faults = parseTaskFaults(faults);
-    this.random = seeded(options.seed ?? 1);
+    this.random = seededRandom(options.seed ?? 1);
     this.invocations.clear();
     this.firedCounts.clear();
   }
