@@ -3,6 +3,7 @@ import { AnyPrincipal, Effect, PolicyStatement, type IGrantable, type IRole } fr
 import { Key } from 'aws-cdk-lib/aws-kms';
 import { BlockPublicAccess, Bucket, BucketEncryption, ObjectLockRetention, ObjectOwnership, StorageClass } from 'aws-cdk-lib/aws-s3';
 import { Construct } from 'constructs';
+import { grantKeyViaS3 } from './key-via-s3.js';
 
 /** Evidence keys are `evidence/<tenant>/<taskId>/<idempotencyKey>/<file>`. */
 export const EVIDENCE_PREFIX = 'evidence/';
@@ -245,14 +246,7 @@ export class EvidenceBucket extends Construct {
   }
 
   private grantKey(grantee: IGrantable, sid: string, actions: string[]): void {
-    grantee.grantPrincipal.addToPrincipalPolicy(
-      new PolicyStatement({
-        sid,
-        actions,
-        resources: [this.key.keyArn],
-        conditions: { StringEquals: { 'kms:ViaService': `s3.${Stack.of(this).region}.amazonaws.com` } },
-      }),
-    );
+    grantKeyViaS3(this.key, grantee, sid, actions);
   }
 
   private grantAuditRead(auditor: IRole): void {

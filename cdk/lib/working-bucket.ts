@@ -1,8 +1,9 @@
-import { Duration, RemovalPolicy, Stack } from 'aws-cdk-lib';
+import { Duration, RemovalPolicy } from 'aws-cdk-lib';
 import { PolicyStatement, type IGrantable } from 'aws-cdk-lib/aws-iam';
 import type { IKey } from 'aws-cdk-lib/aws-kms';
 import { BlockPublicAccess, Bucket, BucketEncryption, ObjectOwnership, type IBucket } from 'aws-cdk-lib/aws-s3';
 import { Construct } from 'constructs';
+import { grantKeyViaS3 } from './key-via-s3.js';
 
 /**
  * A batch execution's working files (src/app/batch.ts runFolder): the item list
@@ -109,13 +110,6 @@ export class WorkingBucket extends Construct {
   }
 
   private grantKey(grantee: IGrantable, sid: string, actions: string[]): void {
-    grantee.grantPrincipal.addToPrincipalPolicy(
-      new PolicyStatement({
-        sid,
-        actions,
-        resources: [this.key.keyArn],
-        conditions: { StringEquals: { 'kms:ViaService': `s3.${Stack.of(this).region}.amazonaws.com` } },
-      }),
-    );
+    grantKeyViaS3(this.key, grantee, sid, actions);
   }
 }
