@@ -18,6 +18,7 @@ import { startLocalStack } from '../src/local/stack.js';
 import { verifyBatch } from '../src/evidence/verify.js';
 import { ask, isObjectWith } from './forked-emulators.js';
 import { logger } from '../src/adapters/telemetry.js';
+import { runStandalone } from './standalone.js';
 
 /**
  * A late close in a sealed batch of N items: the batch is seeded on the local
@@ -416,17 +417,6 @@ export async function measureLateSeal(options: { items: number; log?: (line: str
 }
 
 /** `npx tsx --expose-gc bench/late-seal-scale.ts [N]`: the measurement alone, printed as JSON. */
-if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
-  process.env['AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED'] ??= 'true';
-  const items = Number(process.argv[2] ?? 10_000);
-  measureLateSeal({ items, log: (line) => console.error(`[bench] ${line}`) }).then(
-    (report) => {
-      console.log(JSON.stringify(report, null, 2));
-      process.exit(0);
-    },
-    (error: unknown) => {
-      console.error(error);
-      process.exit(1);
-    },
-  );
-}
+runStandalone(import.meta.url, ([items]) =>
+  measureLateSeal({ items: Number(items ?? 10_000), log: (line) => console.error(`[bench] ${line}`) }),
+);

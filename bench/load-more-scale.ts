@@ -1,12 +1,11 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { readList } from '../src/app/vendor-reads.js';
 import { closeSharedBrowser, sharedBrowser } from '../src/browser/chromium.js';
 import type { OpenedSession } from '../src/browser/identity-sessions.js';
 import { devtoolsOf } from '../src/browser/quiet-page.js';
 import { SitePack } from '../src/sitepack/schema.js';
+import { runStandalone } from './standalone.js';
 
 /**
  * ReadList on a long list paged by "load more": a table of `rows` rows, `per`
@@ -136,18 +135,8 @@ export async function measureLoadMore(options: { rows: number; perPress: number 
 }
 
 /** `npx tsx bench/load-more-scale.ts [rows] [per press]`: the measurement alone, printed as JSON. */
-if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
-  const rows = Number(process.argv[2] ?? 10_000);
-  const perPress = Number(process.argv[3] ?? 100);
-  measureLoadMore({ rows, perPress })
-    .then(async (report) => {
-      console.log(JSON.stringify(report, null, 2));
-      await closeSharedBrowser();
-      process.exit(0);
-    })
-    .catch(async (error: unknown) => {
-      console.error(error);
-      await closeSharedBrowser();
-      process.exit(1);
-    });
-}
+runStandalone(
+  import.meta.url,
+  ([rows, perPress]) => measureLoadMore({ rows: Number(rows ?? 10_000), perPress: Number(perPress ?? 100) }),
+  closeSharedBrowser,
+);

@@ -11,6 +11,7 @@ import { idempotencyKey } from '../src/domain/task.js';
 import { mapBounded } from '../src/lib/map-bounded.js';
 import { logger } from '../src/adapters/telemetry.js';
 import { ask, isObjectWith } from './forked-emulators.js';
+import { runStandalone } from './standalone.js';
 
 /**
  * Summarize's own cost at batch scale: the real summarizeBatch over N settled
@@ -216,17 +217,6 @@ export async function measureSummarizeScale(options: {
 }
 
 /** `npx tsx bench/summarize-scale.ts [N]`: the measurement alone, printed as JSON. */
-if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
-  process.env['AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED'] ??= 'true';
-  const items = Number(process.argv[2] ?? 2000);
-  measureSummarizeScale({ items, log: (line) => console.error(`[bench] ${line}`) }).then(
-    (report) => {
-      console.log(JSON.stringify(report, null, 2));
-      process.exit(0);
-    },
-    (error: unknown) => {
-      console.error(error);
-      process.exit(1);
-    },
-  );
-}
+runStandalone(import.meta.url, ([items]) =>
+  measureSummarizeScale({ items: Number(items ?? 2000), log: (line) => console.error(`[bench] ${line}`) }),
+);
