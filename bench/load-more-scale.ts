@@ -2,7 +2,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { readList } from '../src/app/vendor-reads.js';
 import { closeSharedBrowser, sharedBrowser } from '../src/browser/chromium.js';
-import type { OpenedSession } from '../src/browser/identity-sessions.js';
+import { pageSession } from '../src/browser/identity-sessions.js';
 import { devtoolsOf } from '../src/browser/quiet-page.js';
 import { SitePack } from '../src/sitepack/schema.js';
 import { runStandalone } from './standalone.js';
@@ -90,17 +90,7 @@ export async function measureLoadMore(options: { rows: number; perPress: number 
   const context = await (await sharedBrowser()).newContext();
   try {
     const page = await context.newPage();
-    const session: OpenedSession = {
-      context,
-      page,
-      traced: false,
-      reused: false,
-      acted: false,
-      markActed: () => undefined,
-      discardOnClose: () => undefined,
-      stopTrace: async () => undefined,
-      close: async () => undefined,
-    };
+    const session = pageSession(context, page);
     const cdp = await devtoolsOf(page);
     const send = cdp.send.bind(cdp);
     let evaluations = 0;

@@ -45,6 +45,21 @@ export interface OpenedSession {
   close(): Promise<Buffer | undefined>;
 }
 
+/** A session over a page its caller opened and closes itself: no login, no trace, nothing kept (fixtures, measurements). */
+export function pageSession(context: BrowserContext, page: Page): OpenedSession {
+  return {
+    context,
+    page,
+    traced: false,
+    reused: false,
+    acted: false,
+    markActed: () => undefined,
+    discardOnClose: () => undefined,
+    stopTrace: async () => undefined,
+    close: async () => undefined,
+  };
+}
+
 export interface PoolLimits {
   /** Idle contexts kept per identity and purpose (one per concurrent task is enough). */
   maxIdlePerSlot: number;

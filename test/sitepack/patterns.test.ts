@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import type { BrowserContext } from 'playwright-core';
 import { closeSharedBrowser, sharedBrowser } from '../../src/browser/chromium.js';
 import { resetDialogPolicy, runSteps } from '../../src/browser/executor.js';
-import type { OpenedSession } from '../../src/browser/identity-sessions.js';
+import { pageSession, type OpenedSession } from '../../src/browser/identity-sessions.js';
 import { SitePack } from '../../src/sitepack/schema.js';
 import { checkSession, readItem, readList, readOwnership, type ReadContext } from '../../src/app/vendor-reads.js';
 import { startFixtures, type Fixtures } from './fixtures.js';
@@ -52,17 +52,7 @@ describe('site pack v2 patterns', () => {
     fx = await startFixtures();
     context = await (await sharedBrowser()).newContext({ acceptDownloads: true });
     const page = await context.newPage();
-    session = {
-      context,
-      page,
-      traced: false,
-      reused: false,
-      acted: false,
-      markActed: () => undefined,
-      discardOnClose: () => undefined,
-      stopTrace: async () => undefined,
-      close: async () => undefined,
-    };
+    session = pageSession(context, page);
   });
   after(async () => {
     await context?.close();
