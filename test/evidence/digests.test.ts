@@ -49,6 +49,19 @@ describe('daily digests', () => {
     assert.equal((await s().digestKeys.publicKey()).asymmetricKeyType, 'ec');
   });
 
+  test('on the enforcing twin, a sealing function cannot put a digest and the digest function cannot put evidence', async () => {
+    const put = (key: string) => s().evidence.put(key, '{}', 'application/json');
+    await assert.rejects(
+      h.paperclip.iam.runAsFunction('complete', () => put(digestKey(tenant, '2026-01-01'))),
+      (error: Error) => error.name === 'AccessDenied' && /complete/.test(error.message) && /s3:PutObject/.test(error.message),
+    );
+    await assert.rejects(
+      h.paperclip.iam.runAsFunction('write-digests', () => put(`evidence/${tenant}/T-x/k/record.json`)),
+      (error: Error) => error.name === 'AccessDenied' && /write-digests/.test(error.message),
+    );
+    assert.equal(await s().evidence.exists(digestKey(tenant, '2026-01-01')), false, 'nothing was written');
+  });
+
   test('every day from the first seal has a signed digest, quiet days too, each naming the one before', async () => {
     const chain = `batch:${tenant}:T-quiet`;
     const first = sealEvent(chain, 1, GENESIS_HASH, { type: 'sealed', actor: 'p', data: { sealHash: 'a'.repeat(64) } }, at(days[0]!));
