@@ -194,12 +194,13 @@ describe('paperclip run', () => {
     const before = (await control.journal()).length;
     const queue = await paperclip(['takeover', 'list', '--data-dir', dataDir()]);
     assert.equal(queue.code, 0, queue.stderr);
+    assert.match(queue.stdout, /no open takeover items/, 'the folder has none: every item of its batches ended done or awaits approval');
     const otherPrefix = join(setup.dir, 'other-prefix.yaml');
     writeFileSync(otherPrefix, readFileSync(setup.config, 'utf8').replace(/^prefix: .*/m, 'prefix: elsewhere'));
     const mismatched = await paperclip(['takeover', 'list', '--data-dir', dataDir(), '--config', otherPrefix]);
     assert.equal(mismatched.code, 2, mismatched.stderr);
     assert.match(mismatched.stderr, /names prefix "elsewhere" .* but the data folder .* holds prefix "paperclip-local"/);
-    assert.doesNotMatch(mismatched.stdout, /No open takeover items/, 'a folder read with the wrong tables never shows an empty queue');
+    assert.doesNotMatch(mismatched.stdout, /no open takeover items/, 'a folder read with the wrong tables never shows an empty queue');
     const unknown = await paperclip(['compensate', `k-acme_${'0'.repeat(32)}`, '--reason', 'no such write', '--data-dir', dataDir()]);
     assert.equal(unknown.code, 2, unknown.stderr);
     assert.doesNotMatch(unknown.stderr, /\n\s+at /, 'no stack trace for an unknown key');
