@@ -2,13 +2,12 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { AuditEvent } from '../domain/audit-chain.js';
 import type { Claim } from '../domain/claim.js';
 import { batchKey } from '../adapters/s3/evidence-store.js';
-import { anchorSealEvent } from './anchors.js';
 import { patchBatchPage, type BatchPageItem } from './batch-page.js';
 import { batchChain, PAGE_NAME, S3_FAN_OUT, sha256Hex, type BatchRef, type EvidenceContext, type HashedObject } from './folder.js';
 import { compensatesOf } from './item-page.js';
 import { mapBounded } from '../lib/map-bounded.js';
 import { buildBatchPage, hashTopObjects, indexBatchFolder, readRecord } from './pages.js';
-import { ITEM_SEALED_EVENT, SEALED_EVENT, sealedItem, type SealedObject } from './seal.js';
+import { anchor, ITEM_SEALED_EVENT, SEALED_EVENT, sealedItem, type SealedObject } from './seal.js';
 
 /**
  * An item that closes after its batch was sealed (an approval decided, a
@@ -97,11 +96,7 @@ export async function addLateItem(ctx: EvidenceContext, batch: BatchRef, item: L
     });
     if (!event) continue; // another close of this batch appended first: build on its page
     await ctx.evidence.put(batchKey(batch, PAGE_NAME), page, 'text/html; charset=utf-8');
-    try {
-      await anchorSealEvent(ctx, batch.tenant, event);
-    } catch (error) {
-      process.stderr.write(`paperclip: could not anchor event ${event.seq} of ${event.chain}: ${(error as Error).message}\n`);
-    }
+    await anchor(ctx, batch.tenant, event);
     return event;
   }
   throw new Error(`the batch chain ${chain} is contended: ${APPEND_ATTEMPTS} other closes appended first; ${item.key} is not in the seal`);

@@ -380,7 +380,7 @@ export async function sealStandaloneItem(
 }
 
 /** Anchors a sealing event; a failure is logged, not thrown: the seal stands, and verify reports the missing anchor. */
-async function anchor(ctx: EvidenceContext, tenant: string, event: AuditEvent): Promise<void> {
+export async function anchor(ctx: EvidenceContext, tenant: string, event: AuditEvent): Promise<void> {
   try {
     await anchorSealEvent(ctx, tenant, event);
   } catch (error) {
