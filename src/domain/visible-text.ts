@@ -54,8 +54,7 @@ export function freeTextProblem(text: string, rules: FreeTextRules = {}): string
   if (hasBidiControl(text)) {
     return 'must not contain bidirectional control characters (U+202A-U+202E, U+2066-U+2069, U+200E, U+200F, U+061C); type the text without them';
   }
-  const controls = rules.multiline ? /[\p{Cc}\u2028\u2029]/u : LINE_BREAKING;
-  const bad = [...text].find((ch) => controls.test(ch) && !(rules.multiline && /[\n\r\t]/.test(ch)));
+  const bad = [...text].find((ch) => LINE_BREAKING.test(ch) && !(rules.multiline && /[\n\r\t]/.test(ch)));
   if (bad !== undefined) {
     const shown = `U+${bad.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}`;
     return rules.multiline
