@@ -216,6 +216,14 @@ export const SIZING_INPUTS: readonly SizingInput[] = [
     allowanceWhy: 'cold start 0.5 s; catching up after an outage: 4 round trips × 30 ms per day digested, 400 days of a tenant = 48 s',
   },
   {
+    name: 'start-scheduled-batch',
+    browser: false,
+    measured: BENCH.complete,
+    measuredAs: 'not in the benchmark; as Complete (one secret read, one StartExecution)',
+    units: 1,
+    ...AWS_CALLS_ALLOWANCE,
+  },
+  {
     name: 'approval-http',
     browser: false,
     measured: BENCH.complete,
