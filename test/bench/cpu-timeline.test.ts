@@ -37,11 +37,9 @@ test("the forked emulators' CPU is sampled apart: neither Chromium's nor this pr
   skip: process.platform !== 'linux',
 }, async () => {
   // A Node child like the forked emulators (not named like Chromium), spinning only once the sampler runs.
-  const emulators = spawn(
-    process.execPath,
-    ['-e', `process.stdin.once('data', () => { ${SPIN_1500_MS_OF_CPU} process.exit(0); });`],
-    { stdio: ['pipe', 'ignore', 'inherit'] },
-  );
+  const emulators = spawn(process.execPath, ['-e', `process.stdin.once('data', () => { ${SPIN_1500_MS_OF_CPU} process.exit(0); });`], {
+    stdio: ['pipe', 'ignore', 'inherit'],
+  });
   const sampler = await RunSampler.start({ emulatorsPid: emulators.pid! });
   emulators.stdin.write('go\n');
   await once(emulators, 'exit');
