@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { Services } from '../app/services.js';
 import { withSession } from '../app/sessions.js';
 import { compensate, CompensationRefusedError, runGuardedWrite, type CompensationResult } from '../app/compensation.js';
-import { observeStatus, readContextFor, readList } from '../app/vendor-reads.js';
+import { observeStatus, readContextFor, readList } from '../browser/vendor-reads.js';
 import { browserlessApi } from '../app/ownership.js';
 import type { OpenedSession } from '../browser/identity-sessions.js';
 import { idempotencyKey, type WriteTask } from '../domain/task.js';

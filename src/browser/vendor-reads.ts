@@ -4,8 +4,8 @@ import { fillTemplate, describeLocator, type Step } from '../sitepack/action-lan
 import type { FieldSource, ReadbackSource, SitePack } from '../sitepack/schema.js';
 import { ReadFailedError, SessionLostError, StructuredContractMissingError } from '../domain/errors.js';
 import type { Observation } from '../domain/readback.js';
-import { assertSessionAlive, runSteps, type StepContext } from '../browser/executor.js';
-import { resolveLocator, where } from '../browser/locate.js';
+import { assertSessionAlive, runSteps, type StepContext } from './executor.js';
+import { resolveLocator, where } from './locate.js';
 import {
   countRows,
   describeField,
@@ -16,10 +16,10 @@ import {
   rowField,
   readTableQuietly,
   type RowSet,
-} from '../browser/page-reading.js';
-import type { OpenedSession } from '../browser/identity-sessions.js';
+} from './page-reading.js';
+import type { OpenedSession } from './identity-sessions.js';
 import type { VendorApi } from '../adapters/vendor/vendor-api.js';
-import { parseExport } from './export-file.js';
+import { parseExport } from '../lib/export-file.js';
 import { own } from '../lib/own.js';
 
 /**
