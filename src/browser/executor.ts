@@ -179,7 +179,12 @@ export function describeStep(step: Step): string {
   return `${step.action} ${describeLocator(step.target)}${describeScope(step.within)}`;
 }
 
-export async function runStep(page: Page, step: Step, ctx: StepContext): Promise<StepResult> {
+/**
+ * Runs one step. `commit`, for a step marked `commit: true`, runs once the step's scope and target are found and
+ * the target shows, immediately before the click: a step that cannot find its target fails with nothing dispatched
+ * and `commit` never run, so the write it belongs to is "not committed" (src/domain/commit-point.ts).
+ */
+export async function runStep(page: Page, step: Step, ctx: StepContext, commit?: () => Promise<void>): Promise<StepResult> {
   const timeout = ctx.timeoutMs ?? 10_000;
   if (step.action === 'open') {
     const url = new URL(fillTemplate(step.url, ctx.params, 'url'), ctx.baseUrl);
@@ -219,6 +224,10 @@ export async function runStep(page: Page, step: Step, ctx: StepContext): Promise
         policy.expected = { accept: step.dialog.accept, messageContains: fillTemplate(step.dialog.messageContains, ctx.params) };
       }
       try {
+        if (step.commit && commit) {
+          await visibleOrExplain(page, target, step, ctx, timeout);
+          await commit();
+        }
         if (step.opensPage) {
           const [opened] = await Promise.all([page.context().waitForEvent('page', { timeout }), act(() => target.click({ timeout }))]);
           await opened.waitForLoadState('domcontentloaded');
@@ -342,21 +351,30 @@ export interface StepsResult {
 
 /**
  * Runs steps in order. A text a step extracts fills later steps as {{as}} (the
- * amount a confirmation asks to be typed); `before` runs ahead of each step,
- * e.g. to move the claim to WRITING before a commit click.
+ * amount a confirmation asks to be typed); `before` runs ahead of each step
+ * (a picture before the first step that acts); `commit` runs for a commit click
+ * once its target is found, just before the click (runStep), to move the claim
+ * to WRITING.
  */
 export async function runSteps(
   page: Page,
   steps: readonly Step[],
   ctx: StepContext,
   before?: (step: Step, index: number, page: Page) => Promise<void>,
+  commit?: (step: Step, index: number, page: Page) => Promise<void>,
 ): Promise<StepsResult> {
   const extracted: Record<string, string> = {};
   const downloads: StepsResult['downloads'] = [];
   let current = page;
   for (const [index, step] of steps.entries()) {
     await before?.(step, index, current);
-    const result = await runStep(current, step, { ...ctx, params: { ...ctx.params, ...extracted } });
+    const at = current;
+    const result = await runStep(
+      current,
+      step,
+      { ...ctx, params: { ...ctx.params, ...extracted } },
+      commit && (() => commit(step, index, at)),
+    );
     current = result.page;
     if (result.extracted && typeof result.extracted.value === 'string') extracted[result.extracted.as] = result.extracted.value;
     if (result.download) downloads.push(result.download);

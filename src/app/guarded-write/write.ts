@@ -1,12 +1,6 @@
 import type { Services } from '../services.js';
-import {
-  AmbiguousOutcomeError,
-  ApprovalNotProvenError,
-  ClaimFencedError,
-  SessionLostError,
-  StructuredContractMissingError,
-  WriteNotCommittedError,
-} from '../../domain/errors.js';
+import { ClaimFencedError } from '../../domain/errors.js';
+import { writeFailure } from '../../domain/commit-point.js';
 import { evidenceKey, type StoredObject } from '../../adapters/s3/evidence-store.js';
 import { dialogsSeen, runSteps, type StepContext } from '../../browser/executor.js';
 import type { OpenedSession } from '../../browser/identity-sessions.js';
@@ -24,8 +18,10 @@ import { proveApproval, type ProvenApproval } from '../approvals/prove-approval.
 type Page = OpenedSession['page'];
 
 /**
- * The write itself. The claim moves to WRITING immediately before the commit
- * click; any failure after that point is ambiguous and goes to readback.
+ * The write itself. The claim moves to WRITING once the commit click's target
+ * is found, immediately before the click; what a failure means follows from
+ * which side of that point it happened (src/domain/commit-point.ts): before it
+ * "not committed", after it ambiguous, and readback decides.
  */
 export async function browserWrite(s: Services, state: ItemState): Promise<WriteResult> {
   const { item } = state;
@@ -133,11 +129,17 @@ export async function browserWrite(s: Services, state: ItemState): Promise<Write
             continue;
           }
         }
-        const result = await runSteps(page, steps, { ...ctx, params: { ...ctx.params, ...extracted } }, async (step, index, current) => {
-          page = current;
-          if (!NAVIGATION_STEPS.includes(step.action)) await pictureBefore(current);
-          if (step.action === 'click' && step.commit) await commitStep(stage.name, index);
-        });
+        const result = await runSteps(
+          page,
+          steps,
+          { ...ctx, params: { ...ctx.params, ...extracted } },
+          async (step, _index, current) => {
+            page = current;
+            if (!NAVIGATION_STEPS.includes(step.action)) await pictureBefore(current);
+          },
+          // The commit click's target is found and shows: only now may the claim move (a target never found is not committed).
+          async (_step, index) => commitStep(stage.name, index),
+        );
         page = result.page;
         Object.assign(extracted, result.extracted);
       }
@@ -191,14 +193,7 @@ export async function browserWrite(s: Services, state: ItemState): Promise<Write
         actor: item.identity,
         data: { committed, error: (error as Error).name, message: (error as Error).message, evidence },
       });
-      if (!committed) {
-        if (error instanceof StructuredContractMissingError || error instanceof SessionLostError || error instanceof ApprovalNotProvenError)
-          throw error;
-        throw new WriteNotCommittedError(`write failed before the commit click: ${(error as Error).message}`, {}, { cause: error });
-      }
-      if (error instanceof SessionLostError || error instanceof WriteNotCommittedError || error instanceof AmbiguousOutcomeError)
-        throw error;
-      throw new AmbiguousOutcomeError(`write may have landed: ${(error as Error).message}`, {}, { cause: error });
+      throw writeFailure(error, committed ? 'after_commit' : 'before_commit');
     } finally {
       const trace = await session.close().catch(() => undefined);
       if (trace && !traceStored) evidence.push(await storeTrace(trace));
