@@ -5,6 +5,7 @@ import type { SitePack } from '../sitepack/schema.js';
 import { ReadFailedError, SessionLostError, StructuredContractMissingError } from '../domain/errors.js';
 import { resolveLocator, scopeRoot, where, type RowBinding } from './locate.js';
 import { evaluateQuietly } from './quiet-page.js';
+import { deadline } from '../lib/deadline.js';
 
 /**
  * Runs whitelisted steps on a page. It decides nothing about the business: it
@@ -211,10 +212,14 @@ export async function runStep(page: Page, step: Step, ctx: StepContext, commit?:
 
   // A step that acts in the item's row acts on the row it found, never on whatever row later sits at its position.
   const acts = step.action === 'click' || step.action === 'fill' || step.action === 'select' || step.action === 'download';
-  const root = await scopeRoot(page, step.within, ctx.row, timeout, ctx.params, { pin: acts });
+  const waitsForHidden = (step.action === 'wait_for' || step.action === 'expect') && step.state === 'hidden';
+  // One budget per step: finding the scope (a row, a dialog) spends from the time the target then gets.
+  const limit = deadline(timeout);
+  const root = await scopeRoot(page, step.within, ctx.row, timeout, ctx.params, { pin: acts, present: !waitsForHidden });
+  const left = Math.max(1, limit.remaining());
   const target = resolveLocator(root, step.target, ctx.params).first();
   // Click, fill and select wait for their target themselves; only a failure needs the explanation (actOrExplain).
-  if (step.action === 'extract' || step.action === 'download') await visibleOrExplain(page, target, step, ctx, timeout);
+  if (step.action === 'extract' || step.action === 'download') await visibleOrExplain(page, target, step, ctx, left);
   const act = <T>(action: () => Promise<T>) => actOrExplain(page, target, step, ctx, action);
 
   switch (step.action) {
@@ -225,17 +230,20 @@ export async function runStep(page: Page, step: Step, ctx: StepContext, commit?:
       }
       try {
         if (step.commit && commit) {
-          await visibleOrExplain(page, target, step, ctx, timeout);
+          await visibleOrExplain(page, target, step, ctx, left);
           await commit();
         }
         if (step.opensPage) {
-          const [opened] = await Promise.all([page.context().waitForEvent('page', { timeout }), act(() => target.click({ timeout }))]);
+          const [opened] = await Promise.all([
+            page.context().waitForEvent('page', { timeout: left }),
+            act(() => target.click({ timeout: left })),
+          ]);
           await opened.waitForLoadState('domcontentloaded');
           dialogPolicy(opened);
           await assertSessionAlive(opened, ctx.sessionLost);
           return { page: opened };
         }
-        await act(() => target.click({ timeout }));
+        await act(() => target.click({ timeout: left }));
       } finally {
         policy.expected = undefined;
       }
@@ -246,17 +254,17 @@ export async function runStep(page: Page, step: Step, ctx: StepContext, commit?:
       if (step.secret && ctx.traced) {
         throw new Error('refusing to type a secret while tracing: the trace would record it');
       }
-      await act(() => target.fill(fillTemplate(step.value, ctx.params), { timeout }));
+      await act(() => target.fill(fillTemplate(step.value, ctx.params), { timeout: left }));
       return { page };
     }
     case 'select': {
-      await act(() => target.selectOption(fillTemplate(step.value, ctx.params), { timeout }));
+      await act(() => target.selectOption(fillTemplate(step.value, ctx.params), { timeout: left }));
       return { page };
     }
     case 'wait_for':
     case 'expect': {
-      if (step.state === 'visible') await visibleOrExplain(page, target, step, ctx, step.timeoutMs ?? timeout);
-      else await hiddenOrExplain(page, target, step, ctx, step.timeoutMs ?? timeout);
+      if (step.state === 'visible') await visibleOrExplain(page, target, step, ctx, step.timeoutMs ?? left);
+      else await hiddenOrExplain(page, target, step, ctx, step.timeoutMs ?? left);
       await assertSessionAlive(page, ctx.sessionLost);
       return { page };
     }
@@ -273,7 +281,7 @@ export async function runStep(page: Page, step: Step, ctx: StepContext, commit?:
           );
         return { page, extracted: { as: step.as, value: rows } };
       }
-      const text = ((await target.innerText({ timeout })) ?? '').replace(/\s+/g, ' ').trim();
+      const text = ((await target.innerText({ timeout: left })) ?? '').replace(/\s+/g, ' ').trim();
       const match = step.pattern === undefined ? undefined : new RegExp(step.pattern, 'u').exec(text);
       if (step.pattern !== undefined && !match) {
         throw new StructuredContractMissingError(
@@ -284,7 +292,7 @@ export async function runStep(page: Page, step: Step, ctx: StepContext, commit?:
       return { page, extracted: { as: step.as, value: match ? (match[1] ?? match[0]).trim() : text } };
     }
     case 'download': {
-      const [download] = await Promise.all([page.waitForEvent('download', { timeout }), target.click({ timeout })]);
+      const [download] = await Promise.all([page.waitForEvent('download', { timeout: left }), target.click({ timeout: left })]);
       const path = await download.path();
       return { page, download: { as: step.as, suggestedName: download.suggestedFilename(), body: await readFile(path) } };
     }

@@ -37,7 +37,7 @@ export async function settled(page: Page, condition: Settled, ctx: StepContext):
       if (condition.steps) current = (await runSteps(current, condition.steps, ctx)).page;
       if (await settledQuietly(current, condition, ctx)) return { page: current, settled: true };
       const wait = Math.max(100, condition.steps ? Math.min(1000, deadline - Date.now()) : deadline - Date.now());
-      const root = await scopeRoot(current, condition.within, ctx.row, wait, ctx.params);
+      const root = await scopeRoot(current, condition.within, ctx.row, wait, ctx.params, { present: condition.state !== 'hidden' });
       await resolveLocator(root, condition.target, ctx.params).first().waitFor({ state: condition.state, timeout: wait });
       return { page: current, settled: true };
     } catch (error) {
