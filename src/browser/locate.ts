@@ -2,11 +2,11 @@ import type { FrameLocator, Locator as PwLocator, Page } from 'playwright-core';
 import { fillTemplate, type Scope } from '../sitepack/action-language.js';
 import type { SitePack } from '../sitepack/schema.js';
 import { StructuredContractMissingError } from '../domain/errors.js';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { randomUUID } from 'node:crypto';
 import { describeField, findRows, keyedRowIndex, labelsOf, readTableQuietly, ROW_TAG, rowField, tagRowExpression } from './page-reading.js';
 import { resolveLocator } from './resolve-locator.js';
 import { evaluateQuietly } from './quiet-page.js';
+import { deadline } from '../lib/deadline.js';
 
 export { resolveLocator };
 
@@ -28,14 +28,14 @@ export interface RowBinding {
  * so a list the page redraws is checked again rather than read as "gone".
  */
 export async function locateRow(page: Page, binding: RowBinding, timeoutMs = 10_000, options: { pin?: boolean } = {}): Promise<PwLocator> {
-  const deadline = Date.now() + timeoutMs;
+  const limit = deadline(timeoutMs);
   const pinned = options.pin ? await pinRowQuietly(page, binding).catch(() => undefined) : undefined;
   if (pinned) return pinned;
   const { rows, key } = binding.list;
   // Single-page apps render rows after load: read until the first one shows (one cheap read on a rendered page).
   let set = await findRows(page, rows, labelsOf([key]));
-  while (set.rows.length === 0 && Date.now() < deadline) {
-    await sleep(Math.min(ROW_POLL_MS, Math.max(0, deadline - Date.now())));
+  while (set.rows.length === 0 && !limit.expired) {
+    await limit.sleep(ROW_POLL_MS);
     set = await findRows(page, rows, labelsOf([key]));
   }
   if (set.rows.length === 0) {

@@ -1,4 +1,3 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { Page } from 'playwright-core';
 import { SessionLostError } from '../domain/errors.js';
 import { fillTemplate, type Locator, type Scope } from '../sitepack/action-language.js';
@@ -6,6 +5,7 @@ import type { SiteAction } from '../sitepack/schema.js';
 import { runSteps, type StepContext } from './executor.js';
 import { resolveLocator, scopeRoot } from './locate.js';
 import { rowCellShowsQuietly } from './page-reading.js';
+import { deadline } from '../lib/deadline.js';
 
 /** The settled state a browser write waits for before its "after" picture (`tiers.browser.settled` of an action). */
 export type Settled = NonNullable<NonNullable<SiteAction['tiers']['browser']>['settled']>;
@@ -30,13 +30,14 @@ export async function shows(page: Page, check: { target: Locator; within?: Scope
  * still pictured as it then is: readback, not the page, decides.
  */
 export async function settled(page: Page, condition: Settled, ctx: StepContext): Promise<{ page: Page; settled: boolean }> {
-  const deadline = Date.now() + condition.timeoutMs;
+  // One budget for the whole wait: the page opened again, the scope found and the target waited for all spend from it.
+  const limit = deadline(condition.timeoutMs);
   let current = page;
   for (;;) {
     try {
       if (condition.steps) current = (await runSteps(current, condition.steps, ctx)).page;
       if (await settledQuietly(current, condition, ctx)) return { page: current, settled: true };
-      const wait = Math.max(100, condition.steps ? Math.min(1000, deadline - Date.now()) : deadline - Date.now());
+      const wait = Math.max(100, condition.steps ? Math.min(1000, limit.remaining()) : limit.remaining());
       const root = await scopeRoot(current, condition.within, ctx.row, wait, ctx.params, { present: condition.state !== 'hidden' });
       await resolveLocator(root, condition.target, ctx.params).first().waitFor({ state: condition.state, timeout: wait });
       return { page: current, settled: true };
@@ -44,8 +45,8 @@ export async function settled(page: Page, condition: Settled, ctx: StepContext):
       // Only a lost session matters here; anything else just means "not settled yet".
       if (error instanceof SessionLostError) throw error;
     }
-    if (!condition.steps || Date.now() >= deadline) return { page: current, settled: false };
-    await sleep(250);
+    if (!condition.steps || limit.expired) return { page: current, settled: false };
+    await limit.sleep(250);
   }
 }
 

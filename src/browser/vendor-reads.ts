@@ -1,4 +1,3 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { Page } from 'playwright-core';
 import { fillTemplate, describeLocator, type Step } from '../sitepack/action-language.js';
 import type { FieldSource, ReadbackSource, SitePack } from '../sitepack/schema.js';
@@ -21,6 +20,7 @@ import type { OpenedSession } from './identity-sessions.js';
 import type { VendorApi } from '../adapters/vendor/vendor-api.js';
 import { parseExport } from '../lib/export-file.js';
 import { own } from '../lib/own.js';
+import { deadline, pollUntil } from '../lib/deadline.js';
 
 /**
  * The read side of a site pack, as plain functions over a browser session: the
@@ -255,12 +255,9 @@ export async function readList(
   return [...byKey.values()];
 }
 
+/** Polls `check` within one read budget (the context's timeout); `onTimeout` explains a budget spent. */
 async function waitUntil(check: () => Promise<boolean>, ctx: ReadContext, onTimeout: () => never | Promise<never>): Promise<void> {
-  const deadline = Date.now() + (ctx.timeoutMs ?? DEFAULT_TIMEOUT_MS);
-  while (Date.now() < deadline) {
-    if (await check()) return;
-    await sleep(100);
-  }
+  if (await pollUntil(deadline(ctx.timeoutMs ?? DEFAULT_TIMEOUT_MS), check, 100)) return;
   await onTimeout();
 }
 
