@@ -1,7 +1,7 @@
 import { createServer } from 'node:http';
 import type { Locator } from 'playwright-core';
 import type { AddressInfo } from 'node:net';
-import { readList } from '../src/app/vendor-reads.js';
+import { readList } from '../src/browser/vendor-reads.js';
 import { closeSharedBrowser, sharedBrowser } from '../src/browser/chromium.js';
 import { pageSession } from '../src/browser/identity-sessions.js';
 import { devtoolsOf } from '../src/browser/quiet-page.js';

@@ -1,12 +1,11 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { Page } from 'playwright-core';
 import { fillTemplate, describeLocator, type Step } from '../sitepack/action-language.js';
 import type { FieldSource, ReadbackSource, SitePack } from '../sitepack/schema.js';
 import { ReadFailedError, SessionLostError, StructuredContractMissingError } from '../domain/errors.js';
 import type { Observation } from '../domain/readback.js';
-import { assertSessionAlive, runSteps, type StepContext } from '../browser/executor.js';
-import { resolveLocator, where } from '../browser/locate.js';
-import { LoadMoreButton } from '../browser/load-more.js';
+import { assertSessionAlive, runSteps, type StepContext } from './executor.js';
+import { resolveLocator, where } from './locate.js';
+import { LoadMoreButton } from './load-more.js';
 import {
   countRows,
   describeField,
@@ -17,11 +16,12 @@ import {
   rowField,
   readTableQuietly,
   type RowSet,
-} from '../browser/page-reading.js';
-import type { OpenedSession } from '../browser/identity-sessions.js';
+} from './page-reading.js';
+import type { OpenedSession } from './identity-sessions.js';
 import type { VendorApi } from '../adapters/vendor/vendor-api.js';
-import { parseExport } from './export-file.js';
+import { parseExport } from '../lib/export-file.js';
 import { own } from '../lib/own.js';
+import { deadline, pollUntil } from '../lib/deadline.js';
 
 /**
  * The read side of a site pack, as plain functions over a browser session: the
@@ -258,12 +258,9 @@ export async function readList(
   return [...byKey.values()];
 }
 
+/** Polls `check` within one read budget (the context's timeout); `onTimeout` explains a budget spent. */
 async function waitUntil(check: () => Promise<boolean>, ctx: ReadContext, onTimeout: () => never | Promise<never>): Promise<void> {
-  const deadline = Date.now() + (ctx.timeoutMs ?? DEFAULT_TIMEOUT_MS);
-  while (Date.now() < deadline) {
-    if (await check()) return;
-    await sleep(100);
-  }
+  if (await pollUntil(deadline(ctx.timeoutMs ?? DEFAULT_TIMEOUT_MS), check, 100)) return;
   await onTimeout();
 }
 
