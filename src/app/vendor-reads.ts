@@ -18,7 +18,7 @@ import {
   type RowSet,
 } from '../browser/page-reading.js';
 import type { OpenedSession } from '../browser/identity-sessions.js';
-import type { VendorApi } from '../adapters/vendor/vendor-api.js';
+import type { VendorApiPort as VendorApi } from './ports/vendor-api.js';
 import { parseExport } from './export-file.js';
 import { own } from '../lib/own.js';
 

@@ -9,7 +9,7 @@ import {
   StructuredContractMissingError,
   WriteNotCommittedError,
 } from '../../domain/errors.js';
-import { evidenceKey, type StoredObject } from '../../adapters/s3/evidence-store.js';
+import { evidenceKey, type StoredObject } from '../ports/evidence.js';
 import { dialogsSeen, firstVisibleText, runSteps, type StepContext } from '../../browser/executor.js';
 import { resolveLocator, scopeRoot } from '../../browser/locate.js';
 import { rowCellShowsQuietly } from '../../browser/page-reading.js';
