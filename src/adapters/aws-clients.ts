@@ -9,7 +9,7 @@ import { traced } from '../observability/telemetry.js';
 
 /**
  * The AWS SDK clients of one process. Only adapters hold them; the app layer
- * sees the stores built on them (src/app/services.ts).
+ * sees the stores built on them (src/composition/services.ts).
  */
 export interface AwsClients {
   db: DynamoDBDocumentClient;
