@@ -27,6 +27,13 @@ const SHARED_WITH_CDK = [
   '^src/report/metric-names\\.ts$',
 ];
 
+/**
+ * What outside the composition root may still import from src/adapters: the contracts CDK reads too (the
+ * tables and the tenant session policy, see SHARED_WITH_CDK). They are data, not adapters; they leave
+ * src/adapters for the contracts module.
+ */
+const ADAPTER_CONTRACTS = ['^src/adapters/dynamodb/table-definitions\\.ts$', '^src/adapters/tenant-session/policy\\.ts$'];
+
 export default {
   forbidden: [
     {
@@ -38,10 +45,34 @@ export default {
     },
     {
       name: 'adapters-do-not-import-app',
-      comment: 'src/adapters implement what the app layer asks for; they never call back into it.',
+      comment: 'src/adapters implement the ports the app layer declares (src/app/ports); they never call back into it.',
       severity: 'error',
       from: { path: '^src/adapters/' },
-      to: { path: '^src/app/' },
+      to: { path: '^src/app/', pathNot: '^src/app/ports/' },
+    },
+    {
+      name: 'adapters-only-from-the-composition-root',
+      comment:
+        'Only the composition root (src/composition) builds adapters; everything else gets them as ports (src/app/services.ts, src/app/ports). ' +
+        'The local stack and the embedded runtime are scaffolding that wires real parts on purpose.',
+      severity: 'error',
+      from: { path: '^(src|lambdas)/', pathNot: '^src/(adapters|composition|local|embedded)/' },
+      to: { path: '^src/adapters/', pathNot: ADAPTER_CONTRACTS },
+    },
+    {
+      name: 'ports-only-declare',
+      comment:
+        'A port (src/app/ports) is an interface and the shapes it carries: it imports the domain and the site-pack types, nothing that runs.',
+      severity: 'error',
+      from: { path: '^src/app/ports/' },
+      to: { path: '^(src|lambdas)/', pathNot: '^src/(domain|sitepack|app/ports)/' },
+    },
+    {
+      name: 'app-does-not-compose',
+      comment: 'The app layer is handed its services (services(), or a Services argument); it never builds them.',
+      severity: 'error',
+      from: { path: '^src/app/' },
+      to: { path: '^src/composition/' },
     },
     {
       name: 'app-talks-to-ports',
@@ -69,13 +100,16 @@ export default {
     },
     {
       name: 'lambdas-only-call-the-app-layer',
-      comment: 'A handler in lambdas/ parses, calls the app layer (src/app, with the handler kit) and shapes the output.',
+      comment:
+        'A handler in lambdas/ parses, calls the app layer (src/app, with the handler kit) and shapes the output; ' +
+        'it imports the composition root for the Lambda (src/composition/lambda.ts), which builds its services.',
       severity: 'error',
       from: { path: '^lambdas/' },
       to: {
         path: '^(src|lambdas|cdk)/',
         pathNot: [
           '^src/app/',
+          '^src/composition/lambda\\.ts$',
           // the approval pages' HTTP handler is the app layer of the approval function URL
           '^src/approval-server/function-url\\.ts$',
         ],

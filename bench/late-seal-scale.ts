@@ -4,8 +4,8 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { BatchWriteCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
-import { createServices, type WiredServices } from '../src/app/services.js';
-import { batchKey, evidenceKey } from '../src/adapters/s3/evidence-store.js';
+import { createServices, type WiredServices } from '../src/composition/services.js';
+import { batchKey, evidenceKey } from '../src/app/ports/evidence.js';
 import { GENESIS_HASH, sealEvent, type AuditEvent } from '../src/domain/audit-chain.js';
 import type { Claim, ClaimStatus } from '../src/domain/claim.js';
 import { idempotencyKey } from '../src/domain/task.js';
@@ -17,7 +17,7 @@ import { mapBounded } from '../src/lib/map-bounded.js';
 import { startLocalStack } from '../src/local/stack.js';
 import { verifyBatch } from '../src/evidence/verify.js';
 import { ask, isObjectWith } from './forked-emulators.js';
-import { logger } from '../src/adapters/telemetry.js';
+import { logger } from '../src/observability/telemetry.js';
 import { runStandalone } from './standalone.js';
 
 /**

@@ -4,12 +4,12 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { summarizeBatch, type BatchItem } from '../src/app/batch.js';
-import { createServices, type WiredServices } from '../src/app/services.js';
-import { batchKey } from '../src/adapters/s3/evidence-store.js';
+import { createServices, type WiredServices } from '../src/composition/services.js';
+import { batchKey } from '../src/app/ports/evidence.js';
 import type { Claim } from '../src/domain/claim.js';
 import { idempotencyKey } from '../src/domain/task.js';
 import { mapBounded } from '../src/lib/map-bounded.js';
-import { logger } from '../src/adapters/telemetry.js';
+import { logger } from '../src/observability/telemetry.js';
 import { ask, isObjectWith } from './forked-emulators.js';
 import { runStandalone } from './standalone.js';
 

@@ -8,7 +8,7 @@ import { DescribeExecutionCommand, ListExecutionsCommand, type ExecutionListItem
 import type { FaultKind } from '../src/simulator/schemas.js';
 import { startEmbeddedSession } from '../src/cli/data-folder.js';
 import { resolveTakeover } from '../src/app/takeover/resolve.js';
-import type { WiredServices as Services } from '../src/app/services.js';
+import type { WiredServices as Services } from '../src/composition/services.js';
 import { RUNNER_RESTARTED_ERROR } from '../src/local/stepfunctions/index.js';
 import { idempotencyKey } from '../src/domain/task.js';
 import { soakBackOffice, type SoakBackOfficeName } from './back-office.js';

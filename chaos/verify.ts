@@ -1,5 +1,5 @@
 import type { Claim } from '../src/domain/claim.js';
-import type { TakeoverEntry } from '../src/adapters/dynamodb/takeover-store.js';
+import type { TakeoverEntry } from '../src/app/ports/takeovers.js';
 import { idempotencyKey } from '../src/domain/task.js';
 import type { SoakMutation } from './back-office.js';
 

@@ -1,3 +1,4 @@
+import '../src/composition/lambda.js';
 import { services } from '../src/app/services.js';
 import { handleFunctionUrlEvent, type FunctionUrlResult } from '../src/approval-server/function-url.js';
 

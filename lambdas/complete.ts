@@ -1,3 +1,4 @@
+import '../src/composition/lambda.js';
 import { defineHandler } from '../src/app/handler-kit.js';
 import { StepInput } from '../src/app/guarded-write/state.js';
 import { complete } from '../src/app/guarded-write/complete.js';

@@ -1,3 +1,4 @@
+import '../src/composition/lambda.js';
 import { z } from 'zod';
 import { defineHandler } from '../src/app/handler-kit.js';
 import { ExecutionArn } from '../src/app/guarded-write/state.js';

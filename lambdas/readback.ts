@@ -1,3 +1,4 @@
+import '../src/composition/lambda.js';
 import { defineTenantHandler, itemScope } from '../src/app/handler-kit.js';
 import { StepInput } from '../src/app/guarded-write/state.js';
 import { readback } from '../src/app/guarded-write/readback.js';

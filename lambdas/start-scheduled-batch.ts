@@ -1,3 +1,4 @@
+import '../src/composition/lambda.js';
 import { defineHandler } from '../src/app/handler-kit.js';
 import { batchStateMachineArn, ScheduledStart, startScheduledBatch } from '../src/app/scheduled-batch.js';
 

@@ -1,3 +1,4 @@
+import '../src/composition/lambda.js';
 import { z } from 'zod';
 import { defineHandler } from '../src/app/handler-kit.js';
 import { writeDailyDigestsOrThrow } from '../src/app/digests.js';

@@ -5,11 +5,11 @@ import { SESv2Client } from '@aws-sdk/client-sesv2';
 import { SFNClient } from '@aws-sdk/client-sfn';
 import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { KMSClient } from '@aws-sdk/client-kms';
-import { traced } from './telemetry.js';
+import { traced } from '../observability/telemetry.js';
 
 /**
  * The AWS SDK clients of one process. Only adapters hold them; the app layer
- * sees the stores built on them (src/app/services.ts).
+ * sees the stores built on them (src/composition/services.ts).
  */
 export interface AwsClients {
   db: DynamoDBDocumentClient;

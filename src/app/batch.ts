@@ -2,8 +2,8 @@ import type { Services } from './services.js';
 import { BatchRequest, idempotencyKey } from '../domain/task.js';
 import { assertBatchRequesterAttested, attestedTask } from './requester.js';
 import { InputRejectedError, failureMessage, workflowError } from '../domain/errors.js';
-import { batchKey, type StoredObject } from '../adapters/s3/evidence-store.js';
-import { type MapRunItemResult, MapRunOutput } from '../adapters/s3/map-run-results.js';
+import { batchKey, type StoredObject } from './ports/evidence.js';
+import { type MapRunItemResult, MapRunOutput } from './ports/map-runs.js';
 import { readContextFor, readList, type ListedItem } from '../browser/vendor-reads.js';
 import type { Tenant } from '../config/schema.js';
 import type { SitePack } from '../sitepack/schema.js';
@@ -13,7 +13,7 @@ import { own } from '../lib/own.js';
 import { TERMINAL_STATUSES, type Claim, type ClaimStatus } from '../domain/claim.js';
 import { sealBatchEvidence } from '../evidence/batch-end.js';
 import { escapeHtml } from '../http/html.js';
-import { log } from '../adapters/telemetry.js';
+import { log } from '../observability/telemetry.js';
 import { mapBounded } from '../lib/map-bounded.js';
 
 /** The map run's output as SummarizeBatch receives it; the handler validates its event with this. */

@@ -6,7 +6,7 @@ import { idempotencyKey } from '../domain/task.js';
 import { refreshItemEvidence } from '../evidence/item-closed.js';
 import { attestCompensationStart, attestedTask } from './requester.js';
 import { own } from '../lib/own.js';
-import { failureReason } from '../adapters/sfn/executions.js';
+import { failureReason } from './ports/executions.js';
 
 /**
  * Compensation runs an item's registered inverse through the same guarded

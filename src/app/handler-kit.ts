@@ -1,6 +1,6 @@
 import type { z } from 'zod';
 import { InputRejectedError, PaperclipError } from '../domain/errors.js';
-import { log, withCorrelation, type Correlation } from '../adapters/telemetry.js';
+import { log, withCorrelation, type Correlation } from '../observability/telemetry.js';
 import { services, type Services } from './services.js';
 import type { TenantScope } from '../adapters/tenant-session/policy.js';
 

@@ -1,7 +1,7 @@
 import type { Services } from './services.js';
 import type { OpenedSession, SessionPurpose } from '../browser/identity-sessions.js';
 import { SessionLostError } from '../domain/errors.js';
-import { log } from '../adapters/telemetry.js';
+import { log } from '../observability/telemetry.js';
 
 /**
  * Runs `work` in a browser context of the identity that no other task is

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { Services } from '../app/services.js';
-import type { ApprovalRequest } from '../adapters/dynamodb/approvals-store.js';
+import type { ApprovalRequest } from '../app/ports/approvals.js';
 import { verifyApprovalLink } from '../domain/approval-link.js';
 import { approvalSigningSecret } from '../app/approvals/request-approval.js';
 import { ApprovalRefusedError, decideApproval, openApproval } from '../app/approvals/decide-approval.js';
@@ -11,7 +11,7 @@ import { approvalPage, decidedPage, refusalPage, type ApprovalView } from './pag
 import { own } from '../lib/own.js';
 import { canonicalPrincipal } from '../domain/principal.js';
 import { visibleText } from '../domain/visible-text.js';
-import { log } from '../adapters/telemetry.js';
+import { log } from '../observability/telemetry.js';
 import {
   beginSignIn,
   CALLBACK_PATH,

@@ -1,4 +1,4 @@
-import type { ApprovalRequest } from '../adapters/dynamodb/approvals-store.js';
+import type { ApprovalRequest } from '../app/ports/approvals.js';
 
 /**
  * The approval pages: server-rendered, no script, Chinese first with English

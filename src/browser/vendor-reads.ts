@@ -18,7 +18,7 @@ import {
   type RowSet,
 } from './page-reading.js';
 import type { OpenedSession } from './identity-sessions.js';
-import type { VendorApi } from '../adapters/vendor/vendor-api.js';
+import type { VendorApiPort as VendorApi } from '../app/ports/vendor-api.js';
 import { parseExport } from '../lib/export-file.js';
 import { own } from '../lib/own.js';
 import { deadline, pollUntil } from '../lib/deadline.js';

@@ -1,7 +1,7 @@
 import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { z } from 'zod';
-import { createServices, type WiredServices } from '../app/services.js';
+import { createServices, type WiredServices } from '../composition/services.js';
 import { startEmbeddedPaperclip, type EmbeddedOptions, type EmbeddedPaperclip } from '../embedded/embedded-paperclip.js';
 import type { StoredEmail } from '../local/ses.js';
 import { loadConfig } from '../config/load.js';

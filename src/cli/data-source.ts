@@ -1,7 +1,8 @@
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { createServices, type Services, type WiredServices } from '../app/services.js';
+import type { Services } from '../app/services.js';
+import { createServices, type WiredServices } from '../composition/services.js';
 import { loadConfig } from '../config/load.js';
 import { workingBucketName } from '../config/schema.js';
 import { awsClientConfig } from '../local/aws-config.js';

@@ -1,7 +1,8 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { z } from 'zod';
-import { createServices, type Services } from '../app/services.js';
+import type { Services } from '../app/services.js';
+import { createServices } from '../composition/services.js';
 import { withSession } from '../app/sessions.js';
 import { planRows, type RowPlan } from '../app/batch.js';
 import { checkSession, readContextFor, readItem, readList, type ListedItem } from '../browser/vendor-reads.js';

@@ -8,7 +8,7 @@ import { evidenceLink } from '../app/takeover/queue.js';
 import { resolveTakeover, TakeoverRefusedError } from '../app/takeover/resolve.js';
 import { KEY_PATTERN, KEY_SHAPE } from '../domain/task.js';
 import { findOrphanedClaims, recoverOrphanedClaims } from '../app/takeover/recover.js';
-import { RESOLUTIONS, type TakeoverEntry } from '../adapters/dynamodb/takeover-store.js';
+import { RESOLUTIONS, type TakeoverEntry } from '../app/ports/takeovers.js';
 
 const KeySchema = z.string().superRefine((key, ctx) => {
   if (!KEY_PATTERN.test(key))

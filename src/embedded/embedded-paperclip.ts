@@ -13,9 +13,10 @@ import { STATE_MACHINES, type WorkflowFunctionName } from '../workflow/functions
 import { applyPolicy } from '../workflow/definition-policy.js';
 import { loadRuntime } from '../config/runtime.js';
 import { workingBucketName } from '../config/schema.js';
-import { createServices, useServices, type Services, type WiredServices } from '../app/services.js';
+import { useServices, type Services } from '../app/services.js';
+import { createServices, type WiredServices } from '../composition/services.js';
 import { closeSharedBrowser } from '../browser/chromium.js';
-import { logger } from '../adapters/telemetry.js';
+import { logger } from '../observability/telemetry.js';
 import type { BatchSummary } from '../app/batch.js';
 import { TERMINAL_STATUSES } from '../domain/claim.js';
 import { workflowHandlers } from './handlers.js';

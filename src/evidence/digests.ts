@@ -1,7 +1,7 @@
 import { verify as verifySignature, type KeyObject } from 'node:crypto';
 import { z } from 'zod';
 import { canonicalJson } from '../domain/audit-chain.js';
-import type { DigestSignature } from '../adapters/kms/digest-keys.js';
+import type { DigestSignature } from '../app/ports/keys.js';
 import { ANCHOR_PREFIX, DIGEST_PREFIX, addDays, dayEnd, digestKey, isDay } from './anchor-layout.js';
 import { sha256Hex, type EvidenceContext } from './folder.js';
 

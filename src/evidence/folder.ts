@@ -1,9 +1,9 @@
 import { createHash } from 'node:crypto';
 import type { Services } from '../app/services.js';
 import { KEY_PATTERN } from '../domain/task.js';
-import { batchKey } from '../adapters/s3/evidence-store.js';
+import { batchKey } from '../app/ports/evidence.js';
 import { mapBounded } from '../lib/map-bounded.js';
-import { logger } from '../adapters/telemetry.js';
+import { logger } from '../observability/telemetry.js';
 
 /** What the evidence views need from the services bundle: the stores, not the browser. */
 export type EvidenceContext = Pick<Services, 'claims' | 'audit' | 'evidence' | 'config' | 'digestKeys'>;

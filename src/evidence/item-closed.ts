@@ -5,7 +5,7 @@ import { emitItemMetrics } from '../report/emf.js';
 import { BATCH_LIST_NAME, PAGE_NAME, SEAL_NAME, snapshotItemFolder, type BatchRef, type EvidenceContext } from './folder.js';
 import { storeItemPage } from './pages.js';
 import { linkedItemKeys, type OutcomeRecord } from './item-page.js';
-import { batchKey, evidenceKey } from '../adapters/s3/evidence-store.js';
+import { batchKey, evidenceKey } from '../app/ports/evidence.js';
 import { sealStandaloneItem } from './seal.js';
 import { addLateItem } from './late-seal.js';
 

@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { AuditEvent } from '../domain/audit-chain.js';
 import type { Claim } from '../domain/claim.js';
-import { batchKey } from '../adapters/s3/evidence-store.js';
+import { batchKey } from '../app/ports/evidence.js';
 import { patchBatchPage, type BatchPageItem } from './batch-page.js';
 import { batchChain, PAGE_NAME, S3_FAN_OUT, sha256Hex, type BatchRef, type EvidenceContext, type HashedObject } from './folder.js';
 import { compensatesOf } from './item-page.js';

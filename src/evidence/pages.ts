@@ -1,6 +1,6 @@
 import type { AuditEvent } from '../domain/audit-chain.js';
 import type { Claim } from '../domain/claim.js';
-import { batchKey, evidenceKey } from '../adapters/s3/evidence-store.js';
+import { batchKey, evidenceKey } from '../app/ports/evidence.js';
 import { mapBounded } from '../lib/map-bounded.js';
 import { batchFolder, hashObject, PAGE_NAME, S3_FAN_OUT, type BatchRef, type EvidenceContext, type HashedObject } from './folder.js';
 import { parseRecord, renderItemPage, type OutcomeRecord } from './item-page.js';

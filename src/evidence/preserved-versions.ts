@@ -1,4 +1,4 @@
-import type { ObjectVersion } from '../adapters/s3/evidence-store.js';
+import type { ObjectVersion } from '../app/ports/evidence.js';
 import { ANCHOR_PREFIX, DIGEST_PREFIX } from './anchor-layout.js';
 import { batchChain, SEAL_NAME, type BatchRef, type EvidenceContext } from './folder.js';
 import { parseSeal, SEALED_EVENT } from './seal.js';

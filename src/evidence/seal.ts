@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { canonicalJson, type AuditEvent } from '../domain/audit-chain.js';
 import { TERMINAL_STATUSES, type ClaimStatus } from '../domain/claim.js';
-import { batchKey } from '../adapters/s3/evidence-store.js';
+import { batchKey } from '../app/ports/evidence.js';
 import { anchorSealEvent } from './anchors.js';
 import {
   batchChain,

@@ -1,5 +1,5 @@
 import { GENESIS_HASH, hashEvent, type AuditEvent } from '../domain/audit-chain.js';
-import { batchKey, evidenceKey } from '../adapters/s3/evidence-store.js';
+import { batchKey, evidenceKey } from '../app/ports/evidence.js';
 import { batchChain, batchFolder, hashObject, SEAL_NAME, type BatchRef, type EvidenceContext } from './folder.js';
 import { computeSealHash, loadSealState, loadStandaloneSeal, SEALED_EVENT, standaloneSealChain, type SealedItem } from './seal.js';
 import { parseRecord } from './item-page.js';

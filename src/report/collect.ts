@@ -1,5 +1,5 @@
 import type { Claim } from '../domain/claim.js';
-import { batchKey } from '../adapters/s3/evidence-store.js';
+import { batchKey } from '../app/ports/evidence.js';
 import type { EvidenceContext } from '../evidence/folder.js';
 import { parseBatchFile } from '../evidence/batch-page.js';
 import { listBatches } from '../evidence/verify.js';

@@ -3,7 +3,8 @@ import { after, before, test } from 'node:test';
 import { PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { startLocalS3, type LocalS3 } from '../../src/local/s3.js';
 import { awsClientConfig } from '../../src/local/aws-config.js';
-import { MapRunResults, type MapRunItemResult } from '../../src/adapters/s3/map-run-results.js';
+import { MapRunResults } from '../../src/adapters/s3/map-run-results.js';
+import type { MapRunItemResult } from '../../src/app/ports/map-runs.js';
 
 // The map run's ResultWriter files as Summarize reads them, from a local S3.
 

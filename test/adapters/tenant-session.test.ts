@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it as test } from 'node:test';
 import { TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
-import { createServices, type Services, type WiredServices } from '../../src/app/services.js';
+import type { Services } from '../../src/app/services.js';
+import { createServices, type WiredServices } from '../../src/composition/services.js';
 import { TABLES, tableName } from '../../src/adapters/dynamodb/table-definitions.js';
 import { LocalIam } from '../../src/local/iam/enforce.js';
 import { iamCatalog } from '../../src/local/iam/policies.js';

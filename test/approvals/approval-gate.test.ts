@@ -2,7 +2,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { sharedBrowser } from '../../src/browser/chromium.js';
 import { compensate, CompensationRefusedError } from '../../src/app/compensation.js';
-import { evidenceKey } from '../../src/adapters/s3/evidence-store.js';
+import { evidenceKey } from '../../src/app/ports/evidence.js';
 import { handler as approvalHttp } from '../../lambdas/approval-http.js';
 import { idempotencyKey } from '../../src/domain/task.js';
 import type { LedgerlyControl } from '../../src/ledgerly/control-client.js';

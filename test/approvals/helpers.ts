@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parse, stringify } from 'yaml';
 import { DescribeExecutionCommand } from '@aws-sdk/client-sfn';
-import type { ApprovalRequest } from '../../src/adapters/dynamodb/approvals-store.js';
+import type { ApprovalRequest } from '../../src/app/ports/approvals.js';
 import { approvalUrl } from '../../src/domain/approval-link.js';
 import { idempotencyKey } from '../../src/domain/task.js';
 import type { Harness } from '../support/embedded.js';

@@ -11,7 +11,7 @@ import { signInRequired } from '../../src/approval-server/sign-in.js';
 import { ApproverSignIn } from '../../src/config/schema.js';
 import { startHarness, type Harness } from '../support/embedded.js';
 import { readZip } from '../../src/lib/zip.js';
-import { evidenceKey } from '../../src/adapters/s3/evidence-store.js';
+import { evidenceKey } from '../../src/app/ports/evidence.js';
 import { decideApproval } from '../../src/app/approvals/decide-approval.js';
 import { decodeJwt, decodeProtectedHeader, generateKeyPair, SignJWT } from 'jose';
 import { APPROVERS, approvalRequestFor, executionStatus, linkFromInbox, openLink, postDecision, refundTask, waitUntil } from './helpers.js';

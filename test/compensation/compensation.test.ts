@@ -1,7 +1,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { compensate } from '../../src/app/compensation.js';
-import { evidenceKey } from '../../src/adapters/s3/evidence-store.js';
+import { evidenceKey } from '../../src/app/ports/evidence.js';
 import { idempotencyKey } from '../../src/domain/task.js';
 import { runDrill } from '../../src/cli/drill.js';
 import type { LedgerlyControl } from '../../src/ledgerly/control-client.js';

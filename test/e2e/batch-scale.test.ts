@@ -9,7 +9,7 @@ import { useServices } from '../../src/app/services.js';
 import { attestedTask } from '../../src/app/requester.js';
 import { handler as validateRoute } from '../../lambdas/validate-route.js';
 import { handler as summarizeBatch } from '../../lambdas/summarize-batch.js';
-import { batchKey } from '../../src/adapters/s3/evidence-store.js';
+import { batchKey } from '../../src/app/ports/evidence.js';
 import { idempotencyKey } from '../../src/domain/task.js';
 import type { Claim } from '../../src/domain/claim.js';
 import { parseSeal } from '../../src/evidence/seal.js';

@@ -1,7 +1,7 @@
 import { beforeEach, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { evidenceKey } from '../../src/adapters/s3/evidence-store.js';
+import { evidenceKey } from '../../src/app/ports/evidence.js';
 import { idempotencyKey } from '../../src/domain/task.js';
 import { useHarness } from '../support/embedded.js';
 import { waitUntil } from '../approvals/helpers.js';

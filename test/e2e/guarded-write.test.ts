@@ -1,6 +1,6 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { batchKey, evidenceKey } from '../../src/adapters/s3/evidence-store.js';
+import { batchKey, evidenceKey } from '../../src/app/ports/evidence.js';
 import { finishBatchEvidence } from '../../src/evidence/batch-end.js';
 import { parseSeal, type SealedItem } from '../../src/evidence/seal.js';
 import { idempotencyKey } from '../../src/domain/task.js';

@@ -1,7 +1,7 @@
 import { beforeEach, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { handler as completeHandler } from '../../lambdas/complete.js';
-import { batchKey } from '../../src/adapters/s3/evidence-store.js';
+import { batchKey } from '../../src/app/ports/evidence.js';
 import { idempotencyKey } from '../../src/domain/task.js';
 import { startHarness, useHarness } from '../support/embedded.js';
 

@@ -4,7 +4,7 @@ import { generateKeyPairSync, sign } from 'node:crypto';
 import { DeleteObjectCommand } from '@aws-sdk/client-s3';
 import { DeleteCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { GENESIS_HASH, canonicalJson, sealEvent, type AuditEvent } from '../../src/domain/audit-chain.js';
-import { batchKey } from '../../src/adapters/s3/evidence-store.js';
+import { batchKey } from '../../src/app/ports/evidence.js';
 import { anchorKey, anchorSealEvent } from '../../src/evidence/anchors.js';
 import { addDays, dayEnd, dayOf, digestKey } from '../../src/evidence/anchor-layout.js';
 import { DailyDigest, digestSigningMessage, readDigest, verifyTenantDigests } from '../../src/evidence/digests.js';

@@ -1,7 +1,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { compensate } from '../../src/app/compensation.js';
-import { batchKey, evidenceKey } from '../../src/adapters/s3/evidence-store.js';
+import { batchKey, evidenceKey } from '../../src/app/ports/evidence.js';
 import { idempotencyKey } from '../../src/domain/task.js';
 import { verifyBatch } from '../../src/evidence/verify.js';
 import { useHarness } from '../support/embedded.js';

@@ -1,7 +1,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { batchKey } from '../../src/adapters/s3/evidence-store.js';
-import type { WiredServices } from '../../src/app/services.js';
+import { batchKey } from '../../src/app/ports/evidence.js';
+import type { WiredServices } from '../../src/composition/services.js';
 import { batchChain } from '../../src/evidence/folder.js';
 import { verifyBatch } from '../../src/evidence/verify.js';
 import { closeLateItems, seedSealedBatch, startServices, type CloseCost } from '../../bench/late-seal-scale.js';

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { DeleteObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
-import { batchKey } from '../../src/adapters/s3/evidence-store.js';
+import { batchKey } from '../../src/app/ports/evidence.js';
 import { GENESIS_HASH, sealEvent } from '../../src/domain/audit-chain.js';
 import { anchorKey, anchorSealEvent, digestKey } from '../../src/evidence/anchors.js';
 import { preservedVersions, verifyPreserved } from '../../src/evidence/preserved-versions.js';

@@ -4,7 +4,7 @@ import { createHash } from 'node:crypto';
 import { DeleteObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import { DeleteCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { Claim } from '../../src/domain/claim.js';
-import { batchKey, evidenceKey } from '../../src/adapters/s3/evidence-store.js';
+import { batchKey, evidenceKey } from '../../src/app/ports/evidence.js';
 import { checkChain, verifyBatch, verifyKey } from '../../src/evidence/verify.js';
 import { sealEvent, GENESIS_HASH, type AuditEvent } from '../../src/domain/audit-chain.js';
 import { standaloneSealHash } from '../../src/evidence/seal.js';

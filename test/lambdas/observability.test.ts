@@ -70,7 +70,7 @@ test('a finished step logs one INFO line with its correlation keys; lines logged
     'probe',
     z.object({ item: z.object({ key: z.string(), tenant: z.string() }), executionArn: z.string() }),
     async () => {
-      const { log } = await import('../../src/adapters/telemetry.js');
+      const { log } = await import('../../src/observability/telemetry.js');
       log().warn('inside the step');
       return 'ok';
     },
@@ -89,7 +89,18 @@ test('a finished step logs one INFO line with its correlation keys; lines logged
 });
 
 test('no console logging in Lambda code paths: lambdas/ and the modules they run log through the Powertools logger', () => {
-  const roots = ['lambdas', 'src/app', 'src/adapters', 'src/browser', 'src/evidence', 'src/approval-server', 'src/domain', 'src/report'];
+  const roots = [
+    'lambdas',
+    'src/app',
+    'src/composition',
+    'src/observability',
+    'src/adapters',
+    'src/browser',
+    'src/evidence',
+    'src/approval-server',
+    'src/domain',
+    'src/report',
+  ];
   const offenders: string[] = [];
   const walk = (dir: string) => {
     for (const entry of readdirSync(dir, { withFileTypes: true })) {
@@ -105,5 +116,5 @@ test('no console logging in Lambda code paths: lambdas/ and the modules they run
     }
   };
   roots.forEach(walk);
-  assert.deepEqual(offenders, [], 'log with log() from src/adapters/telemetry.ts instead');
+  assert.deepEqual(offenders, [], 'log with log() from src/observability/telemetry.ts instead');
 });

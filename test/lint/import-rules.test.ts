@@ -30,6 +30,16 @@ before(() => {
   write('src/evidence/open.ts', "import { boot } from '../local/boot.js';\nexport const open = boot;\n");
   write('src/local/boot.ts', 'export const boot = 1;\n');
   write('src/adapters/store.ts', "import { step } from '../app/step.js';\nexport const store = step;\n");
+  // the composition root may build adapters; the app layer, and the ports it declares, may not
+  write('src/app/ports/store-port.ts', 'export interface StorePort {\n  get(key: string): Promise<string>;\n}\n');
+  write(
+    'src/adapters/port-store.ts',
+    "import type { StorePort } from '../app/ports/store-port.js';\nexport type Implements = StorePort;\n",
+  );
+  write('src/composition/root.ts', "import { store } from '../adapters/store.js';\nexport const root = store;\n");
+  write('src/app/direct.ts', "import { store } from '../adapters/store.js';\nexport const direct = store;\n");
+  write('src/app/ports/leaky.ts', "import { step } from '../step.js';\nexport const leaky = step;\n");
+  write('src/app/builds.ts', "import { root } from '../composition/root.js';\nexport const builds = root;\n");
   write('lambdas/handler.ts', "import { store } from '../src/adapters/store.js';\nexport const handler = store;\n");
 });
 
@@ -48,10 +58,14 @@ test('a forbidden import fails the check and names the rule and the file', () =>
     .sort();
   assert.deepEqual(found, [
     'adapters-do-not-import-app: src/adapters/store.ts -> src/app/step.ts',
+    'adapters-only-from-the-composition-root: lambdas/handler.ts -> src/adapters/store.ts',
+    'adapters-only-from-the-composition-root: src/app/direct.ts -> src/adapters/store.ts',
+    'app-does-not-compose: src/app/builds.ts -> src/composition/root.ts',
     'app-drives-no-browser: src/app/click.ts -> playwright-core',
     'app-talks-to-ports: src/app/poll.ts -> @aws-sdk/client-sfn',
     'domain-is-platform-free: src/domain/rule.ts -> @aws-sdk/client-s3',
     'evidence-boots-no-stack: src/evidence/open.ts -> src/local/boot.ts',
     'lambdas-only-call-the-app-layer: lambdas/handler.ts -> src/adapters/store.ts',
+    'ports-only-declare: src/app/ports/leaky.ts -> src/app/step.ts',
   ]);
 });

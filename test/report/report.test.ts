@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { compensate } from '../../src/app/compensation.js';
 import { compensatesOf } from '../../src/evidence/item-page.js';
-import { batchKey } from '../../src/adapters/s3/evidence-store.js';
+import { batchKey } from '../../src/app/ports/evidence.js';
 import { verifyBatch } from '../../src/evidence/verify.js';
 import { buildReport } from '../../src/report/collect.js';
 import { startHarness, type Harness } from '../support/embedded.js';

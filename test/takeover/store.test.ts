@@ -4,7 +4,8 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { startLocalDynamoDb, createTables, type LocalDynamoDb } from '../../src/local/dynamodb.js';
 import { awsClientConfig } from '../../src/local/aws-config.js';
-import { TakeoverStore, type NewTakeoverEntry } from '../../src/adapters/dynamodb/takeover-store.js';
+import { TakeoverStore } from '../../src/adapters/dynamodb/takeover-store.js';
+import type { NewTakeoverEntry } from '../../src/app/ports/takeovers.js';
 
 process.env['AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED'] ??= 'true';
 

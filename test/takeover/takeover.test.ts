@@ -10,7 +10,7 @@ import { routeTask } from '../../src/domain/routing.js';
 import { writeIdentity } from '../../src/domain/claim.js';
 import { takeover } from '../../src/app/guarded-write/takeover.js';
 import { handler as readback } from '../../lambdas/readback.js';
-import { evidenceKey } from '../../src/adapters/s3/evidence-store.js';
+import { evidenceKey } from '../../src/app/ports/evidence.js';
 import { ValidationError } from '../../src/config/errors.js';
 import { TakeoverRefusedError } from '../../src/app/takeover/resolve.js';
 import { executeTakeover, parseTakeoverArgs, runTakeover, type Io } from '../../src/cli/takeover.js';

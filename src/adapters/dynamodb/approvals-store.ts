@@ -1,40 +1,10 @@
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { GetCommand, PutCommand, QueryCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { ApprovalRequest, type ApprovalsPort } from '../../app/ports/approvals.js';
+import { parseRecord, parseRecords } from './records.js';
 
-export type ApprovalStatus = 'PENDING' | 'APPROVED' | 'REJECTED' | 'EXPIRED';
-
-export interface ApprovalRequest {
-  approvalId: string;
-  key: string;
-  taskId: string;
-  tenant: string;
-  billNo: string;
-  action: string;
-  amount?: string;
-  /** sha256 of the exact action (key, tenant, bill, action, params) the approver is shown; see approval-proof.ts. */
-  payloadHash?: string;
-  requester: string;
-  allowedApprovers: string[];
-  /** Only ever read server-side to answer Step Functions; never rendered or mailed. */
-  taskToken: string;
-  executionArn: string;
-  beforeScreenshotKey?: string;
-  createdAt: string;
-  expiresAtIso: string;
-  /** Epoch seconds, also the table's TTL attribute. */
-  expiresAt: number;
-  status: ApprovalStatus;
-  decidedBy?: string;
-  decidedAt?: string;
-  note?: string;
-  /**
-   * The approver's sign-in the decision was made under (issuer, subject and the
-   * provider's signed ID token), present only when the approval pages checked one.
-   */
-  signIn?: { issuer: string; subject: string; idToken: string };
-}
-
-export class ApprovalsStore {
+/** The approval requests in DynamoDB; a decision is a conditional update, so a request is decided once. */
+export class ApprovalsStore implements ApprovalsPort {
   constructor(
     private readonly db: DynamoDBDocumentClient,
     private readonly table: string,
@@ -46,7 +16,7 @@ export class ApprovalsStore {
 
   async get(approvalId: string): Promise<ApprovalRequest | undefined> {
     const result = await this.db.send(new GetCommand({ TableName: this.table, Key: { approvalId }, ConsistentRead: true }));
-    return result.Item as ApprovalRequest | undefined;
+    return result.Item && parseRecord(ApprovalRequest, result.Item, this.table);
   }
 
   async byKey(key: string): Promise<ApprovalRequest[]> {
@@ -59,7 +29,7 @@ export class ApprovalsStore {
         ExpressionAttributeValues: { ':k': key },
       }),
     );
-    return (result.Items ?? []) as ApprovalRequest[];
+    return parseRecords(ApprovalRequest, result.Items, this.table);
   }
 
   /** One-time decision: succeeds only while the request is still PENDING. */
@@ -89,7 +59,7 @@ export class ApprovalsStore {
           ReturnValues: 'ALL_NEW',
         }),
       );
-      return result.Attributes as ApprovalRequest;
+      return parseRecord(ApprovalRequest, result.Attributes, this.table);
     } catch (error) {
       if (error instanceof ConditionalCheckFailedException) return undefined;
       throw error;

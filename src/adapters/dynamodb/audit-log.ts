@@ -1,9 +1,15 @@
+import { z } from 'zod';
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { paginateQuery, paginateScan, PutCommand, QueryCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { GENESIS_HASH, sealEvent, type AuditEvent, type AuditEventInput } from '../../domain/audit-chain.js';
+import { AuditEventRecord, type AuditPort } from '../../app/ports/audit.js';
+import { parseRecord, parseRecords } from './records.js';
+
+/** The projection chainsStartingWith reads: only the chain's name. */
+const ChainName = z.object({ chain: z.string() });
 
 /** Append-only, hash-chained audit events; a conditional put keeps each chain linear. */
-export class AuditLog {
+export class AuditLog implements AuditPort {
   constructor(
     private readonly db: DynamoDBDocumentClient,
     private readonly table: string,
@@ -56,7 +62,7 @@ export class AuditLog {
         ExpressionAttributeValues: { ':b': prefix, ':one': 1 },
       },
     );
-    for await (const page of pages) for (const item of page.Items ?? []) chains.push(String(item['chain']));
+    for await (const page of pages) for (const item of parseRecords(ChainName, page.Items, this.table)) chains.push(item.chain);
     return chains;
   }
 
@@ -71,7 +77,7 @@ export class AuditLog {
         ConsistentRead: true,
       },
     );
-    for await (const page of pages) events.push(...((page.Items ?? []) as AuditEvent[]));
+    for await (const page of pages) events.push(...parseRecords(AuditEventRecord, page.Items, this.table));
     return events;
   }
 
@@ -86,6 +92,7 @@ export class AuditLog {
         ConsistentRead: true,
       }),
     );
-    return page.Items?.[0] as AuditEvent | undefined;
+    const last = page.Items?.[0];
+    return last && parseRecord(AuditEventRecord, last, this.table);
   }
 }

@@ -11,9 +11,11 @@ import {
 } from '@aws-sdk/lib-dynamodb';
 import type { Claim, ClaimStatus } from '../../domain/claim.js';
 import { ClaimFencedError } from '../../domain/errors.js';
+import { ClaimRecord, type ClaimsPort } from '../../app/ports/claims.js';
+import { parseRecord, parseRecords } from './records.js';
 
 /** The idempotency registry in DynamoDB: a conditional put takes a claim, conditional updates move it. */
-export class ClaimsStore {
+export class ClaimsStore implements ClaimsPort {
   constructor(
     private readonly db: DynamoDBDocumentClient,
     private readonly table: string,
@@ -68,14 +70,14 @@ export class ClaimsStore {
   private async scan(input: Omit<ScanCommandInput, 'TableName'>): Promise<Claim[]> {
     const claims: Claim[] = [];
     for await (const page of paginateScan({ client: this.db }, { TableName: this.table, ...input })) {
-      claims.push(...((page.Items ?? []) as Claim[]));
+      claims.push(...parseRecords(ClaimRecord, page.Items, this.table));
     }
     return claims;
   }
 
   async get(key: string): Promise<Claim | undefined> {
     const result = await this.db.send(new GetCommand({ TableName: this.table, Key: { key }, ConsistentRead: true }));
-    return result.Item as Claim | undefined;
+    return result.Item && parseRecord(ClaimRecord, result.Item, this.table);
   }
 
   /** The claims that exist among `keys` (eventually consistent: for reporting, never for deciding a write). */
@@ -87,7 +89,7 @@ export class ClaimsStore {
       };
       while (request && Object.keys(request).length > 0) {
         const result = await this.db.send(new BatchGetCommand({ RequestItems: request }));
-        found.push(...((result.Responses?.[this.table] ?? []) as Claim[]));
+        found.push(...parseRecords(ClaimRecord, result.Responses?.[this.table], this.table));
         request = result.UnprocessedKeys as typeof request;
       }
     }
@@ -105,7 +107,7 @@ export class ClaimsStore {
         ExpressionAttributeValues: { ':t': taskId },
       },
     );
-    for await (const page of pages) claims.push(...((page.Items ?? []) as Claim[]));
+    for await (const page of pages) claims.push(...parseRecords(ClaimRecord, page.Items, this.table));
     return claims;
   }
 
@@ -149,7 +151,7 @@ export class ClaimsStore {
           ReturnValues: 'ALL_NEW',
         }),
       );
-      return result.Attributes as Claim;
+      return parseRecord(ClaimRecord, result.Attributes, this.table);
     } catch (error) {
       if (error instanceof ConditionalCheckFailedException) {
         throw new ClaimFencedError(`claim ${key} is no longer held by this run in ${guard.from.join('/')} at version ${guard.version}`, {
@@ -184,7 +186,7 @@ export class ClaimsStore {
           ReturnValues: 'ALL_NEW',
         }),
       );
-      return result.Attributes as Claim;
+      return parseRecord(ClaimRecord, result.Attributes, this.table);
     } catch (error) {
       if (error instanceof ConditionalCheckFailedException) return undefined;
       throw error;

@@ -1,77 +1,20 @@
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import type { WriteIdentity } from '../../domain/claim.js';
 import { GetCommand, PutCommand, paginateQuery, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-
-export type TakeoverStatus = 'OPEN' | 'RESOLVED';
-export const RESOLUTIONS = ['done', 'retry', 'abandon'] as const;
-export type ResolutionKind = (typeof RESOLUTIONS)[number];
-
-export interface TakeoverResolution {
-  as: ResolutionKind;
-  operator: string;
-  note: string;
-  at: string;
-  /** retry: the guarded-write execution that re-runs the item (readback first). */
-  retryExecutionArn?: string;
-  /** retry: that execution's outcome, once it finished. */
-  retryOutcome?: string;
-  retryReason?: string;
-}
-
-/** One round in the queue: the item was handed to people, and (maybe) how they answered. */
-export interface TakeoverRound {
-  round: number;
-  openedAt: string;
-  reason: string;
-  errorName: string | null;
-  executionArn: string;
-  resolution?: TakeoverResolution;
-}
-
-/**
- * An item the machine refused to decide. One entry per idempotency key; a key
- * that comes back after an operator's retry reopens its entry (round + 1) and
- * keeps the earlier rounds in `history`.
- */
-export interface TakeoverEntry extends WriteIdentity {
-  reason: string;
-  errorName: string | null;
-  /** The tool-ladder tier the item reached (api, browser, visual). */
-  tier: string;
-  /** How far the guarded path got before it stopped. */
-  stage: string;
-  /** True when a readback had to fall to a lower source because the structured contract was missing. */
-  degraded: boolean;
-  /** Evidence object keys in the evidence bucket. */
-  evidence: string[];
-  evidenceBucket: string;
-  executionArn: string;
-  /** The claim's fencing version when it went to takeover. */
-  claimVersion: number;
-  status: TakeoverStatus;
-  round: number;
-  /** When this round opened; the byStatus index sorts on it. */
-  createdAt: string;
-  firstOpenedAt: string;
-  updatedAt: string;
-  resolution?: TakeoverResolution;
-  history: TakeoverRound[];
-  notified: string[];
-  notifiedAt?: string;
-  notifyError?: string;
-}
-
-export type NewTakeoverEntry = Omit<
+import {
   TakeoverEntry,
-  'status' | 'round' | 'createdAt' | 'firstOpenedAt' | 'updatedAt' | 'resolution' | 'history' | 'notified'
->;
-
-export type OpenResult = { change: 'opened' | 'reopened' | 'unchanged'; entry: TakeoverEntry };
+  type NewTakeoverEntry,
+  type OpenResult,
+  type TakeoverPort,
+  type TakeoverResolution,
+  type TakeoverRound,
+  type TakeoverStatus,
+} from '../../app/ports/takeovers.js';
+import { parseRecord, parseRecords } from './records.js';
 
 const isConditionFailure = (error: unknown) => error instanceof ConditionalCheckFailedException;
 
 /** The human takeover queue in DynamoDB. Every state change is a conditional write, so two operators cannot both resolve one item. */
-export class TakeoverStore {
+export class TakeoverStore implements TakeoverPort {
   constructor(
     private readonly db: DynamoDBDocumentClient,
     private readonly table: string,
@@ -150,7 +93,7 @@ export class TakeoverStore {
 
   async get(key: string): Promise<TakeoverEntry | undefined> {
     const result = await this.db.send(new GetCommand({ TableName: this.table, Key: { key }, ConsistentRead: true }));
-    return result.Item as TakeoverEntry | undefined;
+    return result.Item && parseRecord(TakeoverEntry, result.Item, this.table);
   }
 
   /** Entries with a status, oldest first (the byStatus index), optionally of one tenant. */
@@ -167,7 +110,7 @@ export class TakeoverStore {
         ExpressionAttributeValues: { ':s': status, ...(tenant ? { ':t': tenant } : {}) },
       },
     );
-    for await (const page of pages) entries.push(...((page.Items ?? []) as TakeoverEntry[]));
+    for await (const page of pages) entries.push(...parseRecords(TakeoverEntry, page.Items, this.table));
     return entries;
   }
 
@@ -232,7 +175,7 @@ export class TakeoverStore {
           ReturnValues: 'ALL_NEW',
         }),
       );
-      return result.Attributes as TakeoverEntry;
+      return parseRecord(TakeoverEntry, result.Attributes, this.table);
     } catch (error) {
       if (isConditionFailure(error)) return undefined;
       throw error;

@@ -1,16 +1,6 @@
 import { createPublicKey, type KeyObject } from 'node:crypto';
 import { GetPublicKeyCommand, SignCommand, type KMSClient } from '@aws-sdk/client-kms';
-
-/** KMS's name for the one algorithm digests are signed with: ECDSA on P-256 over SHA-256, DER-encoded. */
-export const DIGEST_SIGNING_ALGORITHM = 'ECDSA_SHA_256';
-
-export interface DigestSignature {
-  /** The ARN KMS answered with: which key signed. */
-  keyId: string;
-  algorithm: typeof DIGEST_SIGNING_ALGORITHM;
-  /** base64 of the DER signature. */
-  value: string;
-}
+import { DIGEST_SIGNING_ALGORITHM, type DigestKeysPort, type DigestSignature } from '../../app/ports/keys.js';
 
 /**
  * The asymmetric key daily digests are signed with, in KMS: `Sign` needs the
@@ -19,7 +9,7 @@ export interface DigestSignature {
  * auditor offline, or one who does not trust the account's KMS answer) is used
  * instead of GetPublicKey.
  */
-export class DigestKeys {
+export class DigestKeys implements DigestKeysPort {
   private publicKeyPromise: Promise<KeyObject> | undefined;
 
   constructor(

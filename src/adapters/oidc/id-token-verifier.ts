@@ -1,5 +1,6 @@
 import { createRemoteJWKSet, jwtVerify, type JWTPayload } from 'jose';
 import { z } from 'zod';
+import type { IdTokensPort } from '../../app/ports/keys.js';
 
 /**
  * Verifies an ID token against the keys its issuer publishes (JWKS): the
@@ -26,7 +27,7 @@ interface Keys {
   fetchedAt: number;
 }
 
-export class IdTokenVerifier {
+export class IdTokenVerifier implements IdTokensPort {
   private readonly keys = new Map<string, Promise<Keys>>();
 
   /**

@@ -9,25 +9,10 @@ import {
   type S3Client,
 } from '@aws-sdk/client-s3';
 
-/** One version or delete marker of an object, as ListObjectVersions reports it. */
-export interface ObjectVersion {
-  key: string;
-  versionId: string;
-  deleteMarker: boolean;
-  /** The current version (or marker) of its key. */
-  latest: boolean;
-  lastModified: number;
-}
+import type { ObjectStore, ObjectVersion, StoredObject } from '../../app/ports/evidence.js';
 
-export interface StoredObject {
-  key: string;
-  sha256: string;
-  bytes: number;
-  contentType: string;
-}
-
-/** Evidence objects in S3. Keys are laid out by evidenceKey(); see docs/evidence.md. */
-export class EvidenceStore {
+/** Evidence objects in S3. Keys are laid out by evidenceKey() (src/app/ports/evidence.ts); see docs/evidence.md. */
+export class EvidenceStore implements ObjectStore {
   /** Set once the endpoint answered GetObjectAttributes with something unusable (s3rver answers with the object). */
   private attributesUnusable = false;
 
@@ -211,13 +196,4 @@ class PinnedEvidenceStore extends EvidenceStore {
     for (const key of this.pins.keys()) if (key.startsWith(prefix)) keys.add(key);
     return [...keys].sort();
   }
-}
-
-/** evidence/<tenant>/<taskId>/<key>/<name>: one folder per write, browsable by tenant and task. */
-export function evidenceKey(item: { tenant: string; taskId: string; key: string }, name: string): string {
-  return `evidence/${item.tenant}/${item.taskId}/${item.key}/${name}`;
-}
-
-export function batchKey(batch: { tenant: string; taskId: string }, name: string): string {
-  return `evidence/${batch.tenant}/${batch.taskId}/${name}`;
 }

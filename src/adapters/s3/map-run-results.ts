@@ -2,13 +2,7 @@ import { createInterface } from 'node:readline';
 import type { Readable } from 'node:stream';
 import { GetObjectCommand, ListObjectsV2Command, type S3Client } from '@aws-sdk/client-s3';
 import { z } from 'zod';
-
-/** What a Distributed Map with a ResultWriter outputs: where its manifest is. */
-export const MapRunOutput = z.object({
-  MapRunArn: z.string(),
-  ResultWriterDetails: z.object({ Bucket: z.string().min(1), Key: z.string().min(1) }),
-});
-export type MapRunOutput = z.infer<typeof MapRunOutput>;
+import type { MapRunItemResult, MapRunOutput, MapRunsPort } from '../../app/ports/map-runs.js';
 
 const ResultFile = z.object({ Key: z.string().min(1), Size: z.number().optional() });
 const Manifest = z.object({
@@ -36,16 +30,6 @@ const ExportedExecution = z.object({
   Error: z.string().optional(),
   Cause: z.string().optional(),
 });
-
-export interface MapRunItemResult {
-  outcome: string;
-  key?: string;
-  billNo?: string;
-  executionArn?: string;
-  reason?: string;
-  /** The outcome an earlier run of the same task reached (this run found the item claimed and skipped it). */
-  settledEarlier?: boolean;
-}
 
 const ItemFields = z.object({ key: z.string().optional(), task: z.object({ billNo: z.string().optional() }).optional() }).passthrough();
 const ItemOutput = z.object({ outcome: z.string() }).passthrough();
@@ -141,7 +125,7 @@ export async function findMapRunOutput(s3: S3Client, results: { bucket: string; 
 }
 
 /** The map runs' result files, behind the S3 client that reads them. */
-export class MapRunResults {
+export class MapRunResults implements MapRunsPort {
   constructor(private readonly s3: S3Client) {}
 
   read(output: MapRunOutput): AsyncGenerator<MapRunItemResult> {

@@ -1,7 +1,8 @@
 import { GetSecretValueCommand, type SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
+import type { SecretStringsPort } from '../../app/ports/keys.js';
 
 /** Plain secret strings from Secrets Manager (the approval signing key), each read once per process. */
-export class SecretStrings {
+export class SecretStrings implements SecretStringsPort {
   private readonly cache = new Map<string, string>();
 
   constructor(private readonly secretsManager: SecretsManagerClient) {}

@@ -1,14 +1,8 @@
 import { SendEmailCommand, type SESv2Client } from '@aws-sdk/client-sesv2';
-
-export interface Mail {
-  to: string[];
-  subject: string;
-  text: string;
-  html: string;
-}
+import type { Mail, MailPort } from '../../app/ports/mail.js';
 
 /** Sends mail through SES v2 (aws-ses-v2-local on the local stack). */
-export class Mailer {
+export class Mailer implements MailPort {
   constructor(
     private readonly ses: SESv2Client,
     private readonly from: string,

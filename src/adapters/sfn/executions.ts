@@ -8,38 +8,13 @@ import {
   StartExecutionCommand,
   type SFNClient,
 } from '@aws-sdk/client-sfn';
-
-/** What Step Functions says about one execution. */
-export interface ExecutionState {
-  executionArn: string;
-  status: string;
-  input?: string;
-  output?: string;
-  error?: string;
-  cause?: string;
-}
-
-/** An execution waited for: finished, or still RUNNING when the wait's deadline passed. */
-export interface WaitedExecution extends ExecutionState {
-  timedOut: boolean;
-}
-
-export function executionArnFor(stateMachineArn: string, name: string): string {
-  const match = /^(arn:aws[a-z-]*:states:[a-z0-9-]+:\d{12}):stateMachine:([^:]+)$/.exec(stateMachineArn);
-  if (!match) throw new Error(`not a state machine ARN: ${stateMachineArn}`);
-  return `${match[1]}:execution:${match[2]}:${name}`;
-}
-
-/** `STATUS: error cause` of an execution that did not succeed. */
-export function failureReason(execution: Pick<ExecutionState, 'status' | 'error' | 'cause'>): string {
-  return `${execution.status}: ${execution.error ?? ''} ${execution.cause ?? ''}`.trim();
-}
+import { executionArnFor, type ExecutionState, type ExecutionsPort, type WaitedExecution } from '../../app/ports/executions.js';
 
 /**
  * The one way the app starts a workflow execution, waits for it, and answers a
  * workflow waiting on a task token. Owns the Step Functions client.
  */
-export class Executions {
+export class Executions implements ExecutionsPort {
   constructor(private readonly sfn: SFNClient) {}
 
   /**

@@ -1,5 +1,6 @@
 import { fillTemplate } from '../../sitepack/action-language.js';
 import type { SiteAction, SitePack } from '../../sitepack/schema.js';
+import type { VendorApiPort } from '../../app/ports/vendor-api.js';
 import { ReadFailedError, SessionLostError, WriteNotCommittedError, AmbiguousOutcomeError } from '../../domain/errors.js';
 
 /** How requests to the vendor's JSON API are authenticated. */
@@ -15,7 +16,7 @@ export type VendorApiAuth =
  * API with an `api.login` is reached the same way, without a browser: one
  * login per client, then its cookies on every call.
  */
-export class VendorApi {
+export class VendorApi implements VendorApiPort {
   private cookie: Promise<string> | undefined;
 
   constructor(

@@ -1,5 +1,5 @@
 import type { Services } from '../services.js';
-import type { ApprovalRequest } from '../../adapters/dynamodb/approvals-store.js';
+import type { ApprovalRequest } from '../ports/approvals.js';
 import { canonicalPrincipal } from '../../domain/principal.js';
 import { oneLine } from '../../lib/one-line.js';
 import type { ApprovalOutput } from '../guarded-write/state.js';

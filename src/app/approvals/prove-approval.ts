@@ -1,5 +1,5 @@
 import type { Services } from '../services.js';
-import type { ApprovalRequest } from '../../adapters/dynamodb/approvals-store.js';
+import type { ApprovalRequest } from '../ports/approvals.js';
 import type { RoutedItem } from '../../domain/routing.js';
 import { verifyChain } from '../../domain/audit-chain.js';
 import { actionPayloadHash } from '../../domain/approval-proof.js';

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Services } from '../services.js';
 import type { ItemState } from '../guarded-write/state.js';
-import type { ApprovalRequest } from '../../adapters/dynamodb/approvals-store.js';
+import type { ApprovalRequest } from '../ports/approvals.js';
 import { approvalUrl } from '../../domain/approval-link.js';
 import { html, joinHtml } from '../../http/html.js';
 import { actionPayloadHash } from '../../domain/approval-proof.js';

@@ -1,5 +1,5 @@
 import type { Services } from '../services.js';
-import { evidenceKey } from '../../adapters/s3/evidence-store.js';
+import { evidenceKey } from '../ports/evidence.js';
 import { recordClosedItem, refreshItemEvidence } from '../../evidence/item-closed.js';
 import type { CloseAs, ItemOutcome, ItemState } from './state.js';
 import { outcomeRecord } from './outcome-record.js';

@@ -2,7 +2,7 @@ import type { Services } from '../services.js';
 import { ReadFailedError, StructuredContractMissingError } from '../../domain/errors.js';
 import { pollUntilSettled, type ReadbackResult } from '../../domain/readback.js';
 import { decideNext } from '../../domain/next-after-readback.js';
-import type { StoredObject } from '../../adapters/s3/evidence-store.js';
+import type { StoredObject } from '../ports/evidence.js';
 import { hasRow } from '../../browser/evidence-screenshot.js';
 import { fillTemplate } from '../../sitepack/action-language.js';
 import { observeStatus, readContextFor } from '../../browser/vendor-reads.js';

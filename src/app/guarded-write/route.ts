@@ -2,7 +2,7 @@ import type { Services } from '../services.js';
 import { routeTask, type RoutedItem } from '../../domain/routing.js';
 import { InputRejectedError, ReadFailedError, SessionLostError } from '../../domain/errors.js';
 import { emitSessionLost } from '../../report/emf.js';
-import { log } from '../../adapters/telemetry.js';
+import { log } from '../../observability/telemetry.js';
 import { html, joinHtml } from '../../http/html.js';
 import { proveOwnership } from '../ownership.js';
 import { assertCompensationPath } from '../compensation-path.js';

@@ -6,7 +6,7 @@ import type { ReadbackSource } from '../../sitepack/schema.js';
 import { observeStatus, readContextFor } from '../../browser/vendor-reads.js';
 import { browserlessApi } from '../ownership.js';
 import { withSession } from '../sessions.js';
-import type { StoredObject } from '../../adapters/s3/evidence-store.js';
+import type { StoredObject } from '../ports/evidence.js';
 import type { ItemState, SnapshotResult } from './state.js';
 import { heldClaim, openDetail, screenshotTo } from './step-support.js';
 

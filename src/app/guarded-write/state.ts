@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { RoutedItem } from '../../domain/routing.js';
 import { WriteTask } from '../../domain/task.js';
+import { StoredObject } from '../ports/evidence.js';
 
 /**
  * What the guarded-write workflow (statemachines/guarded-write.asl.json)
@@ -11,13 +12,6 @@ import { WriteTask } from '../../domain/task.js';
  * the schema of its state, so a state the ASL did not build is refused with
  * the field that is wrong.
  */
-
-export const StoredObject = z.object({
-  key: z.string().min(1),
-  sha256: z.string(),
-  bytes: z.number().int().min(0),
-  contentType: z.string(),
-});
 
 /** What a Catch clause puts at its ResultPath: the error name the Lambda reported and its cause. */
 export const StepFailure = z.object({ Error: z.string(), Cause: z.string().optional() });

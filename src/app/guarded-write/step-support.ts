@@ -1,6 +1,6 @@
 import type { Services } from '../services.js';
 import type { RoutedItem } from '../../domain/routing.js';
-import { evidenceKey, type StoredObject } from '../../adapters/s3/evidence-store.js';
+import { evidenceKey, type StoredObject } from '../ports/evidence.js';
 import { evidenceScreenshot } from '../../browser/evidence-screenshot.js';
 import type { OpenedSession } from '../../browser/identity-sessions.js';
 import { openDetail as openDetailPage, readContextFor } from '../../browser/vendor-reads.js';

@@ -1,7 +1,7 @@
 import type { Services } from '../services.js';
 import type { Claim } from '../../domain/claim.js';
 import { ClaimFencedError, failureMessage } from '../../domain/errors.js';
-import { evidenceKey } from '../../adapters/s3/evidence-store.js';
+import { evidenceKey } from '../ports/evidence.js';
 import { recordClosedItem } from '../../evidence/item-closed.js';
 import { enqueueTakeover } from '../takeover/queue.js';
 import type { CompensationOutcome, ItemOutcome, ItemState } from './state.js';

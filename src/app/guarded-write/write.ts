@@ -1,7 +1,7 @@
 import type { Services } from '../services.js';
 import { ClaimFencedError } from '../../domain/errors.js';
 import { writeFailure } from '../../domain/commit-point.js';
-import { evidenceKey, type StoredObject } from '../../adapters/s3/evidence-store.js';
+import { evidenceKey, type StoredObject } from '../ports/evidence.js';
 import { dialogsSeen, runSteps, type StepContext } from '../../browser/executor.js';
 import type { OpenedSession } from '../../browser/identity-sessions.js';
 import { settled, shows } from '../../browser/settled.js';

@@ -1,10 +1,10 @@
 import type { Services } from '../services.js';
 import type { Claim } from '../../domain/claim.js';
 import { WriteTask } from '../../domain/task.js';
-import { failureReason } from '../../adapters/sfn/executions.js';
+import { failureReason } from '../ports/executions.js';
 import { attestedTask } from '../requester.js';
 
-export { executionArnFor } from '../../adapters/sfn/executions.js';
+export { executionArnFor } from '../ports/executions.js';
 
 /**
  * Starting guarded-write executions for an item that already has a claim.

@@ -1,9 +1,9 @@
 import { writeIdentity } from '../../domain/claim.js';
 import type { Services } from '../services.js';
 import type { ItemState } from '../guarded-write/state.js';
-import { evidenceKey } from '../../adapters/s3/evidence-store.js';
-import { log } from '../../adapters/telemetry.js';
-import type { OpenResult, TakeoverEntry } from '../../adapters/dynamodb/takeover-store.js';
+import { evidenceKey } from '../ports/evidence.js';
+import { log } from '../../observability/telemetry.js';
+import type { OpenResult, TakeoverEntry } from '../ports/takeovers.js';
 import { html, joinHtml } from '../../http/html.js';
 
 /**

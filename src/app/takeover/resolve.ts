@@ -4,7 +4,7 @@ import { visibleText } from '../../domain/visible-text.js';
 import type { Services } from '../services.js';
 import type { Claim } from '../../domain/claim.js';
 import { ClaimFencedError } from '../../domain/errors.js';
-import { RESOLUTIONS, type TakeoverEntry, type TakeoverResolution } from '../../adapters/dynamodb/takeover-store.js';
+import { RESOLUTIONS, type TakeoverEntry, type TakeoverResolution } from '../ports/takeovers.js';
 import {
   derivedExecutionName,
   executionArnFor,

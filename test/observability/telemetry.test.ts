@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
-import { tracingEnabled } from '../../src/adapters/telemetry.js';
+import { tracingEnabled } from '../../src/observability/telemetry.js';
 
 const run = promisify(execFile);
 

@@ -1,0 +1,70 @@
+import { z } from 'zod';
+import type { Claim, ClaimStatus } from '../../domain/claim.js';
+
+/**
+ * The idempotency registry as the guarded-write steps use it: a conditional create takes a claim, conditional
+ * transitions move it (ClaimFencedError when anyone else moved it). The DynamoDB adapter implements it
+ * (src/adapters/dynamodb/claims-store.ts); test/app/guarded-write fakes it in memory.
+ */
+export interface ClaimsPort {
+  /** True if this call created the claim; false if the key was already claimed. */
+  tryCreate(claim: Claim): Promise<boolean>;
+  /** Every claim still CLAIMED or WRITING, read consistently (for recovering orphans, never on a write path). */
+  unsettled(): Promise<Claim[]>;
+  /** Every write's claim updated since `since`, of one tenant when given (for reports). */
+  updatedSince(filter: { since?: Date; tenant?: string }): Promise<Claim[]>;
+  /** The claim, read consistently; undefined when the key was never claimed. */
+  get(key: string): Promise<Claim | undefined>;
+  /** The claims that exist among `keys` (eventually consistent: for reporting, never for deciding a write). */
+  existing(keys: readonly string[]): Promise<Claim[]>;
+  byTask(taskId: string): Promise<Claim[]>;
+  /**
+   * Moves a claim held by `owner` at `version` from one of `from` to `to`, setting extra attributes.
+   * Fails with ClaimFencedError if anyone else moved it.
+   */
+  transition(
+    key: string,
+    guard: { owner: string; version: number; from: readonly ClaimStatus[] },
+    to: ClaimStatus,
+    set?: Partial<Omit<Claim, 'key' | 'owner' | 'version' | 'status'>>,
+  ): Promise<Claim>;
+  /** Takes over an abandoned claim: new owner, fencing version + 1, fresh lease; undefined if it moved meanwhile. */
+  takeOver(previous: Claim, newOwner: string, leaseUntil: string): Promise<Claim | undefined>;
+}
+
+const CLAIM_STATUSES = [
+  'CLAIMED',
+  'WRITING',
+  'DONE',
+  'STALE',
+  'FAILED',
+  'TAKEOVER',
+  'REJECTED',
+  'EXPIRED',
+] as const satisfies readonly ClaimStatus[];
+
+/** A claim as the registry stores it: what a read is parsed with, so a record of another shape is refused by field. */
+export const ClaimRecord = z.object({
+  key: z.string(),
+  taskId: z.string(),
+  tenant: z.string(),
+  billNo: z.string(),
+  action: z.string(),
+  identity: z.string(),
+  owner: z.string(),
+  status: z.enum(CLAIM_STATUSES),
+  version: z.number(),
+  leaseUntil: z.string(),
+  attempts: z.number(),
+  createdAt: z.string(),
+  updatedAt: z.string(),
+  preState: z.object({ status: z.string(), observedAt: z.string(), source: z.string() }).optional(),
+  inverse: z.object({ action: z.string(), targetStatus: z.string().optional() }).optional(),
+  outcome: z.string().optional(),
+  reason: z.string().optional(),
+}) satisfies z.ZodType<Claim>;
+
+// Both ways: a field Claim gains that the record schema does not read fails to compile here.
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+const claimRecordMatches: Same<z.infer<typeof ClaimRecord>, Claim> = true;
+void claimRecordMatches;
