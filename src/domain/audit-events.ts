@@ -214,9 +214,13 @@ export function checkAuditEventInput(input: unknown): AuditEventInput {
   const parsed = AuditEventInputSchema.safeParse(input);
   if (parsed.success) return input as AuditEventInput;
   const issue = parsed.error.issues[0]!;
-  const field = issue.path.map(String).join('.') || '(event)';
-  const extra = issue.code === 'unrecognized_keys' ? ` (${issue.keys.join(', ')})` : '';
-  throw new AuditEventRejectedError(`audit event ${type}: ${field}: ${issue.message}${extra}; the event was not appended`, field);
+  const path = issue.path.map(String);
+  // An undeclared field is named itself, not its parent object.
+  const extra = issue.code === 'unrecognized_keys' ? issue.keys[0] : undefined;
+  const field = [...path, ...(extra === undefined ? [] : [extra])].join('.') || '(event)';
+  const problem =
+    extra === undefined ? issue.message : `not a field of ${type} events (declare it in src/domain/audit-events.ts, or leave it out)`;
+  throw new AuditEventRejectedError(`audit event ${type}: ${field}: ${problem}; the event was not appended`, field);
 }
 
 /** A stored event of type T, as a reader sees it: every field of its data optional (older shapes lack some). */

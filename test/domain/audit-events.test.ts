@@ -86,7 +86,11 @@ describe('the audit event union at append', () => {
   });
 
   test('a field the event does not have, or a field of the wrong type, is refused, naming it', () => {
-    refused({ type: 'claimed', actor: 'svc', data: { ...SAMPLE_DATA.claimed, note: 'x' } }, 'data', /data: .*\(note\)/);
+    refused(
+      { type: 'claimed', actor: 'svc', data: { ...SAMPLE_DATA.claimed, note: 'x' } },
+      'data.note',
+      /claimed: data\.note: not a field of claimed events/,
+    );
     refused(
       { type: 'readback', actor: 'svc', data: { ...SAMPLE_DATA.readback, degraded: 'no' } },
       'data.degraded',
