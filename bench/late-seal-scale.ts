@@ -19,6 +19,8 @@ import { verifyBatch } from '../src/evidence/verify.js';
 import { ask, isObjectWith } from './forked-emulators.js';
 import { logger } from '../src/observability/telemetry.js';
 import { runStandalone } from './standalone.js';
+import type { AuditEventType } from '../src/domain/audit-events.js';
+import { sampleEvent } from '../test/support/audit-events.js';
 
 /**
  * A late close in a sealed batch of N items: the batch is seeded on the local
@@ -234,15 +236,15 @@ async function finishWrite(
   key: string,
   billNo: string,
   action: string,
-  events: string[],
+  events: AuditEventType[],
 ): Promise<void> {
   const at = new Date().toISOString();
   const stored = await Promise.all(
     ['before.png', 'after.png'].map((name) => s.evidence.put(evidenceKey({ ...batch, key }, name), PICTURE, 'image/png')),
   );
   for (const type of events) {
-    const data = type === 'write_started' ? { evidence: stored.map((o) => ({ key: o.key, sha256: o.sha256 })) } : {};
-    await s.audit.append(key, { type, actor: 'svc-recon-acme', data });
+    const evidence = stored.map((o) => ({ key: o.key, sha256: o.sha256 }));
+    await s.audit.append(key, type === 'readback' ? sampleEvent('readback', { evidence }) : sampleEvent(type));
   }
   await s.evidence.put(
     evidenceKey({ ...batch, key }, 'record.json'),
@@ -304,13 +306,13 @@ export async function closeLateItems(
   const approval = await measured(s, () => refreshItemEvidence(s, ref(approvalKey)));
 
   // The undo: the write's chain names its inverse, which runs as its own write in the same batch folder.
-  await s.audit.append(undoneKey, { type: 'compensation_started', actor: 'ops@acme.example', data: { inverseKey } });
+  await s.audit.append(undoneKey, sampleEvent('compensation_started', { inverseKey }, 'ops@acme.example'));
   const item = { taskId: batch.taskId, tenant: batch.tenant, billNo: billOf(1), action: INVERSE_ACTION, compensates: undoneKey };
-  await s.audit.append(inverseKey, { type: 'routed', actor: 'ops@acme.example', data: { item } });
-  await s.audit.append(inverseKey, { type: 'claimed', actor: 'svc-recon-acme', data: {} });
+  await s.audit.append(inverseKey, sampleEvent('routed', { item }, 'ops@acme.example'));
+  await s.audit.append(inverseKey, sampleEvent('claimed'));
   await finishWrite(s, batch, inverseKey, billOf(1), INVERSE_ACTION, ['write_started', 'readback', 'completed']);
   const inverse = await measured(s, () => refreshItemEvidence(s, ref(inverseKey)));
-  await s.audit.append(undoneKey, { type: 'compensated', actor: 'ops@acme.example', data: { inverseKey, outcome: 'done' } });
+  await s.audit.append(undoneKey, sampleEvent('compensated', { inverseKey, outcome: 'done' }, 'ops@acme.example'));
   const undone = await measured(s, () => refreshItemEvidence(s, ref(undoneKey)));
   return { approval, inverse, undone };
 }

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { summarizeBatch, type BatchItem } from '../src/app/batch.js';
+import { sampleEvent } from '../test/support/audit-events.js';
 import { createServices, type WiredServices } from '../src/composition/services.js';
 import { batchKey } from '../src/app/ports/evidence.js';
 import type { Claim } from '../src/domain/claim.js';
@@ -87,8 +88,8 @@ async function seedItems(s: WiredServices, taskId: string, count: number): Promi
       outcome: 'done',
     } as Claim;
     await s.claims.tryCreate(claim);
-    for (const type of ['claimed', 'pre_state_registered', 'write_started', 'readback'])
-      await s.audit.append(key, { type, actor: 'bench', data: { billNo: task.billNo } });
+    for (const type of ['claimed', 'pre_state_registered', 'write_started', 'readback'] as const)
+      await s.audit.append(key, sampleEvent(type, {}, 'bench'));
     await s.evidence.put(batchKey({ tenant: TENANT, taskId }, `${key}/before.png`), screenshot, 'image/png');
     await s.evidence.put(batchKey({ tenant: TENANT, taskId }, `${key}/after.png`), screenshot, 'image/png');
     // The outcome record Complete writes; the item pages and the batch page read it.

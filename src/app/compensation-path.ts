@@ -3,6 +3,7 @@ import type { RoutedItem } from '../domain/routing.js';
 import { InputRejectedError } from '../domain/errors.js';
 import { tenantOfKey } from '../domain/task.js';
 import { compensationStartIsAttested } from './requester.js';
+import { isEvent, isEventOf, type StoredEventOf } from '../domain/audit-events.js';
 
 /**
  * `compensates` is accepted only from the compensation path. A task body that
@@ -36,10 +37,10 @@ export async function assertCompensationPath(s: Services, item: RoutedItem): Pro
   const trail = await s.audit.events(originalKey);
   let open = false;
   for (const event of trail) {
-    if (event.data['inverseKey'] !== item.key) continue;
     // Only a start the compensation path signed opens anything: an event appended by an audit-table writer without the key does not.
-    if (event.type === 'compensation_started') open = await signedByCompensationPath(s, originalKey, item, event.data);
-    if (event.type === 'compensated' || event.type === 'compensation_failed') open = false;
+    if (isEvent(event, 'compensation_started') && event.data.inverseKey === item.key)
+      open = await signedByCompensationPath(s, originalKey, item, event.data);
+    if (isEventOf(event, ['compensated', 'compensation_failed']) && event.data.inverseKey === item.key) open = false;
   }
   if (!open) {
     refuse(
@@ -53,10 +54,10 @@ async function signedByCompensationPath(
   s: Services,
   originalKey: string,
   item: RoutedItem,
-  data: Record<string, unknown>,
+  data: StoredEventOf<'compensation_started'>['data'],
 ): Promise<boolean> {
-  const requestedBy = data['requestedBy'];
-  if (typeof requestedBy !== 'string' || data['inverse'] !== item.action) return false;
+  const { requestedBy } = data;
+  if (requestedBy === undefined || data.inverse !== item.action) return false;
   const claim = { compensates: originalKey, inverseKey: item.key, inverseAction: item.action, requestedBy };
-  return compensationStartIsAttested(s, claim, data['attestation']);
+  return compensationStartIsAttested(s, claim, data.attestation);
 }

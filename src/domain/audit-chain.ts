@@ -5,13 +5,18 @@ import { createHash } from 'node:crypto';
  * each event's hash covers its content and the previous event's hash, so an
  * edited, removed or inserted event breaks every hash after it.
  */
-export interface AuditEventInput {
+/**
+ * An event's content as the chain stores and hashes it, whatever its type. What may be appended is narrower
+ * (`AuditEventInput` in audit-events.ts, checked by the audit log); what is stored is verified as it is, so a
+ * chain of any age verifies.
+ */
+export interface AuditEventBody {
   type: string;
   actor: string;
   data: Record<string, unknown>;
 }
 
-export interface AuditEvent extends AuditEventInput {
+export interface AuditEvent extends AuditEventBody {
   chain: string;
   seq: number;
   at: string;
@@ -44,7 +49,7 @@ export function hashEvent(event: Omit<AuditEvent, 'hash'>): string {
   return createHash('sha256').update(canonicalJson(event)).digest('hex');
 }
 
-export function sealEvent(chain: string, seq: number, prevHash: string, input: AuditEventInput, at = new Date().toISOString()): AuditEvent {
+export function sealEvent(chain: string, seq: number, prevHash: string, input: AuditEventBody, at = new Date().toISOString()): AuditEvent {
   const body = { chain, seq, at, prevHash, type: input.type, actor: input.actor, data: input.data };
   return { ...body, hash: hashEvent(body) };
 }

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Services } from '../app/services.js';
 import { KEY_PATTERN } from '../domain/task.js';
+import { evidenceOf } from '../domain/audit-events.js';
 import { batchKey } from '../app/ports/evidence.js';
 import { mapBounded } from '../lib/map-bounded.js';
 import { logger } from '../observability/telemetry.js';
@@ -91,11 +92,9 @@ function chainRecorded(ctx: Pick<EvidenceContext, 'audit'>): (itemKey: string) =
       found = ctx.audit.events(itemKey).then((events) => {
         const recorded = new Map<string, RecordedChecksum>();
         for (const event of events) {
-          const entries = event.data['evidence'];
-          if (!Array.isArray(entries)) continue;
-          for (const entry of entries as Array<Record<string, unknown>>) {
-            if (typeof entry?.['key'] === 'string' && typeof entry['sha256'] === 'string' && /^[0-9a-f]{64}$/.test(entry['sha256'])) {
-              recorded.set(entry['key'], { sha256: entry['sha256'], bytes: typeof entry['bytes'] === 'number' ? entry['bytes'] : 0 });
+          for (const entry of evidenceOf(event)) {
+            if (typeof entry !== 'string' && entry.sha256 !== undefined && /^[0-9a-f]{64}$/.test(entry.sha256)) {
+              recorded.set(entry.key, { sha256: entry.sha256, bytes: entry.bytes ?? 0 });
             }
           }
         }

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { AuditEvent } from '../domain/audit-chain.js';
+import { eventsOfType, evidenceOf, hasType, isEvent, isEventOf } from '../domain/audit-events.js';
 import type { Claim } from '../domain/claim.js';
 import { escapeHtml } from '../http/html.js';
 import { badge, fieldsTable, formatBytes, outcomeTone, page, relativeHref } from './html.js';
@@ -108,11 +109,10 @@ function unpicturedNote(event: AuditEvent, index: number, input: ItemPageInput):
   const { events, objects } = input;
   const isLast = (type: string) => events.map((e) => e.type).lastIndexOf(type) === index;
   // A write whose stages had all landed already clicked nothing: there is no commit click to picture.
-  const clicked = event.data['alreadyDone'] === undefined;
   if (
-    event.type === 'write_started' &&
-    event.data['tier'] === 'browser' &&
-    clicked &&
+    isEvent(event, 'write_started') &&
+    event.data.tier === 'browser' &&
+    event.data.alreadyDone === undefined &&
     isLast('write_started') &&
     !objects.has('before-commit.png')
   ) {
@@ -125,7 +125,7 @@ function unpicturedNote(event: AuditEvent, index: number, input: ItemPageInput):
           '<p class="note">提交前的页面没有记录：既无截图也无 trace。 Nothing records the page just before the commit click: no picture, no trace.</p>',
         ];
   }
-  if (event.type === 'readback' && event.data['verdict'] === 'confirmed' && !picturedBy(event, 'readback.png'))
+  if (isEvent(event, 'readback') && event.data.verdict === 'confirmed' && !picturedBy(event, 'readback.png'))
     return [
       '<p>已确认的回读（写入已稳定）：上面的观察记录与 after.png 即证据。 ' +
         'A confirmed readback of a settled write: its observations above and after.png record it.</p>',
@@ -138,14 +138,7 @@ function unpicturedNote(event: AuditEvent, index: number, input: ItemPageInput):
  * takeover queue records plain keys.
  */
 function evidenceNames(event: AuditEvent): string[] {
-  const evidence = event.data['evidence'];
-  if (!Array.isArray(evidence)) return [];
-  return evidence.map(
-    (e) =>
-      String(typeof e === 'string' ? e : ((e as { key?: string }).key ?? ''))
-        .split('/')
-        .at(-1)!,
-  );
+  return evidenceOf(event).map((e) => (typeof e === 'string' ? e : e.key).split('/').at(-1)!);
 }
 
 /** Whether an event's own evidence names the picture (steps record the objects they stored). */
@@ -200,29 +193,30 @@ export function linkedItemKeys(events: readonly AuditEvent[]): string[] {
   const compensates = compensatesOf(events);
   if (compensates) keys.add(compensates);
   for (const event of events) {
-    const inverseKey = event.data['inverseKey'];
-    if (typeof inverseKey === 'string') keys.add(inverseKey);
+    const inverseKey = isEventOf(event, COMPENSATION_TYPES) ? event.data.inverseKey : undefined;
+    if (inverseKey !== undefined) keys.add(inverseKey);
   }
   return [...keys];
 }
 
 /** The key this item undoes, as recorded when it was routed. */
 export function compensatesOf(events: readonly AuditEvent[]): string | undefined {
-  const item = events.find((e) => e.type === 'routed')?.data['item'] as { compensates?: unknown } | undefined;
-  return typeof item?.compensates === 'string' ? item.compensates : undefined;
+  return eventsOfType(events, 'routed')[0]?.data.item?.compensates;
 }
 
 /** How an undo of this item went, from the last compensation event on its chain. */
 function compensationRow(input: ItemPageInput): [string, string] | undefined {
-  const last = [...input.events].reverse().find((e) => e.type in COMPENSATION_STATES);
-  if (!last) return undefined;
-  const { label, tone } = COMPENSATION_STATES[last.type]!;
-  const inverseKey = last.data['inverseKey'];
-  const by = typeof inverseKey === 'string' ? ` by ${siblingLink(inverseKey, input)}` : '';
+  const last = input.events.findLast((e) => isEventOf(e, COMPENSATION_TYPES));
+  if (!isEventOf(last, COMPENSATION_TYPES)) return undefined;
+  const { label, tone } = COMPENSATION_STATES[last.type];
+  const inverseKey = last.data.inverseKey;
+  const by = inverseKey !== undefined ? ` by ${siblingLink(inverseKey, input)}` : '';
   return ['补偿 Compensation', `${badge(label, tone)}${by} · ${escapeHtml(last.actor)} at ${escapeHtml(last.at)}`];
 }
 
-const COMPENSATION_STATES: Record<string, { label: string; tone: Parameters<typeof badge>[1] }> = {
+const COMPENSATION_TYPES = ['compensation_started', 'compensated', 'compensation_failed'] as const;
+
+const COMPENSATION_STATES: Record<(typeof COMPENSATION_TYPES)[number], { label: string; tone: Parameters<typeof badge>[1] }> = {
   compensation_started: { label: 'started', tone: 'warn' },
   compensated: { label: 'rolled back', tone: 'warn' },
   compensation_failed: { label: 'failed', tone: 'bad' },
@@ -235,8 +229,8 @@ function siblingLink(key: string, input: ItemPageInput): string {
 }
 
 function verdictOf(events: readonly AuditEvent[]): string | undefined {
-  const readback = [...events].reverse().find((e) => e.type === 'readback');
-  return readback ? String(readback.data['verdict'] ?? '') : undefined;
+  const readback = eventsOfType(events, 'readback').at(-1);
+  return readback ? String(readback.data.verdict ?? '') : undefined;
 }
 
 function timeline(input: ItemPageInput): string {
@@ -248,7 +242,7 @@ function timeline(input: ItemPageInput): string {
     // The event that stored the picture, where events record it (a later readback may have taken none); else the phase's last.
     const storedBy = events.findLastIndex((e) => where.types.includes(e.type) && picturedBy(e, name));
     // A write whose stages had all landed clicked nothing: it took no picture of a commit click.
-    const took = (e: AuditEvent) => where.types.includes(e.type) && e.data['alreadyDone'] === undefined;
+    const took = (e: AuditEvent) => where.types.includes(e.type) && !(isEvent(e, 'write_started') && e.data.alreadyDone !== undefined);
     const at = storedBy >= 0 ? storedBy : events.findLastIndex(took);
     if (!objects.has(name) || at < 0) continue;
     shotsAt.set(at, [...(shotsAt.get(at) ?? []), figure(name, where.caption)]);
@@ -262,10 +256,9 @@ function timeline(input: ItemPageInput): string {
   const rows: string[] = [];
   events.forEach((event, index) => {
     const known = PHASES[event.type] ?? { phase: 'other' as Phase, label: event.type };
-    const title =
-      event.type === 'readback'
-        ? `${known.label}: ${badge(String(event.data['verdict'] ?? '?'), outcomeTone(String(event.data['verdict'] ?? '')))}`
-        : escapeHtml(known.label);
+    const title = isEvent(event, 'readback')
+      ? `${known.label}: ${badge(String(event.data.verdict ?? '?'), outcomeTone(String(event.data.verdict ?? '')))}`
+      : escapeHtml(known.label);
     const extras: string[] = [...(shotsAt.get(index) ?? [])];
     if (event.type === 'write_started' && objects.has('api-exchange.json')) {
       extras.push(`<p>API exchange: <a href="api-exchange.json">api-exchange.json</a></p>`);
@@ -291,11 +284,11 @@ function timeline(input: ItemPageInput): string {
 function recordFields(input: ItemPageInput): string {
   const r = input.record;
   const c = input.claim;
-  const routed = input.events.find((e) => e.type === 'routed')?.data['item'] as Record<string, unknown> | undefined;
+  const routed = eventsOfType(input.events, 'routed')[0]?.data.item;
   const value = (v: unknown) => (v === undefined || v === null || v === '' ? '—' : escapeHtml(v));
   const approval = r?.approval
     ? `${value(r.approval.approver)} at ${value(r.approval.decidedAt)} (id <code>${value(r.approval.approvalId)}</code>)`
-    : input.events.some((e) => e.type === 'approval_requested')
+    : input.events.some((e) => hasType(e, 'approval_requested'))
       ? 'requested, not decided in this record'
       : 'not required';
   const compensates = compensatesOf(input.events);
@@ -312,7 +305,7 @@ function recordFields(input: ItemPageInput): string {
     ['幂等键 Idempotency key', `<code>${escapeHtml(input.key)}</code>`],
     ['任务 Task', value(r?.taskId ?? c?.taskId)],
     ['执行 Execution', `<code>${value(r?.executionArn ?? c?.owner)}</code>`],
-    ['层级 Tier', value(r?.tier ?? routed?.['tier'])],
+    ['层级 Tier', value(r?.tier ?? routed?.tier)],
     ['审批 Approval', approval],
     ['操作前状态 Pre-state', value(r?.preState ?? c?.preState?.status)],
     [
@@ -346,7 +339,7 @@ function recordedHashes(input: ItemPageInput): Map<string, string> {
         recorded.set(entry.key.split('/').at(-1)!, entry.sha256);
     }
   };
-  for (const event of input.events) note(event.data['evidence']);
+  for (const event of input.events) note(evidenceOf(event));
   note(input.record?.evidence);
   return recorded;
 }

@@ -1,5 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { AuditEvent } from '../domain/audit-chain.js';
+import { isEvent } from '../domain/audit-events.js';
 import type { Claim } from '../domain/claim.js';
 import { batchKey } from '../app/ports/evidence.js';
 import { patchBatchPage, type BatchPageItem } from './batch-page.js';
@@ -7,7 +8,7 @@ import { batchChain, PAGE_NAME, S3_FAN_OUT, sha256Hex, type BatchRef, type Evide
 import { compensatesOf } from './item-page.js';
 import { mapBounded } from '../lib/map-bounded.js';
 import { buildBatchPage, hashTopObjects, indexBatchFolder, readRecord } from './pages.js';
-import { anchor, ITEM_SEALED_EVENT, SEALED_EVENT, sealedItem, type SealedObject } from './seal.js';
+import { anchor, ITEM_SEALED_EVENT, SEALED_EVENT, sealedItem } from './seal.js';
 
 /**
  * An item that closes after its batch was sealed (an approval decided, a
@@ -58,18 +59,15 @@ export interface LateItem {
 
 /** What a batch chain's event says the seal in force is, or undefined when the event is not a seal or an addendum. */
 function sealHashOf(event: AuditEvent | undefined): string | undefined {
-  if (event?.type === SEALED_EVENT && typeof event.data['sealHash'] === 'string') return event.data['sealHash'];
-  if (event?.type === ITEM_SEALED_EVENT && typeof event.data['basedOn'] === 'string') return event.data['basedOn'];
+  if (isEvent(event, SEALED_EVENT)) return event.data.sealHash;
+  if (isEvent(event, ITEM_SEALED_EVENT)) return event.data.basedOn;
   return undefined;
 }
 
 /** The batch page hash an addendum recorded; undefined for the seal itself and for addenda without a page. */
 function pageHashOf(event: AuditEvent): string | undefined {
-  if (event.type !== ITEM_SEALED_EVENT) return undefined;
-  const objects = event.data['batchObjects'];
-  if (!Array.isArray(objects)) return undefined;
-  const page = (objects as SealedObject[]).find((o) => o?.name === PAGE_NAME);
-  return typeof page?.sha256 === 'string' ? page.sha256 : undefined;
+  if (!isEvent(event, ITEM_SEALED_EVENT)) return undefined;
+  return event.data.batchObjects?.find((o) => o.name === PAGE_NAME)?.sha256;
 }
 
 /**

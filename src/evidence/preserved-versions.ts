@@ -2,6 +2,7 @@ import type { ObjectVersion } from '../app/ports/evidence.js';
 import { ANCHOR_PREFIX, DIGEST_PREFIX } from './anchor-layout.js';
 import { batchChain, SEAL_NAME, type BatchRef, type EvidenceContext } from './folder.js';
 import { parseSeal, SEALED_EVENT } from './seal.js';
+import { eventsOfType } from '../domain/audit-events.js';
 import { verifyAll, verifyBatch, verifyKey, type Finding, type VerifyResult } from './verify.js';
 
 /**
@@ -78,11 +79,7 @@ async function sealFindings(ctx: EvidenceContext, key: string, versions: ObjectV
   const real = versions.filter((v) => !v.deleteMarker);
   if (!batch || real.length === 0) return { findings: [] };
   const label = `${batch.tenant}/${batch.taskId}`;
-  const recorded = new Set(
-    (await ctx.audit.events(batchChain(batch)))
-      .filter((e) => e.type === SEALED_EVENT && typeof e.data['sealHash'] === 'string')
-      .map((e) => e.data['sealHash'] as string),
-  );
+  const recorded = new Set(eventsOfType(await ctx.audit.events(batchChain(batch)), SEALED_EVENT).flatMap((e) => e.data.sealHash ?? []));
   const findings: Finding[] = [];
   let pin: string | undefined;
   let previous: ObjectVersion | undefined;

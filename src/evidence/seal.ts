@@ -1,6 +1,13 @@
 import { z } from 'zod';
 import { canonicalJson, type AuditEvent } from '../domain/audit-chain.js';
 import { TERMINAL_STATUSES, type ClaimStatus } from '../domain/claim.js';
+import {
+  Hex64,
+  ItemSealedData as ItemSealedEvent,
+  SealedItem,
+  SealedObject,
+  StandaloneSealData as StandaloneSealEvent,
+} from '../domain/audit-events.js';
 import { batchKey } from '../app/ports/evidence.js';
 import { anchorSealEvent } from './anchors.js';
 import {
@@ -26,22 +33,8 @@ import {
  * objects and event hashes, so re-running a task cannot launder an edit.
  */
 
-const Hex64 = z.string().regex(/^[0-9a-f]{64}$/, 'a sha256 in lowercase hex');
-
-export const SealedObject = z.strictObject({ name: z.string().min(1), sha256: Hex64, bytes: z.number().int().min(0) });
-export type SealedObject = z.infer<typeof SealedObject>;
-
-export const SealedItem = z.strictObject({
-  key: z.string().min(1),
-  billNo: z.string().optional(),
-  action: z.string().optional(),
-  /** Claim status when sealed; absent when the folder has no claim. */
-  status: z.string().optional(),
-  /** Hash of every event of the item's chain at sealing, seq 1 first. */
-  events: z.array(Hex64),
-  objects: z.array(SealedObject),
-});
-export type SealedItem = z.infer<typeof SealedItem>;
+// The sealed shapes are part of the sealing events' schemas (src/domain/audit-events.ts), defined there once.
+export { SealedItem, SealedObject };
 
 export const Seal = z.strictObject({
   version: z.literal(1),
@@ -63,7 +56,8 @@ export type Seal = z.infer<typeof Seal>;
 export const SEALED_EVENT = 'sealed';
 export const ITEM_SEALED_EVENT = 'item_sealed';
 
-const ItemSealedData = z.object({ basedOn: Hex64, items: z.array(SealedItem), batchObjects: z.array(SealedObject) });
+// Read as every stored event is read: extra fields do not unseal an addendum (src/domain/audit-events.ts).
+const ItemSealedData = ItemSealedEvent.loose();
 
 export function computeSealHash(seal: Omit<Seal, 'sealHash'> | Seal): string {
   const { sealHash: _ignored, ...body } = seal as Seal;
@@ -316,7 +310,7 @@ export function standaloneSealChain(key: string): string {
   return `${key}:seal`;
 }
 
-const StandaloneSealData = z.object({ tenant: z.string(), taskId: z.string(), item: SealedItem, sealHash: Hex64 });
+const StandaloneSealData = StandaloneSealEvent.loose();
 type StandaloneSealData = z.infer<typeof StandaloneSealData>;
 
 export function standaloneSealHash(data: Omit<StandaloneSealData, 'sealHash'>): string {

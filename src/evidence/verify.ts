@@ -1,4 +1,5 @@
 import { GENESIS_HASH, hashEvent, type AuditEvent } from '../domain/audit-chain.js';
+import { eventsOfType } from '../domain/audit-events.js';
 import { batchKey, evidenceKey } from '../app/ports/evidence.js';
 import { batchChain, batchFolder, hashObject, SEAL_NAME, type BatchRef, type EvidenceContext } from './folder.js';
 import { computeSealHash, loadSealState, loadStandaloneSeal, SEALED_EVENT, standaloneSealChain, type SealedItem } from './seal.js';
@@ -329,9 +330,9 @@ export async function verifyBatch(
 export async function verifyKey(ctx: EvidenceContext, key: string, options: { now?: number } = {}): Promise<VerifyResult> {
   const claim = await ctx.claims.get(key);
   const events = await ctx.audit.events(key);
-  const routed = events.find((e) => e.type === 'routed')?.data['item'] as { tenant?: unknown; taskId?: unknown } | undefined;
-  const tenant = claim?.tenant ?? (typeof routed?.tenant === 'string' ? routed.tenant : undefined);
-  const taskId = claim?.taskId ?? (typeof routed?.taskId === 'string' ? routed.taskId : undefined);
+  const routed = eventsOfType(events, 'routed')[0]?.data.item;
+  const tenant = claim?.tenant ?? routed?.tenant;
+  const taskId = claim?.taskId ?? routed?.taskId;
   if (tenant && taskId) return verifyBatch(ctx, { tenant, taskId }, { ...options, onlyKey: key });
   const result = emptyResult(`key ${key}`);
   if (events.length === 0) {

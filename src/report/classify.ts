@@ -1,4 +1,5 @@
 import type { AuditEvent } from '../domain/audit-chain.js';
+import { eventsOfType, hasType, isEvent } from '../domain/audit-events.js';
 import type { Claim } from '../domain/claim.js';
 import { SessionLostError } from '../domain/errors.js';
 
@@ -55,8 +56,8 @@ function outcomeOf(claim: Claim, events: readonly AuditEvent[]): ItemOutcome {
     case 'FAILED':
       return 'failed';
     default: {
-      const asked = events.some((e) => e.type === 'approval_requested');
-      const decided = events.some((e) => ['approved', 'rejected', 'expired', 'write_started'].includes(e.type));
+      const asked = events.some((e) => hasType(e, 'approval_requested'));
+      const decided = events.some((e) => hasType(e, 'approved', 'rejected', 'expired', 'write_started'));
       return asked && !decided ? 'awaiting_approval' : 'in_progress';
     }
   }
@@ -64,7 +65,7 @@ function outcomeOf(claim: Claim, events: readonly AuditEvent[]): ItemOutcome {
 
 export function classifyItem(claim: Claim, events: readonly AuditEvent[]): ItemFacts {
   const outcome = outcomeOf(claim, events);
-  const preStatus = events.find((e) => e.type === 'pre_state_registered')?.data['preStatus'] ?? claim.preState?.status;
+  const preStatus = eventsOfType(events, 'pre_state_registered')[0]?.data.preStatus ?? claim.preState?.status;
 
   let commits = 0;
   let unprovenRecommit = false;
@@ -86,34 +87,34 @@ export function classifyItem(claim: Claim, events: readonly AuditEvent[]): ItemF
         break;
       case 'write_failed':
         writeFailedSinceCommit = true;
-        if (event.data['error'] === SessionLostError.errorName) sessionLost = true;
+        if (isEvent(event, 'write_failed') && event.data.error === SessionLostError.errorName) sessionLost = true;
         break;
       case 'readback': {
-        lastVerdict = String(event.data['verdict'] ?? '');
-        if (event.data['degraded'] === true) degraded = true;
-        const observed = event.data['observed'];
-        if (event.data['next'] === 'compensate') unintendedState = true;
+        if (!isEvent(event, 'readback')) break;
+        lastVerdict = String(event.data.verdict ?? '');
+        if (event.data.degraded === true) degraded = true;
+        const observed = event.data.observed;
+        if (event.data.next === 'compensate') unintendedState = true;
         if (lastVerdict === 'not_applied' && (preStatus === undefined || observed === preStatus)) previousCommitDisproved = true;
-        if (commits > 0 && lastVerdict === 'not_applied' && !writeFailedSinceCommit && event.data['next'] === 'takeover')
+        if (commits > 0 && lastVerdict === 'not_applied' && !writeFailedSinceCommit && event.data.next === 'takeover')
           falseSuccessCaught = true;
         break;
       }
       case 'takeover':
-        if (event.data['error'] === SessionLostError.errorName) sessionLost = true;
+        if (isEvent(event, 'takeover') && event.data.error === SessionLostError.errorName) sessionLost = true;
         break;
     }
   }
-  const completed = events.some((e) => e.type === 'completed');
+  const completed = events.some((e) => hasType(e, 'completed'));
   const outcomeContradicted =
     (claim.status === 'DONE' && (lastVerdict !== 'confirmed' || !completed)) || (completed && claim.status !== 'DONE');
 
-  const started = events.filter((e) => e.type === 'compensation_started').length;
-  const succeeded = events.filter((e) => e.type === 'compensated').length;
-  const routed = events.find((e) => e.type === 'routed')?.data['item'] as { compensates?: unknown } | undefined;
-  const compensates = typeof routed?.compensates === 'string' ? routed.compensates : undefined;
+  const started = events.filter((e) => hasType(e, 'compensation_started')).length;
+  const succeeded = events.filter((e) => hasType(e, 'compensated')).length;
+  const compensates = eventsOfType(events, 'routed')[0]?.data.item?.compensates;
 
-  const preRead = events.find((e) => e.type === 'pre_state_registered')?.at;
-  const lastReadback = events.findLast((e) => e.type === 'readback')?.at;
+  const preRead = events.find((e) => hasType(e, 'pre_state_registered'))?.at;
+  const lastReadback = events.findLast((e) => hasType(e, 'readback'))?.at;
   return {
     key: claim.key,
     tenant: claim.tenant,

@@ -11,6 +11,7 @@ import { tenantSessionPolicy } from '../../src/adapters/tenant-session/policy.js
 import type { Claim } from '../../src/domain/claim.js';
 import { idempotencyKey } from '../../src/domain/task.js';
 import { startLocalStack, type LocalStack } from '../../src/local/stack.js';
+import { sampleEvent } from '../support/audit-events.js';
 
 /**
  * The tenant code path with the tenant session's constraints enforced: the
@@ -85,7 +86,7 @@ before(async () => {
   acme = services.forTenant({ tenant: 'acme', identity: 'svc-recon-acme' });
   // Another tenant's items, written with the unscoped clients.
   await services.claims.tryCreate(claim(globexKey, 'globex'));
-  await services.audit.append(globexKey, { type: 'claimed', actor: 'svc-recon-globex', data: {} });
+  await services.audit.append(globexKey, sampleEvent('claimed', {}, 'svc-recon-globex'));
   await services.evidence.put(`evidence/globex/T-isolation/${globexKey}/before.png`, 'png', 'image/png');
 });
 
@@ -97,7 +98,7 @@ describe('tenant session (local IAM, the deployed tenant-access role)', () => {
   it("reads and writes the tenant's own claims and audit chain", async () => {
     assert.equal(await acme.claims.tryCreate(claim(acmeKey, 'acme')), true);
     assert.equal((await acme.claims.get(acmeKey))?.key, acmeKey);
-    await acme.audit.append(acmeKey, { type: 'claimed', actor: 'svc-recon-acme', data: {} });
+    await acme.audit.append(acmeKey, sampleEvent('claimed'));
     assert.equal((await acme.audit.events(acmeKey)).length, 1);
     assert.deepEqual(
       (await acme.claims.existing([acmeKey])).map((c) => c.key),
@@ -109,7 +110,7 @@ describe('tenant session (local IAM, the deployed tenant-access role)', () => {
     await assert.rejects(acme.claims.get(globexKey), denied);
     await assert.rejects(acme.claims.existing([acmeKey, globexKey]), denied);
     await assert.rejects(acme.audit.events(globexKey), denied);
-    await assert.rejects(acme.audit.append(globexKey, { type: 'x', actor: 'a', data: {} }), denied);
+    await assert.rejects(acme.audit.append(globexKey, sampleEvent('claimed')), denied);
     assert.deepEqual(await acme.approvals.byKey(acmeKey), [], "acme's own approvals are readable through the byKey index");
     await assert.rejects(acme.approvals.byKey(globexKey), denied);
     await assert.rejects(acme.approvals.get(`k-globex_${'a'.repeat(24)}`), denied);

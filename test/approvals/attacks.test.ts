@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { request as httpRequest } from 'node:http';
 import { DescribeExecutionCommand, GetExecutionHistoryCommand, SendTaskSuccessCommand, StartExecutionCommand } from '@aws-sdk/client-sfn';
 import { useHarness, type Harness } from '../support/embedded.js';
+import { appendUnchecked } from '../support/audit-events.js';
 import { idempotencyKey } from '../../src/domain/task.js';
 import { attestCompensationStart, attestedTask } from '../../src/app/requester.js';
 import { APPROVERS, approvalRequestFor, executionStatus, linkFromInbox, openLink, refundTask, signedLink, waitUntil } from './helpers.js';
@@ -235,7 +236,7 @@ describe('attacks on routing and approvals', () => {
       requestedBy: 'operator:alice',
     });
     for (const [n, attestation] of [undefined, 'A'.repeat(43), signedForOther].entries()) {
-      await h.paperclip.services.audit.append(originalKey, {
+      await appendUnchecked(h.paperclip.services, originalKey, {
         type: 'compensation_started',
         actor: 'demo',
         data: { inverse: 'unmark_processed', reason: 'forged', inverseKey, preStatus: 'PENDING', requestedBy: 'demo', attestation },
@@ -243,7 +244,7 @@ describe('attacks on routing and approvals', () => {
       const result = await h.runTask({ ...inverse, compensates: originalKey });
       assert.equal(result.output['outcome'], 'rejected', `forged start ${n}: ${JSON.stringify(result.output)}`);
       assert.match(String(result.output['reason']), /task\.compensates: accepted only from the compensation path/);
-      await h.paperclip.services.audit.append(originalKey, {
+      await appendUnchecked(h.paperclip.services, originalKey, {
         type: 'compensation_failed',
         actor: 'demo',
         data: { inverseKey, outcome: 'rejected' },

@@ -1,13 +1,13 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { GENESIS_HASH, sealEvent, type AuditEvent, type AuditEventInput } from '../../src/domain/audit-chain.js';
+import { GENESIS_HASH, sealEvent, type AuditEvent, type AuditEventBody } from '../../src/domain/audit-chain.js';
 import { renderItemPage } from '../../src/evidence/item-page.js';
 import type { HashedObject } from '../../src/evidence/folder.js';
 
 const KEY = 'k-acme_00000000000000000000000000000001';
 const stored = (name: string) => ({ key: `evidence/acme/T-page/${KEY}/${name}`, sha256: 'a'.repeat(64) });
 
-function chain(inputs: AuditEventInput[]): AuditEvent[] {
+function chain(inputs: AuditEventBody[]): AuditEvent[] {
   const events: AuditEvent[] = [];
   for (const input of inputs) events.push(sealEvent(KEY, events.length + 1, events.at(-1)?.hash ?? GENESIS_HASH, input));
   return events;

@@ -13,6 +13,7 @@ import { startHarness, type Harness } from '../support/embedded.js';
 import { GetExecutionHistoryCommand } from '@aws-sdk/client-sfn';
 import { handler as completeHandler } from '../../lambdas/complete.js';
 import { runPaperclipSource, type Finished } from '../support/processes.js';
+import { appendUnchecked } from '../support/audit-events.js';
 
 /**
  * Tamper evidence after a real batch: the untouched batch verifies clean;
@@ -250,7 +251,7 @@ describe('audit verify', () => {
     const entry = sealChain[0]!.data['item'] as Record<string, unknown>;
     const item = { ...entry, events: [...forged.map((e) => e.hash), 'f'.repeat(64)] };
     const body = { tenant: 'acme', taskId: task.taskId, item };
-    await s.audit.append(`${key}:seal`, {
+    await appendUnchecked(s, `${key}:seal`, {
       type: 'sealed',
       actor: 'paperclip',
       data: { ...body, sealHash: standaloneSealHash(body as never) },

@@ -1,14 +1,19 @@
 import { z } from 'zod';
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { paginateQuery, paginateScan, PutCommand, QueryCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { GENESIS_HASH, sealEvent, type AuditEvent, type AuditEventInput } from '../../domain/audit-chain.js';
+import { GENESIS_HASH, sealEvent, type AuditEvent } from '../../domain/audit-chain.js';
+import { checkAuditEventInput, type AuditEventInput } from '../../domain/audit-events.js';
 import { AuditEventRecord, type AuditPort } from '../../app/ports/audit.js';
 import { parseRecord, parseRecords } from './records.js';
 
 /** The projection chainsStartingWith reads: only the chain's name. */
 const ChainName = z.object({ chain: z.string() });
 
-/** Append-only, hash-chained audit events; a conditional put keeps each chain linear. */
+/**
+ * Append-only, hash-chained audit events; a conditional put keeps each chain linear. Only the audit event union
+ * (src/domain/audit-events.ts) is appended: each event is checked before anything is read or written, and stored
+ * exactly as given (the check never alters what is hashed).
+ */
 export class AuditLog implements AuditPort {
   constructor(
     private readonly db: DynamoDBDocumentClient,
@@ -16,6 +21,7 @@ export class AuditLog implements AuditPort {
   ) {}
 
   async append(chain: string, input: AuditEventInput): Promise<AuditEvent> {
+    checkAuditEventInput(input);
     for (let attempt = 0; attempt < 10; attempt++) {
       const last = await this.last(chain);
       const event = sealEvent(chain, (last?.seq ?? 0) + 1, last?.hash ?? GENESIS_HASH, input);
@@ -35,6 +41,7 @@ export class AuditLog implements AuditPort {
    * each building on the batch page the previous one recorded).
    */
   async appendAfter(chain: string, after: AuditEvent | undefined, input: AuditEventInput): Promise<AuditEvent | undefined> {
+    checkAuditEventInput(input);
     const event = sealEvent(chain, (after?.seq ?? 0) + 1, after?.hash ?? GENESIS_HASH, input);
     try {
       await this.db.send(new PutCommand({ TableName: this.table, Item: event, ConditionExpression: 'attribute_not_exists(seq)' }));

@@ -2,6 +2,7 @@ import type { Services } from '../services.js';
 import type { ApprovalRequest } from '../ports/approvals.js';
 import type { RoutedItem } from '../../domain/routing.js';
 import { verifyChain } from '../../domain/audit-chain.js';
+import { hasType, isEvent } from '../../domain/audit-events.js';
 import { actionPayloadHash } from '../../domain/approval-proof.js';
 import { ApprovalNotProvenError } from '../../domain/errors.js';
 import { canonicalPrincipal } from '../../domain/principal.js';
@@ -87,17 +88,18 @@ async function establish(s: Services, item: RoutedItem, now: number): Promise<Pr
   const broken = verifyChain(events);
   if (broken) return refuse(`the audit chain is broken at event ${broken.seq} (${broken.problem})`);
   const recorded = events.findIndex(
-    (e) => e.type === 'approved' && e.data['approvalId'] === request.approvalId && canonical(e.actor) === approver,
+    (e) => isEvent(e, 'approved') && e.data.approvalId === request.approvalId && canonical(e.actor) === approver,
   );
-  if (recorded < 0) return refuse('the audit chain has no approved event for this approval');
-  if (needsSignIn && !sameSignIn(events[recorded]!.data['signIn'], request.signIn!)) {
+  const approvedEvent = events[recorded];
+  if (!isEvent(approvedEvent, 'approved')) return refuse('the audit chain has no approved event for this approval');
+  if (needsSignIn && !sameSignIn(approvedEvent.data.signIn, request.signIn!)) {
     return refuse('the approved event in the audit chain does not carry the sign-in the approval record names');
   }
   if (needsSignIn) {
     const signedIn = await signInProblem(s, request, approver, canonical);
     if (signedIn) return refuse(`the decision's sign-in is not proven by the identity provider: ${signedIn}`);
   }
-  const firstWrite = events.findIndex((e) => e.type === 'write_started');
+  const firstWrite = events.findIndex((e) => hasType(e, 'write_started'));
   if (firstWrite >= 0 && firstWrite < recorded) return refuse('a write started before the approval was recorded');
   return { approvalId: request.approvalId, approver, decidedAt: request.decidedAt };
 }

@@ -5,6 +5,7 @@ import type { CloseAs, ItemOutcome, ItemState } from './state.js';
 import { outcomeRecord } from './outcome-record.js';
 import { heldClaim } from './step-support.js';
 import { expireApprovalsOf } from '../approvals/decide-approval.js';
+import { hasType } from '../../domain/audit-events.js';
 
 /**
  * Closes an item that needs no person: done after a confirmed readback;
@@ -58,7 +59,7 @@ async function closeStale(s: Services, input: { state: ItemState; executionArn: 
   if (await s.evidence.exists(recordKey)) {
     await refreshItemEvidence(s, item);
   } else {
-    const staleAt = (await s.audit.events(item.key)).filter((e) => e.type === 'stale').at(-1)?.at;
+    const staleAt = (await s.audit.events(item.key)).filter((e) => hasType(e, 'stale')).at(-1)?.at;
     const record = outcomeRecord(state, 'stale', executionArn, {
       ...(input.reason ? { reason: input.reason } : {}),
       ...(staleAt ? { recordedAt: staleAt } : {}),

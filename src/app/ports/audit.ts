@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import type { AuditEvent, AuditEventInput } from '../../domain/audit-chain.js';
+import type { AuditEvent } from '../../domain/audit-chain.js';
+import type { AuditEventInput } from '../../domain/audit-events.js';
 
 /**
  * The hash-chained audit log as the app layer uses it: append to a chain, read a chain back. The DynamoDB adapter

@@ -1,6 +1,7 @@
 import type { Services } from '../services.js';
 import type { Claim } from '../../domain/claim.js';
 import { WriteTask } from '../../domain/task.js';
+import { eventsOfType } from '../../domain/audit-events.js';
 import { failureReason } from '../ports/executions.js';
 import { attestedTask } from '../requester.js';
 
@@ -27,17 +28,16 @@ export async function originalTask(s: Services, claim: Claim): Promise<WriteTask
   const fromExecution = execution?.input ? (JSON.parse(execution.input) as { task?: unknown }).task : undefined;
   let raw: unknown = fromExecution;
   if (!raw) {
-    const routed = (await s.audit.events(claim.key)).find((e) => e.type === 'routed');
-    const item = routed?.data['item'] as Record<string, unknown> | undefined;
+    const item = eventsOfType(await s.audit.events(claim.key), 'routed')[0]?.data.item;
     if (item) {
       raw = {
-        taskId: item['taskId'],
-        tenant: item['tenant'],
-        billNo: item['billNo'],
-        action: item['action'],
-        params: item['params'],
-        requestedBy: item['requestedBy'],
-        ...(item['compensates'] ? { compensates: item['compensates'] } : {}),
+        taskId: item.taskId,
+        tenant: item.tenant,
+        billNo: item.billNo,
+        action: item.action,
+        params: item.params,
+        requestedBy: item.requestedBy,
+        ...(item.compensates ? { compensates: item.compensates } : {}),
       };
     }
   }

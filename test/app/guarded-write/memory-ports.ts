@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
-import { GENESIS_HASH, sealEvent, type AuditEvent, type AuditEventInput } from '../../../src/domain/audit-chain.js';
+import { GENESIS_HASH, sealEvent, type AuditEvent } from '../../../src/domain/audit-chain.js';
+import type { AuditEventInput } from '../../../src/domain/audit-events.js';
 import type { Claim, ClaimStatus } from '../../../src/domain/claim.js';
 import { ClaimFencedError } from '../../../src/domain/errors.js';
 import type { RoutedItem } from '../../../src/domain/routing.js';
