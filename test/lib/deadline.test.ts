@@ -59,7 +59,10 @@ test("an enclosing AbortSignal (the caller's own) aborts the deadline built on i
 
 test('the signal aborts by itself when the budget runs out, for cleanup in whatever still waits', async () => {
   const d = deadline(20);
+  // The deadline's own timer is unref'd (it never keeps a process alive): this test holds the event loop open itself.
+  const keepAlive = setTimeout(() => undefined, 5_000);
   await new Promise<void>((resolve) => d.signal.addEventListener('abort', () => resolve(), { once: true }));
+  clearTimeout(keepAlive);
   assert.ok(d.signal.reason instanceof DeadlineExpiredError);
   assert.equal(d.expired, true);
 });
