@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
-import { APPROVAL_HTTP_FUNCTION, DIGEST_FUNCTION, WORKFLOW_FUNCTIONS, type WorkflowFunctionId } from '../../src/workflow/functions.js';
+import { APPROVAL_HTTP_FUNCTION, DIGEST_FUNCTION, WORKFLOW_FUNCTIONS, type WorkflowFunctionId } from '../../src/contracts/functions.js';
 import { grantAccess, type AccessResources } from './access-grants.js';
 import { FUNCTION_ACCESS, type FunctionName } from './function-access.js';
 import { PaperclipFunction } from './paperclip-function.js';
@@ -33,7 +33,7 @@ export class Handlers extends Construct {
 
   constructor(scope: Construct, id: string, props: HandlersProps) {
     super(scope, id);
-    // Memory and timeout come from the measured sizing (src/workflow/sizing.ts), like the local runner's timeouts.
+    // Memory and timeout come from the measured sizing (src/contracts/sizing.ts), like the local runner's timeouts.
     const build = (constructId: string, name: FunctionName, browser: boolean, timeoutSeconds: number, memoryMb: number) => {
       const entry = props.entryFor(name);
       if (!existsSync(entry)) throw new Error(`handler ${name} has no entry file at ${entry}`);

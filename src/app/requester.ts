@@ -1,5 +1,5 @@
 import type { Services } from './services.js';
-import { scheduleRequester } from '../workflow/schedule-requester.js';
+import { scheduleRequester } from '../contracts/schedule-requester.js';
 import { InputRejectedError } from '../domain/errors.js';
 import { idempotencyKey, type BatchRequest, type WriteTask } from '../domain/task.js';
 import {

@@ -8,7 +8,7 @@ import { awsClientConfig } from '../local/aws-config.js';
 import { createTables, startLocalDynamoDb } from '../local/dynamodb.js';
 import { startLocalS3 } from '../local/s3.js';
 import { localKmsSigner, startLocalKms } from '../local/kms.js';
-import { digestKeyAlias } from '../workflow/functions.js';
+import { digestKeyAlias } from '../contracts/functions.js';
 import { configForFolder, DataFolderError, runningStack } from './data-folder.js';
 
 const DEFAULT_CONFIG = 'config/paperclip.local.yaml';

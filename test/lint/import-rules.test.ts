@@ -30,13 +30,19 @@ before(() => {
   write('src/local/boot.ts', 'export const boot = 1;\n');
   write('src/adapters/store.ts', "import { step } from '../app/step.js';\nexport const store = step;\n");
   write('lambdas/handler.ts', "import { store } from '../src/adapters/store.js';\nexport const handler = store;\n");
+  write('src/contracts/tables.ts', "import { store } from '../adapters/store.js';\nexport const tables = [store];\n");
+  write('src/contracts/names.ts', "import { h } from '../domain/pure.js';\nexport const names = h;\n");
+  write(
+    'cdk/stack.ts',
+    "import { names } from '../src/contracts/names.js';\nimport { step } from '../src/app/step.js';\nexport const stack = [names, step];\n",
+  );
 });
 
 after(() => rmSync(tree, { recursive: true, force: true }));
 
 test('a forbidden import fails the check and names the rule and the file', () => {
   const cli = join(repo, 'node_modules/dependency-cruiser/bin/dependency-cruise.mjs');
-  const run = spawnSync(process.execPath, [cli, 'src', 'lambdas', '--config', join(repo, '.dependency-cruiser.mjs')], {
+  const run = spawnSync(process.execPath, [cli, 'src', 'lambdas', 'cdk', '--config', join(repo, '.dependency-cruiser.mjs')], {
     cwd: tree,
     encoding: 'utf8',
   });
@@ -48,6 +54,8 @@ test('a forbidden import fails the check and names the rule and the file', () =>
   assert.deepEqual(found, [
     'adapters-do-not-import-app: src/adapters/store.ts -> src/app/step.ts',
     'app-talks-to-ports: src/app/poll.ts -> @aws-sdk/client-sfn',
+    'cdk-reads-only-shared-contracts: cdk/stack.ts -> src/app/step.ts',
+    'contracts-load-nothing-that-runs: src/contracts/tables.ts -> src/adapters/store.ts',
     'domain-is-platform-free: src/domain/rule.ts -> @aws-sdk/client-s3',
     'evidence-boots-no-stack: src/evidence/open.ts -> src/local/boot.ts',
     'lambdas-only-call-the-app-layer: lambdas/handler.ts -> src/adapters/store.ts',

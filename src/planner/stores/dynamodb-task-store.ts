@@ -1,6 +1,6 @@
 import { ConditionalCheckFailedException, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, GetCommand, PutCommand, paginateScan } from '@aws-sdk/lib-dynamodb';
-import { tableName } from '../../adapters/dynamodb/table-definitions.js';
+import { tableName } from '../../contracts/table-definitions.js';
 import { parseOrThrow } from '../../config/errors.js';
 import { TaskExistsError, TaskId, TaskRecord, TaskVersionConflictError, type TaskStatus, type TaskStore } from '../task-state.js';
 
