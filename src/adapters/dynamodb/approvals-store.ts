@@ -1,5 +1,5 @@
-import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { GetCommand, PutCommand, QueryCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { writeIfConditionHolds } from './conditional-write.js';
 
 export type ApprovalStatus = 'PENDING' | 'APPROVED' | 'REJECTED' | 'EXPIRED';
 
@@ -70,8 +70,8 @@ export class ApprovalsStore {
     note?: string,
     signIn?: { issuer: string; subject: string; idToken: string },
   ): Promise<ApprovalRequest | undefined> {
-    try {
-      const result = await this.db.send(
+    const result = await writeIfConditionHolds(() =>
+      this.db.send(
         new UpdateCommand({
           TableName: this.table,
           Key: { approvalId },
@@ -88,11 +88,8 @@ export class ApprovalsStore {
           },
           ReturnValues: 'ALL_NEW',
         }),
-      );
-      return result.Attributes as ApprovalRequest;
-    } catch (error) {
-      if (error instanceof ConditionalCheckFailedException) return undefined;
-      throw error;
-    }
+      ),
+    );
+    return result?.Attributes as ApprovalRequest | undefined;
   }
 }

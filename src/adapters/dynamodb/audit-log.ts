@@ -1,6 +1,6 @@
-import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { paginateQuery, paginateScan, PutCommand, QueryCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { GENESIS_HASH, sealEvent, type AuditEvent, type AuditEventInput } from '../../domain/audit-chain.js';
+import { writeIfConditionHolds } from './conditional-write.js';
 
 /** Append-only, hash-chained audit events; a conditional put keeps each chain linear. */
 export class AuditLog {
@@ -12,13 +12,8 @@ export class AuditLog {
   async append(chain: string, input: AuditEventInput): Promise<AuditEvent> {
     for (let attempt = 0; attempt < 10; attempt++) {
       const last = await this.last(chain);
-      const event = sealEvent(chain, (last?.seq ?? 0) + 1, last?.hash ?? GENESIS_HASH, input);
-      try {
-        await this.db.send(new PutCommand({ TableName: this.table, Item: event, ConditionExpression: 'attribute_not_exists(seq)' }));
-        return event;
-      } catch (error) {
-        if (!(error instanceof ConditionalCheckFailedException)) throw error;
-      }
+      const appended = await this.appendAfter(chain, last, input);
+      if (appended) return appended;
     }
     throw new Error(`audit chain ${chain} is contended; gave up appending ${input.type}`);
   }
@@ -30,13 +25,10 @@ export class AuditLog {
    */
   async appendAfter(chain: string, after: AuditEvent | undefined, input: AuditEventInput): Promise<AuditEvent | undefined> {
     const event = sealEvent(chain, (after?.seq ?? 0) + 1, after?.hash ?? GENESIS_HASH, input);
-    try {
-      await this.db.send(new PutCommand({ TableName: this.table, Item: event, ConditionExpression: 'attribute_not_exists(seq)' }));
-      return event;
-    } catch (error) {
-      if (error instanceof ConditionalCheckFailedException) return undefined;
-      throw error;
-    }
+    const put = await writeIfConditionHolds(() =>
+      this.db.send(new PutCommand({ TableName: this.table, Item: event, ConditionExpression: 'attribute_not_exists(seq)' })),
+    );
+    return put ? event : undefined;
   }
 
   /** The chain's latest event, in one query; undefined for an empty chain. */

@@ -1,6 +1,6 @@
-import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import type { WriteIdentity } from '../../domain/claim.js';
 import { GetCommand, PutCommand, paginateQuery, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { writeIfConditionHolds } from './conditional-write.js';
 
 export type TakeoverStatus = 'OPEN' | 'RESOLVED';
 export const RESOLUTIONS = ['done', 'retry', 'abandon'] as const;
@@ -68,8 +68,6 @@ export type NewTakeoverEntry = Omit<
 
 export type OpenResult = { change: 'opened' | 'reopened' | 'unchanged'; entry: TakeoverEntry };
 
-const isConditionFailure = (error: unknown) => error instanceof ConditionalCheckFailedException;
-
 /** The human takeover queue in DynamoDB. Every state change is a conditional write, so two operators cannot both resolve one item. */
 export class TakeoverStore {
   constructor(
@@ -93,19 +91,17 @@ export class TakeoverStore {
       notified: [],
     };
     for (let attempt = 0; attempt < 5; attempt++) {
-      try {
-        await this.db.send(
+      const created = await writeIfConditionHolds(() =>
+        this.db.send(
           new PutCommand({
             TableName: this.table,
             Item: fresh,
             ConditionExpression: 'attribute_not_exists(#k)',
             ExpressionAttributeNames: { '#k': 'key' },
           }),
-        );
-        return { change: 'opened', entry: fresh };
-      } catch (error) {
-        if (!isConditionFailure(error)) throw error;
-      }
+        ),
+      );
+      if (created) return { change: 'opened', entry: fresh };
       const existing = await this.get(input.key);
       if (!existing) continue;
       if (existing.executionArn === input.executionArn || existing.status === 'OPEN') return { change: 'unchanged', entry: existing };
@@ -130,8 +126,8 @@ export class TakeoverStore {
       delete reopened.resolution;
       delete reopened.notifiedAt;
       delete reopened.notifyError;
-      try {
-        await this.db.send(
+      const reopenedNow = await writeIfConditionHolds(() =>
+        this.db.send(
           new PutCommand({
             TableName: this.table,
             Item: reopened,
@@ -139,11 +135,9 @@ export class TakeoverStore {
             ExpressionAttributeNames: { '#s': 'status', '#r': 'round' },
             ExpressionAttributeValues: { ':resolved': 'RESOLVED', ':round': existing.round },
           }),
-        );
-        return { change: 'reopened', entry: reopened };
-      } catch (error) {
-        if (!isConditionFailure(error)) throw error;
-      }
+        ),
+      );
+      if (reopenedNow) return { change: 'reopened', entry: reopened };
     }
     throw new Error(`takeover entry ${input.key} kept changing while it was being opened`);
   }
@@ -220,8 +214,8 @@ export class TakeoverStore {
     const names: Record<string, string> = {};
     if (update.includes('#s') || condition.includes('#s')) names['#s'] = 'status';
     if (condition.includes('#r')) names['#r'] = 'round';
-    try {
-      const result = await this.db.send(
+    const result = await writeIfConditionHolds(() =>
+      this.db.send(
         new UpdateCommand({
           TableName: this.table,
           Key: { key },
@@ -231,11 +225,8 @@ export class TakeoverStore {
           ExpressionAttributeValues: values,
           ReturnValues: 'ALL_NEW',
         }),
-      );
-      return result.Attributes as TakeoverEntry;
-    } catch (error) {
-      if (isConditionFailure(error)) return undefined;
-      throw error;
-    }
+      ),
+    );
+    return result?.Attributes as TakeoverEntry | undefined;
   }
 }
