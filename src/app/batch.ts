@@ -14,6 +14,7 @@ import { TERMINAL_STATUSES, type Claim, type ClaimStatus } from '../domain/claim
 import { sealBatchEvidence } from '../evidence/batch-end.js';
 import { escapeHtml } from '../http/html.js';
 import { log } from '../adapters/telemetry.js';
+import { mapBounded } from '../lib/map-bounded.js';
 
 /** The map run's output as SummarizeBatch receives it; the handler validates its event with this. */
 export { MapRunOutput };
@@ -246,24 +247,45 @@ function claimOutcome(claim: Claim): Outcome | undefined {
  * A run of a task that already ran (a re-run after a failed map run or summary, or a second runner) finds
  * its items claimed and skips them: nothing is written twice. Its summary still says what happened to each:
  * an item whose claim an earlier run settled is reported with that outcome, marked `settledEarlier`; one still
- * in progress elsewhere stays skipped. Reads the task's claims once (the byTask index), only if any was skipped.
+ * in progress elsewhere stays skipped, and a done write undone since (`paperclip compensate`) is reported
+ * `compensated`. Reads the task's claims once (the byTask index), only if any was skipped, and the audit chain
+ * of each done one.
  */
 async function settleSkipped(s: Services, taskId: string, results: ItemResult[]): Promise<number> {
   if (!results.some((r) => r.outcome === 'skipped' && r.key)) return 0;
   const claims = new Map((await s.claims.byTask(taskId)).map((c) => [c.key, c]));
-  let settled = 0;
-  for (const result of results) {
-    if (result.outcome !== 'skipped' || !result.key) continue;
+  const settledResults = results.flatMap((result) => {
+    if (result.outcome !== 'skipped' || !result.key) return [];
     const claim = claims.get(result.key);
     const outcome = claim && claimOutcome(claim);
-    if (!outcome) continue;
-    result.outcome = outcome;
+    return claim && outcome ? [{ result, claim, outcome }] : [];
+  });
+  // A write undone since (paperclip compensate) keeps its DONE claim; only its audit trail says it was rolled back.
+  const undone = await mapBounded(
+    settledResults.filter((r) => r.outcome === 'done'),
+    AUDIT_READ_FAN_OUT,
+    async ({ result }) => ((await rolledBack(s, result.key!)) ? result.key : undefined),
+  );
+  const compensated = new Set(undone.filter((key): key is string => key !== undefined));
+  for (const { result, claim, outcome } of settledResults) {
+    result.outcome = compensated.has(result.key!) ? 'compensated' : outcome;
     result.settledEarlier = true;
     result.reason = claim.reason ?? result.reason;
-    settled += 1;
   }
-  return settled;
+  return settledResults.length;
 }
+
+/** Chains read at once when a re-run looks for writes undone since: each is one query. */
+const AUDIT_READ_FAN_OUT = 8;
+
+/** Whether the write's last compensation event says it was rolled back. */
+async function rolledBack(s: Services, key: string): Promise<boolean> {
+  const events = await s.audit.events(key);
+  const last = [...events].reverse().find((e) => COMPENSATION_CLOSED.includes(e.type));
+  return last?.type === 'compensated';
+}
+
+const COMPENSATION_CLOSED = ['compensated', 'compensation_failed'];
 
 /** One item's line in the summary: small and the same shape whatever happened to the item. */
 export type ItemResult = MapRunItemResult;

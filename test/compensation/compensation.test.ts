@@ -147,6 +147,29 @@ describe('compensation', () => {
     assert.match(noReason.stderr, /--reason/);
   });
 
+  test('a re-run of a task after one of its writes was compensated reports that item compensated, not done, and writes nothing', async () => {
+    await h.control.reset({ seed: 7, tenants: [{ id: 'acme', pending: 2, overcharge: 0, processed: 0 }] });
+    const taskId = 'T-undo-rerun';
+    const first = await h.paperclip.runBatch({ taskId, tenant: 'acme' });
+    assert.equal(first.status, 'SUCCEEDED', first.error);
+    assert.equal(first.summary?.counts.done, 2);
+    const [undone, kept] = (await h.paperclip.services.claims.byTask(taskId)).sort((a, b) => a.billNo.localeCompare(b.billNo));
+    const rollback = await compensate(h.paperclip.services, {
+      key: undone!.key,
+      requestedBy: 'ops@acme.example',
+      reason: 'marked by mistake',
+    });
+    assert.equal(rollback.rolledBack, true);
+
+    const again = await h.paperclip.runBatch({ taskId, tenant: 'acme' });
+    assert.equal(again.status, 'SUCCEEDED', again.error);
+    assert.equal(again.summary?.counts.compensated, 1, 'the DONE claim stays, but the audit trail says it was rolled back');
+    assert.equal(again.summary?.counts.done, 1);
+    assert.equal(again.summary?.settledEarlier, 2);
+    assert.deepEqual(await journalOf(undone!.billNo), ['mark', 'unmark'], 'the re-run clicked nothing');
+    assert.deepEqual(await journalOf(kept!.billNo), ['mark']);
+  });
+
   test('a write that lands somewhere unintended is compensated by the workflow, and a failed rollback is recorded and handed to a person', async () => {
     await h.control.reset();
     const billNo = 'ACME-202611-0013';
