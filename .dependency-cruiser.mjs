@@ -13,26 +13,13 @@ const PLATFORM_PACKAGES =
  * Each is data or a validator; none loads an AWS client, the browser or a handler.
  */
 const SHARED_WITH_CDK = [
-  // the Lambda functions the workflows call and the policy values set on the ASL: one list for CDK and the local runner
-  '^src/workflow/',
+  // the ASL loader and walker, the function list and sizing, the tables, the tenant policy, the metric names
+  '^src/contracts/',
   // the configuration schema and its loader: synth refuses a config that the runtime would refuse
   '^src/config/',
   // the site pack the config names is checked against it at synth, with the runtime's own loader
   '^src/sitepack/',
-  // the tables with their keys and indexes: one definition for CDK and the local stack
-  '^src/adapters/dynamodb/table-definitions\\.ts$',
-  // the tenant session policy: one document for the tenant-access role and the sessions the functions assume
-  '^src/adapters/tenant-session/policy\\.ts$',
-  // metric names the dashboard and alarms query: the same names the handlers emit
-  '^src/report/metric-names\\.ts$',
 ];
-
-/**
- * What outside the composition root may still import from src/adapters: the contracts CDK reads too (the
- * tables and the tenant session policy, see SHARED_WITH_CDK). They are data, not adapters; they leave
- * src/adapters for the contracts module.
- */
-const ADAPTER_CONTRACTS = ['^src/adapters/dynamodb/table-definitions\\.ts$', '^src/adapters/tenant-session/policy\\.ts$'];
 
 export default {
   forbidden: [
@@ -54,10 +41,11 @@ export default {
       name: 'adapters-only-from-the-composition-root',
       comment:
         'Only the composition root (src/composition) builds adapters; everything else gets them as ports (src/app/services.ts, src/app/ports). ' +
-        'The local stack and the embedded runtime are scaffolding that wires real parts on purpose.',
+        'The local stack and the embedded runtime are scaffolding that wires real parts on purpose; ' +
+        "the planner's DynamoDB task store is that product's own adapter and shares the conditional-write helper.",
       severity: 'error',
-      from: { path: '^(src|lambdas)/', pathNot: '^src/(adapters|composition|local|embedded)/' },
-      to: { path: '^src/adapters/', pathNot: ADAPTER_CONTRACTS },
+      from: { path: '^(src|lambdas)/', pathNot: '^src/(adapters|composition|local|embedded|planner/stores)/' },
+      to: { path: '^src/adapters/' },
     },
     {
       name: 'ports-only-declare',
@@ -121,6 +109,14 @@ export default {
       severity: 'error',
       from: { path: '^cdk/' },
       to: { path: '^(src|lambdas)/', pathNot: SHARED_WITH_CDK },
+    },
+    {
+      name: 'contracts-load-nothing-that-runs',
+      comment:
+        'src/contracts is what cdk/ may read: data, validators and the ASL reader. It imports only the domain and the config schema, no AWS SDK, Lambda runtime or browser, so reading a contract never loads the runtime.',
+      severity: 'error',
+      from: { path: '^src/contracts/' },
+      to: { path: `^(src|lambdas|cdk)/|${PLATFORM_PACKAGES}`, pathNot: ['^src/(contracts|domain|config)/'] },
     },
     {
       name: 'no-circular',

@@ -2,9 +2,9 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
 import { loadDeploymentConfig } from '../cdk/config.js';
-import { TABLES } from '../src/adapters/dynamodb/table-definitions.js';
-import { WORKFLOW_FUNCTIONS } from '../src/workflow/functions.js';
-import { BROWSER_MEMORY_MB, sizingOf } from '../src/workflow/sizing.js';
+import { TABLES } from '../src/contracts/table-definitions.js';
+import { WORKFLOW_FUNCTIONS } from '../src/contracts/functions.js';
+import { BROWSER_MEMORY_MB, sizingOf } from '../src/contracts/sizing.js';
 
 /**
  * What 1000 guarded writes cost on AWS at list prices, computed from measured
@@ -56,7 +56,7 @@ export function loadPrices(path = fileURLToPath(new URL('./prices.json', import.
   return parsed.data;
 }
 
-/** Lambda sizing as deployed: memory from the measured sizing (src/workflow/sizing.ts), architecture and /tmp from cdk/lib/paperclip-function.ts. */
+/** Lambda sizing as deployed: memory from the measured sizing (src/contracts/sizing.ts), architecture and /tmp from cdk/lib/paperclip-function.ts. */
 export interface Sizing {
   source: string;
   browserMemoryMb: number;
@@ -78,7 +78,7 @@ export function loadSizing(deployConfigPath = process.env['PAPERCLIP_DEPLOY_CONF
   return {
     source: deployConfigPath,
     browserMemoryMb: BROWSER_MEMORY_MB,
-    // The per-item functions; summarize-batch (once per batch) gets more, see src/workflow/sizing.ts.
+    // The per-item functions; summarize-batch (once per batch) gets more, see src/contracts/sizing.ts.
     defaultMemoryMb: sizingOf('complete').memoryMb,
     browserEphemeralMb: 2048,
     browserArchitecture: 'x86_64',

@@ -144,11 +144,11 @@ export const deploymentConfigSchema = z
     tenants: z
       .array(tenantSchema, { error: 'required: a list of tenants, each { id, schedule: { expression, timezone } }' })
       .min(1, 'declare at least one tenant with a schedule'),
-    /** No longer set here: each function's memory is derived from the benchmark (src/workflow/sizing.ts). */
+    /** No longer set here: each function's memory is derived from the benchmark (src/contracts/sizing.ts). */
     memory: z
       .unknown()
       .refine((value) => value === undefined, {
-        error: 'memory sizes are derived from measurements in src/workflow/sizing.ts (docs/deploy.md, Sizing); remove "memory"',
+        error: 'memory sizes are derived from measurements in src/contracts/sizing.ts (docs/deploy.md, Sizing); remove "memory"',
       })
       .optional(),
     alarms: z

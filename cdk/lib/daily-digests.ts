@@ -4,7 +4,7 @@ import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
 import { AccountRootPrincipal, PolicyDocument, PolicyStatement, type IRole } from 'aws-cdk-lib/aws-iam';
 import { Key, KeySpec, KeyUsage } from 'aws-cdk-lib/aws-kms';
 import { Construct } from 'constructs';
-import { digestKeyAlias } from '../../src/workflow/functions.js';
+import { digestKeyAlias } from '../../src/contracts/functions.js';
 import type { PaperclipFunction } from './paperclip-function.js';
 
 /** The one algorithm digests are signed with (src/adapters/kms/digest-keys.ts). */

@@ -1,6 +1,6 @@
-import type { TableDefinition } from '../../src/adapters/dynamodb/table-definitions.js';
-import type { WorkflowFunctionName } from '../../src/workflow/functions.js';
-import { APPROVALS_BY_KEY_INDEX } from '../../src/adapters/tenant-session/policy.js';
+import type { TableDefinition } from '../../src/contracts/table-definitions.js';
+import type { WorkflowFunctionName } from '../../src/contracts/functions.js';
+import { APPROVALS_BY_KEY_INDEX } from '../../src/contracts/tenant-policy.js';
 
 /**
  * What each function may touch, in one reviewable table, written from the

@@ -7,7 +7,7 @@ import {
   SCHEDULED_BATCH_FUNCTION,
   WORKFLOW_FUNCTIONS,
   type WorkflowFunctionId,
-} from '../../src/workflow/functions.js';
+} from '../../src/contracts/functions.js';
 import { grantAccess, type AccessResources } from './access-grants.js';
 import { FUNCTION_ACCESS, type FunctionName } from './function-access.js';
 import { PaperclipFunction } from './paperclip-function.js';
@@ -41,7 +41,7 @@ export class Handlers extends Construct {
 
   constructor(scope: Construct, id: string, props: HandlersProps) {
     super(scope, id);
-    // Memory and timeout come from the measured sizing (src/workflow/sizing.ts), like the local runner's timeouts.
+    // Memory and timeout come from the measured sizing (src/contracts/sizing.ts), like the local runner's timeouts.
     const build = (constructId: string, name: FunctionName, browser: boolean, timeoutSeconds: number, memoryMb: number) => {
       const entry = props.entryFor(name);
       if (!existsSync(entry)) throw new Error(`handler ${name} has no entry file at ${entry}`);

@@ -18,7 +18,7 @@ import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
 import type { IQueue } from 'aws-cdk-lib/aws-sqs';
 import type { StateMachine } from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
-import { servicesEmitting, METRIC_NAMES, METRICS_NAMESPACE, TENANT_DIMENSION, type MetricName } from '../../src/report/metric-names.js';
+import { servicesEmitting, METRIC_NAMES, METRICS_NAMESPACE, TENANT_DIMENSION, type MetricName } from '../../src/contracts/metric-names.js';
 
 /** The EMF metric names the handlers emit, from the module that emits them. */
 export const PAPERCLIP_METRICS = METRIC_NAMES;

@@ -7,10 +7,10 @@ import { Construct } from 'constructs';
 import { handlerBundling } from './bundling.js';
 import type { FunctionName } from './function-access.js';
 import { CONFIG_PATH_IN_LAMBDA } from './runtime-config.js';
-import { METRICS_NAMESPACE } from '../../src/report/metric-names.js';
+import { METRICS_NAMESPACE } from '../../src/contracts/metric-names.js';
 
 /**
- * Sizes, and why (timeouts are per function, in src/workflow/functions.ts):
+ * Sizes, and why (timeouts are per function, in src/contracts/functions.ts):
  * - browser: @sparticuz/chromium asks for >= 1600 MB; memory also buys CPU, which
  *   is what page rendering and screenshots wait on. /tmp holds the inflated Chromium (~200 MB), one user-data-dir
  *   per browser, screenshots and the trace before upload.
@@ -25,7 +25,7 @@ export interface PaperclipFunctionProps {
   browser: boolean;
   entry: string;
   memoryMb: number;
-  /** From src/workflow/functions.ts, the list the local runner enforces the same timeouts from. */
+  /** From src/contracts/functions.ts, the list the local runner enforces the same timeouts from. */
   timeoutSeconds: number;
   logRetention: RetentionDays;
   environment: Record<string, string>;

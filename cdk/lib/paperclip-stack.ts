@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import { CfnOutput, Stack, type StackProps } from 'aws-cdk-lib';
 import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
-import { WORKFLOW_FUNCTIONS, type WorkflowFunctionId } from '../../src/workflow/functions.js';
+import { WORKFLOW_FUNCTIONS, stateMachinePhysicalName, type WorkflowFunctionId } from '../../src/contracts/functions.js';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import { guardedWriteArns } from './access-grants.js';
 import { ApprovalEndpoint } from './approval-endpoint.js';
@@ -23,7 +23,7 @@ import { DailyDigests } from './daily-digests.js';
 import { PaperclipSecrets } from './secrets.js';
 import { PaperclipTables } from './tables.js';
 import { TenantAccess } from './tenant-access.js';
-import { Workflows, stateMachineName } from './workflows.js';
+import { Workflows } from './workflows.js';
 
 export interface PaperclipStackProps extends StackProps {
   deployment: ResolvedDeployment;
@@ -111,7 +111,7 @@ export class PaperclipStack extends Stack {
         approvalSigningKey: this.secrets.approvalSigningKey,
         requesterAttestationKey: this.secrets.requesterAttestationKey,
         senderAddress: deploy.email.senderAddress,
-        guardedWrite: guardedWriteArns(this, stateMachineName(prefix, 'guarded-write')),
+        guardedWrite: guardedWriteArns(this, stateMachinePhysicalName(prefix, 'guarded-write')),
         tenantAccess: this.tenantAccess,
       },
     });

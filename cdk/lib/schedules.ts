@@ -6,7 +6,7 @@ import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import type { IStateMachine } from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
 import type { DeploymentConfig } from '../config.js';
-import { scheduleName } from '../../src/workflow/schedule-requester.js';
+import { scheduleName } from '../../src/contracts/schedule-requester.js';
 import type { PaperclipFunction } from './paperclip-function.js';
 
 /**

@@ -1,6 +1,6 @@
 import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import { Construct } from 'constructs';
-import { identitySecretName } from '../../src/adapters/tenant-session/policy.js';
+import { identitySecretName } from '../../src/contracts/tenant-policy.js';
 
 /** Physical name of an identity's secret; the tenant session policy derives the same name. */
 export { identitySecretName };

@@ -1,7 +1,7 @@
 import { RemovalPolicy } from 'aws-cdk-lib';
 import { AttributeType, BillingMode, Table, TableEncryption, type Attribute } from 'aws-cdk-lib/aws-dynamodb';
 import { Construct } from 'constructs';
-import { TABLES, tableName, type TableDefinition } from '../../src/adapters/dynamodb/table-definitions.js';
+import { TABLES, tableName, type TableDefinition } from '../../src/contracts/table-definitions.js';
 import type { TableId } from './function-access.js';
 
 function attribute(key: TableDefinition['partitionKey']): Attribute {

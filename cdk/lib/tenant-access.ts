@@ -7,7 +7,7 @@ import {
   identitySecretName,
   tenantSessionPolicy,
   type PolicyDocument as SessionPolicy,
-} from '../../src/adapters/tenant-session/policy.js';
+} from '../../src/contracts/tenant-policy.js';
 import type { EvidenceBucket } from './evidence-bucket.js';
 import type { WorkingBucket } from './working-bucket.js';
 import type { TableId } from './function-access.js';

@@ -1,4 +1,3 @@
-import { readFileSync } from 'node:fs';
 import { Stack, ArnFormat, RemovalPolicy } from 'aws-cdk-lib';
 import { PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
@@ -10,11 +9,12 @@ import {
   WORKFLOW_FUNCTIONS,
   functionArnVariable,
   stateMachineArnVariable,
+  stateMachinePhysicalName,
   type WorkflowFunctionId,
-} from '../../src/workflow/functions.js';
-import { applyPolicy } from '../../src/workflow/definition-policy.js';
+} from '../../src/contracts/functions.js';
+import { applyPolicy } from '../../src/contracts/definition-policy.js';
 import type { PaperclipConfig } from '../../src/config/schema.js';
-import { allStates, substitutionVariables, type AslMachine } from './asl.js';
+import { allStates, isDistributedMap, readStateMachineFile, substitutionVariables, type AslMachine } from '../../src/contracts/asl.js';
 import { guardedWriteArns } from './access-grants.js';
 import type { WorkingBucket } from './working-bucket.js';
 
@@ -35,11 +35,7 @@ export interface WorkflowsProps {
 
 /** Whether a definition has a Map state in DISTRIBUTED mode (it then runs its items as child executions of itself). */
 export function hasDistributedMap(definition: string): boolean {
-  return [...allStates(JSON.parse(definition) as AslMachine)].some(
-    ([, state]) =>
-      state.Type === 'Map' &&
-      (state as { ItemProcessor?: { ProcessorConfig?: { Mode?: string } } }).ItemProcessor?.ProcessorConfig?.Mode === 'DISTRIBUTED',
-  );
+  return [...allStates(JSON.parse(definition) as AslMachine).values()].some(isDistributedMap);
 }
 
 /**
@@ -62,10 +58,6 @@ export function ungrantedTaskResources(definition: string): string[] {
 /** The Step Functions service integration .sync:2 uses to learn that a child execution ended. */
 const SYNC_EVENTS_RULE = 'StepFunctionsGetEventsForStepFunctionsExecutionRule';
 
-export function stateMachineName(prefix: string, name: string): string {
-  return `${prefix}-${name}`;
-}
-
 /**
  * The ASL files in statemachines/ are the single source of truth; this
  * construct only substitutes ARNs into them and gives each workflow a role
@@ -83,7 +75,7 @@ export class Workflows extends Construct {
   constructor(scope: Construct, id: string, props: WorkflowsProps) {
     super(scope, id);
     const stack = Stack.of(this);
-    const guardedWriteName = stateMachineName(props.prefix, 'guarded-write');
+    const guardedWriteName = stateMachinePhysicalName(props.prefix, 'guarded-write');
     const childArns = guardedWriteArns(this, guardedWriteName);
 
     // Everything a definition may refer to. The guarded-write ARN is built from its
@@ -94,7 +86,7 @@ export class Workflows extends Construct {
       available[stateMachineArnVariable(machine.id)] = stack.formatArn({
         service: 'states',
         resource: 'stateMachine',
-        resourceName: stateMachineName(props.prefix, machine.name),
+        resourceName: stateMachinePhysicalName(props.prefix, machine.name),
         arnFormat: ArnFormat.COLON_RESOURCE_NAME,
       });
     }
@@ -107,7 +99,7 @@ export class Workflows extends Construct {
 
     for (const machine of STATE_MACHINES) {
       const path = props.definitionPath(machine.file);
-      const definition = applyPolicy(readFileSync(path, 'utf8'), props.writePolicy);
+      const definition = applyPolicy(readStateMachineFile(path), props.writePolicy);
       const used = substitutionVariables(definition);
       const unknown = used.filter((name) => !(name in available));
       if (unknown.length > 0) {
@@ -123,7 +115,7 @@ export class Workflows extends Construct {
             'add the permission in cdk/lib/workflows.ts together with its test',
         );
       }
-      const name = stateMachineName(props.prefix, machine.name);
+      const name = stateMachinePhysicalName(props.prefix, machine.name);
 
       const role = new Role(this, `${machine.id}Role`, {
         assumedBy: new ServicePrincipal('states.amazonaws.com'),

@@ -1,7 +1,7 @@
 import type { Services } from './services.js';
 import { BatchRequest, idempotencyKey } from '../domain/task.js';
 import { assertBatchRequesterAttested, attestedTask } from './requester.js';
-import { InputRejectedError, failureMessage, workflowError } from '../domain/errors.js';
+import { InputRejectedError, failureMessage, workflowError, NamedError } from '../domain/errors.js';
 import { batchKey, type StoredObject } from './ports/evidence.js';
 import { type MapRunItemResult, MapRunOutput } from './ports/map-runs.js';
 import { readContextFor, readList, type ListedItem } from '../browser/vendor-reads.js';
@@ -195,7 +195,7 @@ export function planRows(tenant: Tenant, pack: SitePack, rows: readonly ListedIt
 }
 
 /** A batch whose list could not be read: summarised and sealed, then failed, so it never ends as a success. */
-export class BatchReadFailedError extends Error {
+export class BatchReadFailedError extends NamedError {
   override name = 'BatchReadFailedError';
 }
 

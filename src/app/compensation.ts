@@ -7,6 +7,7 @@ import { refreshItemEvidence } from '../evidence/item-closed.js';
 import { attestCompensationStart, attestedTask } from './requester.js';
 import { own } from '../lib/own.js';
 import { failureReason } from './ports/executions.js';
+import { NamedError } from '../domain/errors.js';
 
 /**
  * Compensation runs an item's registered inverse through the same guarded
@@ -63,7 +64,7 @@ export async function runGuardedWrite(
 }
 
 /** A compensation that must not run; nothing was started. The message says why and what to do. */
-export class CompensationRefusedError extends Error {
+export class CompensationRefusedError extends NamedError {
   override readonly name = 'CompensationRefusedError';
 }
 

@@ -2,7 +2,7 @@ import type { z } from 'zod';
 import { InputRejectedError, PaperclipError } from '../domain/errors.js';
 import { log, withCorrelation, type Correlation } from '../observability/telemetry.js';
 import { services, type Services } from './services.js';
-import type { TenantScope } from '../adapters/tenant-session/policy.js';
+import type { TenantScope } from '../contracts/tenant-policy.js';
 
 /** The part of the Lambda context the kit reads (the request id, for finding an invocation's lines). */
 export interface InvocationContext {

@@ -3,7 +3,7 @@ import type { Services } from './services.js';
 import { attestedBatch } from './requester.js';
 import { InputRejectedError } from '../domain/errors.js';
 import { BatchRequest } from '../domain/task.js';
-import { scheduleRequester } from '../workflow/schedule-requester.js';
+import { scheduleRequester } from '../contracts/schedule-requester.js';
 
 /**
  * The schedule's entry point. EventBridge Scheduler cannot sign, so it does

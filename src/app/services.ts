@@ -1,8 +1,8 @@
 import type { PaperclipConfig, Identity } from '../config/schema.js';
 import type { SitePack } from '../sitepack/schema.js';
 import type { IdentitySessions, IdentitySecret } from '../browser/identity-sessions.js';
-import type { TableDefinition } from '../adapters/dynamodb/table-definitions.js';
-import type { TenantScope } from '../adapters/tenant-session/policy.js';
+import type { TableDefinition } from '../contracts/table-definitions.js';
+import type { TenantScope } from '../contracts/tenant-policy.js';
 import type { ClaimsPort } from './ports/claims.js';
 import type { AuditPort } from './ports/audit.js';
 import type { ObjectStore } from './ports/evidence.js';

@@ -26,6 +26,7 @@ import {
   type SignedInApprover,
   type SignInContext,
 } from './sign-in.js';
+import { NamedError } from '../domain/errors.js';
 
 /**
  * The approval endpoint's request handling, shared by the local HTTP server
@@ -97,7 +98,8 @@ const DecisionForm = LinkParams.extend({
 });
 
 /** A request the endpoint answers with a page and no change. */
-class HttpRefusal extends Error {
+class HttpRefusal extends NamedError {
+  override readonly name = 'HttpRefusal';
   constructor(
     readonly status: number,
     readonly zh: string,

@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { SIGN_IN_CALLBACK_PATH, type ApproverSignIn, type PaperclipConfig } from '../config/schema.js';
 import { canonicalPrincipal } from '../domain/principal.js';
 import { approvalOfNonce, signInNonce } from '../domain/sign-in-proof.js';
+import { NamedError } from '../domain/errors.js';
 
 /**
  * Approver sign-in on the approval pages: the relying party side of OpenID
@@ -162,7 +163,7 @@ export async function beginSignIn(
   };
 }
 
-export class SignInFailedError extends Error {
+export class SignInFailedError extends NamedError {
   override readonly name = 'SignInFailedError';
 }
 

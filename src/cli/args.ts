@@ -56,23 +56,12 @@ interface FlagInfo {
   value: string;
 }
 
-type Def = {
-  type: string;
-  innerType?: z.ZodType;
-  in?: z.ZodType;
-  defaultValue?: unknown;
-  element?: z.ZodType;
-  entries?: Record<string, string>;
-};
-const defOf = (schema: z.ZodType): Def => (schema as unknown as { def: Def }).def;
-
-/** The object schema under refinements (`.refine`/`.superRefine` keep the object's def in zod 4; pipes wrap it). */
+/** The object schema under refinements (`.refine`/`.superRefine` keep the object in zod 4; pipes wrap it). */
 function objectShape(schema: z.ZodType): Record<string, z.ZodType> {
   let current: z.ZodType = schema;
   for (;;) {
-    const def = defOf(current);
-    if (def.type === 'object') return (current as unknown as z.ZodObject).shape as Record<string, z.ZodType>;
-    if (def.type === 'pipe' && def.in) current = def.in;
+    if (current instanceof z.ZodObject) return current.shape as Record<string, z.ZodType>;
+    if (current instanceof z.ZodPipe) current = current.in as z.ZodType;
     else throw new Error('a command spec needs a z.object of flags');
   }
 }
@@ -89,15 +78,19 @@ function flagInfo(name: string, schema: z.ZodType): FlagInfo {
     const meta = z.globalRegistry.get(current) as { description?: string; value?: string } | undefined;
     description ||= meta?.description ?? current.description ?? '';
     value ||= meta?.value ?? '';
-    const def = defOf(current);
-    if (def.type === 'optional' || def.type === 'default' || def.type === 'prefault' || def.type === 'nullable') {
+    if (
+      current instanceof z.ZodOptional ||
+      current instanceof z.ZodDefault ||
+      current instanceof z.ZodPrefault ||
+      current instanceof z.ZodNullable
+    ) {
       required = false;
-      if (def.type === 'default') defaultValue = def.defaultValue;
-      current = def.innerType;
-    } else if (def.type === 'pipe') current = def.in;
+      if (current instanceof z.ZodDefault) defaultValue = current.def.defaultValue;
+      current = current.unwrap() as z.ZodType;
+    } else if (current instanceof z.ZodPipe) current = current.in as z.ZodType;
     else {
-      base = def.type;
-      if (def.type === 'enum' && def.entries) choices = Object.values(def.entries);
+      base = current.type;
+      if (current instanceof z.ZodEnum) choices = current.options.map(String);
       current = undefined;
     }
   }

@@ -9,8 +9,9 @@ import { awsClientConfig } from '../local/aws-config.js';
 import { createTables, startLocalDynamoDb } from '../local/dynamodb.js';
 import { startLocalS3 } from '../local/s3.js';
 import { localKmsSigner, startLocalKms } from '../local/kms.js';
-import { digestKeyAlias } from '../workflow/functions.js';
+import { digestKeyAlias } from '../contracts/functions.js';
 import { configForFolder, DataFolderError, runningStack } from './data-folder.js';
+import { NamedError } from '../domain/errors.js';
 
 const DEFAULT_CONFIG = 'config/paperclip.local.yaml';
 
@@ -25,7 +26,7 @@ const DEFAULT_CONFIG = 'config/paperclip.local.yaml';
  * dynalite locks its LevelDB folder, so case 2 must not open the folder itself.
  */
 
-export class DataSourceError extends Error {
+export class DataSourceError extends NamedError {
   override name = 'DataSourceError';
 }
 

@@ -11,6 +11,7 @@ import { ConfigPath, DataDir, parseCommand, Port, TenantId, type Command, type C
 import { startLocalEnvironment } from './demo.js';
 import { deadline } from '../lib/deadline.js';
 import { own } from '../lib/own.js';
+import { NamedError } from '../domain/errors.js';
 
 /**
  * The execute-then-undo drill: one reversible write on one pending bill, then
@@ -19,7 +20,7 @@ import { own } from '../lib/own.js';
  * it was registered.
  */
 
-export class DrillError extends Error {
+export class DrillError extends NamedError {
   override readonly name = 'DrillError';
 }
 

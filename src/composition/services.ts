@@ -11,7 +11,7 @@ import { workingBucketName } from '../config/schema.js';
 import { parseOrThrow } from '../config/errors.js';
 import { ClaimsStore } from '../adapters/dynamodb/claims-store.js';
 import { AuditLog } from '../adapters/dynamodb/audit-log.js';
-import { tableName } from '../adapters/dynamodb/table-definitions.js';
+import { tableName } from '../contracts/table-definitions.js';
 import { EvidenceStore } from '../adapters/s3/evidence-store.js';
 import { MapRunResults } from '../adapters/s3/map-run-results.js';
 import { ApprovalsStore } from '../adapters/dynamodb/approvals-store.js';
@@ -21,13 +21,13 @@ import { Executions } from '../adapters/sfn/executions.js';
 import { SecretStrings } from '../adapters/secrets/secret-strings.js';
 import { createAwsClients, destroyAwsClients, type AwsClients } from '../adapters/aws-clients.js';
 import { DigestKeys } from '../adapters/kms/digest-keys.js';
-import { digestKeyAlias } from '../workflow/functions.js';
+import { digestKeyAlias } from '../contracts/functions.js';
 import { IdentitySecrets } from '../adapters/secrets/identity-secrets.js';
 import { VendorApi } from '../adapters/vendor/vendor-api.js';
 import { IdTokenVerifier } from '../adapters/oidc/id-token-verifier.js';
 import { IdentitySessions } from '../browser/identity-sessions.js';
 import { sharedBrowser } from '../browser/chromium.js';
-import { identitySecretName, type TenantScope } from '../adapters/tenant-session/policy.js';
+import { identitySecretName, type TenantScope } from '../contracts/tenant-policy.js';
 import {
   assumedTenantClients,
   localTenantClients,

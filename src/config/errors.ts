@@ -1,7 +1,8 @@
 import type { z } from 'zod';
+import { NamedError } from '../domain/errors.js';
 
 /** A zod failure rendered as "<source>: <field.path>: <message>" lines a person can act on. */
-export class ValidationError extends Error {
+export class ValidationError extends NamedError {
   override name = 'ValidationError';
   constructor(
     readonly source: string,

@@ -16,7 +16,19 @@
  * the error's: the classes carry no retry flag.
  */
 
-export abstract class PaperclipError extends Error {
+/**
+ * The base of every error class in Paperclip's code, workflow errors and the rest (a refused approval, a bad
+ * data folder, a planner conflict). Each names itself with a string literal, not its class name, which a
+ * minifying bundler may rename; the emulated AWS services and the test back offices (src/local, src/simulator,
+ * src/ledgerly) raise the errors of what they emulate and stand outside it. test/lint/error-base.test.ts keeps
+ * every class in the product's folders on it.
+ */
+export abstract class NamedError extends Error {
+  abstract override readonly name: string;
+}
+
+/** A workflow error: one Catch/Retry decision; see the top of this file. */
+export abstract class PaperclipError extends NamedError {
   constructor(
     message: string,
     readonly details: Record<string, unknown> = {},

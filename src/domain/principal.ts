@@ -1,3 +1,4 @@
+import { NamedError } from './errors.js';
 /**
  * Who asked for a write and who decides it, in one comparable form. Both sides
  * of the self-approval rule and of every allow-list check go through here, so
@@ -16,7 +17,7 @@ const ADDRESS = /^[a-z0-9!#$%&'*+/=?^_`{|}~.-]{1,64}@[a-z0-9-]{1,63}(\.[a-z0-9-]
 /** Non-mail principals: schedule, operator:alice, compensation, iam:arn… */
 const NAME = /^[a-z][a-z0-9._:/@+-]{0,199}$/;
 
-export class PrincipalError extends Error {
+export class PrincipalError extends NamedError {
   override readonly name = 'PrincipalError';
 }
 

@@ -2,15 +2,10 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { resolve } from 'node:path';
 import { DescribeExecutionCommand, GetExecutionHistoryCommand, StartExecutionCommand } from '@aws-sdk/client-sfn';
 import { startLocalStack, type ExternalEndpoints, type LocalStack } from '../local/stack.js';
-import {
-  loadStateMachineDefinition,
-  localSubstitutions,
-  stateMachinePhysicalName,
-  type FaultOptions,
-  type TaskFault,
-} from '../local/stepfunctions/index.js';
-import { STATE_MACHINES, type WorkflowFunctionName } from '../workflow/functions.js';
-import { applyPolicy } from '../workflow/definition-policy.js';
+import { localSubstitutions, type FaultOptions, type TaskFault } from '../local/stepfunctions/index.js';
+import { STATE_MACHINES, stateMachinePhysicalName, type WorkflowFunctionName } from '../contracts/functions.js';
+import { loadStateMachineDefinition } from '../contracts/asl.js';
+import { applyPolicy } from '../contracts/definition-policy.js';
 import { loadRuntime } from '../config/runtime.js';
 import { workingBucketName } from '../config/schema.js';
 import { useServices, type Services } from '../app/services.js';
@@ -24,11 +19,11 @@ import { startApprovalServer, type ApprovalServer } from '../approval-server/loc
 import type { EmbeddedOidcProvider } from '../local/oidc-provider.js';
 import { attestedBatch } from '../app/requester.js';
 import { startScheduledBatch, type ScheduledStart } from '../app/scheduled-batch.js';
-import { scheduleRequester } from '../workflow/schedule-requester.js';
+import { scheduleRequester } from '../contracts/schedule-requester.js';
 import { CALLBACK_PATH } from '../approval-server/sign-in.js';
 import { LocalIam } from '../local/iam/enforce.js';
 import { iamCatalog, type IamCatalog } from '../local/iam/policies.js';
-import { TABLES, tableName } from '../adapters/dynamodb/table-definitions.js';
+import { TABLES, tableName } from '../contracts/table-definitions.js';
 import { writeDailyDigests, type DigestRun } from '../app/digests.js';
 
 /**

@@ -1,4 +1,4 @@
-import type { WorkflowFunctionName } from '../workflow/functions.js';
+import type { WorkflowFunctionName } from '../contracts/functions.js';
 import type { LocalHandlers } from '../local/stepfunctions/index.js';
 import { localFunctionHandlers } from '../local/stack.js';
 import { handler as readList } from '../../lambdas/read-list.js';

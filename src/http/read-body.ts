@@ -1,7 +1,8 @@
 import type { IncomingMessage } from 'node:http';
+import { NamedError } from '../domain/errors.js';
 
 /** The request body was larger than the server accepts; nothing of it was used. */
-export class BodyTooLargeError extends Error {
+export class BodyTooLargeError extends NamedError {
   override name = 'BodyTooLargeError';
   constructor(readonly limit: number) {
     super(`request body exceeds ${limit} bytes`);

@@ -1,4 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
+import { NamedError } from '../domain/errors.js';
 
 /**
  * One time budget for one operation. Nested waits spend from it instead of starting their own clock, so an
@@ -71,7 +72,7 @@ function create(at: number, now: () => number, parent: AbortSignal | undefined):
 }
 
 /** The reason a deadline's signal aborts when its budget is spent. */
-export class DeadlineExpiredError extends Error {
+export class DeadlineExpiredError extends NamedError {
   override readonly name = 'DeadlineExpiredError';
   constructor() {
     super('the operation ran out of time');

@@ -10,7 +10,7 @@ import {
   type KeySchemaElement,
 } from '@aws-sdk/client-dynamodb';
 import dynalite from 'dynalite';
-import { TABLES, tableName, type TableDefinition } from '../adapters/dynamodb/table-definitions.js';
+import { TABLES, tableName, type TableDefinition } from '../contracts/table-definitions.js';
 import { closeServer, listen, LOCAL_HOST } from '../http/listen.js';
 import { setTimeout as sleep } from 'node:timers/promises';
 

@@ -9,7 +9,7 @@ import {
   S3Client,
 } from '@aws-sdk/client-s3';
 import { z } from 'zod';
-import { digestKeyAlias, functionPhysicalName, functionTimeouts, type WorkflowFunctionName } from '../workflow/functions.js';
+import { digestKeyAlias, functionPhysicalName, functionTimeouts, type WorkflowFunctionName } from '../contracts/functions.js';
 import { awsClientConfig, LOCAL_ACCOUNT_ID, LOCAL_CREDENTIALS, LOCAL_REGION, type LocalClientConfig } from './aws-config.js';
 import { createTables, startLocalDynamoDb, type CreateTablesResult } from './dynamodb.js';
 import { startLocalS3 } from './s3.js';
@@ -57,7 +57,7 @@ export interface LocalStackOptions {
   retryIntervalOverrideMs?: number;
   /**
    * Function timeouts in seconds by function name. Default: the workflow functions'
-   * deployed timeouts (src/workflow/functions.ts) under `prefix`.
+   * deployed timeouts (src/contracts/functions.ts) under `prefix`.
    */
   functionTimeoutsSeconds?: Readonly<Record<string, number>>;
   /**

@@ -4,6 +4,7 @@ import type { PageDescription } from './page-description.js';
 import { judgeAnswer, type AcceptedPlan, type PlanPolicy } from './plan-validation.js';
 import { reaskPrompt, systemPrompt, userPrompt, type UserPromptInput } from './prompt.js';
 import { ModelCallError, type ModelMessage, type PlannerModel } from './providers/types.js';
+import { NamedError } from '../domain/errors.js';
 
 export { judgeAnswer, extractJson, validateAnswer, fingerprint, findLoop, isReadOnlyStep, writeTriggers } from './plan-validation.js';
 export type { AcceptedPlan, PlanKind, PlanPolicy, Verdict } from './plan-validation.js';
@@ -47,7 +48,7 @@ export interface DraftOutcome {
   attempts: AttemptRecord[];
 }
 
-export class PlanRejectedError extends Error {
+export class PlanRejectedError extends NamedError {
   override name = 'PlanRejectedError';
   constructor(readonly attempts: AttemptRecord[]) {
     super(

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { Step } from '../sitepack/action-language.js';
 import { Reversibility } from '../sitepack/schema.js';
 import { CompressedHistory } from './history.js';
+import { NamedError } from '../domain/errors.js';
 
 /**
  * A planner task as persisted (seed 003, 2.1): a finite state machine whose
@@ -115,7 +116,7 @@ export const TaskRecord = z
 export type TaskRecord = z.infer<typeof TaskRecord>;
 export type TaskRecordInput = z.input<typeof TaskRecord>;
 
-export class TaskVersionConflictError extends Error {
+export class TaskVersionConflictError extends NamedError {
   override name = 'TaskVersionConflictError';
   constructor(
     readonly taskId: string,
@@ -125,7 +126,7 @@ export class TaskVersionConflictError extends Error {
   }
 }
 
-export class TaskExistsError extends Error {
+export class TaskExistsError extends NamedError {
   override name = 'TaskExistsError';
   constructor(readonly taskId: string) {
     super(`task ${taskId} already exists`);

@@ -9,6 +9,7 @@ import { describePage } from './page-description.js';
 import { draftPlan, type AttemptRecord } from './plan.js';
 import { describeStep, isReadOnlyStep } from './plan-validation.js';
 import type { PlannerModel } from './providers/types.js';
+import { NamedError } from '../domain/errors.js';
 
 /**
  * The `visual` rung of the tool ladder (BRIEF 5, guarantee 8): when a page's
@@ -42,7 +43,7 @@ export interface VisualReadResult {
   readonly source: { url: string; pageHash: string; contract: { fields: string[]; testIds: string[] } };
 }
 
-export class VisualReadRefusedError extends Error {
+export class VisualReadRefusedError extends NamedError {
   override name = 'VisualReadRefusedError';
 }
 

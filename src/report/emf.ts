@@ -1,6 +1,6 @@
 import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 import type { ItemFacts } from './classify.js';
-import { METRIC_NAMES, METRICS_NAMESPACE, TENANT_DIMENSION, type MetricName } from './metric-names.js';
+import { METRIC_NAMES, METRICS_NAMESPACE, TENANT_DIMENSION, type MetricName } from '../contracts/metric-names.js';
 
 /**
  * The four metrics per item as CloudWatch EMF, through Powertools. Names and

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { NamedError } from '../domain/errors.js';
 
 /**
  * The whitelisted action language (BRIEF section 6, seed 003): site-pack
@@ -277,7 +278,7 @@ export function fillTemplate(text: string, params: Readonly<Record<string, strin
   });
 }
 
-export class MissingParameterError extends Error {
+export class MissingParameterError extends NamedError {
   override name = 'MissingParameterError';
   constructor(readonly parameter: string) {
     super(`step uses {{${parameter}}} but no value named "${parameter}" was given`);

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { STS_LIMITS, tenantSessionRequest } from '../../src/adapters/tenant-session/session-request.js';
 import { tenantResources } from '../../src/adapters/tenant-session/tenant-clients.js';
-import { tenantSessionPolicy } from '../../src/adapters/tenant-session/policy.js';
+import { tenantSessionPolicy } from '../../src/contracts/tenant-policy.js';
 
 /**
  * The AssumeRole request for a tenant session against STS's documented

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { computeCost, levers, loadPrices, loadSizing, MB_PER_VCPU, type MeasuredWork, type Scenario } from '../../bench/cost-model.js';
-import { sizingOf } from '../../src/workflow/sizing.js';
+import { sizingOf } from '../../src/contracts/sizing.js';
 
 /** The cost model on fixed inputs: the arithmetic and the direction of each lever, not any measurement. */
 

@@ -6,7 +6,7 @@ import {
   taskTokenStates,
   type AslMachine,
   type AslState,
-} from '../../cdk/lib/asl.js';
+} from '../../src/contracts/asl.js';
 
 /**
  * Assertions on Amazon States Language definitions, for any test that has a

@@ -1,16 +1,16 @@
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { STATE_MACHINES, WORKFLOW_FUNCTIONS, functionArnVariable, stateMachineArnVariable } from '../../src/workflow/functions.js';
+import { STATE_MACHINES, WORKFLOW_FUNCTIONS, functionArnVariable, stateMachineArnVariable } from '../../src/contracts/functions.js';
 import {
   allStates,
   applySubstitutions,
+  readStateMachineFile,
   retriedLambdaServiceErrors,
   substitutionVariables,
   type AslMachine,
   type AslState,
-} from '../../cdk/lib/asl.js';
+} from '../../src/contracts/asl.js';
 import { PROJECT_ROOT } from '../../cdk/lib/app.js';
 import { ungrantedTaskResources } from '../../cdk/lib/workflows.js';
 import {
@@ -22,7 +22,7 @@ import {
   statesRetryingTimeouts,
 } from './asl-assertions.js';
 
-const read = (file: string) => readFileSync(join(PROJECT_ROOT, 'statemachines', file), 'utf8');
+const read = (file: string) => readStateMachineFile(join(PROJECT_ROOT, 'statemachines', file));
 
 describe('ASL helpers', () => {
   const machine: AslMachine = {

@@ -7,12 +7,12 @@ import {
   SCHEDULED_BATCH_FUNCTION,
   WORKFLOW_FUNCTIONS,
   functionTimeouts,
-} from '../../src/workflow/functions.js';
-import { LAMBDA_MAX_TIMEOUT_S, MAX_BATCH_ITEMS, SIZING_INPUTS, deriveSizing, sizingOf, sizingTable } from '../../src/workflow/sizing.js';
+} from '../../src/contracts/functions.js';
+import { LAMBDA_MAX_TIMEOUT_S, MAX_BATCH_ITEMS, SIZING_INPUTS, deriveSizing, sizingOf, sizingTable } from '../../src/contracts/sizing.js';
 
 /**
  * Function sizes come from one place: the measurements and the rule in
- * src/workflow/sizing.ts. The shared function list (what CDK deploys and the
+ * src/contracts/sizing.ts. The shared function list (what CDK deploys and the
  * local runner enforces) takes its numbers from there, and the table in
  * docs/deploy.md is the one the rule renders.
  */
@@ -21,7 +21,7 @@ describe('function sizing from measurement', () => {
     const docs = readFileSync('docs/deploy.md', 'utf8');
     const block = /<!-- sizing-table:[^\n]*-->\n([\s\S]*?)\n<!-- \/sizing-table -->/.exec(docs);
     assert.ok(block, 'docs/deploy.md has the sizing-table markers');
-    assert.equal(block[1], sizingTable(), 'regenerate the table from sizingTable() in src/workflow/sizing.ts');
+    assert.equal(block[1], sizingTable(), 'regenerate the table from sizingTable() in src/contracts/sizing.ts');
   });
 
   it('every function deployed or run locally has a measured row, and its memory and timeout are the derived ones', () => {

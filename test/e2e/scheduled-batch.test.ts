@@ -1,7 +1,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { StartExecutionCommand } from '@aws-sdk/client-sfn';
-import { scheduleRequester } from '../../src/workflow/schedule-requester.js';
+import { scheduleRequester } from '../../src/contracts/schedule-requester.js';
 import { useHarness } from '../support/embedded.js';
 
 /**

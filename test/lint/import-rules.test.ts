@@ -41,13 +41,19 @@ before(() => {
   write('src/app/ports/leaky.ts', "import { step } from '../step.js';\nexport const leaky = step;\n");
   write('src/app/builds.ts', "import { root } from '../composition/root.js';\nexport const builds = root;\n");
   write('lambdas/handler.ts', "import { store } from '../src/adapters/store.js';\nexport const handler = store;\n");
+  write('src/contracts/tables.ts', "import { store } from '../adapters/store.js';\nexport const tables = [store];\n");
+  write('src/contracts/names.ts', "import { h } from '../domain/pure.js';\nexport const names = h;\n");
+  write(
+    'cdk/stack.ts',
+    "import { names } from '../src/contracts/names.js';\nimport { step } from '../src/app/step.js';\nexport const stack = [names, step];\n",
+  );
 });
 
 after(() => rmSync(tree, { recursive: true, force: true }));
 
 test('a forbidden import fails the check and names the rule and the file', () => {
   const cli = join(repo, 'node_modules/dependency-cruiser/bin/dependency-cruise.mjs');
-  const run = spawnSync(process.execPath, [cli, 'src', 'lambdas', '--config', join(repo, '.dependency-cruiser.mjs')], {
+  const run = spawnSync(process.execPath, [cli, 'src', 'lambdas', 'cdk', '--config', join(repo, '.dependency-cruiser.mjs')], {
     cwd: tree,
     encoding: 'utf8',
   });
@@ -60,9 +66,12 @@ test('a forbidden import fails the check and names the rule and the file', () =>
     'adapters-do-not-import-app: src/adapters/store.ts -> src/app/step.ts',
     'adapters-only-from-the-composition-root: lambdas/handler.ts -> src/adapters/store.ts',
     'adapters-only-from-the-composition-root: src/app/direct.ts -> src/adapters/store.ts',
+    'adapters-only-from-the-composition-root: src/contracts/tables.ts -> src/adapters/store.ts',
     'app-does-not-compose: src/app/builds.ts -> src/composition/root.ts',
     'app-drives-no-browser: src/app/click.ts -> playwright-core',
     'app-talks-to-ports: src/app/poll.ts -> @aws-sdk/client-sfn',
+    'cdk-reads-only-shared-contracts: cdk/stack.ts -> src/app/step.ts',
+    'contracts-load-nothing-that-runs: src/contracts/tables.ts -> src/adapters/store.ts',
     'domain-is-platform-free: src/domain/rule.ts -> @aws-sdk/client-s3',
     'evidence-boots-no-stack: src/evidence/open.ts -> src/local/boot.ts',
     'lambdas-only-call-the-app-layer: lambdas/handler.ts -> src/adapters/store.ts',

@@ -2,9 +2,10 @@ import assert from 'node:assert/strict';
 import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { STATE_MACHINES, WORKFLOW_FUNCTIONS, functionArnVariable, stateMachineArnVariable } from '../../src/workflow/functions.js';
+import { STATE_MACHINES, WORKFLOW_FUNCTIONS, functionArnVariable, stateMachineArnVariable } from '../../src/contracts/functions.js';
 import { classifyResource, loadProjectStateMachines, prepareDefinition } from '../../src/local/stepfunctions/definition.js';
-import { loadStateMachineDefinition, localSubstitutions, substituteDefinition } from '../../src/local/stepfunctions/index.js';
+import { localSubstitutions } from '../../src/local/stepfunctions/index.js';
+import { loadStateMachineDefinition, substituteDefinition } from '../../src/contracts/asl.js';
 import { nameProblem } from '../../src/local/stepfunctions/arns.js';
 import { temporaryFolder } from './helpers.js';
 

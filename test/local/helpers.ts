@@ -3,7 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { DescribeExecutionCommand, type DescribeExecutionCommandOutput, type SFNClient } from '@aws-sdk/client-sfn';
-import { loadStateMachineDefinition, lambdaFunctionArn, stateMachineArn } from '../../src/local/stepfunctions/index.js';
+import { lambdaFunctionArn, stateMachineArn } from '../../src/local/stepfunctions/index.js';
+import { loadStateMachineDefinition } from '../../src/contracts/asl.js';
 import { setTimeout as sleep } from 'node:timers/promises';
 
 export const REGION = 'us-east-1';

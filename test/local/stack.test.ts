@@ -13,7 +13,7 @@ import {
   SFNClient,
   StartExecutionCommand,
 } from '@aws-sdk/client-sfn';
-import { TABLES, tableName } from '../../src/adapters/dynamodb/table-definitions.js';
+import { TABLES, tableName } from '../../src/contracts/table-definitions.js';
 import { EvidenceStore } from '../../src/adapters/s3/evidence-store.js';
 import { startLocalStack, type LocalStack } from '../../src/local/stack.js';
 import { awsError, closedExecution, deferred, fixture, fnArn, smArn, temporaryFolder } from './helpers.js';

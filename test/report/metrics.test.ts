@@ -4,7 +4,7 @@ import { GENESIS_HASH, sealEvent, type AuditEvent } from '../../src/domain/audit
 import type { Claim } from '../../src/domain/claim.js';
 import { classifyItem } from '../../src/report/classify.js';
 import { emitItemMetrics, metricsEnabled } from '../../src/report/emf.js';
-import { METRIC_NAMES } from '../../src/report/metric-names.js';
+import { METRIC_NAMES } from '../../src/contracts/metric-names.js';
 import { computeReport, concurrentDuplicates } from '../../src/report/metrics.js';
 import { parseSince } from '../../src/report/window.js';
 import { renderReportText } from '../../src/report/render-text.js';

@@ -1,5 +1,5 @@
 /**
- * Bundled in place of playwright-core into functions that src/workflow/functions.ts
+ * Bundled in place of playwright-core into functions that src/contracts/functions.ts
  * declares `browser: false`. The shared services module imports the browser
  * launcher, but these functions never open a page; shipping playwright-core
  * (and its package.json lookups, which esbuild cannot bundle) would only slow
@@ -8,7 +8,7 @@
 function refuse(): never {
   throw new Error(
     `${process.env['POWERTOOLS_SERVICE_NAME'] ?? 'this function'} is deployed without a browser ` +
-      '(browser: false in src/workflow/functions.ts); mark it browser: true to ship Chromium with it',
+      '(browser: false in src/contracts/functions.ts); mark it browser: true to ship Chromium with it',
   );
 }
 

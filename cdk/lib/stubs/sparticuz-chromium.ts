@@ -2,7 +2,7 @@
 function refuse(): never {
   throw new Error(
     `${process.env['POWERTOOLS_SERVICE_NAME'] ?? 'this function'} is deployed without Chromium ` +
-      '(browser: false in src/workflow/functions.ts)',
+      '(browser: false in src/contracts/functions.ts)',
   );
 }
 

@@ -1,7 +1,7 @@
-import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { GetCommand, PutCommand, QueryCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { ApprovalRequest, type ApprovalsPort } from '../../app/ports/approvals.js';
 import { parseRecord, parseRecords } from './records.js';
+import { writeIfConditionHolds } from './conditional-write.js';
 
 /** The approval requests in DynamoDB; a decision is a conditional update, so a request is decided once. */
 export class ApprovalsStore implements ApprovalsPort {
@@ -40,8 +40,8 @@ export class ApprovalsStore implements ApprovalsPort {
     note?: string,
     signIn?: { issuer: string; subject: string; idToken: string },
   ): Promise<ApprovalRequest | undefined> {
-    try {
-      const result = await this.db.send(
+    const result = await writeIfConditionHolds(() =>
+      this.db.send(
         new UpdateCommand({
           TableName: this.table,
           Key: { approvalId },
@@ -58,11 +58,8 @@ export class ApprovalsStore implements ApprovalsPort {
           },
           ReturnValues: 'ALL_NEW',
         }),
-      );
-      return parseRecord(ApprovalRequest, result.Attributes, this.table);
-    } catch (error) {
-      if (error instanceof ConditionalCheckFailedException) return undefined;
-      throw error;
-    }
+      ),
+    );
+    return result ? parseRecord(ApprovalRequest, result.Attributes, this.table) : undefined;
   }
 }

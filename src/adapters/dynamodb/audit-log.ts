@@ -1,10 +1,10 @@
 import { z } from 'zod';
-import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { paginateQuery, paginateScan, PutCommand, QueryCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { GENESIS_HASH, sealEvent, type AuditEvent } from '../../domain/audit-chain.js';
 import { checkAuditEventInput, type AuditEventInput } from '../../domain/audit-events.js';
 import { AuditEventRecord, type AuditPort } from '../../app/ports/audit.js';
 import { parseRecord, parseRecords } from './records.js';
+import { writeIfConditionHolds } from './conditional-write.js';
 
 /** The projection chainsStartingWith reads: only the chain's name. */
 const ChainName = z.object({ chain: z.string() });
@@ -24,13 +24,8 @@ export class AuditLog implements AuditPort {
     checkAuditEventInput(input);
     for (let attempt = 0; attempt < 10; attempt++) {
       const last = await this.last(chain);
-      const event = sealEvent(chain, (last?.seq ?? 0) + 1, last?.hash ?? GENESIS_HASH, input);
-      try {
-        await this.db.send(new PutCommand({ TableName: this.table, Item: event, ConditionExpression: 'attribute_not_exists(seq)' }));
-        return event;
-      } catch (error) {
-        if (!(error instanceof ConditionalCheckFailedException)) throw error;
-      }
+      const appended = await this.appendAfter(chain, last, input);
+      if (appended) return appended;
     }
     throw new Error(`audit chain ${chain} is contended; gave up appending ${input.type}`);
   }
@@ -43,13 +38,10 @@ export class AuditLog implements AuditPort {
   async appendAfter(chain: string, after: AuditEvent | undefined, input: AuditEventInput): Promise<AuditEvent | undefined> {
     checkAuditEventInput(input);
     const event = sealEvent(chain, (after?.seq ?? 0) + 1, after?.hash ?? GENESIS_HASH, input);
-    try {
-      await this.db.send(new PutCommand({ TableName: this.table, Item: event, ConditionExpression: 'attribute_not_exists(seq)' }));
-      return event;
-    } catch (error) {
-      if (error instanceof ConditionalCheckFailedException) return undefined;
-      throw error;
-    }
+    const put = await writeIfConditionHolds(() =>
+      this.db.send(new PutCommand({ TableName: this.table, Item: event, ConditionExpression: 'attribute_not_exists(seq)' })),
+    );
+    return put ? event : undefined;
   }
 
   /** The chain's latest event, in one query; undefined for an empty chain. */

@@ -1,4 +1,3 @@
-import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import {
   BatchGetCommand,
   GetCommand,
@@ -13,6 +12,7 @@ import type { Claim, ClaimStatus } from '../../domain/claim.js';
 import { ClaimFencedError } from '../../domain/errors.js';
 import { ClaimRecord, type ClaimsPort } from '../../app/ports/claims.js';
 import { parseRecord, parseRecords } from './records.js';
+import { writeIfConditionHolds } from './conditional-write.js';
 
 /** The idempotency registry in DynamoDB: a conditional put takes a claim, conditional updates move it. */
 export class ClaimsStore implements ClaimsPort {
@@ -23,20 +23,17 @@ export class ClaimsStore implements ClaimsPort {
 
   /** True if this call created the claim; false if the key was already claimed. */
   async tryCreate(claim: Claim): Promise<boolean> {
-    try {
-      await this.db.send(
+    const created = await writeIfConditionHolds(() =>
+      this.db.send(
         new PutCommand({
           TableName: this.table,
           Item: claim,
           ConditionExpression: 'attribute_not_exists(#k)',
           ExpressionAttributeNames: { '#k': 'key' },
         }),
-      );
-      return true;
-    } catch (error) {
-      if (error instanceof ConditionalCheckFailedException) return false;
-      throw error;
-    }
+      ),
+    );
+    return created !== undefined;
   }
 
   /** Every claim still CLAIMED or WRITING, read consistently (a scan: for recovering orphans, never on a write path). */
@@ -139,8 +136,8 @@ export class ClaimsStore implements ClaimsPort {
       values[`:from${i}`] = status;
       return `:from${i}`;
     });
-    try {
-      const result = await this.db.send(
+    const result = await writeIfConditionHolds(() =>
+      this.db.send(
         new UpdateCommand({
           TableName: this.table,
           Key: { key },
@@ -150,24 +147,22 @@ export class ClaimsStore implements ClaimsPort {
           ExpressionAttributeValues: values,
           ReturnValues: 'ALL_NEW',
         }),
-      );
-      return parseRecord(ClaimRecord, result.Attributes, this.table);
-    } catch (error) {
-      if (error instanceof ConditionalCheckFailedException) {
-        throw new ClaimFencedError(`claim ${key} is no longer held by this run in ${guard.from.join('/')} at version ${guard.version}`, {
-          key,
-          owner: guard.owner,
-          version: guard.version,
-        });
-      }
-      throw error;
+      ),
+    );
+    if (!result) {
+      throw new ClaimFencedError(`claim ${key} is no longer held by this run in ${guard.from.join('/')} at version ${guard.version}`, {
+        key,
+        owner: guard.owner,
+        version: guard.version,
+      });
     }
+    return result.Attributes as Claim;
   }
 
   /** Takes over an abandoned claim: new owner, fencing version + 1, fresh lease. */
   async takeOver(previous: Claim, newOwner: string, leaseUntil: string): Promise<Claim | undefined> {
-    try {
-      const result = await this.db.send(
+    const result = await writeIfConditionHolds(() =>
+      this.db.send(
         new UpdateCommand({
           TableName: this.table,
           Key: { key: previous.key },
@@ -185,11 +180,8 @@ export class ClaimsStore implements ClaimsPort {
           },
           ReturnValues: 'ALL_NEW',
         }),
-      );
-      return parseRecord(ClaimRecord, result.Attributes, this.table);
-    } catch (error) {
-      if (error instanceof ConditionalCheckFailedException) return undefined;
-      throw error;
-    }
+      ),
+    );
+    return result ? parseRecord(ClaimRecord, result.Attributes, this.table) : undefined;
   }
 }

@@ -1,5 +1,5 @@
-import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { GetCommand, PutCommand, paginateQuery, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { writeIfConditionHolds } from './conditional-write.js';
 import {
   TakeoverEntry,
   type NewTakeoverEntry,
@@ -10,8 +10,6 @@ import {
   type TakeoverStatus,
 } from '../../app/ports/takeovers.js';
 import { parseRecord, parseRecords } from './records.js';
-
-const isConditionFailure = (error: unknown) => error instanceof ConditionalCheckFailedException;
 
 /** The human takeover queue in DynamoDB. Every state change is a conditional write, so two operators cannot both resolve one item. */
 export class TakeoverStore implements TakeoverPort {
@@ -36,19 +34,17 @@ export class TakeoverStore implements TakeoverPort {
       notified: [],
     };
     for (let attempt = 0; attempt < 5; attempt++) {
-      try {
-        await this.db.send(
+      const created = await writeIfConditionHolds(() =>
+        this.db.send(
           new PutCommand({
             TableName: this.table,
             Item: fresh,
             ConditionExpression: 'attribute_not_exists(#k)',
             ExpressionAttributeNames: { '#k': 'key' },
           }),
-        );
-        return { change: 'opened', entry: fresh };
-      } catch (error) {
-        if (!isConditionFailure(error)) throw error;
-      }
+        ),
+      );
+      if (created) return { change: 'opened', entry: fresh };
       const existing = await this.get(input.key);
       if (!existing) continue;
       if (existing.executionArn === input.executionArn || existing.status === 'OPEN') return { change: 'unchanged', entry: existing };
@@ -73,8 +69,8 @@ export class TakeoverStore implements TakeoverPort {
       delete reopened.resolution;
       delete reopened.notifiedAt;
       delete reopened.notifyError;
-      try {
-        await this.db.send(
+      const reopenedNow = await writeIfConditionHolds(() =>
+        this.db.send(
           new PutCommand({
             TableName: this.table,
             Item: reopened,
@@ -82,11 +78,9 @@ export class TakeoverStore implements TakeoverPort {
             ExpressionAttributeNames: { '#s': 'status', '#r': 'round' },
             ExpressionAttributeValues: { ':resolved': 'RESOLVED', ':round': existing.round },
           }),
-        );
-        return { change: 'reopened', entry: reopened };
-      } catch (error) {
-        if (!isConditionFailure(error)) throw error;
-      }
+        ),
+      );
+      if (reopenedNow) return { change: 'reopened', entry: reopened };
     }
     throw new Error(`takeover entry ${input.key} kept changing while it was being opened`);
   }
@@ -163,8 +157,8 @@ export class TakeoverStore implements TakeoverPort {
     const names: Record<string, string> = {};
     if (update.includes('#s') || condition.includes('#s')) names['#s'] = 'status';
     if (condition.includes('#r')) names['#r'] = 'round';
-    try {
-      const result = await this.db.send(
+    const result = await writeIfConditionHolds(() =>
+      this.db.send(
         new UpdateCommand({
           TableName: this.table,
           Key: { key },
@@ -174,11 +168,8 @@ export class TakeoverStore implements TakeoverPort {
           ExpressionAttributeValues: values,
           ReturnValues: 'ALL_NEW',
         }),
-      );
-      return parseRecord(TakeoverEntry, result.Attributes, this.table);
-    } catch (error) {
-      if (isConditionFailure(error)) return undefined;
-      throw error;
-    }
+      ),
+    );
+    return result ? parseRecord(TakeoverEntry, result.Attributes, this.table) : undefined;
   }
 }

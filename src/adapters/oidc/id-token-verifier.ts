@@ -1,6 +1,7 @@
 import { createRemoteJWKSet, jwtVerify, type JWTPayload } from 'jose';
 import { z } from 'zod';
 import type { IdTokensPort } from '../../app/ports/keys.js';
+import { NamedError } from '../../domain/errors.js';
 
 /**
  * Verifies an ID token against the keys its issuer publishes (JWKS): the
@@ -18,7 +19,7 @@ const FETCH_TIMEOUT_MS = 5000;
 
 const Discovery = z.object({ issuer: z.string(), jwks_uri: z.string().url() });
 
-export class IdTokenRefusedError extends Error {
+export class IdTokenRefusedError extends NamedError {
   override readonly name = 'IdTokenRefusedError';
 }
 

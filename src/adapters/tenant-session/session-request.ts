@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { SESSION_TAGS, type TenantScope } from './policy.js';
+import { SESSION_TAGS, type TenantScope } from '../../contracts/tenant-policy.js';
 
 /**
  * The AssumeRole request a tenant session is made with, checked against the

@@ -3,9 +3,9 @@ import { S3Client } from '@aws-sdk/client-s3';
 import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { fromTemporaryCredentials } from '@aws-sdk/credential-providers';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { tableName } from '../dynamodb/table-definitions.js';
+import { tableName } from '../../contracts/table-definitions.js';
 import { tenantSessionRequest, type TenantSessionRequest } from './session-request.js';
-import { tenantSessionPolicy, type PolicyDocument, type TenantResources, type TenantScope } from './policy.js';
+import { tenantSessionPolicy, type PolicyDocument, type TenantResources, type TenantScope } from '../../contracts/tenant-policy.js';
 
 /** The clients a tenant session works with; everything tenant data passes through. */
 export interface TenantClients {

@@ -3,7 +3,7 @@ import type { ApprovalRequest } from '../ports/approvals.js';
 import { canonicalPrincipal } from '../../domain/principal.js';
 import { oneLine } from '../../lib/one-line.js';
 import type { ApprovalOutput } from '../guarded-write/state.js';
-import { TASK_FAILURES } from '../../domain/errors.js';
+import { TASK_FAILURES, NamedError } from '../../domain/errors.js';
 import type { DecisionSignIn } from '../../domain/sign-in-policy.js';
 
 /**
@@ -15,7 +15,7 @@ import type { DecisionSignIn } from '../../domain/sign-in-policy.js';
 export type RefusalCode = 'not_found' | 'expired' | 'self_approval' | 'not_an_approver' | 'already_decided';
 
 /** A request the approval flow refuses; nothing was changed. `status` is the HTTP status it maps to. */
-export class ApprovalRefusedError extends Error {
+export class ApprovalRefusedError extends NamedError {
   override readonly name = 'ApprovalRefusedError';
   constructor(
     readonly code: RefusalCode,

@@ -3,7 +3,7 @@ import { KEY_PATTERN, KEY_SHAPE } from '../../domain/task.js';
 import { visibleText } from '../../domain/visible-text.js';
 import type { Services } from '../services.js';
 import type { Claim } from '../../domain/claim.js';
-import { ClaimFencedError } from '../../domain/errors.js';
+import { ClaimFencedError, NamedError } from '../../domain/errors.js';
 import { RESOLUTIONS, type TakeoverEntry, type TakeoverResolution } from '../ports/takeovers.js';
 import {
   derivedExecutionName,
@@ -42,7 +42,7 @@ export const ResolveRequest = z
 export type ResolveRequest = z.infer<typeof ResolveRequest>;
 
 /** The request is well-formed but the item's state does not allow it; nothing was changed. */
-export class TakeoverRefusedError extends Error {
+export class TakeoverRefusedError extends NamedError {
   override name = 'TakeoverRefusedError';
 }
 

@@ -1,57 +1,23 @@
-import { readFileSync } from 'node:fs';
 import {
   STATE_MACHINES,
   WORKFLOW_FUNCTIONS,
   functionArnVariable,
   functionPhysicalName,
   stateMachineArnVariable,
-} from '../../workflow/functions.js';
+  stateMachinePhysicalName,
+} from '../../contracts/functions.js';
+import {
+  isDistributedMap,
+  loadStateMachineDefinition,
+  substitutionVariables,
+  walkStates,
+  type AslMachine,
+  type AslState,
+} from '../../contracts/asl.js';
 import { lambdaFunctionArn, stateMachineArn, type ArnScope } from './arns.js';
 import { sfnErrors } from './errors.js';
 import { validateAsl } from './asl-validation.js';
 import type { StateMachineDefinition } from './library.js';
-
-/** `${Name}` as CDK DefinitionSubstitutions writes it. */
-const PLACEHOLDER = /\$\{([A-Za-z_][A-Za-z0-9_.-]*)\}/g;
-
-/**
- * Replaces `${Var}` placeholders the way CDK's DefinitionSubstitutions does
- * (plain text replacement) and fails naming every placeholder left over.
- */
-export function substituteDefinition(text: string, substitutions: Record<string, string>, source = 'definition'): string {
-  const missing = new Set<string>();
-  const result = text.replace(PLACEHOLDER, (whole, name: string) => {
-    const value = substitutions[name];
-    if (value === undefined) {
-      missing.add(name);
-      return whole;
-    }
-    return value;
-  });
-  if (missing.size > 0) {
-    const names = [...missing].map((n) => `\${${n}}`).join(', ');
-    throw new Error(
-      `${source}: unresolved placeholder(s) ${names}; add them to the substitutions ` +
-        `(known: ${Object.keys(substitutions).sort().join(', ') || 'none'})`,
-    );
-  }
-  try {
-    JSON.parse(result);
-  } catch (err) {
-    throw new Error(`${source}: not valid JSON after substitution: ${(err as Error).message}`);
-  }
-  return result;
-}
-
-/** Reads an ASL file and substitutes its placeholders; returns the definition text for CreateStateMachine. */
-export function loadStateMachineDefinition(file: string, substitutions: Record<string, string>): string {
-  return substituteDefinition(readFileSync(file, 'utf8'), substitutions, file);
-}
-
-/** Local state machine names: `${prefix}-${name}`, like the functions' physical names. */
-export function stateMachinePhysicalName(prefix: string, name: (typeof STATE_MACHINES)[number]['name']): string {
-  return `${prefix}-${name}`;
-}
 
 /**
  * The substitutions the CDK app provides on AWS, pointing at local ARNs:
@@ -143,24 +109,6 @@ export function classifyResource(resource: string): TaskIntegration | undefined 
   }
 }
 
-interface RawState {
-  Type?: string;
-  Resource?: string;
-  Parameters?: unknown;
-  TimeoutSeconds?: number;
-  TimeoutSecondsPath?: string;
-  Retry?: unknown[];
-  ItemProcessor?: RawMachine & { ProcessorConfig?: { Mode?: string; ExecutionType?: string } };
-  Iterator?: RawMachine;
-  Branches?: RawMachine[];
-}
-interface RawMachine {
-  StartAt?: string;
-  States?: Record<string, RawState>;
-}
-
-const isDistributed = (state: RawState) => state.Type === 'Map' && state.ItemProcessor?.ProcessorConfig?.Mode === 'DISTRIBUTED';
-
 /** Distributed Map fields the local runner implements; anything else is refused at creation rather than ignored. */
 const DISTRIBUTED_MAP_FIELDS = new Set([
   'Type',
@@ -186,7 +134,7 @@ const DISTRIBUTED_MAP_FIELDS = new Set([
   'End',
 ]);
 
-function prepareDistributedMap(name: string, state: Record<string, unknown>): { info: DistributedMapInfo; task: Record<string, unknown> } {
+function prepareDistributedMap(name: string, state: AslState): { info: DistributedMapInfo; task: Record<string, unknown> } {
   const refuse = (why: string) => {
     throw sfnErrors.invalidDefinition(
       `state "${name}": ${why} (the local runner implements ItemReader JSON from S3, ` +
@@ -253,9 +201,9 @@ export function prepareDefinition(definitionText: string, options: { validate?: 
   if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
     throw sfnErrors.invalidDefinition('SCHEMA_VALIDATION_FAILED: the definition must be a JSON object');
   }
-  const unresolved = definitionText.match(PLACEHOLDER);
-  if (unresolved) {
-    throw sfnErrors.invalidDefinition(`unresolved placeholder(s) ${[...new Set(unresolved)].join(', ')}`);
+  const unresolved = substitutionVariables(definitionText);
+  if (unresolved.length > 0) {
+    throw sfnErrors.invalidDefinition(`unresolved placeholder(s) ${unresolved.map((name) => `\${${name}}`).join(', ')}`);
   }
   // Definitions loaded from the data folder were validated when created.
   if (options.validate ?? true) {
@@ -273,73 +221,63 @@ export function prepareDefinition(definitionText: string, options: { validate?: 
   const statesWithRetry: string[] = [];
   const distributedMaps = new Map<string, DistributedMapInfo>();
 
-  const walk = (machine: RawMachine | undefined, where: string, runnableMachine?: RawMachine) => {
-    for (const [name, state] of Object.entries(machine?.States ?? {})) {
-      if (stateTypes.has(name)) {
-        throw sfnErrors.invalidDefinition(
-          `SCHEMA_VALIDATION_FAILED: state name "${name}" is used twice (${where}); state names must be unique in the whole state machine`,
-        );
-      }
-      stateTypes.set(name, state.Type ?? 'Unknown');
-      if (Array.isArray(state.Retry) && state.Retry.length > 0) statesWithRetry.push(name);
-      if (state.Type === 'Task') {
-        const resource = state.Resource ?? '';
-        const integration = classifyResource(resource);
-        if (!integration) {
-          throw sfnErrors.invalidDefinition(
-            `state "${name}": resource ${resource} is not supported by the local runner ` +
-              '(supported: Lambda function ARNs, lambda:invoke[.waitForTaskToken], states:startExecution[.sync[:2]])',
-          );
-        }
-        if (integration.kind === 'lambda-invoke' || integration.kind === 'start-execution') {
-          const params = state.Parameters as Record<string, unknown> | undefined;
-          const needs = integration.kind === 'lambda-invoke' ? 'FunctionName' : 'StateMachineArn';
-          if (!params || !(needs in params || `${needs}.$` in params)) {
-            throw sfnErrors.invalidDefinition(`state "${name}": Parameters.${needs} is required for ${resource}`);
-          }
-        }
-        if (integration.kind === 'lambda-invoke' && integration.waitForTaskToken) {
-          if (!JSON.stringify(state.Parameters ?? null).includes('$$.Task.Token')) {
-            throw sfnErrors.invalidDefinition(`state "${name}": a .waitForTaskToken task must pass $$.Task.Token in its Parameters`);
-          }
-        }
-        tasks.set(name, {
-          stateName: name,
-          resource,
-          integration,
-          ...(state.TimeoutSeconds !== undefined ? { timeoutSeconds: state.TimeoutSeconds } : {}),
-          ...(state.TimeoutSecondsPath !== undefined ? { timeoutSecondsPath: state.TimeoutSecondsPath } : {}),
-        });
-      }
-      if (isDistributed(state)) {
-        // Its processor runs as separate child executions; here it only takes part in the name check.
-        const { info, task } = prepareDistributedMap(name, state as Record<string, unknown>);
-        distributedMaps.set(name, info);
-        tasks.set(name, { stateName: name, resource: LOCAL_DISTRIBUTED_MAP_RESOURCE, integration: { kind: 'distributed-map' } });
-        if (runnableMachine?.States) runnableMachine.States[name] = task as RawState;
-        walk(state.ItemProcessor, `in Distributed Map "${name}"`);
-        continue;
-      }
-      const nested = runnableMachine?.States?.[name];
-      if (state.Type === 'Map') walk(state.ItemProcessor ?? state.Iterator, `in Map "${name}"`, nested?.ItemProcessor ?? nested?.Iterator);
-      if (state.Type === 'Parallel') {
-        for (const [i, b] of (state.Branches ?? []).entries()) walk(b, `in branch ${i} of Parallel "${name}"`, nested?.Branches?.[i]);
-      }
+  // The runnable copy is walked and changed in place: a Distributed Map is replaced by the Task the runner handles,
+  // and the walk still goes through the processor it replaced (the names there must be unique too).
+  for (const { name, state, machine, where } of walkStates(runnable as unknown as AslMachine)) {
+    if (stateTypes.has(name)) {
+      throw sfnErrors.invalidDefinition(
+        `SCHEMA_VALIDATION_FAILED: state name "${name}" is used twice (${where}); state names must be unique in the whole state machine`,
+      );
     }
-  };
-  walk(parsed as RawMachine, 'top level', runnable as unknown as RawMachine);
-  makeTaskTimeoutsExplicit(runnable as unknown as RawMachine);
-  return { runnable, tasks, stateTypes, statesWithRetry, distributedMaps };
-}
-
-function makeTaskTimeoutsExplicit(machine: RawMachine | undefined): void {
-  for (const state of Object.values(machine?.States ?? {})) {
+    stateTypes.set(name, state.Type ?? 'Unknown');
+    if (Array.isArray(state.Retry) && state.Retry.length > 0) statesWithRetry.push(name);
+    if (state.Type === 'Task') tasks.set(name, taskInfo(name, state));
+    if (isDistributedMap(state)) {
+      // Its processor runs as separate child executions; here it only takes part in the name check.
+      const { info, task } = prepareDistributedMap(name, state);
+      distributedMaps.set(name, info);
+      tasks.set(name, { stateName: name, resource: LOCAL_DISTRIBUTED_MAP_RESOURCE, integration: { kind: 'distributed-map' } });
+      machine.States[name] = task as AslState;
+    }
+  }
+  // After the walk, so the processors of Distributed Maps (child executions with their own definition) are left alone.
+  for (const { state } of walkStates(runnable as unknown as AslMachine)) {
     if (state.Type === 'Task' && state.TimeoutSeconds === undefined && state.TimeoutSecondsPath === undefined) {
       state.TimeoutSeconds = MAX_LOCAL_TASK_TIMEOUT_SECONDS;
     }
-    if (state.Type === 'Map') makeTaskTimeoutsExplicit(state.ItemProcessor ?? state.Iterator);
-    if (state.Type === 'Parallel') (state.Branches ?? []).forEach(makeTaskTimeoutsExplicit);
   }
+  return { runnable, tasks, stateTypes, statesWithRetry, distributedMaps };
+}
+
+/** A Task state's integration, checked for what the local runner needs of it. */
+function taskInfo(name: string, state: AslState): TaskInfo {
+  const resource = state.Resource ?? '';
+  const integration = classifyResource(resource);
+  if (!integration) {
+    throw sfnErrors.invalidDefinition(
+      `state "${name}": resource ${resource} is not supported by the local runner ` +
+        '(supported: Lambda function ARNs, lambda:invoke[.waitForTaskToken], states:startExecution[.sync[:2]])',
+    );
+  }
+  if (integration.kind === 'lambda-invoke' || integration.kind === 'start-execution') {
+    const params = state.Parameters;
+    const needs = integration.kind === 'lambda-invoke' ? 'FunctionName' : 'StateMachineArn';
+    if (!params || !(needs in params || `${needs}.$` in params)) {
+      throw sfnErrors.invalidDefinition(`state "${name}": Parameters.${needs} is required for ${resource}`);
+    }
+  }
+  if (integration.kind === 'lambda-invoke' && integration.waitForTaskToken) {
+    if (!JSON.stringify(state.Parameters ?? null).includes('$$.Task.Token')) {
+      throw sfnErrors.invalidDefinition(`state "${name}": a .waitForTaskToken task must pass $$.Task.Token in its Parameters`);
+    }
+  }
+  return {
+    stateName: name,
+    resource,
+    integration,
+    ...(state.TimeoutSeconds !== undefined ? { timeoutSeconds: state.TimeoutSeconds } : {}),
+    ...(state.TimeoutSecondsPath !== undefined ? { timeoutSecondsPath: state.TimeoutSecondsPath } : {}),
+  };
 }
 
 /**

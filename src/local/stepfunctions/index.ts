@@ -1,14 +1,7 @@
 export { startLocalStepFunctions, createStepFunctionsServer } from './server.js';
 export type { LocalStepFunctionsEndpoint, LocalStepFunctionsEndpointOptions } from './server.js';
 export { LocalStepFunctions, RUNNER_RESTARTED_ERROR } from './service.js';
-export {
-  loadStateMachineDefinition,
-  loadProjectStateMachines,
-  localSubstitutions,
-  stateMachinePhysicalName,
-  substituteDefinition,
-  MAX_LOCAL_TASK_TIMEOUT_SECONDS,
-} from './definition.js';
+export { loadProjectStateMachines, localSubstitutions, MAX_LOCAL_TASK_TIMEOUT_SECONDS } from './definition.js';
 export type { LocalHandler, LocalHandlers, LocalInvocationContext } from './handlers.js';
 export { stateMachineArn, executionArn, lambdaFunctionArn } from './arns.js';
 export { LAMBDA_FAULT_ERRORS, EVERY_LAMBDA_TASK, parseTaskFaults } from './faults.js';

@@ -28,7 +28,7 @@ export interface LocalStepFunctionsOptions {
   retryIntervalOverrideMs?: number;
   /** The role recorded for state machines created without one. */
   defaultRoleArn?: string;
-  /** Each function's timeout in seconds by function name (src/workflow/functions.ts); others run unbounded. */
+  /** Each function's timeout in seconds by function name (src/contracts/functions.ts); others run unbounded. */
   functionTimeoutsSeconds?: Readonly<Record<string, number>>;
   /** Service faults injected into Task states from the start (see faults.ts); setFaults changes them later. */
   faults?: TaskFault[];

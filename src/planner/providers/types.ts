@@ -1,3 +1,4 @@
+import { NamedError } from '../../domain/errors.js';
 /**
  * The one interface every language model sits behind. The planner only ever
  * sends a system prompt plus a short conversation and reads back text; tool
@@ -31,7 +32,7 @@ export interface PlannerModel {
 }
 
 /** The call did not produce an answer (timeout, transport, HTTP status, unreadable body). */
-export class ModelCallError extends Error {
+export class ModelCallError extends NamedError {
   override name = 'ModelCallError';
   constructor(
     message: string,

@@ -1,6 +1,7 @@
-import { ConditionalCheckFailedException, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { writeIfConditionHolds } from '../../adapters/dynamodb/conditional-write.js';
 import { DynamoDBDocumentClient, GetCommand, PutCommand, paginateScan } from '@aws-sdk/lib-dynamodb';
-import { tableName } from '../../adapters/dynamodb/table-definitions.js';
+import { tableName } from '../../contracts/table-definitions.js';
 import { parseOrThrow } from '../../config/errors.js';
 import { TaskExistsError, TaskId, TaskRecord, TaskVersionConflictError, type TaskStatus, type TaskStore } from '../task-state.js';
 
@@ -21,12 +22,10 @@ export class DynamoDbTaskStore implements TaskStore {
 
   async create(record: TaskRecord): Promise<void> {
     const item = parseOrThrow(TaskRecord, record, `task ${record.taskId}`);
-    try {
-      await this.doc.send(new PutCommand({ TableName: this.table, Item: item, ConditionExpression: 'attribute_not_exists(taskId)' }));
-    } catch (error) {
-      if (error instanceof ConditionalCheckFailedException) throw new TaskExistsError(record.taskId);
-      throw error;
-    }
+    const created = await writeIfConditionHolds(() =>
+      this.doc.send(new PutCommand({ TableName: this.table, Item: item, ConditionExpression: 'attribute_not_exists(taskId)' })),
+    );
+    if (!created) throw new TaskExistsError(record.taskId);
   }
 
   async get(taskId: string): Promise<TaskRecord | undefined> {
@@ -38,8 +37,8 @@ export class DynamoDbTaskStore implements TaskStore {
 
   async update(record: TaskRecord, expectedVersion: number): Promise<TaskRecord> {
     const next = parseOrThrow(TaskRecord, { ...record, version: expectedVersion + 1 }, `task ${record.taskId}`);
-    try {
-      await this.doc.send(
+    const updated = await writeIfConditionHolds(() =>
+      this.doc.send(
         new PutCommand({
           TableName: this.table,
           Item: next,
@@ -47,11 +46,9 @@ export class DynamoDbTaskStore implements TaskStore {
           ExpressionAttributeNames: { '#version': 'version' },
           ExpressionAttributeValues: { ':expected': expectedVersion },
         }),
-      );
-    } catch (error) {
-      if (error instanceof ConditionalCheckFailedException) throw new TaskVersionConflictError(record.taskId, expectedVersion);
-      throw error;
-    }
+      ),
+    );
+    if (!updated) throw new TaskVersionConflictError(record.taskId, expectedVersion);
     return next;
   }
 

@@ -4,7 +4,7 @@ import { synthesizedIam } from '../../../scripts/extract-iam.js';
 import { iamCatalog, readDeployedIam } from '../../../src/local/iam/policies.js';
 import { statementsOf } from '../../../src/local/iam/policy.js';
 import { extractIam, UnresolvableError } from '../../../src/local/iam/template.js';
-import { WORKFLOW_FUNCTIONS } from '../../../src/workflow/functions.js';
+import { WORKFLOW_FUNCTIONS } from '../../../src/contracts/functions.js';
 
 /**
  * The committed extract of the deployed IAM (src/local/iam/deployed-iam.json) is what the CDK app

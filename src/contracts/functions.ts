@@ -1,6 +1,6 @@
 import { sizingOf } from './sizing.js';
 
-/** Memory and timeout from the measured sizing (src/workflow/sizing.ts, the table in docs/deploy.md). */
+/** Memory and timeout from the measured sizing (src/contracts/sizing.ts, the table in docs/deploy.md). */
 function sized<const F extends { name: string; browser: boolean }>(fn: F): F & { memoryMb: number; timeoutSeconds: number } {
   const size = sizingOf(fn.name);
   if (size.browser !== fn.browser) throw new Error(`${fn.name}: browser is ${fn.browser} here but ${size.browser} in its sizing row`);
@@ -83,5 +83,10 @@ export function stateMachineArnVariable(id: (typeof STATE_MACHINES)[number]['id'
 
 /** Physical names used locally and as the suffix of deployed names. */
 export function functionPhysicalName(prefix: string, name: WorkflowFunctionName): string {
+  return `${prefix}-${name}`;
+}
+
+/** A state machine's name, deployed and local alike: `<prefix>-guarded-write`. */
+export function stateMachinePhysicalName(prefix: string, name: StateMachineName): string {
   return `${prefix}-${name}`;
 }

@@ -2,7 +2,7 @@
  * Each function's memory and timeout, derived from what the benchmark
  * measured (BENCHMARKS.md, "AWS cost model": Lambda <fn>: invocations × mean
  * ms (vendor ms, CPU ms)) by one rule, so the numbers the CDK app deploys and
- * the local Step Functions runner enforces (src/workflow/functions.ts) can be
+ * the local Step Functions runner enforces (src/contracts/functions.ts) can be
  * traced to a measurement. docs/deploy.md's sizing table is rendered from
  * here (`sizingTable()`), and a test keeps the two equal.
  *
@@ -275,7 +275,7 @@ export function deriveSizing(input: SizingInput): DerivedSizing {
 /** The derived size of a function by name; throws for a function the table does not list. */
 export function sizingOf(name: string): DerivedSizing {
   const input = SIZING_INPUTS.find((i) => i.name === name);
-  if (!input) throw new Error(`function "${name}" has no row in SIZING_INPUTS (src/workflow/sizing.ts); add its measurement`);
+  if (!input) throw new Error(`function "${name}" has no row in SIZING_INPUTS (src/contracts/sizing.ts); add its measurement`);
   return deriveSizing(input);
 }
 

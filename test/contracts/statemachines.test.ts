@@ -1,10 +1,11 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { resolve } from 'node:path';
-import { loadStateMachineDefinition, localSubstitutions } from '../../src/local/stepfunctions/index.js';
+import { localSubstitutions } from '../../src/local/stepfunctions/index.js';
+import { allStates, loadStateMachineDefinition } from '../../src/contracts/asl.js';
 import { StateMachine } from '../../src/local/stepfunctions/library.js';
-import { STATE_MACHINES, WORKFLOW_FUNCTIONS, functionArnVariable } from '../../src/workflow/functions.js';
-import { applyPolicy } from '../../src/workflow/definition-policy.js';
+import { STATE_MACHINES, WORKFLOW_FUNCTIONS, functionArnVariable } from '../../src/contracts/functions.js';
+import { applyPolicy } from '../../src/contracts/definition-policy.js';
 
 type State = Record<string, any>;
 const load = (file: string) =>
@@ -13,13 +14,6 @@ const load = (file: string) =>
       approval_timeout_seconds: 120,
     }),
   ) as { States: Record<string, State> };
-
-function allStates(states: Record<string, State>): Array<[string, State]> {
-  return Object.entries(states).flatMap(([name, s]) => [
-    [name, s] as [string, State],
-    ...(s['ItemProcessor'] ? allStates(s['ItemProcessor'].States) : []),
-  ]);
-}
 
 test('both state machines are valid ASL once substituted', () => {
   for (const sm of STATE_MACHINES) {
@@ -63,11 +57,11 @@ test('the batch names each child execution by its idempotency key and bounds con
   const { States } = load('batch.asl.json');
   const map = States['ProcessItems']!;
   assert.equal(map['MaxConcurrencyPath'], '$.list.maxConcurrency');
-  const children = allStates(map['ItemProcessor'].States).filter(([, s]) =>
+  const children = [...allStates(map['ItemProcessor'])].filter(([, s]) =>
     String(s['Resource']).startsWith('arn:aws:states:::states:startExecution'),
   );
   assert.equal(children.length, 2);
-  for (const [, child] of children) assert.equal(child['Parameters']['Name.$'], '$.key');
+  for (const [, child] of children) assert.equal(child.Parameters?.['Name.$'], '$.key');
 });
 
 test('every function the workflows call is in the shared function list', () => {

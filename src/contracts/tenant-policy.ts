@@ -1,4 +1,4 @@
-import { tenantKeyPrefix } from '../../domain/task.js';
+import { tenantKeyPrefix } from '../domain/task.js';
 
 /**
  * What a tenant-scoped session may do, as one IAM policy document. The CDK
