@@ -1,5 +1,5 @@
 import '../src/composition/lambda.js';
-import { defineHandler } from '../src/app/handler-kit.js';
+import { defineTenantHandler, recordScope } from '../src/app/handler-kit.js';
 import { StepInput } from '../src/app/guarded-write/state.js';
 import {
   inverseRunFromWorkflow,
@@ -14,9 +14,11 @@ import {
  * as a nested guarded-write execution, then closes it with how that execution ended. The workflow
  * waits for the inverse (`.sync:2`); this function never does, and opens no browser.
  */
-export const handler = defineHandler(
+export const handler = defineTenantHandler(
   'compensate',
   StepInput.Compensate,
+  // The item being undone: its audit trail and claim, under its tenant's session.
+  (event) => recordScope(event.item),
   (s, event): Promise<PreparedCompensation | CompensationResult> =>
     event.phase === 'prepare'
       ? prepareCompensation(s, {

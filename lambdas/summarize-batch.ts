@@ -1,13 +1,13 @@
 import '../src/composition/lambda.js';
 import { z } from 'zod';
-import { defineHandler } from '../src/app/handler-kit.js';
+import { defineTenantHandler, recordScope } from '../src/app/handler-kit.js';
 import { ExecutionArn } from '../src/app/guarded-write/state.js';
 import { MapRunOutput, summarizeBatch } from '../src/app/batch.js';
 
 const StepError = z.object({ Error: z.string(), Cause: z.string().optional() });
 
 /** SummarizeBatch: counts outcomes from the map run's results in S3, stores the batch summary and seals. */
-export const handler = defineHandler(
+export const handler = defineTenantHandler(
   'summarize-batch',
   z.object({
     // The request; summarizeBatch normalises it as ReadList does.
@@ -22,5 +22,7 @@ export const handler = defineHandler(
     summarizeError: StepError.optional(),
     executionArn: ExecutionArn,
   }),
+  // The batch's tenant: its results, evidence folder, claims and seal chain, nothing of any other tenant.
+  (event) => recordScope(event.batch),
   (s, event) => summarizeBatch(s, event),
 );

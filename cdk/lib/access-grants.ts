@@ -59,12 +59,14 @@ export function grantAccess(scope: Construct, grantee: IRole, access: FunctionAc
   for (const [id, tableAccess] of Object.entries(access.tables) as Array<[TableId, FunctionAccess['tables'][TableId]]>) {
     if (!tableAccess) continue;
     const table = resources.tables[id];
-    principal.addToPrincipalPolicy(
-      new PolicyStatement({
-        actions: [...tableAccess.actions],
-        resources: [table.tableArn, ...(tableAccess.indexes ?? []).map((index) => `${table.tableArn}/index/${index}`)],
-      }),
-    );
+    // An index-only grant (queriesIndexes) has no action on the table itself.
+    if (tableAccess.actions.length > 0)
+      principal.addToPrincipalPolicy(
+        new PolicyStatement({
+          actions: [...tableAccess.actions],
+          resources: [table.tableArn, ...(tableAccess.indexes ?? []).map((index) => `${table.tableArn}/index/${index}`)],
+        }),
+      );
     if (tableAccess.queriesIndexes && tableAccess.queriesIndexes.length > 0) {
       principal.addToPrincipalPolicy(
         new PolicyStatement({

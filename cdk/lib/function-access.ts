@@ -1,6 +1,5 @@
 import type { TableDefinition } from '../../src/contracts/table-definitions.js';
 import type { WorkflowFunctionName } from '../../src/contracts/functions.js';
-import { APPROVALS_BY_KEY_INDEX } from '../../src/contracts/tenant-policy.js';
 
 /**
  * What each function may touch, in one reviewable table, written from the
@@ -60,13 +59,12 @@ export interface FunctionAccess {
 
 export type FunctionName = WorkflowFunctionName | 'approval-http' | 'write-digests' | 'start-scheduled-batch';
 
-/** The audit log is append-only: read the chain head, put the next link. No Update, no Delete. */
-const AUDIT_APPEND: TableAccess = { actions: ['dynamodb:Query', 'dynamodb:PutItem'] };
-
-/** Closing an item: advance the claim, and list the batch's claims for the seal. */
-const CLAIM_CLOSE: TableAccess = { actions: ['dynamodb:GetItem', 'dynamodb:UpdateItem', 'dynamodb:Query'], indexes: ['byTask'] };
-
-const EVIDENCE_FOLDERS = { writesEvidence: true, readsEvidence: 'folders' } as const;
+/**
+ * The batch's claims, listed by task id for the seal and the summary: Query on the byTask index only, no action on the
+ * table. The index's partition key is the task id, which carries no tenant prefix, so a tenant session's
+ * dynamodb:LeadingKeys cannot allow it; the callers keep only the batch tenant's rows (docs/deploy.md).
+ */
+const TASK_INDEX: TableAccess = { actions: [], queriesIndexes: ['byTask'] };
 
 const NOTHING: FunctionAccess = {
   tables: {},
@@ -96,59 +94,29 @@ export const FUNCTION_ACCESS: Readonly<Record<FunctionName, FunctionAccess>> = {
   // Mails operators.notify when routing fails before any claim (e.g. the vendor ended the session): nothing is claimed to take over.
   'validate-route': { ...TENANT_STEP, readsRequesterKey: true, sendsEmail: true },
   claim: TENANT_STEP,
-  'request-approval': {
-    ...NOTHING,
-    tables: { approvals: { actions: ['dynamodb:PutItem'] }, audit: AUDIT_APPEND },
-    readsApprovalSigningKey: true,
-    sendsEmail: true,
-  },
+  // Stores the request and its audit event under the item's tenant session; signs the links and mails them on its own role.
+  'request-approval': { ...TENANT_STEP, readsApprovalSigningKey: true, sendsEmail: true },
   snapshot: TENANT_STEP,
   'browser-write': TENANT_STEP,
   readback: TENANT_STEP,
-  // Opens and closes a compensation in the audit trail; the workflow itself starts and waits for the inverse's execution,
-  // with the inverse's task as compensate returns it, its requester attested for that execution.
-  compensate: { ...NOTHING, tables: { claims: { actions: ['dynamodb:GetItem'] }, audit: AUDIT_APPEND }, readsRequesterKey: true },
-  // Closing an item writes its record and evidence page and, when the batch is already sealed, adds it to the seal.
-  // An approval that timed out is closed as expired: its pending requests are found by key and marked EXPIRED.
-  complete: {
-    ...NOTHING,
-    tables: {
-      claims: CLAIM_CLOSE,
-      audit: AUDIT_APPEND,
-      approvals: { actions: ['dynamodb:UpdateItem'], queriesIndexes: [APPROVALS_BY_KEY_INDEX] },
-    },
-    ...EVIDENCE_FOLDERS,
-  },
-  takeover: {
-    ...NOTHING,
-    tables: {
-      claims: CLAIM_CLOSE,
-      audit: AUDIT_APPEND,
-      takeover: { actions: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'] },
-    },
-    ...EVIDENCE_FOLDERS,
-    // Operators are mailed when an item enters the queue.
-    sendsEmail: true,
-  },
-  // Counts outcomes, writes the batch page and seals the batch folder; records and reports a failed summary.
-  'summarize-batch': {
-    ...NOTHING,
-    tables: { claims: { actions: ['dynamodb:GetItem', 'dynamodb:Query'], indexes: ['byTask'] }, audit: AUDIT_APPEND },
-    ...EVIDENCE_FOLDERS,
-    batchRunFiles: 'reads-results',
-    // When the summary fails, its SummarizeFailed step mails the operators.
-    sendsEmail: true,
-  },
+  // Opens and closes a compensation in the item's audit trail (tenant session); the workflow itself starts and waits for the
+  // inverse's execution, with the inverse's task as compensate returns it, its requester attested for that execution (own role).
+  compensate: { ...TENANT_STEP, readsRequesterKey: true },
+  // Closing an item writes its record and evidence page and, when the batch is already sealed, adds it to the seal; an approval
+  // that timed out is closed as expired. All of it under the item's tenant session; only the batch's claims are listed by
+  // task id on its own role (TASK_INDEX: a task id carries no tenant prefix for IAM to match).
+  complete: { ...TENANT_STEP, tables: { claims: TASK_INDEX } },
+  // The claim, the queue entry, the record and the seal under the item's tenant session; operators are mailed on its own role.
+  takeover: { ...TENANT_STEP, tables: { claims: TASK_INDEX }, sendsEmail: true },
+  // Counts outcomes from the map run's results, writes the batch page and seals the batch folder, under the batch's tenant
+  // session; when the summary fails, its SummarizeFailed step mails the operators.
+  'summarize-batch': { ...TENANT_STEP, tables: { claims: TASK_INDEX }, sendsEmail: true },
   // The schedule's entry point: attests the schedule as requester and starts the batch (StartExecution on the batch
   // workflow alone is granted by the BatchSchedules construct, which knows the state machine).
   'start-scheduled-batch': { ...NOTHING, readsRequesterKey: true },
   // Writes and signs each tenant's daily digest from the day's anchors; no table, no evidence folder.
   'write-digests': { ...NOTHING, writesDigests: true },
-  'approval-http': {
-    ...NOTHING,
-    tables: { approvals: { actions: ['dynamodb:GetItem', 'dynamodb:UpdateItem'] }, audit: AUDIT_APPEND },
-    readsEvidence: 'before-screenshots',
-    readsApprovalSigningKey: true,
-    answersTaskTokens: true,
-  },
+  // Verifies the signed link on its own role, then reads and decides the request, appends the decision and shows the
+  // screenshot under the session of the tenant the signed approval id names; answers the workflow's task token on its own role.
+  'approval-http': { ...TENANT_STEP, readsApprovalSigningKey: true, answersTaskTokens: true },
 };

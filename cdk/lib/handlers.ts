@@ -89,10 +89,10 @@ export class Handlers extends Construct {
     this.all = [...Object.values(workflow), this.approvalHttp, this.writeDigests, this.startScheduledBatch];
 
     // The tenant functions assume the tenant-access role; the session policy names the evidence key.
-    for (const spec of WORKFLOW_FUNCTIONS) {
-      if (!FUNCTION_ACCESS[spec.name].actsForTenant) continue;
-      workflow[spec.id].fn.addEnvironment('PAPERCLIP_TENANT_ROLE_ARN', props.access.tenantAccess.role.roleArn);
-      workflow[spec.id].fn.addEnvironment('PAPERCLIP_EVIDENCE_KEY_ARN', props.access.evidence.key.keyArn);
+    for (const handler of this.all) {
+      if (!FUNCTION_ACCESS[handler.name].actsForTenant) continue;
+      handler.fn.addEnvironment('PAPERCLIP_TENANT_ROLE_ARN', props.access.tenantAccess.role.roleArn);
+      handler.fn.addEnvironment('PAPERCLIP_EVIDENCE_KEY_ARN', props.access.evidence.key.keyArn);
     }
   }
 }

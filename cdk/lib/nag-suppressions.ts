@@ -84,12 +84,6 @@ export function applyNagSuppressions(stack: PaperclipStack): void {
       );
     }
   }
-  acknowledge(
-    stack.handlers.approvalHttp.role,
-    `AwsSolutions-IAM5[Resource::${bucketArn}/evidence/*/before.png]`,
-    'The approval page shows the pre-state screenshot of the item being approved; its key contains the tenant, task and idempotency key ' +
-      'only known at run time. Only before.png objects are readable, never traces or other evidence.',
-  );
   const runsReason =
     "A batch's working files are runs/<tenant>/<taskId>/<execution>/…, named at run time, so the pattern is the narrowest fixed " +
     'resource; it matches only the item list or the map run results, in the working bucket (not evidence, not locked).';
@@ -102,13 +96,19 @@ export function applyNagSuppressions(stack: PaperclipStack): void {
   );
   acknowledge(
     stack.tenantAccess.role,
+    `AwsSolutions-IAM5[Resource::${bucketArn}/anchors/<aws:PrincipalTag/tenant>/*]`,
+    "A tenant session's seal anchors: anchors/<its tenant>/<day>/<chain>/<seq>.json, named by run-time values; the tenant comes " +
+      'from the session tag. s3:PutObject only (no read, delete or retention change), and Object Lock keeps every version.',
+  );
+  acknowledge(
+    stack.tenantAccess.role,
     `AwsSolutions-IAM5[Resource::${workingArn}/runs/<aws:PrincipalTag/tenant>/*/items.json]`,
     `${runsReason} PutObject of its own tenant's item lists only (ReadList, under the tenant session).`,
   );
   acknowledge(
-    stack.handlers.workflow.SummarizeBatch.role,
-    `AwsSolutions-IAM5[Resource::${workingArn}/runs/*/results/*]`,
-    `${runsReason} GetObject only.`,
+    stack.tenantAccess.role,
+    `AwsSolutions-IAM5[Resource::${workingArn}/runs/<aws:PrincipalTag/tenant>/*/results/*]`,
+    `${runsReason} GetObject of its own tenant's map run results only (SummarizeBatch, under the tenant session).`,
   );
   acknowledge(
     stack.workflows.roles.Batch,

@@ -28,13 +28,15 @@ const TAGGED_SCOPE = { tenant: `\${aws:PrincipalTag/${SESSION_TAGS.tenant}}`, id
  * policy is the same document, written with `${aws:PrincipalTag/…}` where the
  * session policy has the values: only items whose partition key starts with
  * `k-<tenant>_` (dynamodb:LeadingKeys, on the tables and the approvals byKey
- * index), only evidence/<tenant>/ and the tenant's batch item lists, only the
- * secret of the tagged identity. A session without both tags is refused.
+ * index), only evidence/<tenant>/, anchors/<tenant>/ and the tenant's batch
+ * working files, only the secret of the tagged identity (none without an
+ * identity tag). A session without the tenant tag is refused.
  *
  * The trust names the account but admits only the roles of the functions that
  * act for a tenant (aws:PrincipalArn, one entry per grantAssume), each of
  * which must also be allowed sts:AssumeRole and sts:TagSession by its own
- * policy; the request must carry exactly the tenant and identity tags.
+ * policy; the request must carry the tenant tag, the identity tag only when
+ * the session uses a vendor login, and no other tag.
  */
 export class TenantAccess extends Construct {
   readonly role: Role;
@@ -46,7 +48,12 @@ export class TenantAccess extends Construct {
     super(scope, id);
     const stack = Stack.of(this);
     this.policy = tenantSessionPolicy(TAGGED_SCOPE, {
-      tables: { claims: props.tables.claims.tableArn, approvals: props.tables.approvals.tableArn, audit: props.tables.audit.tableArn },
+      tables: {
+        claims: props.tables.claims.tableArn,
+        approvals: props.tables.approvals.tableArn,
+        audit: props.tables.audit.tableArn,
+        takeover: props.tables.takeover.tableArn,
+      },
       bucketArn: props.evidence.bucket.bucketArn,
       workingBucketArn: props.working.bucket.bucketArn,
       evidenceKeyArn: props.evidence.key.keyArn,
@@ -62,7 +69,9 @@ export class TenantAccess extends Construct {
     });
     const tagKeys = [SESSION_TAGS.tenant, SESSION_TAGS.identity];
     const trustConditions = {
-      StringLike: { [`aws:RequestTag/${SESSION_TAGS.tenant}`]: '?*', [`aws:RequestTag/${SESSION_TAGS.identity}`]: '?*' },
+      StringLike: { [`aws:RequestTag/${SESSION_TAGS.tenant}`]: '?*' },
+      // A session that uses no vendor login (closing, sealing, approvals) carries no identity tag, and so reads no secret.
+      StringLikeIfExists: { [`aws:RequestTag/${SESSION_TAGS.identity}`]: '?*' },
       'ForAllValues:StringEquals': { 'aws:TagKeys': tagKeys },
       // Filled in as functions are granted; a role whose ARN is not listed cannot assume, with or without tags.
       ArnEquals: { 'aws:PrincipalArn': Lazy.list({ produce: () => this.assumers.map((role) => role.roleArn) }) },

@@ -81,6 +81,14 @@ export function itemScope(item: { tenant: string; identity: string }): TenantSco
 }
 
 /**
+ * The session of a step that keeps a tenant's records (closing, sealing, compensation, approvals) and uses no
+ * vendor login: the tenant only, so the session carries no identity tag and can read no identity's secret.
+ */
+export function recordScope(owner: { tenant: string }): TenantScope {
+  return { tenant: owner.tenant };
+}
+
+/**
  * A handler that acts for one tenant: the app layer gets the services under
  * that tenant's session (services.forTenant), so a bug or a forged event can
  * reach only that tenant's items, evidence and identity secret.

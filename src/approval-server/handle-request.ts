@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { Services } from '../app/services.js';
 import type { ApprovalRequest } from '../app/ports/approvals.js';
 import { verifyApprovalLink } from '../domain/approval-link.js';
-import { approvalSigningSecret } from '../app/approvals/request-approval.js';
+import { approvalSigningSecret, tenantOfApprovalId } from '../app/approvals/request-approval.js';
 import { ApprovalRefusedError, decideApproval, openApproval } from '../app/approvals/decide-approval.js';
 import { parseCookies } from '../http/cookies.js';
 import { CSRF_COOKIE, csrfCookie, csrfToken, newCsrfNonce, verifyCsrfToken } from './csrf.js';
@@ -133,7 +133,13 @@ function parseWith<S extends z.ZodType>(schema: S, input: Record<string, string>
   throw new HttpRefusal(400, '链接或表单无效', 'Invalid link or form', `${what}.${field}: ${issue?.message ?? 'invalid'}`);
 }
 
-async function verifyLink(s: Services, approvalId: string, link: LinkParams): Promise<void> {
+/**
+ * Checks the link's signature and returns the services under the session of the tenant its approval id names:
+ * the id is covered by the signature, so every read and decision after this reaches that tenant's request,
+ * audit chain and screenshot only (docs/deploy.md, "Tenant isolation in IAM"). Nothing else in the request
+ * chooses the tenant.
+ */
+async function verifyLink(s: Services, approvalId: string, link: LinkParams): Promise<Services> {
   const secret = await approvalSigningSecret(s);
   if (!verifyApprovalLink({ approvalId, approver: link.approver, expiresAt: link.exp }, link.sig, secret)) {
     throw new HttpRefusal(
@@ -143,6 +149,16 @@ async function verifyLink(s: Services, approvalId: string, link: LinkParams): Pr
       '链接被改动过，或并非由 Paperclip 签发。请直接打开邮件中的链接。 The link was altered or not issued by Paperclip. Open the link from your email as it is.',
     );
   }
+  const tenant = tenantOfApprovalId(approvalId);
+  if (!tenant) {
+    throw new HttpRefusal(
+      404,
+      '审批申请不存在',
+      'No such approval request',
+      `approval id ${oneLine(approvalId, 80)} names no tenant (ids look like k-<tenant>_ and 24 characters)`,
+    );
+  }
+  return s.forTenant({ tenant });
 }
 
 function linkQuery(link: LinkParams): string {
@@ -207,9 +223,9 @@ async function signInState(
   return { required, ...(signedIn ? { signedIn } : {}), matches };
 }
 
-async function showApproval(s: Services, req: ApprovalHttpRequest, approvalId: string): Promise<ApprovalHttpResponse> {
+async function showApproval(unscoped: Services, req: ApprovalHttpRequest, approvalId: string): Promise<ApprovalHttpResponse> {
   const link = parseWith(LinkParams, params(req.query, ['approver', 'exp', 'sig']), 'query');
-  await verifyLink(s, approvalId, link);
+  const s = await verifyLink(unscoped, approvalId, link);
   const request = await openApproval(s, { approvalId, approver: link.approver, linkExpiresAt: link.exp });
   const view = viewOf(s, request, link);
   if (request.status !== 'PENDING') {
@@ -280,9 +296,9 @@ async function completeSignIn(s: Services, req: ApprovalHttpRequest): Promise<Ap
   }
 }
 
-async function serveScreenshot(s: Services, req: ApprovalHttpRequest, approvalId: string): Promise<ApprovalHttpResponse> {
+async function serveScreenshot(unscoped: Services, req: ApprovalHttpRequest, approvalId: string): Promise<ApprovalHttpResponse> {
   const link = parseWith(LinkParams, params(req.query, ['approver', 'exp', 'sig']), 'query');
-  await verifyLink(s, approvalId, link);
+  const s = await verifyLink(unscoped, approvalId, link);
   const request = await openApproval(s, { approvalId, approver: link.approver, linkExpiresAt: link.exp });
   const image = request.beforeScreenshotKey ? await s.evidence.get(request.beforeScreenshotKey) : undefined;
   if (!image)
@@ -300,7 +316,7 @@ async function serveScreenshot(s: Services, req: ApprovalHttpRequest, approvalId
   };
 }
 
-async function recordDecision(s: Services, req: ApprovalHttpRequest, approvalId: string): Promise<ApprovalHttpResponse> {
+async function recordDecision(unscoped: Services, req: ApprovalHttpRequest, approvalId: string): Promise<ApprovalHttpResponse> {
   if (!(req.headers['content-type'] ?? '').toLowerCase().startsWith('application/x-www-form-urlencoded')) {
     throw new HttpRefusal(
       415,
@@ -315,7 +331,7 @@ async function recordDecision(s: Services, req: ApprovalHttpRequest, approvalId:
     params(new URLSearchParams(req.body), ['approver', 'exp', 'sig', 'csrf', 'decision', 'note']),
     'form',
   );
-  await verifyLink(s, approvalId, form);
+  const s = await verifyLink(unscoped, approvalId, form);
   // Cross-site form posts carry the other site's Origin (or none): refuse them before looking at anything else.
   const origin = originOf(req.headers['origin']) ?? originOf(req.headers['referer']);
   if (!origin || origin !== allowedOrigin(s, req)) {

@@ -144,6 +144,8 @@ export function createServices(env: NodeJS.ProcessEnv = process.env, options: Se
     pack: sitePack,
     mail: new Mailer(clients.ses, config.approvals.sender),
     executions: new Executions(clients.sfn),
+    // The function's own keys (approval signing, requester attestation): not tenant data, so never through a tenant session.
+    secretStrings: new SecretStrings(clients.secretsManager),
     sessions: new IdentitySessions(sharedBrowser, sitePack, config.vendor.base_url),
     idTokens: new IdTokenVerifier(),
     table,
@@ -184,14 +186,14 @@ export function createServices(env: NodeJS.ProcessEnv = process.env, options: Se
     };
     return {
       ...shared,
-      claims: new ClaimsStore(data.db, table('claims')),
+      // Listing a batch's claims by task id stays on the function's own role (ClaimsStore.byTask).
+      claims: new ClaimsStore(data.db, table('claims'), clients.db),
       audit: new AuditLog(data.db, table('audit')),
       evidence: new EvidenceStore(data.s3, config.evidence.bucket),
       working: new EvidenceStore(data.s3, workingBucketName(config.evidence)),
       approvals: new ApprovalsStore(data.db, table('approvals')),
       takeovers: new TakeoverStore(data.db, table('takeover')),
       mapRuns: new MapRunResults(data.s3),
-      secretStrings: new SecretStrings(data.secretsManager),
       secret,
       async vendorApi(identityId: string) {
         const { username, password, apiToken } = await secret(identityId);

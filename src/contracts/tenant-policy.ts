@@ -31,7 +31,7 @@ export interface TenantScope {
 
 /** The ARNs the document names; CDK passes tokens, the runtime passes the deployed values. */
 export interface TenantResources {
-  tables: { claims: string; approvals: string; audit: string };
+  tables: { claims: string; approvals: string; audit: string; takeover: string };
   bucketArn: string;
   /** The bucket of the batches' working files (item lists), which is not locked. */
   workingBucketArn: string;
@@ -57,6 +57,24 @@ export function tenantEvidencePrefix(tenant: string): string {
   return `evidence/${tenant}/`;
 }
 
+/** Where the tenant's seal anchors live (src/evidence/anchor-layout.ts: anchors/<tenant>/<day>/…). */
+export function tenantAnchorPrefix(tenant: string): string {
+  return `anchors/${tenant}/`;
+}
+
+/**
+ * The start of the tenant's batch audit chains (src/evidence/folder.ts: batch:<tenant>:<taskId>). Tenant ids
+ * cannot contain `:`, so `batch:acme:` is never the start of another tenant's chain.
+ */
+export function tenantBatchChainPrefix(tenant: string): string {
+  return `batch:${tenant}:`;
+}
+
+/** The tenant's batch working files: item lists and the Distributed Map's results (runs/<tenant>/<taskId>/<execution>/…). */
+export function tenantRunsPrefix(tenant: string): string {
+  return `runs/${tenant}/`;
+}
+
 /** The item lists of the tenant's batches, which ReadList writes for the Distributed Map. */
 export function tenantBatchItemsPattern(tenant: string): string {
   return `runs/${tenant}/*/items.json`;
@@ -65,8 +83,10 @@ export function tenantBatchItemsPattern(tenant: string): string {
 export function tenantSessionPolicy(scope: TenantScope, resources: TenantResources): PolicyDocument {
   const leadingKeys = { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': [`${tenantKeyPrefix(scope.tenant)}*`] } };
   const evidence = tenantEvidencePrefix(scope.tenant);
+  const runs = tenantRunsPrefix(scope.tenant);
   const statements: PolicyStatement[] = [
     {
+      // Claim, fence and close the tenant's items (Complete and Takeover move a claim to its end).
       Sid: 'OwnClaims',
       Effect: 'Allow',
       Action: ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'],
@@ -74,31 +94,67 @@ export function tenantSessionPolicy(scope: TenantScope, resources: TenantResourc
       Condition: leadingKeys,
     },
     {
+      // Item chains (and their standalone seal chains, `<key>:seal`) and the tenant's batch chains, which the seal appends to.
       Sid: 'OwnAuditChains',
       Effect: 'Allow',
       Action: ['dynamodb:Query', 'dynamodb:PutItem'],
       Resource: [resources.tables.audit],
-      Condition: leadingKeys,
+      Condition: {
+        'ForAllValues:StringLike': {
+          'dynamodb:LeadingKeys': [`${tenantKeyPrefix(scope.tenant)}*`, `${tenantBatchChainPrefix(scope.tenant)}*`],
+        },
+      },
     },
     {
       // The write proves its own approval: the request by key (the index's partition key), then the request itself.
+      // RequestApproval stores the request, the approval page decides it, Complete expires what nobody decided.
       Sid: 'OwnApprovals',
       Effect: 'Allow',
-      Action: ['dynamodb:Query', 'dynamodb:GetItem'],
+      Action: ['dynamodb:Query', 'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'],
       Resource: [resources.tables.approvals, `${resources.tables.approvals}/index/${APPROVALS_BY_KEY_INDEX}`],
       Condition: leadingKeys,
     },
     {
+      // Takeover queues the item for a person (the queue is keyed by the idempotency key).
+      Sid: 'OwnTakeovers',
+      Effect: 'Allow',
+      Action: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'],
+      Resource: [resources.tables.takeover],
+      Condition: leadingKeys,
+    },
+    {
+      // GetObjectAttributes gives a stored checksum without the bytes (a seal never reads a trace; the bucket policy denies traces).
       Sid: 'OwnEvidence',
       Effect: 'Allow',
-      Action: ['s3:PutObject', 's3:GetObject'],
+      Action: ['s3:PutObject', 's3:GetObject', 's3:GetObjectAttributes'],
       Resource: [`${resources.bucketArn}/${evidence}*`],
+    },
+    {
+      // A seal is anchored outside the table, under the tenant's anchors only (the digests are another function's).
+      Sid: 'OwnSealAnchors',
+      Effect: 'Allow',
+      Action: ['s3:PutObject'],
+      Resource: [`${resources.bucketArn}/${tenantAnchorPrefix(scope.tenant)}*`],
     },
     {
       Sid: 'OwnBatchItems',
       Effect: 'Allow',
       Action: ['s3:PutObject'],
       Resource: [`${resources.workingBucketArn}/${tenantBatchItemsPattern(scope.tenant)}`],
+    },
+    {
+      // Summarize reads the map run's results of the tenant's batch; a failed map run's are found by listing its folder.
+      Sid: 'OwnBatchResults',
+      Effect: 'Allow',
+      Action: ['s3:GetObject'],
+      Resource: [`${resources.workingBucketArn}/${runs}*/results/*`],
+    },
+    {
+      Sid: 'ListOwnBatchResults',
+      Effect: 'Allow',
+      Action: ['s3:ListBucket'],
+      Resource: [resources.workingBucketArn],
+      Condition: { StringLike: { 's3:prefix': [`${runs}*/results/*`] } },
     },
     {
       // Reading a key that may not exist yet lists it first (S3 answers 403, not 404, when listing is not allowed).

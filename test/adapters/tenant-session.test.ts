@@ -118,8 +118,10 @@ describe('tenant session (local IAM, the deployed tenant-access role)', () => {
     await assert.rejects(acme.claims.get(`k-${'0'.repeat(40)}`), denied);
   });
 
-  it('refuses what the policy does not name: the takeover queue, plain secrets, and calls it cannot describe', async () => {
-    await assert.rejects(acme.takeovers.get(acmeKey), denied, 'the takeover queue is not tenant session data');
+  it("reaches only the tenant's own takeover queue entries; plain secrets stay on the function's role", async () => {
+    assert.equal(await acme.takeovers.get(acmeKey), undefined, "acme's own queue entry is readable (there is none)");
+    await assert.rejects(acme.takeovers.get(globexKey), denied);
+    // The signing keys are the function's own (the claim function holds none), never the tenant session's.
     await assert.rejects(acme.secretStrings.get('paperclip-local/approval-signing-key'), denied);
     await assert.rejects(
       services.clients.db.send(new TransactWriteCommand({ TransactItems: [] })),
@@ -147,6 +149,27 @@ describe('tenant session (local IAM, the deployed tenant-access role)', () => {
     await assert.rejects(acme.evidence.list('evidence/acme-eu/'), denied, "acme's prefix is not a prefix of acme-eu's");
   });
 
+  it("appends to the tenant's batch chains and anchors its seals, never another tenant's", async () => {
+    await acme.audit.append('batch:acme:T-isolation', sampleEvent('sealed'));
+    assert.equal((await acme.audit.events('batch:acme:T-isolation')).length, 1);
+    await assert.rejects(acme.audit.append('batch:globex:T-isolation', sampleEvent('sealed')), denied);
+    await assert.rejects(acme.audit.events('batch:acme-eu:T-isolation'), denied, "acme's batch chains are not a prefix of acme-eu's");
+    await acme.evidence.put('anchors/acme/2026-12-05/batch:acme:T-isolation/1.json', '{}', 'application/json');
+    await assert.rejects(acme.evidence.put('anchors/globex/2026-12-05/batch:globex:T-isolation/1.json', '{}', 'application/json'), denied);
+    await assert.rejects(
+      acme.evidence.put('digests/acme/2026-12-05.json', '{}', 'application/json'),
+      denied,
+      "digests are not a session's",
+    );
+  });
+
+  it('a session without an identity (closing, sealing, approvals) keeps the tenant data and reads no secret', async () => {
+    const records = services.forTenant({ tenant: 'acme' });
+    assert.equal((await records.claims.get(acmeKey))?.key, acmeKey);
+    await assert.rejects(records.claims.get(globexKey), denied);
+    await assert.rejects(records.secret('svc-recon-acme'), denied, 'no identity tag, no vendor login');
+  });
+
   it("reads only its own identity's secret", async () => {
     assert.equal((await acme.secret('svc-recon-acme')).username, 'svc-recon-acme');
     await assert.rejects(acme.secret('svc-recon-globex'), denied);
@@ -169,11 +192,9 @@ describe('tenant session (local IAM, the deployed tenant-access role)', () => {
   test('outside any function (the operator, test setup) calls are not evaluated, but no session can be assumed', async () => {
     assert.equal((await services.claims.get(globexKey))?.key, globexKey);
     await assert.rejects(
-      iam.runAsFunction('complete', async () =>
-        services.forTenant({ tenant: 'initech', identity: 'svc-recon-initech' }).claims.get(acmeKey),
-      ),
+      iam.runAsFunction('write-digests', async () => services.forTenant({ tenant: 'initech' }).claims.get(acmeKey)),
       (error: Error) => error.name === 'AccessDenied' && /sts:AssumeRole/.test(error.message),
-      'complete does not act for a tenant: its role may not assume the tenant-access role',
+      'write-digests does not act for a tenant: its role may not assume the tenant-access role',
     );
   });
 

@@ -49,20 +49,22 @@ describe('approval timeout', () => {
 });
 
 /**
- * The same timeout with Complete's approvals grant taken out of the deployed IAM (as the template was
- * before Complete got it): the local IAM refuses Complete's Query on the approvals byKey index, so the
- * execution fails with AccessDeniedException, as it would on AWS. This is what the grant is for.
+ * The same timeout with the approvals update taken out of the tenant-access role (Complete closes the item
+ * under the item's tenant session, and its own role holds no approvals grant): the local IAM refuses the
+ * session's UpdateItem on the approvals table, so the execution fails with AccessDeniedException, as it would
+ * on AWS. This is what the grant is for, and it shows Complete reaches the approvals only through the session.
  */
-describe('approval timeout without the grant the template gives Complete', () => {
+describe('approval timeout without the approvals update the tenant session needs', () => {
   let h: Harness;
   before(async () => {
     h = await startHarness({
       configPath: configWith({ approval_timeout_seconds: 3 }),
       editIam: (catalog) => {
-        for (const policy of catalog.functionRole('complete').policies) {
-          policy.document.Statement = statementsOf(policy.document).filter(
-            (s) => !asList(s.Resource).some((r) => r.includes('-approvals')),
-          );
+        for (const policy of catalog.tenantRole.policies) {
+          for (const statement of statementsOf(policy.document)) {
+            if (!asList(statement.Resource).some((r) => r.endsWith('-approvals'))) continue;
+            statement.Action = asList(statement.Action).filter((a) => a !== 'dynamodb:UpdateItem');
+          }
         }
       },
     });
@@ -71,7 +73,7 @@ describe('approval timeout without the grant the template gives Complete', () =>
     await h?.stop();
   });
 
-  test('fails with AccessDeniedException naming complete, the action and the index', async () => {
+  test('fails with AccessDeniedException naming the session Complete assumed, the action and the table', async () => {
     const { task, key } = await refundTask(h, 'T-approval-timeout-denied');
     const executionArn = await h.startTask(task);
     await approvalRequestFor(h, key);
@@ -81,7 +83,7 @@ describe('approval timeout without the grant the template gives Complete', () =>
     assert.equal(described.error, 'AccessDeniedException');
     assert.match(
       described.cause ?? '',
-      /function complete\) is not authorized to perform: dynamodb:Query on resource: \S+-approvals\/index\/byKey/,
+      /assumed by function complete\)+ is not authorized to perform: dynamodb:UpdateItem on resource: \S+-approvals\b/,
     );
   });
 });

@@ -248,7 +248,7 @@ describe('least privilege', () => {
       }
       const expected = new Map<string, Set<string>>();
       for (const [id, access] of Object.entries(FUNCTION_ACCESS[name].tables)) {
-        expected.set(tableArn(id), new Set(access!.actions));
+        if (access!.actions.length > 0) expected.set(tableArn(id), new Set(access!.actions));
         for (const index of access!.indexes ?? []) expected.set(`${tableArn(id)}/index/${index}`, new Set(access!.actions));
         for (const index of access!.queriesIndexes ?? []) expected.set(`${tableArn(id)}/index/${index}`, new Set(['dynamodb:Query']));
       }
@@ -282,7 +282,7 @@ describe('least privilege', () => {
     );
   });
 
-  it('approval-http: answers task tokens, reads its approval and before-screenshots, nothing more', () => {
+  it('approval-http: answers task tokens and verifies links on its own role; the approval and its screenshot only through the tenant session', () => {
     const actions = actionsOfRole(template, roleOf('approval-http'));
     assert.deepEqual(
       actions.filter((a) => a.startsWith('states:')),
@@ -291,9 +291,8 @@ describe('least privilege', () => {
     const answerable = resourcesGranted(template, roleOf('approval-http'), 'states:SendTaskSuccess');
     assert.equal(answerable.length, 1);
     assert.match(answerable[0]!, new RegExp(`:states:.*:stateMachine:${physical('guarded-write')}$`));
-    assert.deepEqual(resourcesGranted(template, roleOf('approval-http'), 's3:GetObject'), [
-      `GetAtt:${logicalIdOf(stack.evidence.bucket)}.Arn/evidence/*/before.png`,
-    ]);
+    assert.deepEqual(resourcesGranted(template, roleOf('approval-http'), 's3:GetObject'), []);
+    assert.ok(!actions.some((a) => a.startsWith('dynamodb:')), `${actions}`);
     assert.deepEqual(resourcesGranted(template, roleOf('approval-http'), 'secretsmanager:GetSecretValue'), [
       `Ref:${logicalIdOf(stack.secrets.approvalSigningKey)}`,
     ]);
@@ -342,40 +341,35 @@ describe('least privilege', () => {
     const folderReaders: string[] = [];
     for (const name of allNames) {
       const s3 = actionsOfRole(template, roleOf(name)).filter((a) => a.startsWith('s3:'));
-      const digests = name === 'write-digests';
       if (s3.includes('s3:PutObject')) {
         writers.push(name);
-        assert.deepEqual(
-          resourcesGranted(template, roleOf(name), 's3:PutObject').sort(),
-          // Sealing functions put anchors and never digests; the digest function puts digests and nothing else.
-          digests ? [`${bucket}/digests/*`] : [`${bucket}/anchors/*`, `${bucket}/evidence/*`],
-          name,
-        );
+        // The digest function puts digests and nothing else.
+        assert.deepEqual(resourcesGranted(template, roleOf(name), 's3:PutObject').sort(), [`${bucket}/digests/*`], name);
       }
       if (s3.includes('s3:ListBucket')) {
         folderReaders.push(name);
         const lists = statementsOfRole(template, roleOf(name)).filter((s) => actionsOf(s).includes('s3:ListBucket'));
-        // Summarize also lists a batch's results folder: a failed map run's manifest is found there.
-        const listsResults = name === 'summarize-batch' ? [{ StringLike: { 's3:prefix': ['runs/*/results/*'] } }] : [];
         assert.deepEqual(
           lists.map((l) => l.Condition),
-          [{ StringLike: { 's3:prefix': digests ? ['anchors/*', 'digests/*'] : ['evidence/*'] } }, ...listsResults],
-          `${name} lists ${digests ? 'anchors/ and digests/' : 'evidence/'} only${name === 'summarize-batch' ? ', and the map run results' : ''}`,
+          [{ StringLike: { 's3:prefix': ['anchors/*', 'digests/*'] } }],
+          `${name} lists anchors/ and digests/ only`,
         );
-        const working = `GetAtt:${logicalIdOf(stack.working.bucket)}.Arn`;
-        const results = name === 'summarize-batch' ? [`${working}/runs/*/results/*`] : [];
         assert.deepEqual(
           resourcesGranted(template, roleOf(name), 's3:GetObject').sort(),
-          (digests ? [`${bucket}/anchors/*`, `${bucket}/digests/*`] : [`${bucket}/evidence/*`, ...results]).sort(),
+          [`${bucket}/anchors/*`, `${bucket}/digests/*`].sort(),
           name,
         );
       }
       assert.ok(!s3.some((a) => /s3:(Delete|PutObjectRetention|PutObjectLegalHold|BypassGovernance|PutBucket)/.test(a)), `${name}: ${s3}`);
     }
-    // The tenant functions write evidence only through the tenant session, under evidence/<tenant>/ (see tenant isolation).
-    assert.deepEqual(writers.sort(), ['complete', 'summarize-batch', 'takeover', 'write-digests']);
-    assert.deepEqual(folderReaders.sort(), ['complete', 'summarize-batch', 'takeover', 'write-digests']);
+    // Every other function reaches evidence, anchors and batch results only through the tenant session (see tenant isolation).
+    assert.deepEqual(writers.sort(), ['write-digests']);
+    assert.deepEqual(folderReaders.sort(), ['write-digests']);
     for (const name of [
+      'complete',
+      'takeover',
+      'summarize-batch',
+      'approval-http',
       'claim',
       'validate-route',
       'request-approval',
@@ -391,8 +385,8 @@ describe('least privilege', () => {
 
   it('compensation only opens and closes the compensation: no Step Functions access, no browser, small memory and a short timeout', () => {
     const actions = actionsOfRole(template, roleOf('compensate')).filter((a) => !a.startsWith('logs:') && !a.startsWith('xray:'));
-    // It attests the inverse's requester for the execution RunInverse starts, so it reads that key too.
-    assert.deepEqual(actions, ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:Query', 'secretsmanager:GetSecretValue']);
+    // It attests the inverse's requester for the execution RunInverse starts, so it reads that key; the item through the tenant session.
+    assert.deepEqual(actions, ['secretsmanager:GetSecretValue', 'sts:AssumeRole', 'sts:TagSession']);
     const compensate = fn('compensate').Properties;
     assert.equal(compensate['Environment'].Variables['PAPERCLIP_GUARDED_WRITE_ARN'], undefined);
     assert.equal(compensate['MemorySize'], 256);
@@ -447,19 +441,41 @@ describe('tenant isolation in IAM', () => {
   const tableArn = (id: string) => `GetAtt:${logicalIdOf(stack.tables.byId[id as keyof typeof stack.tables.byId])}.Arn`;
   const ownKeys = { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['k-${aws:PrincipalTag/tenant}_*'] } };
 
-  it('the functions that act for a tenant are the vendor and item steps, and each may only assume the tenant-access role', () => {
-    assert.deepEqual(tenantNames, ['browser-write', 'claim', 'read-list', 'readback', 'snapshot', 'validate-route']);
+  it('every function but the digest writer acts for a tenant, and holds on its own role only what is not tenant data', () => {
+    assert.deepEqual(tenantNames, [
+      'approval-http',
+      'browser-write',
+      'claim',
+      'compensate',
+      'complete',
+      'read-list',
+      'readback',
+      'request-approval',
+      'snapshot',
+      'summarize-batch',
+      'takeover',
+      'validate-route',
+    ]);
+    const sts = ['sts:AssumeRole', 'sts:TagSession'];
+    const secret = 'secretsmanager:GetSecretValue';
+    const mail = 'ses:SendEmail';
+    // The batch's claims by task id: the index carries no tenant prefix for a session's LeadingKeys (docs/deploy.md).
+    const taskIndex = 'dynamodb:Query';
+    const expected: Record<string, string[]> = {
+      'read-list': [secret, ...sts],
+      'validate-route': [secret, mail, ...sts],
+      compensate: [secret, ...sts],
+      'request-approval': [secret, mail, ...sts],
+      'approval-http': [secret, 'states:SendTaskFailure', 'states:SendTaskSuccess', ...sts],
+      complete: [taskIndex, ...sts],
+      takeover: [taskIndex, mail, ...sts],
+      'summarize-batch': [taskIndex, mail, ...sts],
+    };
     for (const name of tenantNames) {
       const own = actionsOfRole(template, roleOf(name)).filter((a) => !a.startsWith('logs:') && !a.startsWith('xray:'));
-      // Besides the session, read-list and validate-route read the requester attestation key; validate-route also mails
-      // operators a routing failure before any claim (a session the vendor ended), from its own role like every mail.
-      const attests = name === 'read-list' || name === 'validate-route';
-      const mails = name === 'validate-route' ? ['ses:SendEmail'] : [];
-      assert.deepEqual(own, [...(attests ? ['secretsmanager:GetSecretValue'] : []), ...mails, 'sts:AssumeRole', 'sts:TagSession'], name);
-      if (attests) {
-        assert.deepEqual(resourcesGranted(template, roleOf(name), 'secretsmanager:GetSecretValue'), [
-          `Ref:${logicalIdOf(stack.secrets.requesterAttestationKey)}`,
-        ]);
+      assert.deepEqual(own, expected[name] ?? sts, name);
+      if (own.includes(taskIndex)) {
+        assert.deepEqual(resourcesGranted(template, roleOf(name), taskIndex), [`${tableArn('claims')}/index/byTask`], name);
       }
       assert.deepEqual(resourcesGranted(template, roleOf(name), 'sts:AssumeRole'), [`GetAtt:${tenantRole()}.Arn`], name);
       const env = fn(name).Properties['Environment'].Variables;
@@ -474,14 +490,27 @@ describe('tenant isolation in IAM', () => {
     const audit = statement('OwnAuditChains');
     assert.deepEqual(resourcesOf(audit).map(describeValue), [tableArn('audit')]);
     assert.deepEqual(actionsOf(audit).sort(), ['dynamodb:PutItem', 'dynamodb:Query']);
-    assert.deepEqual(audit.Condition, ownKeys);
+    // Item chains, and the tenant's batch seal chains (batch:<tenant>:<taskId>; tenant ids hold no `:`).
+    const auditKeys = {
+      'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['k-${aws:PrincipalTag/tenant}_*', 'batch:${aws:PrincipalTag/tenant}:*'] },
+    };
+    assert.deepEqual(audit.Condition, auditKeys);
     const approvals = statement('OwnApprovals');
     assert.deepEqual(resourcesOf(approvals).map(describeValue), [tableArn('approvals'), `${tableArn('approvals')}/index/byKey`]);
     assert.deepEqual(approvals.Condition, ownKeys);
-    // Every DynamoDB grant of the role carries the condition, and none reaches the takeover or planner tables.
+    const takeovers = statement('OwnTakeovers');
+    assert.deepEqual(resourcesOf(takeovers).map(describeValue), [tableArn('takeover')]);
+    assert.deepEqual(takeovers.Condition, ownKeys);
+    // Every DynamoDB grant of the role carries a tenant condition, and none reaches the planner table.
     for (const s of tenantStatements().filter((s) => actionsOf(s).some((a) => a.startsWith('dynamodb:')))) {
-      assert.deepEqual(s.Condition, ownKeys, s.Sid);
+      assert.deepEqual(s.Condition, s.Sid === 'OwnAuditChains' ? auditKeys : ownKeys, s.Sid);
       assert.ok(!actionsOf(s).some((a) => /Scan|Delete|BatchWrite/.test(a)), s.Sid);
+      assert.ok(
+        !resourcesOf(s)
+          .map(describeValue)
+          .some((r) => r.startsWith(tableArn('planner-tasks'))),
+        s.Sid,
+      );
     }
   });
 
@@ -497,20 +526,26 @@ describe('tenant isolation in IAM', () => {
       `GetAtt:${logicalIdOf(stack.working.bucket)}.Arn/runs/\${aws:PrincipalTag/tenant}/*/items.json`,
     ]);
     assert.deepEqual(statement('ListOwnEvidence').Condition, { StringLike: { 's3:prefix': ['evidence/${aws:PrincipalTag/tenant}/*'] } });
+    assert.deepEqual(resourcesOf(statement('OwnSealAnchors')).map(describeValue), [`${bucket}/anchors/\${aws:PrincipalTag/tenant}/*`]);
+    assert.deepEqual(actionsOf(statement('OwnSealAnchors')), ['s3:PutObject']);
+    assert.deepEqual(resourcesOf(statement('OwnBatchResults')).map(describeValue), [
+      `GetAtt:${logicalIdOf(stack.working.bucket)}.Arn/runs/\${aws:PrincipalTag/tenant}/*/results/*`,
+    ]);
     for (const s of tenantStatements()) assert.notEqual(s.Resource, '*', `${s.Sid} names its resources`);
   });
 
-  it('is assumed and tagged only by the roles of the functions that act for a tenant, with exactly the tenant and identity tags', () => {
+  it('is assumed and tagged only by the roles of the functions that act for a tenant, with a tenant tag and at most an identity tag', () => {
     const trust = template.findResources('AWS::IAM::Role')[tenantRole()]!['Properties']['AssumeRolePolicyDocument']
       .Statement as Statement[];
     assert.equal(trust.length, 1);
     assert.deepEqual(actionsOf(trust[0]!).sort(), ['sts:AssumeRole', 'sts:TagSession']);
     const condition = trust[0]!.Condition as Record<string, Record<string, unknown>>;
-    assert.deepEqual(condition['StringLike'], { 'aws:RequestTag/tenant': '?*', 'aws:RequestTag/identity': '?*' });
+    assert.deepEqual(condition['StringLike'], { 'aws:RequestTag/tenant': '?*' });
+    assert.deepEqual(condition['StringLikeIfExists'], { 'aws:RequestTag/identity': '?*' });
     assert.deepEqual(condition['ForAllValues:StringEquals'], { 'aws:TagKeys': ['tenant', 'identity'] });
     const admitted = (condition['ArnEquals']!['aws:PrincipalArn'] as unknown[]).map(describeValue).sort();
     assert.deepEqual(admitted, tenantNames.map((name) => `GetAtt:${roleOf(name)}.Arn`).sort());
-    assert.deepEqual(Object.keys(condition).sort(), ['ArnEquals', 'ForAllValues:StringEquals', 'StringLike']);
+    assert.deepEqual(Object.keys(condition).sort(), ['ArnEquals', 'ForAllValues:StringEquals', 'StringLike', 'StringLikeIfExists']);
   });
 });
 

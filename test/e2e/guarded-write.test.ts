@@ -132,7 +132,10 @@ describe('guarded write path on the embedded stack', () => {
     // bucket policy would keep summarize-batch from reading it anyway.
     const stray = evidenceKey(first!, 'extra-trace.zip');
     await h.paperclip.services.evidence.put(stray, 'not listed anywhere', 'application/zip');
-    const finished = await h.paperclip.iam.runAsFunction('summarize-batch', () => finishBatchEvidence(h.paperclip.services, batch, 'test'));
+    // As the handler runs it: summarize-batch's role reaches the batch's evidence only through the tenant's session.
+    const finished = await h.paperclip.iam.runAsFunction('summarize-batch', () =>
+      finishBatchEvidence(h.paperclip.services.forTenant({ tenant: batch.tenant }), batch, 'test'),
+    );
     assert.deepEqual(
       finished.seal.unreadable?.map((u) => u.name),
       [`${first!.key}/extra-trace.zip`],

@@ -55,6 +55,13 @@ describe('daily digests', () => {
       h.paperclip.iam.runAsFunction('complete', () => put(digestKey(tenant, '2026-01-01'))),
       (error: Error) => error.name === 'AccessDenied' && /complete/.test(error.message) && /s3:PutObject/.test(error.message),
     );
+    // Nor through the tenant session it seals under (anchors/<tenant>/ yes, digests/ never).
+    await assert.rejects(
+      h.paperclip.iam.runAsFunction('complete', () =>
+        s().forTenant({ tenant }).evidence.put(digestKey(tenant, '2026-01-01'), '{}', 'application/json'),
+      ),
+      (error: Error) => error.name === 'AccessDenied' && /assumed by function complete/.test(error.message),
+    );
     await assert.rejects(
       h.paperclip.iam.runAsFunction('write-digests', () => put(`evidence/${tenant}/T-x/k/record.json`)),
       (error: Error) => error.name === 'AccessDenied' && /write-digests/.test(error.message),

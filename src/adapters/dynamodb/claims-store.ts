@@ -16,9 +16,14 @@ import { writeIfConditionHolds } from './conditional-write.js';
 
 /** The idempotency registry in DynamoDB: a conditional put takes a claim, conditional updates move it. */
 export class ClaimsStore implements ClaimsPort {
+  /**
+   * @param taskIndexDb what byTask queries through, when not `db`: under a tenant session, the function's own
+   *   credentials, because the index's partition key (the task id) carries no tenant prefix for IAM to confine.
+   */
   constructor(
     private readonly db: DynamoDBDocumentClient,
     private readonly table: string,
+    private readonly taskIndexDb: DynamoDBDocumentClient = db,
   ) {}
 
   /** True if this call created the claim; false if the key was already claimed. */
@@ -93,10 +98,11 @@ export class ClaimsStore implements ClaimsPort {
     return found;
   }
 
+  /** Every claim of a task id, of any tenant: callers keep their batch tenant's rows. */
   async byTask(taskId: string): Promise<Claim[]> {
     const claims: Claim[] = [];
     const pages = paginateQuery(
-      { client: this.db },
+      { client: this.taskIndexDb },
       {
         TableName: this.table,
         IndexName: 'byTask',

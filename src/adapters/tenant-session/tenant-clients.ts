@@ -34,10 +34,10 @@ const SECRET_SUFFIX_WILDCARD = '-??????';
 
 /** The deployed ARNs the session policy names, from the names the config and the stack share. */
 export function tenantResources(d: Deployment): TenantResources {
-  const table = (id: 'claims' | 'approvals' | 'audit') =>
+  const table = (id: 'claims' | 'approvals' | 'audit' | 'takeover') =>
     `arn:${d.partition}:dynamodb:${d.region}:${d.account}:table/${tableName(d.prefix, id)}`;
   return {
-    tables: { claims: table('claims'), approvals: table('approvals'), audit: table('audit') },
+    tables: { claims: table('claims'), approvals: table('approvals'), audit: table('audit'), takeover: table('takeover') },
     bucketArn: `arn:${d.partition}:s3:::${d.bucket}`,
     workingBucketArn: `arn:${d.partition}:s3:::${d.workingBucket}`,
     evidenceKeyArn: d.evidenceKeyArn,

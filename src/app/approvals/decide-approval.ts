@@ -4,6 +4,7 @@ import { canonicalPrincipal } from '../../domain/principal.js';
 import { oneLine } from '../../lib/one-line.js';
 import type { ApprovalOutput } from '../guarded-write/state.js';
 import { TASK_FAILURES, NamedError } from '../../domain/errors.js';
+import { approvalRequestsOf } from './request-approval.js';
 import type { DecisionSignIn } from '../../domain/sign-in-policy.js';
 
 /**
@@ -101,7 +102,7 @@ export async function expireApproval(s: Services, request: ApprovalRequest): Pro
 
 /** Marks every still-pending approval request of an item EXPIRED (the workflow stopped waiting). */
 export async function expireApprovalsOf(s: Services, key: string): Promise<void> {
-  for (const request of await s.approvals.byKey(key)) {
+  for (const request of await approvalRequestsOf(s, key)) {
     if (request.status === 'PENDING') await expireApproval(s, request);
   }
 }

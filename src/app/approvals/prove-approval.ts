@@ -5,6 +5,7 @@ import { verifyChain } from '../../domain/audit-chain.js';
 import { hasType, isEvent } from '../../domain/audit-events.js';
 import { actionPayloadHash } from '../../domain/approval-proof.js';
 import { ApprovalNotProvenError } from '../../domain/errors.js';
+import { approvalRequestsOf } from './request-approval.js';
 import { canonicalPrincipal } from '../../domain/principal.js';
 import { signInRequired, type DecisionSignIn } from '../../domain/sign-in-policy.js';
 import { SIGN_IN_SKEW_SECONDS, signInClaimsProblem, type IdTokenClaims } from '../../domain/sign-in-proof.js';
@@ -42,7 +43,7 @@ export async function proveApproval(s: Services, item: RoutedItem, claimed: unkn
 /** The proven approval, or why there is none. */
 async function establish(s: Services, item: RoutedItem, now: number): Promise<ProvenApproval | string> {
   const refuse = (why: string) => why;
-  const requests = await s.approvals.byKey(item.key);
+  const requests = await approvalRequestsOf(s, item.key);
   const approved = requests.filter((r) => r.status === 'APPROVED');
   if (approved.length === 0) {
     const seen = requests.map((r) => r.status).join(', ') || 'none';

@@ -6,7 +6,7 @@ import { approvalUrl } from '../../domain/approval-link.js';
 import { html, joinHtml } from '../../http/html.js';
 import { actionPayloadHash } from '../../domain/approval-proof.js';
 import { canonicalPrincipal } from '../../domain/principal.js';
-import { tenantKeyPrefix } from '../../domain/task.js';
+import { tenantKeyPrefix, tenantOfKey } from '../../domain/task.js';
 import { own } from '../../lib/own.js';
 import { oneLine } from '../../lib/one-line.js';
 
@@ -35,11 +35,14 @@ export async function requestApproval(
   const approvers = [...new Set((tenant?.approvers ?? []).map((a) => canonicalPrincipal(a, plus)))].filter((a) => a !== requester);
   if (approvers.length === 0)
     throw new Error(`tenant ${item.tenant} has no approvers other than the requester; configure tenants[].approvers`);
+  // The item's claim first: the request is stored only for an item this run's session can read (under a tenant
+  // session, an item of another tenant is refused here, before anything is written).
+  if (!(await s.claims.get(item.key))) throw new Error(`no claim for ${item.key}: an approval is requested only for a claimed item`);
   const now = Date.now();
   const expiresAtMs = now + item.approvalTimeoutSeconds * 1000;
   const request: ApprovalRequest = {
     // Under the tenant's key prefix, so the tenant's IAM session can read it (dynamodb:LeadingKeys).
-    approvalId: `${tenantKeyPrefix(item.tenant)}${randomBytes(18).toString('base64url')}`,
+    approvalId: `${tenantKeyPrefix(item.tenant)}${randomBytes(APPROVAL_ID_RANDOM_BYTES).toString('base64url')}`,
     key: item.key,
     taskId: item.taskId,
     tenant: item.tenant,
@@ -95,4 +98,27 @@ export async function requestApproval(
     });
   }
   return { approvalId: request.approvalId, notified: request.allowedApprovers };
+}
+
+/** 18 random bytes: 24 base64url characters after the tenant's key prefix. */
+const APPROVAL_ID_RANDOM_BYTES = 18;
+const APPROVAL_ID_PATTERN = /^k-([a-z][a-z0-9-]{1,40})_[A-Za-z0-9_-]{24}$/;
+
+/**
+ * The tenant an approval id belongs to (`k-<tenant>_` and 24 random characters), or undefined for any other
+ * string. Tenant ids cannot contain `_`, so the first `_` ends the tenant. The approval page reads the tenant
+ * from the id its signed link names, never from anything else the caller sends.
+ */
+export function tenantOfApprovalId(approvalId: string): string | undefined {
+  return APPROVAL_ID_PATTERN.exec(approvalId)?.[1];
+}
+
+/**
+ * The approval requests of an item: those the byKey index returns whose id is under the item's own tenant.
+ * The index is keyed by the item's key, which any tenant's session could write into a request of its own
+ * tenant; such a request is never the item's (it cannot approve it, nor hold up its expiry).
+ */
+export async function approvalRequestsOf(s: Services, key: string): Promise<ApprovalRequest[]> {
+  const tenant = tenantOfKey(key);
+  return (await s.approvals.byKey(key)).filter((r) => tenant !== undefined && tenantOfApprovalId(r.approvalId) === tenant);
 }
