@@ -88,13 +88,24 @@ const SHOW_SPEC: CommandSpec<typeof ShowFlags> = {
 };
 const RESOLVE_SPEC: CommandSpec<typeof ResolveFlags> = {
   name: 'takeover resolve',
-  summary: 'closes a takeover item as done, abandon or retry (retry reads back first, never clicks twice)',
+  summary: 'closes a takeover item as done, abandon or retry (retry reads the vendor back before it may click)',
   description: `${QUEUE}
 
   --as done      you verified (or did) the write by hand: claim DONE (done_by_operator)
   --as abandon   the write will not happen: claim FAILED
-  --as retry     the item goes through the guarded path again, reading back first:
-                 a write that landed is confirmed, never clicked twice`,
+  --as retry     the item goes through the guarded path again, reading the vendor back
+                 first (the config's readback_sources, in a session of its own):
+                 - the target state seen: confirmed and completed, nothing is clicked;
+                 - the old state seen: not an answer until the settle window after the
+                   last commit click (write_policy.readback_deadline_ms) has passed; a
+                   vendor that applies the change slowly is waited for, not clicked again;
+                 - an interim or unreadable state to the end of the window: back to the
+                   queue, nothing is clicked;
+                 - only the old state, settled after the window, lets the action's policy
+                   (retry_after_negative_readback, max_write_attempts) click once more; a
+                   stage whose done check shows it already landed is skipped.
+                 Not guaranteed: a vendor that applies a change later than the settle
+                 window, and a stage with no done check in a multi-stage action.`,
   flags: ResolveFlags,
   positionals: KeyArg,
 };

@@ -9,6 +9,9 @@ import { batchKey, evidenceKey } from '../../src/adapters/s3/evidence-store.js';
 import { verifyBatch } from '../../src/evidence/verify.js';
 import { executeTakeover, parseTakeoverArgs, type Io } from '../../src/cli/takeover.js';
 import { startHarness, type Harness } from '../support/embedded.js';
+import { idempotencyKey } from '../../src/domain/task.js';
+import { SessionLostError } from '../../src/domain/errors.js';
+import { handler as readback } from '../../lambdas/readback.js';
 
 /**
  * An operator's retry of a takeover item, on a vendor that applies a change
@@ -17,12 +20,23 @@ import { startHarness, type Harness } from '../support/embedded.js';
  * The simulator's interim 处理中 is read as the old state (待处理) by this
  * test's copy of the pack, as such a vendor would show it.
  */
-const SETTLE_WINDOW_MS = 12_000;
+const SETTLE_WINDOW_MS = 20_000;
 
 describe('operator retry', () => {
   let h: Harness;
   let dir: string;
   const operator = 'alice@ops.example';
+  /** Readbacks of these keys lose their session before reading, this many more times: the item goes to takeover after its click. */
+  const lostReadbacks = new Map<string, number>();
+  async function readbackOrLost(event: unknown): Promise<unknown> {
+    const { key } = (event as { item: { key: string } }).item;
+    const left = lostReadbacks.get(key) ?? 0;
+    if (left > 0) {
+      lostReadbacks.set(key, left - 1);
+      throw new SessionLostError('the readback session was signed out (test)');
+    }
+    return readback(event);
+  }
 
   before(async () => {
     dir = mkdtempSync(join(tmpdir(), 'paperclip-operator-retry-'));
@@ -40,7 +54,7 @@ describe('operator retry', () => {
     config.vendor['site_pack'] = join(dir, 'pack.yaml');
     config.write_policy['readback_deadline_ms'] = SETTLE_WINDOW_MS;
     writeFileSync(join(dir, 'paperclip.yaml'), stringify(config));
-    h = await startHarness({ configPath: join(dir, 'paperclip.yaml') });
+    h = await startHarness({ configPath: join(dir, 'paperclip.yaml'), handlerOverrides: { readback: readbackOrLost } });
   });
   after(async () => {
     await h?.stop();
@@ -105,5 +119,62 @@ describe('operator retry', () => {
       `the edited resolution is named: ${JSON.stringify(tampered.findings)}`,
     );
     assert.ok(!tampered.findings.some((f) => /sealed status/.test(f.detail)), 'the late close itself is not a finding');
+  });
+
+  const task = (taskId: string, billNo: string) => ({ taskId, tenant: 'acme', billNo, action: 'mark_processed' });
+  const afterResolution = async (key: string) => {
+    const events = await h.paperclip.services.audit.events(key);
+    return events.slice(events.findIndex((e) => e.type === 'takeover_resolved') + 1);
+  };
+
+  test('a first write on a slow vendor: readback waits the settle window for the target state, then completes (one click)', async () => {
+    await h.control.reset({ seed: 8, tenants: [{ id: 'acme', pending: 2, overcharge: 0, processed: 0 }] });
+    const billNo = 'ACME-202611-0001';
+    // The vendor applies the click 14 s later and shows 待处理 until then (the after picture waits 5 s of it).
+    await h.control.setFaults([{ kind: 'async_delay_ms', bill: billNo, ms: 14_000 }]);
+    const result = await h.runTask(task('T-slow-first', billNo));
+    assert.equal(result.output['outcome'], 'done', JSON.stringify(result.output));
+    assert.equal((await marksOf(billNo)).length, 1);
+    const key = idempotencyKey(task('T-slow-first', billNo));
+    const readbacks = (await h.paperclip.services.audit.events(key)).filter((e) => e.type === 'readback');
+    assert.equal(readbacks.length, 1);
+    assert.equal(readbacks[0]!.data['verdict'], 'confirmed');
+    const seen = readbacks[0]!.data['seen'] as string[];
+    assert.ok(
+      seen.filter((s) => s === 'PENDING').length >= 2,
+      `the old state was seen, and waited out: ${JSON.stringify(readbacks[0]!.data)}`,
+    );
+  });
+
+  test('an operator retry while the vendor still applies the first click: reads back, waits, confirms; never clicks again', async () => {
+    await h.control.reset({ seed: 9, tenants: [{ id: 'acme', pending: 2, overcharge: 0, processed: 0 }] });
+    const billNo = 'ACME-202611-0002';
+    const t = task('T-slow-retry', billNo);
+    const key = idempotencyKey(t);
+    await h.control.setFaults([{ kind: 'async_delay_ms', bill: billNo, ms: 16_000 }]);
+    lostReadbacks.set(key, 1);
+    const first = await h.runTask(t);
+    assert.equal(first.output['outcome'], 'takeover', JSON.stringify(first.output));
+    assert.equal((await marksOf(billNo)).length, 1, 'the click landed; the vendor applies it later');
+
+    // The operator retries at once, while the vendor still shows 待处理.
+    const resolved = await retry(key, 'readback lost its session; retrying');
+    const trail = JSON.stringify((await afterResolution(key)).map((e) => [e.at, e.type, e.data['seen'] ?? e.data['why'] ?? '']));
+    assert.equal(resolved.code, 0, `${resolved.out}\n${trail}`);
+    assert.match(resolved.out, /retry .*: done/, trail);
+    assert.equal((await marksOf(billNo)).length, 1, 'exactly one write in the vendor journal');
+    const after = await afterResolution(key);
+    const types = after.map((e) => e.type);
+    assert.ok(
+      !types.some((t) => ['write_started', 'write_step', 'write_failed'].includes(t)),
+      `the retry never entered the write: ${types}`,
+    );
+    const readbacks = after.filter((e) => e.type === 'readback');
+    assert.deepEqual(
+      readbacks.map((e) => e.data['verdict']),
+      ['confirmed'],
+      'one readback, which waited for the landed write instead of calling the old state settled',
+    );
+    assert.equal((await h.paperclip.services.claims.get(key))?.status, 'DONE');
   });
 });
