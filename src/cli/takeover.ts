@@ -105,7 +105,12 @@ const RESOLVE_SPEC: CommandSpec<typeof ResolveFlags> = {
                    (retry_after_negative_readback, max_write_attempts) click once more; a
                    stage whose done check shows it already landed is skipped.
                  Not guaranteed: a vendor that applies a change later than the settle
-                 window, and a stage with no done check in a multi-stage action.`,
+                 window, and a stage with no done check in a multi-stage action.
+
+Exit codes: 0 resolved (a retry finished done, or was started with --detach);
+1 the retry did not close the item: it ended in takeover again (the item is back
+in the queue as the next round) or failed; 2 bad input, or the item's state does
+not allow the resolution (nothing changed).`,
   flags: ResolveFlags,
   positionals: KeyArg,
 };
@@ -250,6 +255,11 @@ export async function executeTakeover(s: Services, command: TakeoverCommand, io:
             ? `retry ${arn}: ${result.retry.outcome}${result.retry.reason ? ` (${result.retry.reason})` : ''}`
             : `retry ${arn} started (readback first)`,
         );
+        // The operator asked for the item to be closed by a retry: one that did not close it is not a success.
+        if (result.retry && result.retry.outcome !== 'done') {
+          io.err(`the retry did not close ${result.key}; paperclip takeover show ${result.key}`);
+          return 1;
+        }
       }
       return 0;
     }

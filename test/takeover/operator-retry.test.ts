@@ -177,4 +177,21 @@ describe('operator retry', () => {
     );
     assert.equal((await h.paperclip.services.claims.get(key))?.status, 'DONE');
   });
+
+  test('a retry that ends in takeover again exits 1 and reopens the item as the next round', async () => {
+    await h.control.reset({ seed: 10, tenants: [{ id: 'acme', pending: 3, overcharge: 0, processed: 0 }] });
+    const billNo = 'ACME-202611-0003';
+    const t = task('T-retry-again', billNo);
+    const key = idempotencyKey(t);
+    lostReadbacks.set(key, 2);
+    const first = await h.runTask(t);
+    assert.equal(first.output['outcome'], 'takeover', JSON.stringify(first.output));
+    const resolved = await retry(key, 'readback lost its session; retrying');
+    assert.match(resolved.out, /retry .*: takeover/);
+    assert.equal(resolved.code, 1, resolved.out);
+    const entry = await h.paperclip.services.takeovers.get(key);
+    assert.equal(entry?.status, 'OPEN');
+    assert.equal(entry?.round, 2);
+    assert.equal((await marksOf(billNo)).length, 1, 'the retry clicked nothing');
+  });
 });
