@@ -88,13 +88,29 @@ const SHOW_SPEC: CommandSpec<typeof ShowFlags> = {
 };
 const RESOLVE_SPEC: CommandSpec<typeof ResolveFlags> = {
   name: 'takeover resolve',
-  summary: 'closes a takeover item as done, abandon or retry (retry reads back first, never clicks twice)',
+  summary: 'closes a takeover item as done, abandon or retry (retry reads the vendor back before it may click)',
   description: `${QUEUE}
 
   --as done      you verified (or did) the write by hand: claim DONE (done_by_operator)
   --as abandon   the write will not happen: claim FAILED
-  --as retry     the item goes through the guarded path again, reading back first:
-                 a write that landed is confirmed, never clicked twice`,
+  --as retry     the item goes through the guarded path again, reading the vendor back
+                 first (the config's readback_sources, in a session of its own):
+                 - the target state seen: confirmed and completed, nothing is clicked;
+                 - the old state seen: not an answer until the settle window after the
+                   last commit click (write_policy.readback_deadline_ms) has passed; a
+                   vendor that applies the change slowly is waited for, not clicked again;
+                 - an interim or unreadable state to the end of the window: back to the
+                   queue, nothing is clicked;
+                 - only the old state, settled after the window, lets the action's policy
+                   (retry_after_negative_readback, max_write_attempts) click once more; a
+                   stage whose done check shows it already landed is skipped.
+                 Not guaranteed: a vendor that applies a change later than the settle
+                 window, and a stage with no done check in a multi-stage action.
+
+Exit codes: 0 resolved (a retry finished done, or was started with --detach);
+1 the retry did not close the item: it ended in takeover again (the item is back
+in the queue as the next round) or failed; 2 bad input, or the item's state does
+not allow the resolution (nothing changed).`,
   flags: ResolveFlags,
   positionals: KeyArg,
 };
@@ -239,6 +255,11 @@ export async function executeTakeover(s: Services, command: TakeoverCommand, io:
             ? `retry ${arn}: ${result.retry.outcome}${result.retry.reason ? ` (${result.retry.reason})` : ''}`
             : `retry ${arn} started (readback first)`,
         );
+        // The operator asked for the item to be closed by a retry: one that did not close it is not a success.
+        if (result.retry && result.retry.outcome !== 'done') {
+          io.err(`the retry did not close ${result.key}; paperclip takeover show ${result.key}`);
+          return 1;
+        }
       }
       return 0;
     }

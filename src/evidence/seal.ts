@@ -92,7 +92,8 @@ export interface Manifest {
  */
 export function replacementProblem(sealed: SealedItem, next: SealedItem): string | undefined {
   if (!isTerminal(sealed.status)) return undefined;
-  if (next.status !== sealed.status) return `changes the sealed status ${sealed.status} to ${next.status ?? 'none'}`;
+  const answered = reopens(sealed);
+  if (next.status !== sealed.status && !answered) return `changes the sealed status ${sealed.status} to ${next.status ?? 'none'}`;
   if (next.billNo !== sealed.billNo || next.action !== sealed.action) return 'changes the sealed bill or action';
   const kept = sealed.events.every((hash, i) => next.events[i] === hash);
   if (!kept) return "rewrites event hashes that were sealed (a finished item's chain only grows)";
@@ -103,14 +104,28 @@ export function replacementProblem(sealed: SealedItem, next: SealedItem): string
   for (const object of sealed.objects) {
     const now = nextObjects.get(object.name);
     if (!now) return `drops the sealed object ${object.name}`;
-    if (now.sha256 !== object.sha256 && object.name !== PAGE_NAME) return `replaces the sealed object ${object.name}`;
+    // An operator's retry of a takeover item runs the write's steps again: its readback picture, its record
+    // (and, when it clicks, its after picture and trace) are stored anew. Each new object's hash is in the grown
+    // chain's events, which verify checks too; the sealed versions stay in the locked bucket's history.
+    if (now.sha256 !== object.sha256 && object.name !== PAGE_NAME && !answered) return `replaces the sealed object ${object.name}`;
   }
   const added = next.objects.find((o) => !sealed.objects.some((p) => p.name === o.name));
-  if (added) return `adds ${added.name} to a finished item`;
+  if (added && !answered) return `adds ${added.name} to a finished item`;
   return undefined;
 }
 
+/**
+ * Whether a sealed item's status is an open question rather than an end: a TAKEOVER item waits for an
+ * operator, whose answer (done, abandon, or a retry through the guarded path) closes it later, after its
+ * batch was sealed. Its entry may then change status and objects, but only together with a chain that grew
+ * from the sealed one (the resolution and what followed it are appended to the sealed events).
+ */
+function reopens(sealed: SealedItem): boolean {
+  return sealed.status === 'TAKEOVER';
+}
+
 function sameEntry(sealed: SealedItem, next: SealedItem): boolean {
+  if (next.status !== sealed.status) return false;
   if (next.events.length !== sealed.events.length || next.objects.length !== sealed.objects.length) return false;
   const nextObjects = new Map(next.objects.map((o) => [o.name, o]));
   return sealed.objects.every((o) => nextObjects.get(o.name)?.sha256 === o.sha256 && nextObjects.get(o.name)?.bytes === o.bytes);
@@ -189,7 +204,9 @@ export function sealedItem(
   options: { pageRendered?: boolean } = {},
 ): SealedItem {
   const hashes = input.events.map((e) => e.hash);
-  if (previous && isTerminal(previous.status)) {
+  // A takeover item whose chain grew was answered by an operator since (see reopens): its entry is made afresh.
+  const answered = previous !== undefined && reopens(previous) && hashes.length > previous.events.length;
+  if (previous && isTerminal(previous.status) && !answered) {
     // What was sealed stays sealed, except a page the caller has just rendered from a chain that grew
     // after the seal (the write was undone later): the page is a view of the chain, so it follows it.
     const page = input.objects.get(PAGE_NAME);

@@ -103,7 +103,13 @@ function hashesAtStore(
 export async function verifyBatch(
   ctx: EvidenceContext,
   batch: BatchRef,
-  options: { onlyKey?: string /** The time digests are due by (tests); default now. */; now?: number } = {},
+  options: {
+    onlyKey?: string;
+    /** The time digests are due by (tests); default now. */
+    now?: number;
+    /** Items known from their own seal chains (a task run outside a batch), checked even when their claim and folder are gone. */
+    sealedKeys?: readonly string[];
+  } = {},
 ): Promise<VerifyResult> {
   const label = `${batch.tenant}/${batch.taskId}`;
   const result = emptyResult(options.onlyKey ? `key ${options.onlyKey} (batch ${label})` : `batch ${label}`);
@@ -184,7 +190,7 @@ export async function verifyBatch(
 
   // Item chains and objects against the seal.
   const claims = (await ctx.claims.byTask(batch.taskId)).filter((c) => c.tenant === batch.tenant);
-  const keys = new Set<string>([...(manifest?.items.keys() ?? []), ...claims.map((c) => c.key)]);
+  const keys = new Set<string>([...(manifest?.items.keys() ?? []), ...claims.map((c) => c.key), ...(options.sealedKeys ?? [])]);
   const listed = await ctx.evidence.list(batchFolder(batch));
   for (const key of listed) {
     const parts = key.slice(batchFolder(batch).length).split('/');
@@ -350,8 +356,19 @@ export async function verifyKey(ctx: EvidenceContext, key: string, options: { no
   return result;
 }
 
-/** Every batch: folders in the bucket and batch chains in the audit table (so a batch whose folder is gone is found too). */
+/**
+ * Every batch: folders in the bucket, batch chains in the audit table (so a batch whose folder is gone is found
+ * too), and the tasks that items run outside a batch name in their own seal chains (`<key>:seal`; such a task
+ * has no batch chain, so without them a task whose folder is gone would be skipped unnoticed).
+ */
 export async function listBatches(ctx: EvidenceContext, tenant?: string): Promise<BatchRef[]> {
+  return [...(await batchesAndSealedKeys(ctx, tenant)).values()].map((b) => b.batch);
+}
+
+async function batchesAndSealedKeys(
+  ctx: EvidenceContext,
+  tenant?: string,
+): Promise<Map<string, { batch: BatchRef; sealedKeys: string[] }>> {
   const found = new Map<string, BatchRef>();
   const folders = (prefix: string) => ctx.evidence.folders(prefix);
   const tenants = tenant ? [`evidence/${tenant}/`] : await folders('evidence/');
@@ -366,12 +383,26 @@ export async function listBatches(ctx: EvidenceContext, tenant?: string): Promis
     const taskId = rest.join(':');
     if (tenantId && taskId) found.set(`${tenantId}/${taskId}`, { tenant: tenantId, taskId });
   }
-  return [...found.values()].sort((a, b) => `${a.tenant}/${a.taskId}`.localeCompare(`${b.tenant}/${b.taskId}`));
+  const sealedKeys = new Map<string, string[]>();
+  for (const chain of await ctx.audit.chainsStartingWith(tenant ? `k-${tenant}_` : 'k-')) {
+    if (!chain.endsWith(SEAL_CHAIN_SUFFIX)) continue;
+    const data = (await ctx.audit.events(chain))[0]?.data;
+    const [tenantId, taskId] = [data?.['tenant'], data?.['taskId']];
+    if (typeof tenantId !== 'string' || typeof taskId !== 'string' || (tenant && tenantId !== tenant)) continue;
+    const label = `${tenantId}/${taskId}`;
+    found.set(label, { tenant: tenantId, taskId });
+    sealedKeys.set(label, [...(sealedKeys.get(label) ?? []), chain.slice(0, -SEAL_CHAIN_SUFFIX.length)]);
+  }
+  const sorted = [...found.entries()].sort(([a], [b]) => a.localeCompare(b));
+  return new Map(sorted.map(([label, batch]) => [label, { batch, sealedKeys: sealedKeys.get(label) ?? [] }]));
 }
+
+const SEAL_CHAIN_SUFFIX = standaloneSealChain('');
 
 export async function verifyAll(ctx: EvidenceContext, tenant?: string, options: { now?: number } = {}): Promise<VerifyResult> {
   const total = emptyResult(tenant ? `every batch of ${tenant}` : 'every batch');
-  const batches = await listBatches(ctx, tenant);
+  const found = [...(await batchesAndSealedKeys(ctx, tenant)).values()];
+  const batches = found.map((b) => b.batch);
   // Each tenant's daily digests once: a signed digest for every day since its first seal, linking the anchors of every batch and item.
   const tenants = tenant
     ? [tenant]
@@ -382,8 +413,8 @@ export async function verifyAll(ctx: EvidenceContext, tenant?: string, options: 
   const digests = await verifyDigestsOf(ctx, tenants, options);
   total.findings.push(...digests.findings);
   total.notes.push(...digests.notes);
-  for (const batch of batches) {
-    const one = await verifyBatch(ctx, batch, options);
+  for (const { batch, sealedKeys } of found) {
+    const one = await verifyBatch(ctx, batch, { ...options, sealedKeys });
     total.findings.push(...one.findings);
     total.notes.push(...one.notes);
     total.checked.batches += one.checked.batches;

@@ -100,3 +100,39 @@ test('an existing claim: who may do what', () => {
   assert.equal(decideOnExistingClaim({ ...base, status: 'DONE' }, 'me', new Date()).kind, 'already_terminal');
   assert.equal(decideOnExistingClaim({ ...base, owner: 'me' }, 'me', new Date()).kind, 'same_owner');
 });
+
+test('the state before the write settles only after the settle window of the last commit click', async () => {
+  const windowed = { ...expectation, settlingStatuses: [], preStatusOpenUntil: 5000 };
+  assert.equal(judge(windowed, [obs('PENDING'), obs('PENDING')], 1000), undefined, 'a slow vendor may still apply the click');
+  assert.equal(judge(windowed, [obs('PENDING'), obs('PENDING')], 5000)?.verdict, 'not_applied');
+  assert.equal(judge(windowed, [obs('REFUNDED'), obs('REFUNDED')], 1000)?.verdict, 'not_applied', 'another settled state decides at once');
+  const noSnapshot = { ...windowed, preStatus: undefined };
+  assert.equal(
+    judge(noSnapshot, [obs('PENDING'), obs('PENDING')], 1000),
+    undefined,
+    'a run started at readback does not know the old state',
+  );
+  assert.equal(judge(noSnapshot, [obs('PENDING'), obs('PENDING')], 5000)?.verdict, 'not_applied');
+  let clock = 0;
+  const result = await pollUntilSettled(windowed, async () => obs(clock >= 4000 ? 'PROCESSED' : 'PENDING'), {
+    deadlineMs: 5000,
+    intervalMs: 300,
+    now: () => clock,
+    sleep: async (ms) => {
+      clock += ms;
+    },
+  });
+  assert.equal(result.verdict, 'confirmed', 'the landed write is seen once the vendor applies it');
+  clock = 0;
+  const never = await pollUntilSettled(windowed, async () => obs('PENDING'), {
+    deadlineMs: 5000,
+    intervalMs: 300,
+    now: () => clock,
+    sleep: async (ms) => {
+      clock += ms;
+    },
+  });
+  assert.equal(never.verdict, 'not_applied', 'the old state to the end of the window is settled, not unknown');
+  assert.ok(clock >= 4700, 'and only then');
+  assert.match(never.reason, /to the end of the settle window/);
+});

@@ -24,6 +24,7 @@ export async function readback(s: Services, state: ItemState): Promise<ReadbackO
     // Read beside the polls: while this run holds the claim, only this step moves it.
     const claimRead = s.claims.get(item.key);
     claimRead.catch(() => undefined);
+    const preStatusOpenUntil = await settleWindowEnd(s, state);
     const evidence: StoredObject[] = [];
     let degraded = false;
     const unreadable: string[] = [];
@@ -35,7 +36,7 @@ export async function readback(s: Services, state: ItemState): Promise<ReadbackO
       const wanted = fillTemplate(contains, { ...item.params, billNo: item.billNo });
       // A separate GET of the item, not the answer to the write: the note must be on the bill.
       result = await pollUntilSettled(
-        { targetStatus: 'PRESENT', settlingStatuses: [], preStatus: 'ABSENT' },
+        { targetStatus: 'PRESENT', settlingStatuses: [], preStatus: 'ABSENT', ...(preStatusOpenUntil ? { preStatusOpenUntil } : {}) },
         async () => {
           const at = new Date().toISOString();
           const bill = await api.readItem(item.billNo);
@@ -57,6 +58,7 @@ export async function readback(s: Services, state: ItemState): Promise<ReadbackO
             targetStatus: action.targetStatus ?? 'UNKNOWN',
             settlingStatuses: action.settlingStatuses,
             preStatus: state.snapshot?.preStatus,
+            ...(preStatusOpenUntil ? { preStatusOpenUntil } : {}),
           },
           () => observeStatus(source, ctx),
           poll,
@@ -102,4 +104,20 @@ export async function readback(s: Services, state: ItemState): Promise<ReadbackO
     });
     return { ...result, ...decided, degraded, evidence };
   });
+}
+
+/**
+ * When the state before the write stops being an answer: the item's last commit click (this run's, or the
+ * one an operator's retry or a resumed run inherits) plus readback_deadline_ms, the settle window the config
+ * allows the vendor. Undefined when no commit click is on record (a write refused before its commit):
+ * nothing can still be settling, and the old state settles as soon as it is seen twice.
+ *
+ * Without it, a vendor that shows the old state until it applies the change (no interim status) was read
+ * as "not applied" two polls after the click; an operator's retry then clicked a write that had landed.
+ */
+async function settleWindowEnd(s: Services, state: ItemState): Promise<number | undefined> {
+  const events = await s.audit.events(state.item.key);
+  const lastCommit = events.findLast((e) => e.type === 'write_started');
+  if (!lastCommit) return undefined;
+  return Date.parse(lastCommit.at) + s.config.write_policy.readback_deadline_ms;
 }
