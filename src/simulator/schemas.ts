@@ -46,6 +46,13 @@ export const TenantSpecSchema = z.strictObject({
   overcharge: count(3000).optional(),
   /** Bills already PROCESSED before the run, by the shared ops account. */
   processed: count(3000).optional(),
+  /**
+   * The tenant's service account must type a TOTP code after its password (off by default). The code comes
+   * from totpSecretFor(tenant) (accounts.ts) with `periodSeconds` per code (30 by default).
+   */
+  secondFactor: z
+    .strictObject({ periodSeconds: z.number().int().min(5, 'periodSeconds is 5-300 (30 is usual)').max(300).optional() })
+    .optional(),
 });
 export type TenantSpec = z.infer<typeof TenantSpecSchema>;
 
