@@ -17,10 +17,14 @@ import { stagesOf, type SiteAction } from '../../sitepack/schema.js';
 import { fillTemplate, type Locator, type Scope } from '../../sitepack/action-language.js';
 import { readContextFor, readParams } from '../vendor-reads.js';
 import { evidenceScreenshot } from '../../browser/evidence-screenshot.js';
+import { describeRateLimit, sleepOut, watchCommitRequests } from '../../browser/rate-limits.js';
 import { withSession } from '../sessions.js';
 import type { ItemState, WriteResult } from './state.js';
 import { heldClaim, itemRow, lease } from './step-support.js';
 import { proveApproval, type ProvenApproval } from '../approvals/prove-approval.js';
+
+/** The longest a refused commit's Retry-After is sat out before the write step ends (the step has its own deadline). */
+const RATE_LIMIT_WAIT_CAP_MS = 10_000;
 
 type Settled = NonNullable<NonNullable<SiteAction['tiers']['browser']>['settled']>;
 
@@ -90,6 +94,8 @@ export async function browserWrite(s: Services, state: ItemState): Promise<Write
       !session.traced;
     let committed = false;
     let page = session.page;
+    // The requests the commit clicks send: a 429 on them (and no request accepted) means the vendor refused the write.
+    let commitRequests: ReturnType<typeof watchCommitRequests> | undefined;
     try {
       const ctx: StepContext = {
         baseUrl: s.config.vendor.base_url,
@@ -112,6 +118,7 @@ export async function browserWrite(s: Services, state: ItemState): Promise<Write
         session.markActed();
         await toWriting();
         await s.audit.append(item.key, { type: 'write_started', actor: item.identity, data: { tier: 'browser', stage, step: index } });
+        commitRequests = watchCommitRequests(session.context, new URL(s.config.vendor.base_url).origin);
         committed = true;
       };
       for (const stage of stages) {
@@ -151,6 +158,7 @@ export async function browserWrite(s: Services, state: ItemState): Promise<Write
         committed = true;
       }
       await throwOnWriteFeedback(s, page);
+      if (commitRequests?.refusal()) throw new Error('the commit request was answered 429');
       const settledPage = tier?.settled ? await settled(page, tier.settled, ctx) : undefined;
       if (settledPage) page = settledPage.page;
       // Nothing is clicked after this: the trace is written while the after picture is taken (a DevTools capture
@@ -173,10 +181,22 @@ export async function browserWrite(s: Services, state: ItemState): Promise<Write
         afterSettled: settledPage?.settled ?? false,
         ...(approval ? { approval } : {}),
       };
-    } catch (error) {
+    } catch (caught) {
       session.discardOnClose();
       await stored().catch(() => undefined);
-      if (error instanceof ClaimFencedError) throw error;
+      if (caught instanceof ClaimFencedError) throw caught;
+      // The vendor turned the commit request away (429) and accepted none: not committed, whatever the page showed
+      // after it; the wait it asked for is sat out here, so a retry after readback does not meet the same limit.
+      const refused = committed ? commitRequests?.refusal() : undefined;
+      if (refused) await sleepOut(refused.retryAfterMs, RATE_LIMIT_WAIT_CAP_MS);
+      const error = refused
+        ? new WriteNotCommittedError(
+            `${describeRateLimit(refused.request, refused.retryAfterMs)}: not committed (the vendor refused the commit request)`,
+            {
+              status: 429,
+            },
+          )
+        : caught;
       const shot = await evidenceScreenshot(page, itemRow(s, item)).catch(() => undefined);
       if (shot) evidence.push(await s.evidence.put(evidenceKey(item, 'after.png'), shot, 'image/png'));
       // The trace is stored before the failure is recorded, so the trail lists it with its checksum: a seal takes it
@@ -201,6 +221,7 @@ export async function browserWrite(s: Services, state: ItemState): Promise<Write
         throw error;
       throw new AmbiguousOutcomeError(`write may have landed: ${(error as Error).message}`, {}, { cause: error });
     } finally {
+      commitRequests?.stop();
       const trace = await session.close().catch(() => undefined);
       if (trace && !traceStored) evidence.push(await storeTrace(trace));
     }
