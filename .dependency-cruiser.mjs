@@ -52,6 +52,14 @@ export default {
       to: { path: '(^|node_modules/)@aws-sdk/' },
     },
     {
+      name: 'app-drives-no-browser',
+      comment:
+        'src/app decides; src/browser drives the page (reads, steps, write feedback, the settled wait). A page is passed through src/app, never driven there.',
+      severity: 'error',
+      from: { path: '^src/app/' },
+      to: { path: '(^|node_modules/)(playwright|playwright-core)(/|$)' },
+    },
+    {
       name: 'evidence-boots-no-stack',
       comment:
         "src/evidence reads and seals evidence through the stores it is given; opening a data folder or booting a local stack is the CLI's job (src/cli/data-source.ts).",

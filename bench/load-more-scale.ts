@@ -1,6 +1,7 @@
 import { createServer } from 'node:http';
+import type { Locator } from 'playwright-core';
 import type { AddressInfo } from 'node:net';
-import { readList } from '../src/app/vendor-reads.js';
+import { readList } from '../src/browser/vendor-reads.js';
 import { closeSharedBrowser, sharedBrowser } from '../src/browser/chromium.js';
 import { pageSession } from '../src/browser/identity-sessions.js';
 import { devtoolsOf } from '../src/browser/quiet-page.js';
@@ -26,6 +27,11 @@ export interface LoadMoreReport {
   /** Rows the page returned over all evaluations (equal to `rows`: each row read once). */
   rowsReturned: number;
   evaluations: number;
+  /**
+   * Calls on the load-more button's locator (each resolves it: a walk of the whole page computing roles and
+   * names). Before, three a press (visible, enabled, click); the button is now found once and pressed as an element.
+   */
+  buttonLookups: number;
   pendingRows: number;
   wallMs: number;
 }
@@ -103,8 +109,11 @@ export async function measureLoadMore(options: { rows: number; perPress: number 
       }
       return answer;
     };
+    const lookups = countButtonLookups(page.locator('body'));
     const started = performance.now();
-    const read = await readList(session, { pack: packFor(rows, perPress), baseUrl, tenant: 'acme', timeoutMs: 10_000 });
+    const read = await readList(session, { pack: packFor(rows, perPress), baseUrl, tenant: 'acme', timeoutMs: 10_000 }).finally(
+      lookups.stop,
+    );
     const wallMs = Math.round(performance.now() - started);
     (cdp as { send: unknown }).send = send;
     return {
@@ -115,6 +124,7 @@ export async function measureLoadMore(options: { rows: number; perPress: number 
       rowsInAnswer: read.length,
       rowsReturned,
       evaluations,
+      buttonLookups: lookups.count(),
       pendingRows: read.filter((r) => r.status === 'PENDING').length,
       wallMs,
     };
@@ -122,6 +132,29 @@ export async function measureLoadMore(options: { rows: number; perPress: number 
     await context.close();
     await new Promise<void>((done) => server.close(() => done()));
   }
+}
+
+/**
+ * Counts the calls that resolve the load-more button's role locator (any locator method on a locator that
+ * names the button), by wrapping Playwright's Locator methods for the duration of one read.
+ */
+function countButtonLookups(sample: Locator): { count(): number; stop(): void } {
+  const proto = Object.getPrototypeOf(sample) as Record<string, unknown>;
+  const methods = ['isVisible', 'isEnabled', 'click', 'count', 'elementHandle', 'waitFor'] as const;
+  const originals = new Map(methods.map((m) => [m, proto[m] as (...args: unknown[]) => unknown]));
+  let calls = 0;
+  for (const [name, original] of originals) {
+    proto[name] = function (this: Locator, ...args: unknown[]) {
+      if (String(this).includes("getByRole('button', { name: '加载更多'")) calls += 1;
+      return original.apply(this, args);
+    };
+  }
+  return {
+    count: () => calls,
+    stop: () => {
+      for (const [name, original] of originals) proto[name] = original;
+    },
+  };
 }
 
 /** `npx tsx bench/load-more-scale.ts [rows] [per press]`: the measurement alone, printed as JSON. */

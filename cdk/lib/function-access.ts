@@ -58,7 +58,7 @@ export interface FunctionAccess {
   actsForTenant: boolean;
 }
 
-export type FunctionName = WorkflowFunctionName | 'approval-http' | 'write-digests';
+export type FunctionName = WorkflowFunctionName | 'approval-http' | 'write-digests' | 'start-scheduled-batch';
 
 /** The audit log is append-only: read the chain head, put the next link. No Update, no Delete. */
 const AUDIT_APPEND: TableAccess = { actions: ['dynamodb:Query', 'dynamodb:PutItem'] };
@@ -139,6 +139,9 @@ export const FUNCTION_ACCESS: Readonly<Record<FunctionName, FunctionAccess>> = {
     // When the summary fails, its SummarizeFailed step mails the operators.
     sendsEmail: true,
   },
+  // The schedule's entry point: attests the schedule as requester and starts the batch (StartExecution on the batch
+  // workflow alone is granted by the BatchSchedules construct, which knows the state machine).
+  'start-scheduled-batch': { ...NOTHING, readsRequesterKey: true },
   // Writes and signs each tenant's daily digest from the day's anchors; no table, no evidence folder.
   'write-digests': { ...NOTHING, writesDigests: true },
   'approval-http': {

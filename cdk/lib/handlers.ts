@@ -1,7 +1,13 @@
 import { existsSync } from 'node:fs';
 import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
-import { APPROVAL_HTTP_FUNCTION, DIGEST_FUNCTION, WORKFLOW_FUNCTIONS, type WorkflowFunctionId } from '../../src/workflow/functions.js';
+import {
+  APPROVAL_HTTP_FUNCTION,
+  DIGEST_FUNCTION,
+  SCHEDULED_BATCH_FUNCTION,
+  WORKFLOW_FUNCTIONS,
+  type WorkflowFunctionId,
+} from '../../src/workflow/functions.js';
 import { grantAccess, type AccessResources } from './access-grants.js';
 import { FUNCTION_ACCESS, type FunctionName } from './function-access.js';
 import { PaperclipFunction } from './paperclip-function.js';
@@ -22,13 +28,15 @@ export const APPROVAL_HTTP = APPROVAL_HTTP_FUNCTION;
 
 /**
  * Every Lambda: the workflow steps from the shared list plus the approval
- * endpoint and the digest writer, each with the access FUNCTION_ACCESS gives it and nothing more.
+ * endpoint, the digest writer and the schedules' entry point, each with the access FUNCTION_ACCESS gives it and nothing more.
  */
 export class Handlers extends Construct {
   readonly workflow: Readonly<Record<WorkflowFunctionId, PaperclipFunction>>;
   readonly approvalHttp: PaperclipFunction;
   /** The daily digest writer, invoked by its own EventBridge rule (daily-digests.ts). */
   readonly writeDigests: PaperclipFunction;
+  /** The schedules' entry point, invoked by EventBridge Scheduler (schedules.ts). */
+  readonly startScheduledBatch: PaperclipFunction;
   readonly all: readonly PaperclipFunction[];
 
   constructor(scope: Construct, id: string, props: HandlersProps) {
@@ -71,7 +79,14 @@ export class Handlers extends Construct {
       DIGEST_FUNCTION.timeoutSeconds,
       DIGEST_FUNCTION.memoryMb,
     );
-    this.all = [...Object.values(workflow), this.approvalHttp, this.writeDigests];
+    this.startScheduledBatch = build(
+      'StartScheduledBatch',
+      SCHEDULED_BATCH_FUNCTION.name,
+      SCHEDULED_BATCH_FUNCTION.browser,
+      SCHEDULED_BATCH_FUNCTION.timeoutSeconds,
+      SCHEDULED_BATCH_FUNCTION.memoryMb,
+    );
+    this.all = [...Object.values(workflow), this.approvalHttp, this.writeDigests, this.startScheduledBatch];
 
     // The tenant functions assume the tenant-access role; the session policy names the evidence key.
     for (const spec of WORKFLOW_FUNCTIONS) {

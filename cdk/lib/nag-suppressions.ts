@@ -173,6 +173,13 @@ export function applyNagSuppressions(stack: PaperclipStack): void {
   );
 
   acknowledge(
+    stack.schedules.role,
+    `AwsSolutions-IAM5[Resource::${arnToken(stack.handlers.startScheduledBatch.fn)}:*]`,
+    'The Scheduler Lambda target grants lambda:InvokeFunction on the entry point and its versions and aliases (`<arn>:*`): ' +
+      'one function, the schedules entry point, and no other; it attests the schedule as requester and starts the batch.',
+  );
+
+  acknowledge(
     stack.schedules.deadLetters,
     'AwsSolutions-SQS3',
     'This queue is itself the dead-letter queue of the batch schedules (EventBridge Scheduler DeadLetterConfig, which cdk-nag does not ' +

@@ -148,6 +148,7 @@ export class PaperclipStack extends Stack {
       prefix,
       tenants: deploy.tenants,
       batch: this.workflows.byId.Batch,
+      starter: this.handlers.startScheduledBatch,
     });
 
     this.digests = new DailyDigests(this, 'Digests', { prefix, writer: this.handlers.writeDigests, auditor: this.auditor.role });

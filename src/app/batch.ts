@@ -4,7 +4,7 @@ import { assertBatchRequesterAttested, attestedTask } from './requester.js';
 import { InputRejectedError, failureMessage, workflowError } from '../domain/errors.js';
 import { batchKey, type StoredObject } from '../adapters/s3/evidence-store.js';
 import { type MapRunItemResult, MapRunOutput } from '../adapters/s3/map-run-results.js';
-import { readContextFor, readList, type ListedItem } from './vendor-reads.js';
+import { readContextFor, readList, type ListedItem } from '../browser/vendor-reads.js';
 import type { Tenant } from '../config/schema.js';
 import type { SitePack } from '../sitepack/schema.js';
 import { withSession } from './sessions.js';

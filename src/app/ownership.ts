@@ -1,6 +1,6 @@
 import type { Services } from './services.js';
 import { assertBillBelongsToTenant, type RoutedItem } from '../domain/routing.js';
-import { readContextFor, readOwnership } from './vendor-reads.js';
+import { readContextFor, readOwnership } from '../browser/vendor-reads.js';
 import { withSession } from './sessions.js';
 
 /**

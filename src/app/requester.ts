@@ -1,5 +1,4 @@
 import type { Services } from './services.js';
-import { scheduleRequester } from '../workflow/schedule-requester.js';
 import { InputRejectedError } from '../domain/errors.js';
 import { idempotencyKey, type BatchRequest, type WriteTask } from '../domain/task.js';
 import {
@@ -77,13 +76,12 @@ export async function assertRequesterAttested(
 }
 
 /**
- * ReadList's check of a batch: attested like a task, or started by the
- * tenant's schedule, whose requester is the schedule's name and nothing else
- * (EventBridge Scheduler cannot sign; what such a start can choose is only
- * when the tenant's batch runs, not its items or parameters).
+ * ReadList's check of a batch: attested like a task. A schedule's batch too:
+ * its entry point is the start-scheduled-batch function, which attests the
+ * schedule's name (src/app/scheduled-batch.ts); no requester, the schedule's
+ * included, is taken on the word of whoever started the execution.
  */
 export async function assertBatchRequesterAttested(s: KeyHolder, batch: BatchRequest, executionArn: string): Promise<void> {
-  if (!batch.attestation && batch.requestedBy === scheduleRequester(s.config.prefix, batch.tenant)) return;
   const claim = { requestedBy: batch.requestedBy, subject: batchSubject(batch), executionName: executionNameOf(executionArn) };
   await assertAttested(s, 'batch', claim, batch.attestation);
 }

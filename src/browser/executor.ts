@@ -6,6 +6,7 @@ import type { SitePack } from '../sitepack/schema.js';
 import { ReadFailedError, SessionLostError, StructuredContractMissingError } from '../domain/errors.js';
 import { resolveLocator, scopeRoot, where, type RowBinding } from './locate.js';
 import { evaluateQuietly } from './quiet-page.js';
+import { deadline } from '../lib/deadline.js';
 
 /**
  * Runs whitelisted steps on a page. It decides nothing about the business: it
@@ -180,7 +181,12 @@ export function describeStep(step: Step): string {
   return `${step.action} ${describeLocator(step.target)}${describeScope(step.within)}`;
 }
 
-export async function runStep(page: Page, step: Step, ctx: StepContext): Promise<StepResult> {
+/**
+ * Runs one step. `commit`, for a step marked `commit: true`, runs once the step's scope and target are found and
+ * the target shows, immediately before the click: a step that cannot find its target fails with nothing dispatched
+ * and `commit` never run, so the write it belongs to is "not committed" (src/domain/commit-point.ts).
+ */
+export async function runStep(page: Page, step: Step, ctx: StepContext, commit?: () => Promise<void>): Promise<StepResult> {
   const timeout = ctx.timeoutMs ?? 10_000;
   if (step.action === 'open') {
     const url = new URL(fillTemplate(step.url, ctx.params, 'url'), ctx.baseUrl);
@@ -214,10 +220,14 @@ export async function runStep(page: Page, step: Step, ctx: StepContext): Promise
 
   // A step that acts in the item's row acts on the row it found, never on whatever row later sits at its position.
   const acts = step.action === 'click' || step.action === 'fill' || step.action === 'select' || step.action === 'download';
-  const root = await scopeRoot(page, step.within, ctx.row, timeout, ctx.params, { pin: acts });
+  const waitsForHidden = (step.action === 'wait_for' || step.action === 'expect') && step.state === 'hidden';
+  // One budget per step: finding the scope (a row, a dialog) spends from the time the target then gets.
+  const limit = deadline(timeout);
+  const root = await scopeRoot(page, step.within, ctx.row, timeout, ctx.params, { pin: acts, present: !waitsForHidden });
+  const left = Math.max(1, limit.remaining());
   const target = resolveLocator(root, step.target, ctx.params).first();
   // Click, fill and select wait for their target themselves; only a failure needs the explanation (actOrExplain).
-  if (step.action === 'extract' || step.action === 'download') await visibleOrExplain(page, target, step, ctx, timeout);
+  if (step.action === 'extract' || step.action === 'download') await visibleOrExplain(page, target, step, ctx, left);
   const act = <T>(action: () => Promise<T>) => actOrExplain(page, target, step, ctx, action);
 
   switch (step.action) {
@@ -227,14 +237,21 @@ export async function runStep(page: Page, step: Step, ctx: StepContext): Promise
         policy.expected = { accept: step.dialog.accept, messageContains: fillTemplate(step.dialog.messageContains, ctx.params) };
       }
       try {
+        if (step.commit && commit) {
+          await visibleOrExplain(page, target, step, ctx, left);
+          await commit();
+        }
         if (step.opensPage) {
-          const [opened] = await Promise.all([page.context().waitForEvent('page', { timeout }), act(() => target.click({ timeout }))]);
+          const [opened] = await Promise.all([
+            page.context().waitForEvent('page', { timeout: left }),
+            act(() => target.click({ timeout: left })),
+          ]);
           await opened.waitForLoadState('domcontentloaded');
           dialogPolicy(opened);
           await assertSessionAlive(opened, ctx.sessionLost);
           return { page: opened };
         }
-        await act(() => target.click({ timeout }));
+        await act(() => target.click({ timeout: left }));
       } finally {
         policy.expected = undefined;
       }
@@ -245,17 +262,17 @@ export async function runStep(page: Page, step: Step, ctx: StepContext): Promise
       if (step.secret && ctx.traced) {
         throw new Error('refusing to type a secret while tracing: the trace would record it');
       }
-      await act(() => target.fill(fillTemplate(step.value, ctx.params), { timeout }));
+      await act(() => target.fill(fillTemplate(step.value, ctx.params), { timeout: left }));
       return { page };
     }
     case 'select': {
-      await act(() => target.selectOption(fillTemplate(step.value, ctx.params), { timeout }));
+      await act(() => target.selectOption(fillTemplate(step.value, ctx.params), { timeout: left }));
       return { page };
     }
     case 'wait_for':
     case 'expect': {
-      if (step.state === 'visible') await visibleOrExplain(page, target, step, ctx, step.timeoutMs ?? timeout);
-      else await hiddenOrExplain(page, target, step, ctx, step.timeoutMs ?? timeout);
+      if (step.state === 'visible') await visibleOrExplain(page, target, step, ctx, step.timeoutMs ?? left);
+      else await hiddenOrExplain(page, target, step, ctx, step.timeoutMs ?? left);
       await assertSessionAlive(page, ctx.sessionLost);
       return { page };
     }
@@ -272,7 +289,7 @@ export async function runStep(page: Page, step: Step, ctx: StepContext): Promise
           );
         return { page, extracted: { as: step.as, value: rows } };
       }
-      const text = ((await target.innerText({ timeout })) ?? '').replace(/\s+/g, ' ').trim();
+      const text = ((await target.innerText({ timeout: left })) ?? '').replace(/\s+/g, ' ').trim();
       const match = step.pattern === undefined ? undefined : new RegExp(step.pattern, 'u').exec(text);
       if (step.pattern !== undefined && !match) {
         throw new StructuredContractMissingError(
@@ -283,7 +300,7 @@ export async function runStep(page: Page, step: Step, ctx: StepContext): Promise
       return { page, extracted: { as: step.as, value: match ? (match[1] ?? match[0]).trim() : text } };
     }
     case 'download': {
-      const [download] = await Promise.all([page.waitForEvent('download', { timeout }), target.click({ timeout })]);
+      const [download] = await Promise.all([page.waitForEvent('download', { timeout: left }), target.click({ timeout: left })]);
       const path = await download.path();
       return { page, download: { as: step.as, suggestedName: download.suggestedFilename(), body: await readFile(path) } };
     }
@@ -350,21 +367,30 @@ export interface StepsResult {
 
 /**
  * Runs steps in order. A text a step extracts fills later steps as {{as}} (the
- * amount a confirmation asks to be typed); `before` runs ahead of each step,
- * e.g. to move the claim to WRITING before a commit click.
+ * amount a confirmation asks to be typed); `before` runs ahead of each step
+ * (a picture before the first step that acts); `commit` runs for a commit click
+ * once its target is found, just before the click (runStep), to move the claim
+ * to WRITING.
  */
 export async function runSteps(
   page: Page,
   steps: readonly Step[],
   ctx: StepContext,
   before?: (step: Step, index: number, page: Page) => Promise<void>,
+  commit?: (step: Step, index: number, page: Page) => Promise<void>,
 ): Promise<StepsResult> {
   const extracted: Record<string, string> = {};
   const downloads: StepsResult['downloads'] = [];
   let current = page;
   for (const [index, step] of steps.entries()) {
     await before?.(step, index, current);
-    const result = await runStep(current, step, { ...ctx, params: { ...ctx.params, ...extracted } });
+    const at = current;
+    const result = await runStep(
+      current,
+      step,
+      { ...ctx, params: { ...ctx.params, ...extracted } },
+      commit && (() => commit(step, index, at)),
+    );
     current = result.page;
     if (result.extracted && typeof result.extracted.value === 'string') extracted[result.extracted.as] = result.extracted.value;
     if (result.download) downloads.push(result.download);

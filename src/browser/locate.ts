@@ -2,11 +2,11 @@ import type { FrameLocator, Locator as PwLocator, Page } from 'playwright-core';
 import { fillTemplate, type Scope } from '../sitepack/action-language.js';
 import type { SitePack } from '../sitepack/schema.js';
 import { StructuredContractMissingError } from '../domain/errors.js';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { randomUUID } from 'node:crypto';
 import { describeField, findRows, keyedRowIndex, labelsOf, readTableQuietly, ROW_TAG, rowField, tagRowExpression } from './page-reading.js';
 import { resolveLocator } from './resolve-locator.js';
 import { evaluateQuietly } from './quiet-page.js';
+import { deadline } from '../lib/deadline.js';
 
 export { resolveLocator };
 
@@ -28,14 +28,14 @@ export interface RowBinding {
  * so a list the page redraws is checked again rather than read as "gone".
  */
 export async function locateRow(page: Page, binding: RowBinding, timeoutMs = 10_000, options: { pin?: boolean } = {}): Promise<PwLocator> {
-  const deadline = Date.now() + timeoutMs;
+  const limit = deadline(timeoutMs);
   const pinned = options.pin ? await pinRowQuietly(page, binding).catch(() => undefined) : undefined;
   if (pinned) return pinned;
   const { rows, key } = binding.list;
   // Single-page apps render rows after load: read until the first one shows (one cheap read on a rendered page).
   let set = await findRows(page, rows, labelsOf([key]));
-  while (set.rows.length === 0 && Date.now() < deadline) {
-    await sleep(Math.min(ROW_POLL_MS, Math.max(0, deadline - Date.now())));
+  while (set.rows.length === 0 && !limit.expired) {
+    await limit.sleep(ROW_POLL_MS);
     set = await findRows(page, rows, labelsOf([key]));
   }
   if (set.rows.length === 0) {
@@ -115,7 +115,8 @@ export async function scopeRoot(
   row: RowBinding | undefined,
   timeoutMs = 10_000,
   params: Readonly<Record<string, string>> = {},
-  options: { pin?: boolean } = {},
+  /** `pin`: the step acts in the row (locateRow); `present: false`: the step waits for its target to go away. */
+  options: { pin?: boolean; present?: boolean } = {},
 ): Promise<Root> {
   // Names and texts of scopes are filled from params as data, like a locator's ('Edit {{billNo}}').
   const text = (value: string) => fillTemplate(value, params);
@@ -124,13 +125,20 @@ export async function scopeRoot(
     if (!row) throw new Error('a step scoped to the row needs the item key');
     return locateRow(page, row, timeoutMs, options);
   }
-  if (scope.dialog === true) return page.getByRole('dialog').or(page.getByRole('alertdialog')).filter({ visible: true }).last();
+  if (scope.dialog === true) {
+    return slottedScope(
+      page,
+      page.getByRole('dialog').or(page.getByRole('alertdialog')).filter({ visible: true }).last(),
+      timeoutMs,
+      options,
+    );
+  }
   if (scope.dialog) {
-    const options = scope.dialog.name === undefined ? {} : { name: text(scope.dialog.name) };
+    const named = scope.dialog.name === undefined ? {} : { name: text(scope.dialog.name) };
     const roles = scope.dialog.role
-      ? page.getByRole(scope.dialog.role, options)
-      : page.getByRole('dialog', options).or(page.getByRole('alertdialog', options));
-    return roles.filter({ visible: true }).last();
+      ? page.getByRole(scope.dialog.role, named)
+      : page.getByRole('dialog', named).or(page.getByRole('alertdialog', named));
+    return slottedScope(page, roles.filter({ visible: true }).last(), timeoutMs, options);
   }
   if (scope.modal) {
     const anchor = page
@@ -144,12 +152,49 @@ export async function scopeRoot(
     });
     const levels = await anchor.evaluate(modalLevels);
     // Built from an integer only: the modal is `levels` ancestors up from its text.
-    return anchor.locator(`xpath=ancestor-or-self::*[${levels + 1}]`);
+    return slottedScope(page, anchor.locator(`xpath=ancestor-or-self::*[${levels + 1}]`), timeoutMs, options);
   }
   if (scope.menu) return page.getByRole('menu').filter({ visible: true }).last();
   if (scope.frameTitle) return locateFrameByTitle(page, scope.frameTitle);
   return page;
 }
+
+/**
+ * A scope element drawn inside a web component's open shadow root (Shoelace's <sl-dialog>, Ionic's <ion-modal>):
+ * the element with the dialog role is the component's panel, and the page's own content, the question and its
+ * buttons, stays in the light DOM and shows through the panel's <slot>s. Playwright's locators pierce open shadow
+ * roots going down, but slotted content is not a descendant of the panel, so a step scoped to the panel found
+ * nothing. When the scope element holds a slot, the scope is the component's host instead: its light DOM and its
+ * shadow root, the panel included. The host is marked with a one-time token (only the attribute is written, as
+ * the row pin does) because no selector reaches a host from inside its shadow root.
+ *
+ * A scope element in the light DOM, or in a shadow root without slots (a whole app drawn in one), stays as it is:
+ * it holds its own content, and its host would widen the scope to everything the component draws. A check that
+ * waits for its target to go away (`state: hidden`) does not wait for the scope to show: a scope already gone
+ * leaves nothing to find.
+ */
+async function slottedScope(page: Page, element: PwLocator, timeoutMs: number, options: { present?: boolean }): Promise<Root> {
+  if (options.present === false && (await element.count().catch(() => 0)) === 0) return element;
+  const token = randomUUID();
+  const tagged = await element
+    .evaluate(tagSlottingHost, [SCOPE_TAG, token] as const, { timeout: Math.max(1, timeoutMs) })
+    .catch(() => false);
+  return tagged ? page.locator(`[${SCOPE_TAG}="${token}"]`) : element;
+}
+
+/** The attribute slottedScope marks a component's host with. */
+const SCOPE_TAG = 'data-paperclip-scope';
+
+/** Tags the host of the shadow root `element` lives in, when `element` shows slotted content; false otherwise. */
+const tagSlottingHost = new Function(
+  'element',
+  'arg',
+  `const [attribute, token] = arg;
+  const root = element.getRootNode();
+  if (!(root instanceof ShadowRoot) || !(element.tagName === 'SLOT' || element.querySelector('slot'))) return false;
+  root.host.setAttribute(attribute, token);
+  return true;`,
+) as (element: Element, arg: readonly [string, string]) => boolean;
 
 async function locateFrameByTitle(page: Page, title: string): Promise<FrameLocator> {
   const frames = page.locator('iframe');

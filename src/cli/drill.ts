@@ -2,14 +2,14 @@ import { z } from 'zod';
 import type { Services } from '../app/services.js';
 import { withSession } from '../app/sessions.js';
 import { compensate, CompensationRefusedError, runGuardedWrite, type CompensationResult } from '../app/compensation.js';
-import { observeStatus, readContextFor, readList } from '../app/vendor-reads.js';
+import { observeStatus, readContextFor, readList } from '../browser/vendor-reads.js';
 import { browserlessApi } from '../app/ownership.js';
 import type { OpenedSession } from '../browser/identity-sessions.js';
 import { idempotencyKey, type WriteTask } from '../domain/task.js';
 import type { ReadbackSource } from '../sitepack/schema.js';
 import { ConfigPath, DataDir, parseCommand, Port, TenantId, type Command, type CommandSpec } from './args.js';
 import { startLocalEnvironment } from './demo.js';
-import { setTimeout as sleep } from 'node:timers/promises';
+import { deadline } from '../lib/deadline.js';
 import { own } from '../lib/own.js';
 
 /**
@@ -92,11 +92,11 @@ export async function runDrill(s: Services, options: DrillOptions): Promise<Dril
   };
   // A late settle can still be moving when the inverse's readback confirmed; wait it out before the final read.
   const settledRead = async (billNo: string): Promise<string | null> => {
-    const deadline = Date.now() + s.config.write_policy.readback_deadline_ms;
+    const limit = deadline(s.config.write_policy.readback_deadline_ms);
     let status = await read(billNo);
     const settling = [...siteAction.settlingStatuses, ...(s.pack.actions[siteAction.inverse!]?.settlingStatuses ?? [])];
-    while (status !== null && settling.includes(status) && Date.now() < deadline) {
-      await sleep(s.config.write_policy.readback_poll_ms);
+    while (status !== null && settling.includes(status) && !limit.expired) {
+      await limit.sleep(s.config.write_policy.readback_poll_ms);
       status = await read(billNo);
     }
     return status;

@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { createServices, type Services } from '../app/services.js';
 import { withSession } from '../app/sessions.js';
 import { planRows, type RowPlan } from '../app/batch.js';
-import { checkSession, readContextFor, readItem, readList, type ListedItem } from '../app/vendor-reads.js';
+import { checkSession, readContextFor, readItem, readList, type ListedItem } from '../browser/vendor-reads.js';
 import { browserlessApi } from '../app/ownership.js';
 import { runStep } from '../browser/executor.js';
 import { closeSharedBrowser, sharedBrowser } from '../browser/chromium.js';

@@ -22,6 +22,7 @@ import { workflowHandlers } from './handlers.js';
 import { startApprovalServer, type ApprovalServer } from '../approval-server/local-server.js';
 import type { EmbeddedOidcProvider } from '../local/oidc-provider.js';
 import { attestedBatch } from '../app/requester.js';
+import { startScheduledBatch, type ScheduledStart } from '../app/scheduled-batch.js';
 import { scheduleRequester } from '../workflow/schedule-requester.js';
 import { CALLBACK_PATH } from '../approval-server/sign-in.js';
 import { LocalIam } from '../local/iam/enforce.js';
@@ -82,6 +83,12 @@ export interface EmbeddedPaperclip {
    * none yet. The stack runs it at start and after each batch; `now` is for tests.
    */
   writeDigests(options?: { now?: number; tenants?: readonly string[] }): Promise<DigestRun>;
+  /**
+   * What a tenant's EventBridge schedule does on AWS (there is no Scheduler locally): invokes the schedules'
+   * entry point, run as the start-scheduled-batch function's deployed role, which attests the schedule as the
+   * requester and starts the batch. Returns the batch execution (not waited for).
+   */
+  startScheduledBatch(start: ScheduledStart): Promise<{ executionArn: string; taskId: string; requestedBy: string }>;
   stop(): Promise<void>;
 }
 
@@ -306,6 +313,7 @@ export async function startEmbeddedPaperclip(options: EmbeddedOptions): Promise<
     arns,
     runBatch,
     writeDigests,
+    startScheduledBatch: (start) => iam.runAsFunction('start-scheduled-batch', () => startScheduledBatch(services, start, arns.batch)),
     async stop() {
       digestWriter.close();
       await approvals.stop();

@@ -40,6 +40,13 @@ export const APPROVAL_HTTP_FUNCTION = sized({ name: 'approval-http', browser: fa
  */
 export const DIGEST_FUNCTION = sized({ name: 'write-digests', browser: false });
 
+/**
+ * The schedule's entry point (not a workflow step): each tenant's EventBridge schedule invokes it, and it starts
+ * the batch with the schedule as its attested requester. Its role is the only one that may start the batch
+ * workflow; the scheduler's role may only invoke it (src/app/scheduled-batch.ts, docs/deploy.md "Schedules").
+ */
+export const SCHEDULED_BATCH_FUNCTION = sized({ name: 'start-scheduled-batch', browser: false });
+
 /** The alias of the digest signing key: created by the CDK app on AWS, by the local stack's KMS locally. */
 export function digestKeyAlias(prefix: string): string {
   return `alias/${prefix}-digests`;

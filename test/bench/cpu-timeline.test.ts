@@ -12,15 +12,21 @@ import { setTimeout as sleep } from 'node:timers/promises';
  * as other processes' CPU, so a run on a busy machine says so.
  */
 
+/**
+ * A child that spins until it has used 1.5 s of CPU, counted by its own clock rather than the wall's: on a busy
+ * machine a wall-clock spin may get a fraction of a core, and the sampler would rightly see less.
+ */
+const SPIN_1500_MS_OF_CPU = 'while (process.cpuUsage().user + process.cpuUsage().system < 1_500_000);';
+
 test("a process spinning beside a run shows up as other processes' CPU, not as the benchmark's", {
   skip: process.platform !== 'linux',
 }, async () => {
   const sampler = await RunSampler.start();
-  const spinner = spawn(process.execPath, ['-e', 'const end = Date.now() + 1500; while (Date.now() < end);']);
+  const spinner = spawn(process.execPath, ['-e', SPIN_1500_MS_OF_CPU]);
   await once(spinner, 'exit');
   const { cpu, otherCpuMs, peak } = await sampler.stop();
   assert.equal(peak.processes, 0, 'no Chromium ran under this process');
-  // The spinner held a core for 1.5 s; allow for the scheduler and 10 ms clock ticks, not for it to be missed.
+  // The spinner used 1.5 s of CPU; allow for the scheduler and 10 ms clock ticks, not for it to be missed.
   assert.ok(otherCpuMs > 750, `the spinner's CPU is counted as other work (got ${otherCpuMs} ms)`);
   const ours = cpu.between(0, Number.MAX_SAFE_INTEGER);
   assert.ok(ours.nodeMs < otherCpuMs, 'the spinner is not billed to this process');
@@ -31,11 +37,9 @@ test("the forked emulators' CPU is sampled apart: neither Chromium's nor this pr
   skip: process.platform !== 'linux',
 }, async () => {
   // A Node child like the forked emulators (not named like Chromium), spinning only once the sampler runs.
-  const emulators = spawn(
-    process.execPath,
-    ['-e', "process.stdin.once('data', () => { const end = Date.now() + 1500; while (Date.now() < end); process.exit(0); });"],
-    { stdio: ['pipe', 'ignore', 'inherit'] },
-  );
+  const emulators = spawn(process.execPath, ['-e', `process.stdin.once('data', () => { ${SPIN_1500_MS_OF_CPU} process.exit(0); });`], {
+    stdio: ['pipe', 'ignore', 'inherit'],
+  });
   const sampler = await RunSampler.start({ emulatorsPid: emulators.pid! });
   emulators.stdin.write('go\n');
   await once(emulators, 'exit');

@@ -8,7 +8,8 @@ import { loadConfig } from '../../src/config/load.js';
 import { DeploymentConfigError, loadDeploymentConfig, parseDeploymentConfig, type DeploymentConfigInput } from '../../cdk/config.js';
 import { PROJECT_ROOT, SAMPLE_DEPLOY_CONFIG } from '../../cdk/lib/app.js';
 import { resolveDeployment, APPROVAL_URL_PLACEHOLDER } from '../../cdk/lib/runtime-config.js';
-import { scheduledBatchInput } from '../../cdk/lib/schedules.js';
+import { scheduledStartInput } from '../../cdk/lib/schedules.js';
+import { ScheduledStart } from '../../src/app/scheduled-batch.js';
 
 const sample = JSON.parse(readFileSync(SAMPLE_DEPLOY_CONFIG, 'utf8')) as DeploymentConfigInput;
 const scratch = mkdtempSync(join(tmpdir(), 'paperclip-deploy-config-'));
@@ -127,17 +128,17 @@ describe('resolving against the runtime config', () => {
 });
 
 describe('scheduled batch input', () => {
-  it('derives the task id from the scheduled time, so a retried delivery reuses the same idempotency keys; the requester is the schedule', () => {
-    const input = scheduledBatchInput('pc', 'acme');
-    assert.deepEqual(input, { tenant: 'acme', taskId: 'T-acme-<aws.scheduler.scheduled-time>', requestedBy: 'schedule:pc-batch-acme' });
+  it('sends the entry point the tenant and the scheduled time, never a requester: the entry point names and attests it', () => {
+    assert.deepEqual(scheduledStartInput('acme'), { tenant: 'acme', scheduledTime: '<aws.scheduler.scheduled-time>' });
   });
 
-  it('is accepted by the batch input schema once Scheduler fills in the time', () => {
+  it('is accepted by the entry point once Scheduler fills in the time, and yields a task id stable per delivery', () => {
     const filled = JSON.parse(
-      JSON.stringify(scheduledBatchInput('pc', 'acme')).replace('<aws.scheduler.scheduled-time>', '2026-12-02T01:00:00Z'),
+      JSON.stringify(scheduledStartInput('acme')).replace('<aws.scheduler.scheduled-time>', '2026-12-02T01:00:00Z'),
     );
-    const parsed = BatchRequest.safeParse(filled);
+    const parsed = ScheduledStart.safeParse(filled);
     assert.ok(parsed.success, parsed.success ? '' : parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; '));
-    assert.equal(parsed.data.taskId, 'T-acme-2026-12-02T010000Z', 'colons dropped: a valid execution name, stable per delivery');
+    const batch = BatchRequest.parse({ tenant: 'acme', taskId: `T-acme-${parsed.data.scheduledTime}` });
+    assert.equal(batch.taskId, 'T-acme-2026-12-02T010000Z', 'colons dropped: a valid execution name, stable per delivery');
   });
 });

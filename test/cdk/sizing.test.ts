@@ -1,7 +1,13 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
-import { APPROVAL_HTTP_FUNCTION, DIGEST_FUNCTION, WORKFLOW_FUNCTIONS, functionTimeouts } from '../../src/workflow/functions.js';
+import {
+  APPROVAL_HTTP_FUNCTION,
+  DIGEST_FUNCTION,
+  SCHEDULED_BATCH_FUNCTION,
+  WORKFLOW_FUNCTIONS,
+  functionTimeouts,
+} from '../../src/workflow/functions.js';
 import { LAMBDA_MAX_TIMEOUT_S, MAX_BATCH_ITEMS, SIZING_INPUTS, deriveSizing, sizingOf, sizingTable } from '../../src/workflow/sizing.js';
 
 /**
@@ -19,10 +25,15 @@ describe('function sizing from measurement', () => {
   });
 
   it('every function deployed or run locally has a measured row, and its memory and timeout are the derived ones', () => {
-    const names = [...WORKFLOW_FUNCTIONS.map((f) => f.name), APPROVAL_HTTP_FUNCTION.name, DIGEST_FUNCTION.name].sort();
+    const names = [
+      ...WORKFLOW_FUNCTIONS.map((f) => f.name),
+      APPROVAL_HTTP_FUNCTION.name,
+      DIGEST_FUNCTION.name,
+      SCHEDULED_BATCH_FUNCTION.name,
+    ].sort();
     assert.deepEqual(SIZING_INPUTS.map((i) => i.name).sort(), names);
     const timeouts = functionTimeouts('p');
-    for (const fn of [...WORKFLOW_FUNCTIONS, APPROVAL_HTTP_FUNCTION, DIGEST_FUNCTION]) {
+    for (const fn of [...WORKFLOW_FUNCTIONS, APPROVAL_HTTP_FUNCTION, DIGEST_FUNCTION, SCHEDULED_BATCH_FUNCTION]) {
       const size = sizingOf(fn.name);
       assert.equal(fn.memoryMb, size.memoryMb, fn.name);
       assert.equal(fn.timeoutSeconds, size.timeoutSeconds, fn.name);

@@ -90,7 +90,7 @@ const logicalIdOf = (construct: { node: { defaultChild?: unknown } }) =>
   stack.getLogicalId(construct.node.defaultChild as Parameters<PaperclipStack['getLogicalId']>[0]);
 
 const browserNames = WORKFLOW_FUNCTIONS.filter((f) => f.browser).map((f) => f.name);
-const allNames: FunctionName[] = [...WORKFLOW_FUNCTIONS.map((f) => f.name), 'approval-http', 'write-digests'];
+const allNames: FunctionName[] = [...WORKFLOW_FUNCTIONS.map((f) => f.name), 'approval-http', 'write-digests', 'start-scheduled-batch'];
 
 function assetDirOf(fnResource: CfnResource): string {
   const key = fnResource.Properties['Code'].S3Key as string;
@@ -311,8 +311,13 @@ describe('least privilege', () => {
       assert.ok(!granted.some((arn) => arn.includes('/identity/')), `${name} reads an identity secret: ${granted}`);
     }
     assert.deepEqual(readers(signingKey), ['approval-http', 'request-approval']);
-    // Requester attestations: the entry points that make them (batch items, compensations) and routing, which checks them.
-    assert.deepEqual(readers(`Ref:${logicalIdOf(stack.secrets.requesterAttestationKey)}`), ['compensate', 'read-list', 'validate-route']);
+    // Requester attestations: the entry points that make them (batch items, compensations, the schedules) and routing, which checks them.
+    assert.deepEqual(readers(`Ref:${logicalIdOf(stack.secrets.requesterAttestationKey)}`), [
+      'compensate',
+      'read-list',
+      'start-scheduled-batch',
+      'validate-route',
+    ]);
     assert.equal(identitySecrets.length, stack.secrets.identities.size);
     for (const [, secret] of resources(template, 'AWS::SecretsManager::Secret')) {
       assert.match(
@@ -937,22 +942,18 @@ describe('workflows', () => {
 });
 
 describe('schedules', () => {
-  it('start the batch workflow per tenant at the configured time zone, with a task id from the scheduled time', () => {
+  it('invoke the entry point per tenant at the configured time zone, with the tenant and the scheduled time', () => {
     const schedules = resources(template, 'AWS::Scheduler::Schedule');
     assert.equal(schedules.length, deploy.tenants.length);
-    const batchRef = `Ref:${logicalIdOf(stack.workflows.byId.Batch)}`;
+    const [starterId] = functionNamed(template, physical('start-scheduled-batch'));
     for (const tenant of deploy.tenants) {
       const [, schedule] = schedules.find(([, s]) => s.Properties['Name'] === `${prefix}-batch-${tenant.id}`)!;
       assert.equal(schedule.Properties['ScheduleExpression'], tenant.schedule.expression);
       assert.equal(schedule.Properties['ScheduleExpressionTimezone'], tenant.schedule.timezone);
       assert.deepEqual(schedule.Properties['FlexibleTimeWindow'], { Mode: 'OFF' });
       const target = schedule.Properties['Target'];
-      assert.equal(describeValue(target.Arn), batchRef);
-      assert.deepEqual(JSON.parse(target.Input), {
-        tenant: tenant.id,
-        taskId: `T-${tenant.id}-<aws.scheduler.scheduled-time>`,
-        requestedBy: `schedule:${schedule.Properties['Name']}`,
-      });
+      assert.equal(describeValue(target.Arn), `GetAtt:${starterId}.Arn`);
+      assert.deepEqual(JSON.parse(target.Input), { tenant: tenant.id, scheduledTime: '<aws.scheduler.scheduled-time>' });
       assert.equal(schedule.Properties['Name'], `${deploy.prefix}-batch-${tenant.id}`);
       assert.ok(target.RetryPolicy.MaximumRetryAttempts >= 1);
       assert.equal(describeValue(target.DeadLetterConfig.Arn), `GetAtt:${logicalIdOf(stack.schedules.deadLetters)}.Arn`);
@@ -960,10 +961,18 @@ describe('schedules', () => {
     }
   });
 
-  it('use a role that may only start the batch workflow (and dead-letter a failed start)', () => {
+  it('use a role that may only invoke the entry point (and dead-letter a failed start); only the entry point starts the batch', () => {
     const role = logicalIdOf(stack.schedules.role);
-    assert.deepEqual(actionsOfRole(template, role), ['sqs:SendMessage', 'states:StartExecution']);
-    assert.deepEqual(resourcesGranted(template, role, 'states:StartExecution'), [`Ref:${logicalIdOf(stack.workflows.byId.Batch)}`]);
+    const [starterId, starter] = functionNamed(template, physical('start-scheduled-batch'));
+    assert.deepEqual(actionsOfRole(template, role), ['lambda:InvokeFunction', 'sqs:SendMessage']);
+    assert.deepEqual(
+      resourcesGranted(template, role, 'lambda:InvokeFunction').sort(),
+      [`GetAtt:${starterId}.Arn`, `GetAtt:${starterId}.Arn:*`].sort(),
+    );
+    const batch = `Ref:${logicalIdOf(stack.workflows.byId.Batch)}`;
+    assert.equal(describeValue(starter.Properties['Environment'].Variables['PAPERCLIP_BATCH_ARN']), batch);
+    const starters = allNames.filter((name) => resourcesGranted(template, roleOf(name), 'states:StartExecution').includes(batch));
+    assert.deepEqual(starters, ['start-scheduled-batch']);
   });
 });
 

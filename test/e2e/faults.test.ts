@@ -131,6 +131,33 @@ describe('fault handling on the embedded stack', () => {
     assert.deepEqual(await readbackPictures(key), [[], [evidenceKey(await claimOf(t), 'readback.png')]]);
   });
 
+  test('a commit button its dialog no longer shows: not committed, nothing clicked, the claim never moved to WRITING', async () => {
+    const t = task('ACME-202611-0008', 'T-faults-dialog');
+    const steps = h.paperclip.services.pack.actions['mark_processed']!.tiers.browser!.steps!;
+    const at = steps.findIndex((step) => step.action === 'click' && step.commit);
+    const commitClick = steps[at]!;
+    // The vendor renamed the dialog's button (确认 → 确定): the dialog opens, the commit step's target is not in it.
+    steps[at] = { ...commitClick, target: { role: 'button', name: '确定' } } as typeof commitClick;
+    try {
+      const result = await h.runTask(t);
+      assert.equal(result.output['outcome'], 'takeover');
+      assert.match(
+        String(result.output['reason']),
+        /StructuredContractMissingError: step "click role=button name="确定" within the open dialog"/,
+      );
+    } finally {
+      steps[at] = commitClick;
+    }
+    assert.deepEqual(await h.control.journal(), []);
+    const events = await h.paperclip.services.audit.events(idempotencyKey(t));
+    assert.ok(!events.some((e) => e.type === 'write_started'), 'the claim never moved to WRITING');
+    const failed = events.filter((e) => e.type === 'write_failed');
+    assert.deepEqual(
+      failed.map((e) => [e.data['committed'], e.data['error']]),
+      [[false, 'StructuredContractMissingError']],
+    );
+  });
+
   test('redesign: structured locators fail, the write goes to takeover, zero false successes', async () => {
     const t = task('ACME-202611-0006');
     await h.control.setFaults([{ kind: 'redesign' }]);

@@ -25,6 +25,7 @@ before(() => {
   write('src/domain/rule.ts', "import type { S3Client } from '@aws-sdk/client-s3';\nexport type Uses = S3Client;\n");
   write('src/domain/pure.ts', "import { createHash } from 'node:crypto';\nexport const h = createHash;\n");
   write('src/app/step.ts', "import { h } from '../domain/pure.js';\nexport const step = h;\n");
+  write('src/app/click.ts', "import type { Page } from 'playwright-core';\nexport type Clicks = Page;\n");
   write('src/app/poll.ts', "import { SFNClient } from '@aws-sdk/client-sfn';\nexport const poll = new SFNClient({});\n");
   write('src/evidence/open.ts', "import { boot } from '../local/boot.js';\nexport const open = boot;\n");
   write('src/local/boot.ts', 'export const boot = 1;\n');
@@ -47,6 +48,7 @@ test('a forbidden import fails the check and names the rule and the file', () =>
     .sort();
   assert.deepEqual(found, [
     'adapters-do-not-import-app: src/adapters/store.ts -> src/app/step.ts',
+    'app-drives-no-browser: src/app/click.ts -> playwright-core',
     'app-talks-to-ports: src/app/poll.ts -> @aws-sdk/client-sfn',
     'domain-is-platform-free: src/domain/rule.ts -> @aws-sdk/client-s3',
     'evidence-boots-no-stack: src/evidence/open.ts -> src/local/boot.ts',

@@ -5,7 +5,7 @@ import { closeSharedBrowser, sharedBrowser } from '../../src/browser/chromium.js
 import { resetDialogPolicy, runSteps } from '../../src/browser/executor.js';
 import { pageSession, type OpenedSession } from '../../src/browser/identity-sessions.js';
 import { SitePack } from '../../src/sitepack/schema.js';
-import { checkSession, readItem, readList, readOwnership, type ReadContext } from '../../src/app/vendor-reads.js';
+import { checkSession, readItem, readList, readOwnership, type ReadContext } from '../../src/browser/vendor-reads.js';
 import { startFixtures, type Fixtures } from './fixtures.js';
 
 /**

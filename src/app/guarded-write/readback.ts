@@ -5,7 +5,7 @@ import { decideNext } from '../../domain/next-after-readback.js';
 import type { StoredObject } from '../../adapters/s3/evidence-store.js';
 import { hasRow } from '../../browser/evidence-screenshot.js';
 import { fillTemplate } from '../../sitepack/action-language.js';
-import { observeStatus, readContextFor } from '../vendor-reads.js';
+import { observeStatus, readContextFor } from '../../browser/vendor-reads.js';
 import { browserlessApi } from '../ownership.js';
 import { withSession } from '../sessions.js';
 import type { ItemState, ReadbackOutcome } from './state.js';

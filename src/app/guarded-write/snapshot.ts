@@ -3,7 +3,7 @@ import type { RoutedItem } from '../../domain/routing.js';
 import { InputRejectedError, PaperclipError, ReadFailedError, StructuredContractMissingError } from '../../domain/errors.js';
 import type { OpenedSession } from '../../browser/identity-sessions.js';
 import type { ReadbackSource } from '../../sitepack/schema.js';
-import { observeStatus, readContextFor } from '../vendor-reads.js';
+import { observeStatus, readContextFor } from '../../browser/vendor-reads.js';
 import { browserlessApi } from '../ownership.js';
 import { withSession } from '../sessions.js';
 import type { StoredObject } from '../../adapters/s3/evidence-store.js';

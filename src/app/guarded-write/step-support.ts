@@ -1,11 +1,13 @@
-import type { Page } from 'playwright-core';
 import type { Services } from '../services.js';
 import type { RoutedItem } from '../../domain/routing.js';
 import { evidenceKey, type StoredObject } from '../../adapters/s3/evidence-store.js';
 import { evidenceScreenshot } from '../../browser/evidence-screenshot.js';
 import type { OpenedSession } from '../../browser/identity-sessions.js';
-import { openDetail as openDetailPage, readContextFor } from '../vendor-reads.js';
+import { openDetail as openDetailPage, readContextFor } from '../../browser/vendor-reads.js';
 import type { ClaimRef, ItemState } from './state.js';
+
+/** The page a session drives; the browser layer does the driving. */
+type Page = OpenedSession['page'];
 
 /**
  * What several guarded-write steps share: the claim they hold, its lease, and

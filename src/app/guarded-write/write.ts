@@ -1,21 +1,13 @@
-import { setTimeout as sleep } from 'node:timers/promises';
-import type { Page } from 'playwright-core';
 import type { Services } from '../services.js';
-import {
-  AmbiguousOutcomeError,
-  ApprovalNotProvenError,
-  ClaimFencedError,
-  SessionLostError,
-  StructuredContractMissingError,
-  WriteNotCommittedError,
-} from '../../domain/errors.js';
+import { ClaimFencedError, WriteNotCommittedError } from '../../domain/errors.js';
+import { writeFailure } from '../../domain/commit-point.js';
 import { evidenceKey, type StoredObject } from '../../adapters/s3/evidence-store.js';
-import { dialogsSeen, firstVisibleText, runSteps, type StepContext } from '../../browser/executor.js';
-import { resolveLocator, scopeRoot } from '../../browser/locate.js';
-import { rowCellShowsQuietly } from '../../browser/page-reading.js';
-import { stagesOf, type SiteAction } from '../../sitepack/schema.js';
-import { fillTemplate, type Locator, type Scope } from '../../sitepack/action-language.js';
-import { readContextFor, readParams } from '../vendor-reads.js';
+import { dialogsSeen, runSteps, type StepContext } from '../../browser/executor.js';
+import type { OpenedSession } from '../../browser/identity-sessions.js';
+import { settled, shows } from '../../browser/settled.js';
+import { throwOnWriteFeedback } from '../../browser/write-feedback.js';
+import { stagesOf } from '../../sitepack/schema.js';
+import { readContextFor, readParams } from '../../browser/vendor-reads.js';
 import { evidenceScreenshot } from '../../browser/evidence-screenshot.js';
 import { describeRateLimit, sleepOut, watchCommitRequests } from '../../browser/rate-limits.js';
 import { withSession } from '../sessions.js';
@@ -23,14 +15,17 @@ import type { ItemState, WriteResult } from './state.js';
 import { heldClaim, itemRow, lease } from './step-support.js';
 import { proveApproval, type ProvenApproval } from '../approvals/prove-approval.js';
 
+/** The page a session drives, held and passed on here; the browser layer does the driving. */
+type Page = OpenedSession['page'];
+
 /** The longest a refused commit's Retry-After is sat out before the write step ends (the step has its own deadline). */
 const RATE_LIMIT_WAIT_CAP_MS = 10_000;
 
-type Settled = NonNullable<NonNullable<SiteAction['tiers']['browser']>['settled']>;
-
 /**
- * The write itself. The claim moves to WRITING immediately before the commit
- * click; any failure after that point is ambiguous and goes to readback.
+ * The write itself. The claim moves to WRITING once the commit click's target
+ * is found, immediately before the click; what a failure means follows from
+ * which side of that point it happened (src/domain/commit-point.ts): before it
+ * "not committed", after it ambiguous, and readback decides.
  */
 export async function browserWrite(s: Services, state: ItemState): Promise<WriteResult> {
   const { item } = state;
@@ -141,11 +136,17 @@ export async function browserWrite(s: Services, state: ItemState): Promise<Write
             continue;
           }
         }
-        const result = await runSteps(page, steps, { ...ctx, params: { ...ctx.params, ...extracted } }, async (step, index, current) => {
-          page = current;
-          if (!NAVIGATION_STEPS.includes(step.action)) await pictureBefore(current);
-          if (step.action === 'click' && step.commit) await commitStep(stage.name, index);
-        });
+        const result = await runSteps(
+          page,
+          steps,
+          { ...ctx, params: { ...ctx.params, ...extracted } },
+          async (step, _index, current) => {
+            page = current;
+            if (!NAVIGATION_STEPS.includes(step.action)) await pictureBefore(current);
+          },
+          // The commit click's target is found and shows: only now may the claim move (a target never found is not committed).
+          async (_step, index) => commitStep(stage.name, index),
+        );
         page = result.page;
         Object.assign(extracted, result.extracted);
       }
@@ -157,7 +158,7 @@ export async function browserWrite(s: Services, state: ItemState): Promise<Write
         await s.audit.append(item.key, { type: 'write_started', actor: item.identity, data: { tier: 'browser', alreadyDone } });
         committed = true;
       }
-      await throwOnWriteFeedback(s, page);
+      await throwOnWriteFeedback(page, s.pack.writeFeedback);
       if (commitRequests?.refusal()) throw new Error('the commit request was answered 429');
       const settledPage = tier?.settled ? await settled(page, tier.settled, ctx) : undefined;
       if (settledPage) page = settledPage.page;
@@ -212,14 +213,7 @@ export async function browserWrite(s: Services, state: ItemState): Promise<Write
         actor: item.identity,
         data: { committed, error: (error as Error).name, message: (error as Error).message, evidence },
       });
-      if (!committed) {
-        if (error instanceof StructuredContractMissingError || error instanceof SessionLostError || error instanceof ApprovalNotProvenError)
-          throw error;
-        throw new WriteNotCommittedError(`write failed before the commit click: ${(error as Error).message}`, {}, { cause: error });
-      }
-      if (error instanceof SessionLostError || error instanceof WriteNotCommittedError || error instanceof AmbiguousOutcomeError)
-        throw error;
-      throw new AmbiguousOutcomeError(`write may have landed: ${(error as Error).message}`, {}, { cause: error });
+      throw writeFailure(error, committed ? 'after_commit' : 'before_commit');
     } finally {
       commitRequests?.stop();
       const trace = await session.close().catch(() => undefined);
@@ -230,77 +224,3 @@ export async function browserWrite(s: Services, state: ItemState): Promise<Write
 
 /** Steps that only bring a page up: the picture before the write is taken after them, before the first one that acts. */
 const NAVIGATION_STEPS: readonly string[] = ['open', 'wait_for', 'expect'];
-
-/** Whether a locator shows now (after a short wait for a page that renders late). */
-async function shows(page: Page, check: { target: Locator; within?: Scope }, ctx: StepContext): Promise<boolean> {
-  const root = await scopeRoot(page, check.within, ctx.row, 2000, ctx.params).catch(() => undefined);
-  if (!root) return false;
-  return resolveLocator(root, check.target, ctx.params)
-    .first()
-    .waitFor({ state: 'visible', timeout: 2000 })
-    .then(() => true)
-    .catch(() => false);
-}
-
-/**
- * Waits for the page to show the write's settled state before the "after"
- * picture, so the evidence never pairs a success toast with a stale or interim
- * status. With `steps`, the page is opened again (read-only steps) until it
- * shows the settled state: a page that does not refresh by itself would
- * otherwise keep the interim status forever. A page that does not settle is
- * still pictured as it then is: readback, not the page, decides.
- */
-async function settled(page: Page, condition: Settled, ctx: StepContext): Promise<{ page: Page; settled: boolean }> {
-  const deadline = Date.now() + condition.timeoutMs;
-  let current = page;
-  for (;;) {
-    try {
-      if (condition.steps) current = (await runSteps(current, condition.steps, ctx)).page;
-      if (await settledQuietly(current, condition, ctx)) return { page: current, settled: true };
-      const wait = Math.max(100, condition.steps ? Math.min(1000, deadline - Date.now()) : deadline - Date.now());
-      const root = await scopeRoot(current, condition.within, ctx.row, wait, ctx.params);
-      await resolveLocator(root, condition.target, ctx.params).first().waitFor({ state: condition.state, timeout: wait });
-      return { page: current, settled: true };
-    } catch (error) {
-      // Only a lost session matters here; anything else just means "not settled yet".
-      if (error instanceof SessionLostError) throw error;
-    }
-    if (!condition.steps || Date.now() >= deadline) return { page: current, settled: false };
-    await sleep(250);
-  }
-}
-
-/** A settled text in the item's row, seen without a Playwright call; anything else is left to the locators. */
-async function settledQuietly(page: Page, condition: Settled, ctx: StepContext): Promise<boolean> {
-  const { target } = condition;
-  if (!condition.within?.row || !ctx.row || condition.state !== 'visible' || target.text === undefined) return false;
-  const text = fillTemplate(target.text, ctx.params);
-  return (await rowCellShowsQuietly(page, ctx.row, text, target.exact ?? false).catch(() => undefined)) === true;
-}
-
-/**
- * Reads the page's own feedback after the commit click. It is never the
- * verdict: it only tells readback whether the vendor refused outright or the
- * request timed out, which decides whether a settled negative readback may be
- * followed by another attempt.
- */
-async function throwOnWriteFeedback(s: Services, page: Page): Promise<void> {
-  const { rejected, timedOut, accepted, locator, timeoutMs } = s.pack.writeFeedback;
-  // The answer shows up once the vendor replies: a live region, the pack's locator, or one of its known texts
-  // (many admin UIs show toasts with no ARIA role). Give a slow page a moment, never longer than the pack says.
-  const texts = [...accepted, ...rejected, ...timedOut];
-  const answer = [...(locator ? [resolveLocator(page, locator, {})] : []), ...texts.map((text) => page.getByText(text))].reduce(
-    (either, next) => either.or(next),
-    page.getByRole('alert').or(page.getByRole('status')),
-  );
-  await answer
-    .first()
-    .waitFor({ state: 'visible', timeout: timeoutMs })
-    .catch(() => undefined);
-  const text = await firstVisibleText(page, [...rejected, ...timedOut]);
-  if (text === undefined) return;
-  if (rejected.includes(text)) {
-    throw new WriteNotCommittedError(`the vendor answered "${(await page.getByText(text).first().textContent())?.trim()}"`);
-  }
-  throw new AmbiguousOutcomeError(`the vendor did not answer in time ("${text}"); the write may have landed`);
-}

@@ -1,4 +1,4 @@
-import { readZip } from '../lib/zip.js';
+import { readZip } from './zip.js';
 
 /**
  * Export files as back offices produce them: CSV (with or without a BOM, quoted

@@ -1,11 +1,11 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { Page } from 'playwright-core';
 import { fillTemplate, describeLocator, type Step } from '../sitepack/action-language.js';
 import type { FieldSource, ReadbackSource, SitePack } from '../sitepack/schema.js';
 import { ReadFailedError, SessionLostError, StructuredContractMissingError } from '../domain/errors.js';
 import type { Observation } from '../domain/readback.js';
-import { assertSessionAlive, runSteps, type StepContext } from '../browser/executor.js';
-import { resolveLocator, where } from '../browser/locate.js';
+import { assertSessionAlive, runSteps, type StepContext } from './executor.js';
+import { resolveLocator, where } from './locate.js';
+import { LoadMoreButton } from './load-more.js';
 import {
   countRows,
   describeField,
@@ -16,11 +16,12 @@ import {
   rowField,
   readTableQuietly,
   type RowSet,
-} from '../browser/page-reading.js';
-import type { OpenedSession } from '../browser/identity-sessions.js';
+} from './page-reading.js';
+import type { OpenedSession } from './identity-sessions.js';
 import type { VendorApi } from '../adapters/vendor/vendor-api.js';
-import { parseExport } from './export-file.js';
+import { parseExport } from '../lib/export-file.js';
 import { own } from '../lib/own.js';
+import { deadline, pollUntil } from '../lib/deadline.js';
 
 /**
  * The read side of a site pack, as plain functions over a browser session: the
@@ -200,14 +201,15 @@ export async function readList(
     // Each press is judged by counting the rows (one evaluation that returns a number), and the rows are read
     // once, after the last press: reading every row shown after each press read a list of n rows n²/page-size
     // times (10,000 rows in 100 presses: half a million rows read, parsed and sent over DevTools).
-    const more = resolveLocator(session.page, paging.loadMore, {}).first();
+    // Found once and pressed as an element: resolving the role locator on every check walks the grown list (load-more.ts).
+    const more = new LoadMoreButton(resolveLocator(session.page, paging.loadMore, {}).first());
     // A list drawn after load shows nothing yet: wait for its rows (or its empty marker) as a read does.
     let shown = await countRows(page(), list.rows).catch(() => 0);
     if (shown === 0 && (await readRowsOnPage(page(), ctx)).length > 0) shown = await countRows(page(), list.rows).catch(() => 0);
     for (let pressed = 1; pressed < list.maxPages; pressed++) {
-      if (!(await more.isVisible().catch(() => false)) || !(await more.isEnabled().catch(() => false))) break;
+      if (!(await more.usable())) break;
       const before = shown;
-      await more.click();
+      await more.press();
       // A list that redraws while it loads shows no rows for a moment: only the deadline makes that a failure.
       await waitUntil(
         async () => {
@@ -223,6 +225,7 @@ export async function readList(
         },
       );
     }
+    await more.dispose();
     add(await readRowsOnPage(page(), ctx));
     return [...byKey.values()];
   }
@@ -255,12 +258,9 @@ export async function readList(
   return [...byKey.values()];
 }
 
+/** Polls `check` within one read budget (the context's timeout); `onTimeout` explains a budget spent. */
 async function waitUntil(check: () => Promise<boolean>, ctx: ReadContext, onTimeout: () => never | Promise<never>): Promise<void> {
-  const deadline = Date.now() + (ctx.timeoutMs ?? DEFAULT_TIMEOUT_MS);
-  while (Date.now() < deadline) {
-    if (await check()) return;
-    await sleep(100);
-  }
+  if (await pollUntil(deadline(ctx.timeoutMs ?? DEFAULT_TIMEOUT_MS), check, 100)) return;
   await onTimeout();
 }
 
