@@ -81,6 +81,8 @@ export function planFaults(
     permission_denied: (bill) => ({ kind: 'permission_denied', bill, times: 1 }),
     // Bill-scoped, a redesign only changes that bill's detail page renders.
     redesign: (bill) => ({ kind: 'redesign', bill, times: 2 }),
+    // The commit request turned away once (429, Retry-After 1 s): not committed, retried by the policy.
+    rate_limited: (bill) => ({ kind: 'rate_limited', bill, requests: 'writes', ms: 1000, times: 1 }),
   };
   const sorted = [...chosen].sort((a, b) => a.billNo.localeCompare(b.billNo));
   if (kinds && kinds.length > 0) return sorted.map(({ billNo }, i) => ({ billNo, spec: makers[kinds[i % kinds.length]!](billNo) }));

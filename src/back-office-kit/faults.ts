@@ -6,6 +6,8 @@ export interface ScopedFaultSpec<K extends string = string> {
   identity?: string;
   ms?: number;
   times?: number;
+  /** Which requests a request-level fault (rate_limited) hits: every one (the default), reads (GET/HEAD) or writes. */
+  requests?: 'all' | 'reads' | 'writes';
 }
 
 /** What a request is about, for matching scoped faults. */
@@ -13,6 +15,8 @@ export interface FaultContext {
   identity?: string;
   tenant?: string;
   bill?: string;
+  /** Whether the request changes something (not GET/HEAD); known before routing. */
+  write?: boolean;
 }
 
 interface Armed<S extends ScopedFaultSpec> {
@@ -72,5 +76,7 @@ function matches(spec: ScopedFaultSpec, context: FaultContext): boolean {
   if (spec.bill !== undefined && spec.bill !== context.bill) return false;
   if (spec.tenant !== undefined && spec.tenant !== context.tenant) return false;
   if (spec.identity !== undefined && spec.identity !== context.identity) return false;
+  if (spec.requests === 'reads' && context.write !== false) return false;
+  if (spec.requests === 'writes' && context.write !== true) return false;
   return true;
 }

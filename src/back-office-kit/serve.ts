@@ -4,7 +4,8 @@ import type { z } from 'zod';
 import { BodyTooLargeError, readBody } from '../http/read-body.js';
 import { handleControlRequest } from './control.js';
 import type { FaultBook, FaultContext, ScopedFaultSpec } from './faults.js';
-import { MAX_BODY_BYTES, sleep } from './http-util.js';
+import { MAX_BODY_BYTES, sendHtml, sendJson, sleep } from './http-util.js';
+import { html } from '../http/html.js';
 import type { RequestTiming } from './schemas.js';
 
 /** What every back office's request carries through its routes. */
@@ -91,6 +92,13 @@ export function createBackOfficeListener<Ex extends BaseExchange, Reset, Fault e
         handleControlRequest(ex, token, surface);
         return;
       }
+      const method = req.method ?? 'GET';
+      // The vendor's rate limit: 429 with Retry-After before anything else happens (nothing is read or committed).
+      const limited = office.faults.fire('rate_limited', { ...routes.peekContext(ex), write: method !== 'GET' && method !== 'HEAD' });
+      if (limited) {
+        sendRateLimited(req, res, limited.ms);
+        return;
+      }
       const slow = office.faults.fire('slow_ms', routes.peekContext(ex));
       if (slow?.ms) await sleep(slow.ms, closing);
       await routes.dispatch(ex);
@@ -108,6 +116,21 @@ export function createBackOfficeListener<Ex extends BaseExchange, Reset, Fault e
       routes.failed(res);
     }
   };
+}
+
+/** A 429 as the vendor's gateway sends it: Retry-After in whole seconds (`ms` of the fault, 1 s by default). */
+function sendRateLimited(req: IncomingMessage, res: ServerResponse, ms: number | undefined): void {
+  const headers = { 'retry-after': String(Math.max(1, Math.ceil((ms ?? 1000) / 1000))) };
+  if ((req.headers.accept ?? '').includes('text/html')) {
+    sendHtml(
+      res,
+      429,
+      html`<html lang="zh-CN"><head><meta charset="utf-8"><title>429</title></head><body><h1>429 请求过于频繁</h1><p>请稍后再试。</p></body></html>`,
+      headers,
+    );
+  } else {
+    sendJson(res, 429, { error: 'rate_limited', message: '请求过于频繁，请稍后再试' }, headers);
+  }
 }
 
 export interface RunningBackOffice {

@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import type { Dialog, Locator as PwLocator, Page } from 'playwright-core';
 import { describeLocator, describeScope, fillTemplate, type Step } from '../sitepack/action-language.js';
+import { waitOutPageRateLimit } from './rate-limits.js';
 import type { SitePack } from '../sitepack/schema.js';
 import { ReadFailedError, SessionLostError, StructuredContractMissingError } from '../domain/errors.js';
 import { resolveLocator, scopeRoot, where, type RowBinding } from './locate.js';
@@ -196,9 +197,16 @@ export async function runStep(page: Page, step: Step, ctx: StepContext, commit?:
       page.url() === url.toString()
         ? page.reload({ timeout, waitUntil: 'domcontentloaded' })
         : page.goto(url.toString(), { timeout, waitUntil: 'domcontentloaded' });
-    const response = await go.catch((error: Error) => {
+    const failedOpen = (error: Error) => {
       throw new ReadFailedError(`could not open ${url.pathname}${url.hash}: ${error.message}`, { url: url.toString() }, { cause: error });
-    });
+    };
+    // A rate-limited page (429) is waited out and opened again within the step's time (rate-limits.ts).
+    const response = await waitOutPageRateLimit(
+      await go.catch(failedOpen),
+      () => page.goto(url.toString(), { timeout, waitUntil: 'domcontentloaded' }).catch(failedOpen),
+      `${url.pathname}${url.search}`,
+      timeout,
+    );
     await assertSessionAlive(page, ctx.sessionLost);
     if (response && response.status() >= 500) {
       throw new ReadFailedError(`${url.pathname} answered ${response.status()}`, { status: response.status() });

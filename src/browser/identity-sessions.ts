@@ -8,11 +8,14 @@ import { resolveLocator } from './locate.js';
 import { resetDialogPolicy, runStep } from './executor.js';
 import { redactTrace } from './trace-redaction.js';
 import { devtoolsOf } from './quiet-page.js';
+import { passSecondFactor } from './second-factor.js';
 
 export interface IdentitySecret {
   username: string;
   password: string;
   apiToken?: string;
+  /** The base32 TOTP secret, for a pack whose login asks a second factor (login.secondFactor). */
+  totpSecret?: string;
 }
 
 /**
@@ -317,6 +320,8 @@ export class IdentitySessions {
     };
     await runStep(page, { action: 'open', url: this.pack.login.url }, ctx);
     for (const step of this.pack.login.steps) await runStep(page, step, ctx);
+    const secondFactor = this.pack.login.secondFactor;
+    if (secondFactor) await passSecondFactor(page, secondFactor, secret, this.pack.login.loggedIn);
     const loggedIn = await resolveLocator(page, this.pack.login.loggedIn, {})
       .first()
       .waitFor({ state: 'visible', timeout: 10_000 })

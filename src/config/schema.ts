@@ -9,6 +9,20 @@ import { ReadbackSource, Tier } from '../sitepack/schema.js';
 const Id = z.string().regex(/^[a-z][a-z0-9-]{1,40}$/, 'ids are lower-kebab-case (a-z, 0-9, -)');
 const ActionName = z.string().regex(/^[a-z][a-z0-9_]{0,40}$/, 'action names are lower_snake_case');
 
+/**
+ * A TOTP secret as vendors hand it out at enrolment: base32 (spaces, as some show it in groups of four, are
+ * dropped). At least 16 characters (80 bits), the RFC 4226 minimum.
+ */
+export const TotpSecret = z
+  .string()
+  .transform((s) => s.replace(/\s+/g, '').toUpperCase())
+  .pipe(
+    z
+      .string()
+      .regex(/^[A-Z2-7]+=*$/, 'totp_secret is the base32 secret of the enrolment (letters A-Z and digits 2-7), not a code or a URL')
+      .min(16, 'totp_secret is at least 16 base32 characters (the enrolment secret, not a 6-digit code)'),
+  );
+
 const Credentials = z.discriminatedUnion('source', [
   z
     .object({
@@ -16,12 +30,14 @@ const Credentials = z.discriminatedUnion('source', [
       username: z.string().min(1),
       password: z.string().min(1),
       api_token: z.string().min(1).optional(),
+      /** The identity's second factor, for a site pack with login.secondFactor. */
+      totp_secret: TotpSecret.optional(),
     })
     .strict(),
   z
     .object({
       source: z.literal('secrets_manager'),
-      /** Secret holding {"username","password","api_token"} for this identity only. */
+      /** Secret holding {"username","password","apiToken","totpSecret"} for this identity only (the last two optional). */
       secret_id: z.string().min(1),
     })
     .strict(),

@@ -3,6 +3,7 @@ import { accountsFor, identityOf, type Identity, type SimAccount } from './accou
 import { Ledger } from './ledger.js';
 import type { FaultSpec, SimState, TenantSpec } from './schemas.js';
 import { generateBills } from './seed-data.js';
+import { PendingSecondFactors } from './second-factor.js';
 
 /** The settings a reset returns to when its spec omits them. */
 export interface BaseConfig extends KitConfig {
@@ -16,10 +17,13 @@ export interface BaseConfig extends KitConfig {
  */
 export class BackOffice extends BackOfficeState<BaseConfig, FaultSpec> {
   ledger!: Ledger;
+  /** Logins that passed the password and wait for their TOTP code. */
+  readonly pendingLogins = new PendingSecondFactors();
   private accounts!: SimAccount[];
 
   protected rebuild(config: BaseConfig): number {
     this.accounts = accountsFor(this.tenantIds());
+    this.pendingLogins?.clear();
     this.ledger?.dispose();
     this.ledger = new Ledger(generateBills(config.seed, config.tenants));
     return this.ledger.size;
@@ -40,6 +44,12 @@ export class BackOffice extends BackOfficeState<BaseConfig, FaultSpec> {
 
   accountByToken(token: string): SimAccount | undefined {
     return this.accounts.find((a) => a.token === token);
+  }
+
+  /** The TOTP period of an account whose tenant asks a second factor; undefined when it asks none. */
+  secondFactorPeriod(account: SimAccount): number | undefined {
+    const spec = this.current.tenants.find((t) => t.id === account.tenant)?.secondFactor;
+    return spec ? (spec.periodSeconds ?? 30) : undefined;
   }
 
   identityFor(account: SimAccount): Identity {

@@ -5,6 +5,7 @@ import { errorPage } from './pages/layout.js';
 import { handleApi } from './routes/api.js';
 import { peekContext, type Exchange } from './routes/exchange.js';
 import { getSettlement } from './routes/settlement.js';
+import { getSecondFactor, postSecondFactor } from './routes/second-factor.js';
 import { getDetail, getList, getLogin, logout, postLogin } from './routes/ui-pages.js';
 import { getRefundPage, postMarkOrUnmark, postRefund } from './routes/ui-writes.js';
 import { BILL_NO_PATTERN, type FaultSpec, FaultSpecSchema, type ResetSpec, ResetSpecSchema } from './schemas.js';
@@ -14,6 +15,7 @@ type Handler = (ex: Exchange) => void | Promise<void>;
 /** Exact paths: method -> handler. */
 const PAGES: Record<string, Partial<Record<string, Handler>>> = {
   '/login': { GET: getLogin, POST: postLogin },
+  '/login/2fa': { GET: getSecondFactor, POST: postSecondFactor },
   '/logout': { GET: logout, POST: logout },
   '/diff/list': { GET: getList },
   '/settlement.csv': { GET: getSettlement },

@@ -24,6 +24,7 @@ export const FAULT_KINDS = [
   'async_delay_ms',
   'session_revoked',
   'permission_denied',
+  'rate_limited',
 ] as const;
 
 export const BillStatusSchema = z.enum(BILL_STATUSES);
@@ -46,6 +47,13 @@ export const TenantSpecSchema = z.strictObject({
   overcharge: count(3000).optional(),
   /** Bills already PROCESSED before the run, by the shared ops account. */
   processed: count(3000).optional(),
+  /**
+   * The tenant's service account must type a TOTP code after its password (off by default). The code comes
+   * from totpSecretFor(tenant) (accounts.ts) with `periodSeconds` per code (30 by default).
+   */
+  secondFactor: z
+    .strictObject({ periodSeconds: z.number().int().min(5, 'periodSeconds is 5-300 (30 is usual)').max(300).optional() })
+    .optional(),
 });
 export type TenantSpec = z.infer<typeof TenantSpecSchema>;
 
@@ -111,6 +119,8 @@ export function faultSpecSchemaFor(bill: z.ZodString, tenant: z.ZodString) {
       ms: z.number().int().min(0).max(600_000).optional(),
       /** How many times the fault fires; unlimited when absent. */
       times: z.number().int().min(1).max(1_000_000).optional(),
+      /** rate_limited only: every request (default), reads (GET/HEAD) or writes (every other method). */
+      requests: z.enum(['all', 'reads', 'writes']).optional(),
     })
     .superRefine((f, ctx) => {
       if ((f.kind === 'slow_ms' || f.kind === 'async_delay_ms') && f.ms === undefined) {
@@ -130,6 +140,7 @@ export const ActiveFaultSchema = z.object({
   identity: z.string().optional(),
   ms: z.number().optional(),
   times: z.number().optional(),
+  requests: z.enum(['all', 'reads', 'writes']).optional(),
   /** Firings left; absent when unlimited. */
   remaining: z.number().optional(),
   fired: z.number(),

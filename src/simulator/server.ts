@@ -5,7 +5,7 @@ import { BackOffice } from './back-office.js';
 import { simulatorRoutes } from './router.js';
 import { SimulatorOptionsSchema, type SimulatorOptions } from './schemas.js';
 
-export { accountFor, accountsFor, DEFAULT_ACCOUNTS, DEFAULT_TENANTS, OPS_ACCOUNT, type SimAccount } from './accounts.js';
+export { accountFor, accountsFor, DEFAULT_ACCOUNTS, DEFAULT_TENANTS, OPS_ACCOUNT, totpSecretFor, type SimAccount } from './accounts.js';
 export { formatYuan, KIND_LABELS, STATUS_LABELS } from './format.js';
 export { billNoFor } from './seed-data.js';
 export {

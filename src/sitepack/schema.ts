@@ -25,6 +25,28 @@ const PathTemplate = z
   .min(1)
   .refine((u) => u.startsWith('/') && !u.startsWith('//'), 'must be a path starting with a single /');
 
+/**
+ * The second factor a login asks for after the password (a TOTP code): where the code is typed, how it is
+ * submitted and what the vendor shows when it refuses the code. The code is computed from the identity's TOTP
+ * secret (credentials.totp_secret) with the vendor's parameters below (the ones its enrolment QR code carries).
+ */
+export const SecondFactor = z
+  .object({
+    /** The field the code is typed into, e.g. { label: 动态验证码 }. */
+    field: Locator,
+    /** The button that submits the code; without it the code is submitted with Enter in the field. */
+    submit: Locator.optional(),
+    /** Texts the vendor shows when it refuses a code (substrings), e.g. [验证码错误]. */
+    rejected: z.array(z.string().min(1)).min(1, 'list the text(s) the vendor shows for a wrong code, e.g. rejected: [验证码错误]'),
+    kind: z.literal('totp').default('totp'),
+    /** Seconds per code: 30 unless the vendor's enrolment says otherwise. */
+    period: z.number().int().min(5, 'period is the seconds per code (5-300; most vendors use 30)').max(300).default(30),
+    digits: z.number().int().min(6, 'digits is 6, 7 or 8').max(8, 'digits is 6, 7 or 8').default(6),
+    algorithm: z.enum(['SHA1', 'SHA256', 'SHA512']).default('SHA1'),
+  })
+  .strict();
+export type SecondFactor = z.infer<typeof SecondFactor>;
+
 const ApiRequest = z
   .object({
     method: z.enum(['POST', 'PUT', 'PATCH', 'DELETE']),
@@ -277,6 +299,8 @@ export const SitePack = z
          * sessionLost URL, it means a stored session is gone.
          */
         probeUrl: PathTemplate,
+        /** A second factor asked after the steps (docs/sitepack.md, "Second factor"). */
+        secondFactor: SecondFactor.optional(),
       })
       .strict(),
     /**

@@ -1,10 +1,28 @@
 import { GetSecretValueCommand, type SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { z } from 'zod';
-import type { Identity } from '../../config/schema.js';
+import { TotpSecret, type Identity } from '../../config/schema.js';
 import type { IdentitySecret } from '../../browser/identity-sessions.js';
 import { parseOrThrow } from '../../config/errors.js';
 
-const SecretShape = z.object({ username: z.string().min(1), password: z.string().min(1), apiToken: z.string().min(1).optional() });
+/**
+ * The identity's secret as docs/deploy.md documents it: {"username","password","api_token","totp_secret"} (the last
+ * two optional). The camelCase spellings (apiToken, totpSecret) are read too, as earlier versions read them.
+ */
+const SecretShape = z
+  .object({
+    username: z.string().min(1),
+    password: z.string().min(1),
+    api_token: z.string().min(1).optional(),
+    apiToken: z.string().min(1).optional(),
+    /** The second factor's enrolment secret (base32), for a site pack with login.secondFactor. */
+    totp_secret: TotpSecret.optional(),
+    totpSecret: TotpSecret.optional(),
+  })
+  .transform(({ username, password, api_token, apiToken, totp_secret, totpSecret }): IdentitySecret => {
+    const token = api_token ?? apiToken;
+    const totp = totp_secret ?? totpSecret;
+    return { username, password, ...(token ? { apiToken: token } : {}), ...(totp ? { totpSecret: totp } : {}) };
+  });
 
 /** Resolves an identity's vendor credentials: inline locally, one Secrets Manager secret per identity on AWS. */
 export class IdentitySecrets {
@@ -17,8 +35,8 @@ export class IdentitySecrets {
     if (cached) return cached;
     let secret: IdentitySecret;
     if (identity.credentials.source === 'inline') {
-      const { username, password, api_token } = identity.credentials;
-      secret = { username, password, apiToken: api_token };
+      const { username, password, api_token, totp_secret } = identity.credentials;
+      secret = { username, password, apiToken: api_token, ...(totp_secret ? { totpSecret: totp_secret } : {}) };
     } else {
       if (!this.secretsManager) throw new Error(`identity ${identity.id} needs Secrets Manager, which is not configured`);
       const value = await this.secretsManager.send(new GetSecretValueCommand({ SecretId: identity.credentials.secret_id }));

@@ -2,6 +2,8 @@ import { fillTemplate } from '../../sitepack/action-language.js';
 import type { SiteAction, SitePack } from '../../sitepack/schema.js';
 import type { VendorApiPort } from '../../app/ports/vendor-api.js';
 import { ReadFailedError, SessionLostError, WriteNotCommittedError, AmbiguousOutcomeError } from '../../domain/errors.js';
+import { DEFAULT_RETRY_AFTER_MS, describeRateLimit, fitsBefore, rateLimitCounts, retryAfterMs } from '../../lib/retry-after.js';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 /** How requests to the vendor's JSON API are authenticated. */
 export type VendorApiAuth =
@@ -30,9 +32,30 @@ export class VendorApi implements VendorApiPort {
   async readItem(billNo: string): Promise<Record<string, unknown> | undefined> {
     if (!this.pack.api) throw new ReadFailedError(`site pack ${this.pack.site} declares no api`);
     const url = new URL(fillTemplate(this.pack.api.itemUrl, { billNo }, 'url'), this.baseUrl);
-    const response = await this.fetch(url, { method: 'GET' }).catch((error: Error) => {
-      throw new ReadFailedError(`reading ${url.pathname} failed: ${error.message}`, {}, { cause: error });
-    });
+    const read = () =>
+      this.fetch(url, { method: 'GET' }).catch((error: Error) => {
+        throw new ReadFailedError(`reading ${url.pathname} failed: ${error.message}`, {}, { cause: error });
+      });
+    // A read the vendor rate-limits (429) is waited out as its Retry-After asks, within the call's time, then made again.
+    const deadline = Date.now() + this.timeoutMs;
+    let response = await read();
+    while (response.status === 429) {
+      rateLimitCounts.seen += 1;
+      const wait = retryAfterMs(response.headers.get('retry-after')) ?? DEFAULT_RETRY_AFTER_MS;
+      if (!fitsBefore(deadline, wait)) {
+        throw new ReadFailedError(
+          `${describeRateLimit(`GET ${url.pathname}`, wait)}; the wait does not fit in the read's ${this.timeoutMs} ms`,
+          {
+            status: 429,
+            retryAfterMs: wait,
+          },
+        );
+      }
+      await sleep(wait);
+      rateLimitCounts.waitedOut += 1;
+      rateLimitCounts.waitedMs += wait;
+      response = await read();
+    }
     if (this.pack.api.notFoundStatus.includes(response.status)) return undefined;
     this.assertAuthenticated(response);
     if (!response.ok) throw new ReadFailedError(`reading ${url.pathname} answered ${response.status}`);
@@ -65,6 +88,12 @@ export class VendorApi implements VendorApiPort {
     const text = await response.text();
     this.assertAuthenticated(response);
     if (response.status >= 500) throw new AmbiguousOutcomeError(`the vendor API answered ${response.status}`);
+    if (response.status === 429) {
+      rateLimitCounts.seen += 1;
+      // Turned away before it was acted on: not committed, and safe to send again once the wait is over.
+      const wait = retryAfterMs(response.headers.get('retry-after'));
+      throw new WriteNotCommittedError(`${describeRateLimit(`${request.method} ${url.pathname}`, wait)}: not committed`, { status: 429 });
+    }
     if (!response.ok) throw new WriteNotCommittedError(`the vendor API refused the write (${response.status}): ${text.slice(0, 200)}`);
     return { status: response.status, body: text ? JSON.parse(text) : null };
   }

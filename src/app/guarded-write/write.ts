@@ -1,5 +1,5 @@
 import type { Services } from '../services.js';
-import { ClaimFencedError } from '../../domain/errors.js';
+import { ClaimFencedError, WriteNotCommittedError } from '../../domain/errors.js';
 import { writeFailure } from '../../domain/commit-point.js';
 import { evidenceKey, type StoredObject } from '../ports/evidence.js';
 import { dialogsSeen, runSteps, type StepContext } from '../../browser/executor.js';
@@ -9,6 +9,7 @@ import { throwOnWriteFeedback } from '../../browser/write-feedback.js';
 import { stagesOf } from '../../sitepack/schema.js';
 import { readContextFor, readParams } from '../../browser/vendor-reads.js';
 import { evidenceScreenshot } from '../../browser/evidence-screenshot.js';
+import { describeRateLimit, sleepOut, watchCommitRequests } from '../../browser/rate-limits.js';
 import { withSession } from '../sessions.js';
 import type { ItemState, WriteResult } from './state.js';
 import { heldClaim, itemRow, lease } from './step-support.js';
@@ -16,6 +17,9 @@ import { proveApproval, type ProvenApproval } from '../approvals/prove-approval.
 
 /** The page a session drives, held and passed on here; the browser layer does the driving. */
 type Page = OpenedSession['page'];
+
+/** The longest a refused commit's Retry-After is sat out before the write step ends (the step has its own deadline). */
+const RATE_LIMIT_WAIT_CAP_MS = 10_000;
 
 /**
  * The write itself. The claim moves to WRITING once the commit click's target
@@ -85,6 +89,8 @@ export async function browserWrite(s: Services, state: ItemState): Promise<Write
       !session.traced;
     let committed = false;
     let page = session.page;
+    // The requests the commit clicks send: a 429 on them (and no request accepted) means the vendor refused the write.
+    let commitRequests: ReturnType<typeof watchCommitRequests> | undefined;
     try {
       const ctx: StepContext = {
         baseUrl: s.config.vendor.base_url,
@@ -107,6 +113,7 @@ export async function browserWrite(s: Services, state: ItemState): Promise<Write
         session.markActed();
         await toWriting();
         await s.audit.append(item.key, { type: 'write_started', actor: item.identity, data: { tier: 'browser', stage, step: index } });
+        commitRequests = watchCommitRequests(session.context, new URL(s.config.vendor.base_url).origin);
         committed = true;
       };
       for (const stage of stages) {
@@ -152,6 +159,7 @@ export async function browserWrite(s: Services, state: ItemState): Promise<Write
         committed = true;
       }
       await throwOnWriteFeedback(page, s.pack.writeFeedback);
+      if (commitRequests?.refusal()) throw new Error('the commit request was answered 429');
       const settledPage = tier?.settled ? await settled(page, tier.settled, ctx) : undefined;
       if (settledPage) page = settledPage.page;
       // Nothing is clicked after this: the trace is written while the after picture is taken (a DevTools capture
@@ -174,10 +182,22 @@ export async function browserWrite(s: Services, state: ItemState): Promise<Write
         afterSettled: settledPage?.settled ?? false,
         ...(approval ? { approval } : {}),
       };
-    } catch (error) {
+    } catch (caught) {
       session.discardOnClose();
       await stored().catch(() => undefined);
-      if (error instanceof ClaimFencedError) throw error;
+      if (caught instanceof ClaimFencedError) throw caught;
+      // The vendor turned the commit request away (429) and accepted none: not committed, whatever the page showed
+      // after it; the wait it asked for is sat out here, so a retry after readback does not meet the same limit.
+      const refused = committed ? commitRequests?.refusal() : undefined;
+      if (refused) await sleepOut(refused.retryAfterMs, RATE_LIMIT_WAIT_CAP_MS);
+      const error = refused
+        ? new WriteNotCommittedError(
+            `${describeRateLimit(refused.request, refused.retryAfterMs)}: not committed (the vendor refused the commit request)`,
+            {
+              status: 429,
+            },
+          )
+        : caught;
       const shot = await evidenceScreenshot(page, itemRow(s, item)).catch(() => undefined);
       if (shot) evidence.push(await s.evidence.put(evidenceKey(item, 'after.png'), shot, 'image/png'));
       // The trace is stored before the failure is recorded, so the trail lists it with its checksum: a seal takes it
@@ -195,6 +215,7 @@ export async function browserWrite(s: Services, state: ItemState): Promise<Write
       });
       throw writeFailure(error, committed ? 'after_commit' : 'before_commit');
     } finally {
+      commitRequests?.stop();
       const trace = await session.close().catch(() => undefined);
       if (trace && !traceStored) evidence.push(await storeTrace(trace));
     }

@@ -6,6 +6,7 @@ import { detailPageV1, detailPageV2 } from '../pages/detail.js';
 import { errorPage } from '../pages/layout.js';
 import { listPageV1, listPageV2, type ListQuery, type ListResult, type ListView } from '../pages/list.js';
 import { loginPage } from '../pages/login.js';
+import { startSecondFactor } from './second-factor.js';
 import { revokedOverlay } from '../pages/refund.js';
 import { BILL_STATUSES } from '../schemas.js';
 import { checkSession, sidOf, SESSION_COOKIE, viewerOf, type Authenticated, type Exchange } from './exchange.js';
@@ -33,6 +34,7 @@ export async function postLogin(ex: Exchange): Promise<void> {
     return;
   }
   ex.identity = account.username;
+  if (ex.office.secondFactorPeriod(account) !== undefined) return startSecondFactor(ex, account, next);
   ex.office.sessions.destroy(sidOf(ex));
   const session = ex.office.sessions.create(account.username);
   // A browser-session cookie: the server enforces the TTL, so an expired sid still arrives and can be told apart.
