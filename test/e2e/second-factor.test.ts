@@ -4,7 +4,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parse as parseYaml, stringify as stringifyYaml } from 'yaml';
-import { evidenceKey } from '../../src/adapters/s3/evidence-store.js';
+import { evidenceKey } from '../../src/app/ports/evidence.js';
 import { totpCode } from '../../src/browser/second-factor.js';
 import { readZip } from '../../src/lib/zip.js';
 import { totpSecretFor } from '../../src/simulator/server.js';

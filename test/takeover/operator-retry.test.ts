@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { parse, stringify } from 'yaml';
-import { batchKey, evidenceKey } from '../../src/adapters/s3/evidence-store.js';
+import { batchKey, evidenceKey } from '../../src/app/ports/evidence.js';
 import { verifyBatch } from '../../src/evidence/verify.js';
 import { executeTakeover, parseTakeoverArgs, type Io } from '../../src/cli/takeover.js';
 import { startHarness, type Harness } from '../support/embedded.js';
