@@ -52,7 +52,7 @@ describe('deployment config', () => {
     assert.match(joined, /field "tenants\[0\]\.schedule\.expression": must be an EventBridge Scheduler expression/);
     assert.match(joined, /field "tenants\[0\]\.schedule\.timezone": must be an IANA time zone/);
     assert.match(joined, /field "logRetentionDays": must be one of 1, 3, 5/);
-    assert.match(joined, /field "memory": memory sizes are derived from measurements in src\/workflow\/sizing\.ts/);
+    assert.match(joined, /field "memory": memory sizes are derived from measurements in src\/contracts\/sizing\.ts/);
   });
 
   it('says which object is missing rather than "expected object"', () => {
