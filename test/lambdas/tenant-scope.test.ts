@@ -12,6 +12,7 @@ import { workingBucketName } from '../../src/config/schema.js';
 import { startHarness, type Harness } from '../support/embedded.js';
 import { APPROVERS, openLink, postDecision, signedLink } from '../approvals/helpers.js';
 import { approvalRequestsOf } from '../../src/app/approvals/request-approval.js';
+import { itemState, routedItem } from '../app/guarded-write/memory-ports.js';
 
 /**
  * The six functions that keep a tenant's records (complete, takeover, compensate, request-approval,
@@ -32,33 +33,17 @@ const globexEvidence = `evidence/globex/${TASK}/${globexKey}/before.png`;
 const denied = (error: unknown) => /^AccessDenied(Exception)?$/.test((error as Error).name);
 
 /** Acme's item, as a forged or buggy event would carry it: acme's tenant, globex's key. */
-const item = {
+const item = routedItem({
   key: globexKey,
   taskId: TASK,
   tenant: 'acme',
   billNo: 'GLOBEX-1',
-  action: 'mark_processed',
-  params: {},
   requestedBy: 'schedule',
   identity: 'svc-recon-acme',
-  reversibility: 'reversible',
-  needsApproval: false,
-  approvalTimeoutSeconds: 3600,
-  tier: 'browser',
   inverse: 'unmark_processed',
   targetStatus: 'PROCESSED',
-};
-const state = {
-  item,
-  claim: { decision: 'proceed', claim: { owner: OWNER, version: 1 } },
-  snapshot: null,
-  approval: null,
-  write: null,
-  writeError: null,
-  readback: null,
-  takeoverReason: null,
-  compensation: null,
-};
+});
+const state = itemState(item, { claim: { decision: 'proceed', claim: { owner: OWNER, version: 1 } } });
 
 function globexClaim(): Claim {
   const now = new Date().toISOString();
