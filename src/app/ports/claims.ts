@@ -43,14 +43,18 @@ const CLAIM_STATUSES = [
   'EXPIRED',
 ] as const satisfies readonly ClaimStatus[];
 
-/** A claim as the registry stores it: what a read is parsed with, so a record of another shape is refused by field. */
-export const ClaimRecord = z.object({
+/** The fields that name one write (WriteIdentity), as every record about a write stores them. */
+export const WriteIdentityRecord = z.object({
   key: z.string(),
   taskId: z.string(),
   tenant: z.string(),
   billNo: z.string(),
   action: z.string(),
   identity: z.string(),
+});
+
+/** A claim as the registry stores it: what a read is parsed with, so a record of another shape is refused by field. */
+export const ClaimRecord = WriteIdentityRecord.extend({
   owner: z.string(),
   status: z.enum(CLAIM_STATUSES),
   version: z.number(),

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { WriteIdentityRecord } from './claims.js';
 
 /**
  * The human takeover queue as the app layer and the operators' commands use it. The DynamoDB adapter implements
@@ -39,13 +40,7 @@ export type TakeoverRound = z.infer<typeof TakeoverRound>;
  * An item the machine refused to decide, as stored: what a read is parsed with. One entry per idempotency key; a
  * key that comes back after an operator's retry reopens its entry (round + 1) and keeps the earlier rounds in `history`.
  */
-export const TakeoverEntry = z.object({
-  key: z.string(),
-  taskId: z.string(),
-  tenant: z.string(),
-  billNo: z.string(),
-  action: z.string(),
-  identity: z.string(),
+export const TakeoverEntry = WriteIdentityRecord.extend({
   reason: z.string(),
   errorName: z.string().nullable(),
   /** The tool-ladder tier the item reached (api, browser, visual). */
