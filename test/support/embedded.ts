@@ -6,6 +6,8 @@ import { join } from 'node:path';
 import { DescribeExecutionCommand, StartExecutionCommand } from '@aws-sdk/client-sfn';
 import { startSimulator, type RunningSimulator } from '../../src/simulator/server.js';
 import { SimulatorControl } from '../../src/simulator/control-client.js';
+import { SettloControl } from '../../src/settlo/control-client.js';
+import { startSettlo } from '../../src/settlo/server.js';
 import { startLedgerly } from '../../src/ledgerly/server.js';
 import { LedgerlyControl } from '../../src/ledgerly/control-client.js';
 import { startEmbeddedPaperclip, type EmbeddedOptions, type EmbeddedPaperclip } from '../../src/embedded/embedded-paperclip.js';
@@ -52,6 +54,21 @@ export async function startLedgerlyHarness(
   const ledgerly = await startLedgerly({ controlToken: CONTROL_TOKEN, asyncDelayMs: options.asyncDelayMs ?? 150 });
   return harnessAround(ledgerly, new LedgerlyControl(ledgerly.url, CONTROL_TOKEN), {
     configPath: options.configPath ?? 'config/ledgerly.local.yaml',
+  });
+}
+
+/** Settlo (docs/settlo.md) with Paperclip driving it through sitepacks/settlo.yaml; the work area may be opened top-level. */
+export async function startSettloHarness(
+  options: { configPath?: string; undoWindowSeconds?: number } = {},
+): Promise<Harness<SettloControl>> {
+  const settlo = await startSettlo({
+    controlToken: CONTROL_TOKEN,
+    asyncDelayMs: 150,
+    allowTopLevelWork: true,
+    undoWindowSeconds: options.undoWindowSeconds ?? 2,
+  });
+  return harnessAround(settlo, new SettloControl(settlo.url, CONTROL_TOKEN), {
+    configPath: options.configPath ?? 'config/settlo.local.yaml',
   });
 }
 
