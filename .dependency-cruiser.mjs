@@ -41,10 +41,10 @@ export default {
       name: 'adapters-only-from-the-composition-root',
       comment:
         'Only the composition root (src/composition) builds adapters; everything else gets them as ports (src/app/services.ts, src/app/ports). ' +
-        'The local stack and the embedded runtime are scaffolding that wires real parts on purpose; ' +
+        'The AWS twin and the embedded runtime (twin/) are scaffolding that wires real parts on purpose; ' +
         "the planner's DynamoDB task store is that product's own adapter and shares the conditional-write helper.",
       severity: 'error',
-      from: { path: '^(src|lambdas)/', pathNot: '^src/(adapters|composition|local|embedded|planner/stores)/' },
+      from: { path: '^(src|lambdas|twin|planner)/', pathNot: '^(src/(adapters|composition)|twin|planner/stores)/' },
       to: { path: '^src/adapters/' },
     },
     {
@@ -81,10 +81,10 @@ export default {
     {
       name: 'evidence-boots-no-stack',
       comment:
-        "src/evidence reads and seals evidence through the stores it is given; opening a data folder or booting a local stack is the CLI's job (src/cli/data-source.ts).",
+        "src/evidence reads and seals evidence through the stores it is given; opening a data folder or booting a local stack (twin/) is the CLI's job (src/cli/data-source.ts).",
       severity: 'error',
       from: { path: '^src/evidence/' },
-      to: { path: '^src/(cli|local|embedded)/' },
+      to: { path: '^(src/cli|twin)/' },
     },
     {
       name: 'lambdas-only-call-the-app-layer',

@@ -27,8 +27,8 @@ before(() => {
   write('src/app/step.ts', "import { h } from '../domain/pure.js';\nexport const step = h;\n");
   write('src/app/click.ts', "import type { Page } from 'playwright-core';\nexport type Clicks = Page;\n");
   write('src/app/poll.ts', "import { SFNClient } from '@aws-sdk/client-sfn';\nexport const poll = new SFNClient({});\n");
-  write('src/evidence/open.ts', "import { boot } from '../local/boot.js';\nexport const open = boot;\n");
-  write('src/local/boot.ts', 'export const boot = 1;\n');
+  write('src/evidence/open.ts', "import { boot } from '../../twin/aws/boot.js';\nexport const open = boot;\n");
+  write('twin/aws/boot.ts', 'export const boot = 1;\n');
   write('src/adapters/store.ts', "import { step } from '../app/step.js';\nexport const store = step;\n");
   // the composition root may build adapters; the app layer, and the ports it declares, may not
   write('src/app/ports/store-port.ts', 'export interface StorePort {\n  get(key: string): Promise<string>;\n}\n');
@@ -73,7 +73,7 @@ test('a forbidden import fails the check and names the rule and the file', () =>
     'cdk-reads-only-shared-contracts: cdk/stack.ts -> src/app/step.ts',
     'contracts-load-nothing-that-runs: src/contracts/tables.ts -> src/adapters/store.ts',
     'domain-is-platform-free: src/domain/rule.ts -> @aws-sdk/client-s3',
-    'evidence-boots-no-stack: src/evidence/open.ts -> src/local/boot.ts',
+    'evidence-boots-no-stack: src/evidence/open.ts -> twin/aws/boot.ts',
     'lambdas-only-call-the-app-layer: lambdas/handler.ts -> src/adapters/store.ts',
     'ports-only-declare: src/app/ports/leaky.ts -> src/app/step.ts',
   ]);
