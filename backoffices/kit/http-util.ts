@@ -53,3 +53,26 @@ export async function sleep(ms: number, signal: AbortSignal): Promise<void> {
   if (signal.aborted || ms <= 0) return;
   await wait(ms, undefined, { signal }).catch(() => undefined);
 }
+
+/** Waits until the client gives up (or the server closes); with ms, answers 504 after ms instead. */
+export async function hangAfterCommit(
+  ex: { res: ServerResponse; closing: AbortSignal },
+  ms: number | undefined,
+  answer: () => void,
+): Promise<void> {
+  const clientGone = new Promise<void>((resolve) => ex.res.once('close', () => resolve()));
+  const stop = new AbortController();
+  const onClosing = () => stop.abort();
+  ex.closing.addEventListener('abort', onClosing, { once: true });
+  const waited =
+    ms === undefined ? new Promise<void>((resolve) => stop.signal.addEventListener('abort', () => resolve())) : sleep(ms, stop.signal);
+  await Promise.race([clientGone, waited]);
+  ex.closing.removeEventListener('abort', onClosing);
+  stop.abort();
+  if (ex.res.writableEnded || ex.res.destroyed) return;
+  if (ms === undefined || ex.closing.aborted) {
+    ex.res.destroy();
+    return;
+  }
+  answer();
+}

@@ -1,8 +1,8 @@
 import { z } from 'zod';
-import { parseYuan, plainYuan } from '../simulator/format.js';
+import { parseYuan, plainYuan } from '../kit/yuan.js';
 import { sendJson, sendText } from '../kit/http-util.js';
-import { hangAfterCommit } from '../simulator/routes/exchange.js';
-import { describeIssues } from '../simulator/schemas.js';
+import { hangAfterCommit } from '../kit/http-util.js';
+import { describeIssues } from '../kit/schemas.js';
 import type { Actor } from './book.js';
 import { requireSession, SESSION_COOKIE, sendError, sidOf, type LedgerlyExchange, type Signed } from './exchange.js';
 import {

@@ -1,7 +1,7 @@
-import { BackOfficeControl } from '../simulator/control-client.js';
+import { BackOfficeControl } from '../kit/control-client.js';
 import { LedgerlyFaultSpecSchema, LedgerlyJournalEntrySchema, LedgerlyResetSpecSchema, LedgerlyStateSchema } from './schemas.js';
 
-export { SimulatorControlError } from '../simulator/control-client.js';
+export { SimulatorControlError } from '../kit/control-client.js';
 
 /**
  * Ledgerly's control client: the same calls as SimulatorControl (reset,

@@ -6,7 +6,7 @@ import {
   SeedSchema,
   SessionTtlSecondsSchema,
   type FaultKind,
-} from '../simulator/schemas.js';
+} from '../kit/schemas.js';
 
 /**
  * Every shape that crosses Ledgerly's boundary (startup options, control API

@@ -1,5 +1,7 @@
 import type { BillKind, BillStatus } from './schemas.js';
 
+export { parseYuan, plainYuan } from '../kit/yuan.js';
+
 export const STATUS_LABELS: Record<BillStatus, string> = {
   PENDING: '待处理',
   PROCESSING: '处理中',
@@ -27,21 +29,6 @@ export function formatYuan(amountCents: number): string {
     .toString()
     .replace(/\B(?=(\d{3})+(?!\d))/g, ',');
   return `${sign}¥${yuan}.${(abs % 100).toString().padStart(2, '0')}`;
-}
-
-/** 123450 -> 1234.50, the form the refund field expects. */
-export function plainYuan(amountCents: number): string {
-  return `${Math.floor(amountCents / 100)}.${(amountCents % 100).toString().padStart(2, '0')}`;
-}
-
-/**
- * Parses what an operator types into the refund amount field: digits with at
- * most two decimals, no separators. Returns cents, or null when malformed.
- */
-export function parseYuan(text: string): number | null {
-  const match = /^(\d{1,9})(?:\.(\d{1,2}))?$/.exec(text.trim());
-  if (!match) return null;
-  return Number(match[1]) * 100 + Number((match[2] ?? '').padEnd(2, '0'));
 }
 
 /** The vendor is in China: pages show Beijing time, 2026-11-03 14:22:10. */

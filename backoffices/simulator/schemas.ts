@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { ActiveFaultSchema, AsyncDelayMsSchema, faultSpecSchemaFor, SeedSchema, SessionTtlSecondsSchema } from '../kit/schemas.js';
 
 /**
  * Every shape that crosses the simulator's boundary (startup options, control
@@ -15,17 +16,6 @@ export const TENANT_ID_PATTERN = /^[a-z]{1,20}$/;
 export const BILL_STATUSES = ['PENDING', 'PROCESSING', 'PROCESSED', 'REFUNDED'] as const;
 export const BILL_KINDS = ['mismatch', 'overcharge'] as const;
 export const JOURNAL_ACTIONS = ['mark', 'unmark', 'refund', 'note'] as const;
-export const FAULT_KINDS = [
-  'redesign',
-  'half_success',
-  'commit_then_timeout',
-  'error_500',
-  'slow_ms',
-  'async_delay_ms',
-  'session_revoked',
-  'permission_denied',
-  'rate_limited',
-] as const;
 
 export const BillStatusSchema = z.enum(BILL_STATUSES);
 export const BillKindSchema = z.enum(BILL_KINDS);
@@ -80,18 +70,6 @@ export const TenantListSchema = z
     });
   });
 
-export const SeedSchema = z
-  .number()
-  .int()
-  .min(0)
-  .max(2 ** 32 - 1);
-export const AsyncDelayMsSchema = z.number().int().min(0).max(600_000);
-export const SessionTtlSecondsSchema = z
-  .number()
-  .int()
-  .min(1)
-  .max(7 * 24 * 3600);
-
 export const ResetSpecSchema = z.strictObject({
   seed: SeedSchema.optional(),
   tenants: TenantListSchema.optional(),
@@ -100,52 +78,8 @@ export const ResetSpecSchema = z.strictObject({
 });
 export type ResetSpec = z.infer<typeof ResetSpecSchema>;
 
-export const FaultKindSchema = z.enum(FAULT_KINDS);
-export type FaultKind = z.infer<typeof FaultKindSchema>;
-
-/**
- * A fault spec whose bill scope follows one back office's record numbers. Every
- * in-repo back office takes the same kinds and scopes, so a test can install
- * the same fault on either.
- */
-export function faultSpecSchemaFor(bill: z.ZodString, tenant: z.ZodString) {
-  return z
-    .strictObject({
-      kind: FaultKindSchema,
-      bill: bill.optional(),
-      tenant: tenant.optional(),
-      /** A username, e.g. svc-recon-acme. */
-      identity: z.string().min(1).max(64).optional(),
-      ms: z.number().int().min(0).max(600_000).optional(),
-      /** How many times the fault fires; unlimited when absent. */
-      times: z.number().int().min(1).max(1_000_000).optional(),
-      /** rate_limited only: every request (default), reads (GET/HEAD) or writes (every other method). */
-      requests: z.enum(['all', 'reads', 'writes']).optional(),
-    })
-    .superRefine((f, ctx) => {
-      if ((f.kind === 'slow_ms' || f.kind === 'async_delay_ms') && f.ms === undefined) {
-        ctx.addIssue({ code: 'custom', path: ['ms'], message: `ms is required for a ${f.kind} fault` });
-      }
-    });
-}
-
 export const FaultSpecSchema = faultSpecSchemaFor(BillNoSchema, TenantIdSchema);
 export type FaultSpec = z.infer<typeof FaultSpecSchema>;
-
-/** A fault as the control API reports it: the spec plus how often it fired. */
-export const ActiveFaultSchema = z.object({
-  kind: FaultKindSchema,
-  bill: z.string().optional(),
-  tenant: z.string().optional(),
-  identity: z.string().optional(),
-  ms: z.number().optional(),
-  times: z.number().optional(),
-  requests: z.enum(['all', 'reads', 'writes']).optional(),
-  /** Firings left; absent when unlimited. */
-  remaining: z.number().optional(),
-  fired: z.number(),
-});
-export type ActiveFault = z.infer<typeof ActiveFaultSchema>;
 
 export const NoteSchema = z.object({
   noteId: z.string(),
@@ -191,6 +125,15 @@ export const JournalEntrySchema = z.object({
 export type JournalEntry = z.infer<typeof JournalEntrySchema>;
 
 export {
+  ActiveFaultSchema,
+  type ActiveFault,
+  AsyncDelayMsSchema,
+  FAULT_KINDS,
+  FaultKindSchema,
+  type FaultKind,
+  faultSpecSchemaFor,
+  SeedSchema,
+  SessionTtlSecondsSchema,
   describeIssues,
   type RequestTiming,
   RequestTimingSchema,

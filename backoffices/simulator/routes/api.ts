@@ -2,7 +2,8 @@ import { z } from 'zod';
 import { canSee, type Identity } from '../accounts.js';
 import { sendJson } from '../../kit/http-util.js';
 import { BILL_NO_PATTERN, describeIssues, type Bill } from '../schemas.js';
-import { bearerToken, hangAfterCommit, type Exchange } from './exchange.js';
+import { bearerToken, type Exchange } from './exchange.js';
+import { hangAfterCommit } from '../../kit/http-util.js';
 
 /**
  * The vendor's JSON API (v1): reads, and notes with Idempotency-Key

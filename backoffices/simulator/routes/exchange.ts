@@ -3,7 +3,6 @@ import type { Identity, SimAccount } from '../accounts.js';
 import type { BackOffice } from '../back-office.js';
 import type { FaultContext } from '../../kit/faults.js';
 import { parseCookies } from '../../../src/http/cookies.js';
-import { sleep } from '../../kit/http-util.js';
 import type { Viewer } from '../pages/layout.js';
 import type { Session } from '../../kit/sessions.js';
 
@@ -83,23 +82,4 @@ export function peekContext(ex: Exchange): FaultContext {
     ex.identity = username;
   }
   return context;
-}
-
-/** Waits until the client gives up (or the server closes); with ms, answers 504 after ms instead. */
-export async function hangAfterCommit(ex: Pick<Exchange, 'res' | 'closing'>, ms: number | undefined, answer: () => void): Promise<void> {
-  const clientGone = new Promise<void>((resolve) => ex.res.once('close', () => resolve()));
-  const stop = new AbortController();
-  const onClosing = () => stop.abort();
-  ex.closing.addEventListener('abort', onClosing, { once: true });
-  const waited =
-    ms === undefined ? new Promise<void>((resolve) => stop.signal.addEventListener('abort', () => resolve())) : sleep(ms, stop.signal);
-  await Promise.race([clientGone, waited]);
-  ex.closing.removeEventListener('abort', onClosing);
-  stop.abort();
-  if (ex.res.writableEnded || ex.res.destroyed) return;
-  if (ms === undefined || ex.closing.aborted) {
-    ex.res.destroy();
-    return;
-  }
-  answer();
 }

@@ -8,7 +8,8 @@ import type { Actor, WriteAction } from '../ledger.js';
 import { errorPage } from '../pages/layout.js';
 import { frameMessageDocument, gatewayTimeoutDocument, refundFormDocument, refundPage, refundSubmittedDocument } from '../pages/refund.js';
 import type { Bill } from '../schemas.js';
-import { checkSession, hangAfterCommit, viewerOf, type Authenticated, type Exchange } from './exchange.js';
+import { checkSession, viewerOf, type Authenticated, type Exchange } from './exchange.js';
+import { hangAfterCommit } from '../../kit/http-util.js';
 import { gatePage } from './ui-pages.js';
 
 /**
