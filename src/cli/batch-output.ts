@@ -1,9 +1,9 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { BatchSummary } from '../app/batch.js';
-import type { EmbeddedPaperclip } from '../../twin/runtime/embedded-paperclip.js';
+import type { EmbeddedPaperclip } from '../../twin/runtime/index.js';
 import type { FailOnRules } from './args.js';
 import { createProgressRenderer } from './progress.js';
-import { inboxAddress } from '../../twin/aws/ses.js';
+import { inboxAddress } from '../../twin/aws/index.js';
 
 /**
  * What `npm start` and `paperclip run` print around a batch: the stack's
