@@ -7,7 +7,7 @@ import { evidenceKey } from '../../src/app/ports/evidence.js';
 import { probe } from '../../src/cli/probe.js';
 import { runCheck } from '../../src/cli/sitepack.js';
 import { idempotencyKey } from '../../src/domain/task.js';
-import type { SettloControl } from '../../src/settlo/control-client.js';
+import type { SettloControl } from '../../backoffices/settlo/control-client.js';
 import { startSettloHarness, type Harness } from '../support/embedded.js';
 
 /**
