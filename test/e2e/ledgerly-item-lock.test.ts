@@ -1,5 +1,5 @@
 import { after, before, describe, test } from 'node:test';
-import type { LedgerlyControl } from '../../src/ledgerly/control-client.js';
+import type { LedgerlyControl } from '../../backoffices/ledgerly/control-client.js';
 import { startLedgerlyHarness, type Harness } from '../support/embedded.js';
 import { twoTasksOnOneItem } from '../support/item-lock.js';
 
