@@ -210,6 +210,7 @@ export const OUTCOMES = [
   'takeover',
   'rejected',
   'expired',
+  'blocked',
   'compensated',
   'error',
 ] as const;
@@ -238,6 +239,7 @@ function claimOutcome(claim: Claim): Outcome | undefined {
     TAKEOVER: 'takeover',
     REJECTED: 'rejected',
     EXPIRED: 'expired',
+    BLOCKED: 'blocked',
     FAILED: 'error',
   };
   return byStatus[claim.status];

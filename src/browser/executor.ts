@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import type { Dialog, Locator as PwLocator, Page } from 'playwright-core';
-import { describeLocator, describeScope, fillTemplate, type FrameSelector, type Step } from '../sitepack/action-language.js';
+import { describeLocator, describeScope, fillKnown, fillTemplate, type FrameSelector, type Step } from '../sitepack/action-language.js';
 import { waitOutPageRateLimit } from './rate-limits.js';
 import type { SitePack } from '../sitepack/schema.js';
 import { ReadFailedError, SessionLostError, StructuredContractMissingError } from '../domain/errors.js';
@@ -212,8 +212,15 @@ const containsAnyText = new Function(
   return texts.some((t) => text.includes(squash(t)));`,
 ) as (texts: string[]) => boolean;
 
-/** A step as an engineer reads it in an error: `click role=button name="确认" within the open dialog`. */
-export function describeStep(step: Step): string {
+/**
+ * A step as an engineer reads it in an error: `click role=button name="确认" within the open dialog`, with the
+ * parameters it was run with filled in (`text="金额 ¥1,280.00"`, not `text="金额 ¥{{amount}}"`): the message says
+ * what was looked for. A placeholder without a value stays as written.
+ */
+export function describeStep(raw: Step, params: Readonly<Record<string, string>> = {}): string {
+  const step = JSON.parse(JSON.stringify(raw), (_key, value: unknown) =>
+    typeof value === 'string' ? fillKnown(value, params) : value,
+  ) as Step;
   if (step.action === 'open') return `open ${step.url}`;
   if (step.action === 'screenshot') return `screenshot ${step.as}`;
   return `${step.action} ${describeLocator(step.target)}${describeScope(step.within)}`;
@@ -336,7 +343,7 @@ export async function runStep(page: Page, step: Step, ctx: StepContext, commit?:
       const match = step.pattern === undefined ? undefined : new RegExp(step.pattern, 'u').exec(text);
       if (step.pattern !== undefined && !match) {
         throw new StructuredContractMissingError(
-          `step "${describeStep(step)}" read ${JSON.stringify(text.slice(0, 80))} on ${where(page)}, which does not match /${step.pattern}/`,
+          `step "${describeStep(step, ctx.params)}" read ${JSON.stringify(text.slice(0, 80))} on ${where(page)}, which does not match /${step.pattern}/`,
           { url: page.url() },
         );
       }
@@ -361,8 +368,8 @@ async function visibleOrExplain(page: Page, target: PwLocator, step: Step, ctx: 
   } catch (error) {
     await assertSessionAlive(page, ctx.sessionLost);
     if (page.isClosed()) throw error;
-    throw new StructuredContractMissingError(`step "${describeStep(step)}" found nothing on ${where(page)}`, {
-      step: describeStep(step),
+    throw new StructuredContractMissingError(`step "${describeStep(step, ctx.params)}" found nothing on ${where(page)}`, {
+      step: describeStep(step, ctx.params),
       url: page.url(),
     });
   }
@@ -379,8 +386,8 @@ async function actOrExplain<T>(page: Page, target: PwLocator, step: Step, ctx: S
   } catch (error) {
     if (page.isClosed() || (await target.isVisible().catch(() => false))) throw error;
     await assertSessionAlive(page, ctx.sessionLost);
-    throw new StructuredContractMissingError(`step "${describeStep(step)}" found nothing on ${where(page)}`, {
-      step: describeStep(step),
+    throw new StructuredContractMissingError(`step "${describeStep(step, ctx.params)}" found nothing on ${where(page)}`, {
+      step: describeStep(step, ctx.params),
       url: page.url(),
     });
   }
@@ -397,7 +404,7 @@ async function hiddenOrExplain(page: Page, target: PwLocator, step: Step, ctx: S
   } catch (error) {
     await assertSessionAlive(page, ctx.sessionLost);
     if (page.isClosed()) throw error;
-    throw new Error(`step "${describeStep(step)}": the target still shows on ${where(page)} after ${timeout} ms`);
+    throw new Error(`step "${describeStep(step, ctx.params)}": the target still shows on ${where(page)} after ${timeout} ms`);
   }
 }
 

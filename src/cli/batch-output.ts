@@ -104,7 +104,7 @@ function reportDecidedItems(paperclip: EmbeddedPaperclip, taskId: string): () =>
       const claims = await s.claims.byTask(taskId).catch(() => []);
       for (const c of claims) {
         if (!s.config.write_policy.approval_required.includes(c.action) || reported.has(c.key)) continue;
-        if (['DONE', 'REJECTED', 'EXPIRED', 'TAKEOVER', 'STALE', 'FAILED'].includes(c.status)) {
+        if (['DONE', 'REJECTED', 'EXPIRED', 'TAKEOVER', 'STALE', 'FAILED', 'BLOCKED'].includes(c.status)) {
           reported.add(c.key);
           log(`${c.billNo} ${c.action}: ${c.status.toLowerCase()}${c.reason ? ` (${c.reason})` : ''}`);
         }

@@ -20,7 +20,7 @@ export interface ProgressTarget {
 const BAR_WIDTH = 24;
 
 /** Claim statuses in the order people read them, lower-cased for display. */
-const STATUS_ORDER = ['DONE', 'WRITING', 'CLAIMED', 'TAKEOVER', 'STALE', 'REJECTED', 'EXPIRED', 'FAILED'];
+const STATUS_ORDER = ['DONE', 'WRITING', 'CLAIMED', 'TAKEOVER', 'STALE', 'BLOCKED', 'REJECTED', 'EXPIRED', 'FAILED'];
 
 const rank = (status: string) => (STATUS_ORDER.includes(status) ? STATUS_ORDER.indexOf(status) : STATUS_ORDER.length);
 

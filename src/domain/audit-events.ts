@@ -88,6 +88,8 @@ const DATA = {
   routing_failed: z.strictObject({ reason: Text, error: Text, taskId: Text, executionArn: Text, nothingWritten: z.literal(true) }),
   claimed: z.strictObject({ owner: Text, version: z.number().int() }),
   claim_taken_over: z.strictObject({ from: Text, owner: Text, version: z.number().int(), status: Text }),
+  /** Another key's write on the same item was unresolved: this key's claim moved to BLOCKED before anything was written. */
+  blocked: z.strictObject({ openKey: Text, openStatus: Text, reason: Text }),
   // Snapshot
   stale: z.strictObject({ preStatus: Text.optional(), expected: z.array(Text) }),
   pre_state_registered: z.strictObject({

@@ -1,13 +1,25 @@
+import { createHash } from 'node:crypto';
+import { tenantKeyPrefix } from './task.js';
+
 /**
  * The idempotency registry's rules, without storage. A claim is taken with a
  * conditional put; every later transition is conditional on owner and fencing
  * version, so a runner that lost its claim cannot act on it.
  */
 
-export type ClaimStatus = 'CLAIMED' | 'WRITING' | 'DONE' | 'STALE' | 'FAILED' | 'TAKEOVER' | 'REJECTED' | 'EXPIRED';
+export type ClaimStatus = 'CLAIMED' | 'WRITING' | 'DONE' | 'STALE' | 'FAILED' | 'TAKEOVER' | 'REJECTED' | 'EXPIRED' | 'BLOCKED';
 
-/** Statuses after which nothing will touch the item without an operator. */
-export const TERMINAL_STATUSES: readonly ClaimStatus[] = ['DONE', 'STALE', 'FAILED', 'TAKEOVER', 'REJECTED', 'EXPIRED'];
+/**
+ * Statuses after which nothing will touch the key without an operator. BLOCKED: another write on the same item was
+ * unresolved when this key was claimed; this key wrote nothing, and a later task writes the item.
+ */
+export const TERMINAL_STATUSES: readonly ClaimStatus[] = ['DONE', 'STALE', 'FAILED', 'TAKEOVER', 'REJECTED', 'EXPIRED', 'BLOCKED'];
+
+/**
+ * Statuses of a write whose question is still open: it may be clicking, may have landed, or waits for a person.
+ * While a write on an item is in one of these, no other key writes that item (see decideOnItemLock).
+ */
+export const UNRESOLVED_STATUSES: readonly ClaimStatus[] = ['CLAIMED', 'WRITING', 'TAKEOVER'];
 
 /** What names one guarded write: its idempotency key and the task, tenant, bill, action and identity behind it. */
 export interface WriteIdentity {
@@ -22,6 +34,64 @@ export interface WriteIdentity {
 /** Just the identifying fields of a routed item, claim or entry (the same order every record stores them in). */
 export function writeIdentity(of: WriteIdentity): WriteIdentity {
   return { key: of.key, taskId: of.taskId, tenant: of.tenant, billNo: of.billNo, action: of.action, identity: of.identity };
+}
+
+/**
+ * The item's open-write record: which key holds the item (tenant, bill) while its write is unresolved. It lives in
+ * the claims table under the tenant's key prefix (so a tenant session's dynamodb:LeadingKeys confines it like a
+ * claim) and is moved only by conditional updates on `holder`. It has no `status` or `taskId`, so the claim scans and
+ * the byTask index never see it. `holder` absent: released.
+ */
+export interface ItemLock {
+  key: string;
+  kind: 'open-item';
+  tenant: string;
+  billNo: string;
+  holder?: string;
+  holderTask?: string;
+  holderAction?: string;
+  heldSince?: string;
+}
+
+/** The open-write record's key: the tenant's prefix, `open_`, and 32 hex digits of the bill number's hash (never an idempotency key's shape). */
+export function itemLockKey(tenant: string, billNo: string): string {
+  const digest = createHash('sha256')
+    .update(JSON.stringify([tenant, billNo]))
+    .digest('hex');
+  return `${tenantKeyPrefix(tenant)}open_${digest.slice(0, 32)}`;
+}
+
+export type ItemLockDecision =
+  /** Free, released, or already held by this key (a retried step, a resumed or retried write of the same key). */
+  | { kind: 'take'; expectedHolder?: string }
+  /** The holder's write is resolved (done, failed, stale…) but was not released (a crash before the release): take it from it. */
+  | { kind: 'replace'; expectedHolder: string }
+  /** The inverse of the holder's write (its compensation) may write the item the holder left; it does not take it. */
+  | { kind: 'pass' }
+  /** Another key's write on the item is unresolved. */
+  | { kind: 'blocked'; holder: string; holderStatus: ClaimStatus; holderTask?: string; holderAction?: string };
+
+/**
+ * Whether `me` may write the item, given its open-write record and the holder's claim (read consistently). The
+ * holder's claim is the truth: a record whose holder settled is free whatever it still says.
+ */
+export function decideOnItemLock(
+  lock: ItemLock | undefined,
+  holderClaim: Claim | undefined,
+  me: { key: string; compensates?: string | undefined },
+): ItemLockDecision {
+  const holder = lock?.holder;
+  if (!holder) return { kind: 'take' };
+  if (holder === me.key) return { kind: 'take', expectedHolder: holder };
+  if (me.compensates === holder) return { kind: 'pass' };
+  if (!holderClaim || !UNRESOLVED_STATUSES.includes(holderClaim.status)) return { kind: 'replace', expectedHolder: holder };
+  return {
+    kind: 'blocked',
+    holder,
+    holderStatus: holderClaim.status,
+    ...(lock.holderTask ? { holderTask: lock.holderTask } : {}),
+    ...(lock.holderAction ? { holderAction: lock.holderAction } : {}),
+  };
 }
 
 export interface Claim extends WriteIdentity {

@@ -102,6 +102,7 @@ export function outcomeTone(outcome: string | undefined): 'ok' | 'warn' | 'bad' 
     case 'skipped':
     case 'rejected':
     case 'expired':
+    case 'blocked':
     case 'unknown':
       return 'warn';
     case 'awaiting_approval':

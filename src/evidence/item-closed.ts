@@ -1,7 +1,7 @@
 import type { AuditEvent } from '../domain/audit-chain.js';
 import type { Claim } from '../domain/claim.js';
 import { classifyItem } from '../report/classify.js';
-import { emitItemMetrics } from '../report/emf.js';
+import { emitItemMetrics, type CloseKind } from '../report/emf.js';
 import { BATCH_LIST_NAME, PAGE_NAME, SEAL_NAME, snapshotItemFolder, type BatchRef, type EvidenceContext } from './folder.js';
 import { storeItemPage } from './pages.js';
 import { linkedItemKeys, type OutcomeRecord } from './item-page.js';
@@ -9,7 +9,7 @@ import { batchKey, evidenceKey } from '../app/ports/evidence.js';
 import { sealStandaloneItem } from './seal.js';
 import { addLateItem } from './late-seal.js';
 
-export type CloseKind = 'done' | 'takeover' | 'rejected' | 'expired' | 'stale';
+export type { CloseKind } from '../report/emf.js';
 
 /**
  * Called once an item's record.json and final audit event are stored: brings

@@ -10,7 +10,16 @@ import { SessionLostError } from '../domain/errors.js';
  * Definitions: docs/report.md.
  */
 
-export type ItemOutcome = 'done' | 'takeover' | 'stale' | 'rejected' | 'expired' | 'awaiting_approval' | 'in_progress' | 'failed';
+export type ItemOutcome =
+  | 'done'
+  | 'takeover'
+  | 'stale'
+  | 'rejected'
+  | 'expired'
+  | 'blocked'
+  | 'awaiting_approval'
+  | 'in_progress'
+  | 'failed';
 
 export interface ItemFacts {
   key: string;
@@ -53,6 +62,8 @@ function outcomeOf(claim: Claim, events: readonly AuditEvent[]): ItemOutcome {
       return 'rejected';
     case 'EXPIRED':
       return 'expired';
+    case 'BLOCKED':
+      return 'blocked';
     case 'FAILED':
       return 'failed';
     default: {

@@ -1,5 +1,8 @@
 import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 import type { ItemFacts } from './classify.js';
+
+/** How an item closed (src/evidence/item-closed.ts passes it). */
+export type CloseKind = 'done' | 'takeover' | 'rejected' | 'expired' | 'stale' | 'blocked';
 import { METRIC_NAMES, METRICS_NAMESPACE, TENANT_DIMENSION, type MetricName } from '../contracts/metric-names.js';
 
 /**
@@ -26,10 +29,7 @@ function instance(): Metrics {
 }
 
 /** The values one closed item contributes; zeros are emitted too so every series has data points. */
-export function itemMetricValues(
-  facts: ItemFacts,
-  close: 'done' | 'takeover' | 'rejected' | 'expired' | 'stale',
-): Record<MetricName, number> {
+export function itemMetricValues(facts: ItemFacts, close: CloseKind): Record<MetricName, number> {
   // A compensation run is counted as a rollback when it closes (whether the workflow or an
   // operator started it), not as an item of its own; it succeeded when its readback confirmed.
   const rollback = facts.compensates !== undefined;
@@ -48,10 +48,7 @@ export function itemMetricValues(
 }
 
 /** Emits one EMF document for a closed item (when enabled); returns the values for callers that log them. */
-export function emitItemMetrics(
-  facts: ItemFacts,
-  close: 'done' | 'takeover' | 'rejected' | 'expired' | 'stale',
-): Record<MetricName, number> {
+export function emitItemMetrics(facts: ItemFacts, close: CloseKind): Record<MetricName, number> {
   const values = itemMetricValues(facts, close);
   if (!metricsEnabled()) return values;
   const m = instance();

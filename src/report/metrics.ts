@@ -60,6 +60,7 @@ const OUTCOME_ORDER: readonly ItemOutcome[] = [
   'stale',
   'rejected',
   'expired',
+  'blocked',
   'awaiting_approval',
   'in_progress',
   'failed',

@@ -13,6 +13,7 @@ const OUTCOME_COLOURS: Record<string, string> = {
   stale: '#d1a322',
   rejected: '#8a5cd0',
   expired: '#9aa6b8',
+  blocked: '#b7791f',
   awaiting_approval: '#2f7dd1',
   in_progress: '#6b7c93',
   failed: '#7a1f1f',

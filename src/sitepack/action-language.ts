@@ -311,6 +311,14 @@ export function fillTemplate(text: string, params: Readonly<Record<string, strin
   });
 }
 
+/**
+ * Fills the placeholders whose value is known and leaves the rest as written: for messages, so an error about
+ * `expect text="金额 ¥{{amount}}"` shows the value the step looked for, and a missing value still shows its name.
+ */
+export function fillKnown(text: string, params: Readonly<Record<string, string>>): string {
+  return text.replace(PLACEHOLDER, (whole, name: string) => params[name] ?? whole);
+}
+
 export class MissingParameterError extends NamedError {
   override name = 'MissingParameterError';
   constructor(readonly parameter: string) {

@@ -118,6 +118,15 @@ describe('tenant session (local IAM, the deployed tenant-access role)', () => {
     await assert.rejects(acme.claims.get(`k-${'0'.repeat(40)}`), denied);
   });
 
+  it("holds and releases the tenant's own items' open-write records, never another tenant's (the claim function's session)", async () => {
+    const lock = { tenant: 'acme', billNo: 'ACME-202611-0001', holder: acmeKey, holderTask: 'T-1', holderAction: 'mark_processed' };
+    assert.equal(await acme.claims.holdItem(lock), true);
+    assert.equal((await acme.claims.itemLock('acme', 'ACME-202611-0001'))?.holder, acmeKey);
+    assert.equal(await acme.claims.releaseItem('acme', 'ACME-202611-0001', acmeKey), true);
+    await assert.rejects(acme.claims.itemLock('globex', 'GLOBEX-202611-0001'), denied);
+    await assert.rejects(acme.claims.holdItem({ ...lock, tenant: 'globex', billNo: 'GLOBEX-202611-0001' }), denied);
+  });
+
   it("reaches only the tenant's own takeover queue entries; plain secrets stay on the function's role", async () => {
     assert.equal(await acme.takeovers.get(acmeKey), undefined, "acme's own queue entry is readable (there is none)");
     await assert.rejects(acme.takeovers.get(globexKey), denied);

@@ -77,7 +77,7 @@ describe('statemachines/*.asl.json', () => {
     for (const step of ['ValidateRoute', 'Claim', 'Snapshot', 'Readback', 'RequestApproval', 'ApprovalRejected', 'ApprovalExpired']) {
       assertRetriesLambdaServiceErrors(guarded, step);
     }
-    for (const step of ['Compensate', 'RecordCompensation', 'Complete', 'Takeover', 'Stale'])
+    for (const step of ['Compensate', 'RecordCompensation', 'Complete', 'Takeover', 'Stale', 'Blocked'])
       assertRetriesLambdaServiceErrors(guarded, step);
     const batch = JSON.parse(read('batch.asl.json')) as AslMachine;
     assertEveryLambdaTaskRetriesServiceErrors(batch);
@@ -90,12 +90,12 @@ describe('statemachines/*.asl.json', () => {
   it('retry a Sandbox.Timedout only where running the function again is safe', () => {
     // A timeout means the function may have run to its end. Retried only where a second run changes nothing a first
     // one did: reads (ValidateRoute, Snapshot, Readback, ReadList), the claim (the same execution re-entering keeps it),
-    // the takeover (a repeat finds its own TAKEOVER claim and queue entry), and a stale close (rewrites nothing sealed).
+    // the takeover (a repeat finds its own TAKEOVER claim and queue entry), and a stale or blocked close (rewrites nothing sealed).
     // Not BrowserWrite (the click may have happened: readback decides), not RequestApproval (a second approval mail),
     // not Complete/ApprovalRejected/ApprovalExpired (the claim has moved: a repeat is fenced), not the compensation
     // steps (a second entry in the audit trail), not Summarize (a timeout there repeats; SummarizeFailed records it).
     const guarded = JSON.parse(read('guarded-write.asl.json')) as AslMachine;
-    assert.deepEqual(statesRetryingTimeouts(guarded), ['Claim', 'Readback', 'Snapshot', 'Stale', 'Takeover', 'ValidateRoute']);
+    assert.deepEqual(statesRetryingTimeouts(guarded), ['Blocked', 'Claim', 'Readback', 'Snapshot', 'Stale', 'Takeover', 'ValidateRoute']);
     const batch = JSON.parse(read('batch.asl.json')) as AslMachine;
     assert.deepEqual(statesRetryingTimeouts(batch), ['ReadList']);
   });

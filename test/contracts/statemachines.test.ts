@@ -80,6 +80,16 @@ test('a stale item is closed by the Complete function, like every outcome withou
   assert.ok((States['Stale']!['Retry'] as State[]).at(-1)!['ErrorEquals'].includes('States.ALL'));
 });
 
+test('a blocked item is closed by the Complete function, safe to repeat, and ends there', () => {
+  const { States } = load('guarded-write.asl.json');
+  const choice = (States['ClaimDecision']!['Choices'] as State[]).find((c) => c['StringEquals'] === 'blocked');
+  assert.equal(choice?.['Next'], 'Blocked');
+  assert.equal(States['Blocked']!['Resource'], States['Complete']!['Resource']);
+  assert.equal(States['Blocked']!['Parameters']['closeAs'], 'blocked');
+  assert.equal(States['Blocked']!['End'], true);
+  assert.ok((States['Blocked']!['Retry'] as State[]).at(-1)!['ErrorEquals'].includes('States.ALL'));
+});
+
 test('a close refused by the claim fence ends skipped, never as a failed execution', () => {
   const { States } = load('guarded-write.asl.json');
   for (const name of ['Complete', 'ApprovalRejected', 'ApprovalExpired']) {

@@ -41,6 +41,7 @@ export const SAMPLE_DATA: { [T in AuditEventType]: AuditEventData<T> } = {
   },
   claimed: { owner: ARN, version: 1 },
   claim_taken_over: { from: 'arn:old', owner: ARN, version: 2, status: 'CLAIMED' },
+  blocked: { openKey: 'k-acme_open', openStatus: 'TAKEOVER', reason: 'blocked: acme ACME-1 has an unresolved write k-acme_open' },
   stale: { preStatus: 'PROCESSED', expected: ['PENDING'] },
   pre_state_registered: { preStatus: 'PENDING', source: 'list', inverse: null, reversibility: 'reversible', evidence: [] },
   approval_requested: { approvalId: 'ap-1', approvers: ['boss@acme.example'], expiresAt: '2026-12-02T08:00:00.000Z', payloadHash: HASH },

@@ -8,9 +8,9 @@ import {
   type DynamoDBDocumentClient,
   type ScanCommandInput,
 } from '@aws-sdk/lib-dynamodb';
-import type { Claim, ClaimStatus } from '../../domain/claim.js';
+import { itemLockKey, type Claim, type ClaimStatus, type ItemLock } from '../../domain/claim.js';
 import { ClaimFencedError } from '../../domain/errors.js';
-import { ClaimRecord, type ClaimsPort } from '../../app/ports/claims.js';
+import { ClaimRecord, ItemLockRecord, type ClaimsPort } from '../../app/ports/claims.js';
 import { parseRecord, parseRecords } from './records.js';
 import { writeIfConditionHolds } from './conditional-write.js';
 
@@ -53,9 +53,10 @@ export class ClaimsStore implements ClaimsPort {
 
   /** Every write's claim updated since `since`, of one tenant when given (a scan: for reports). */
   async updatedSince(filter: { since?: Date; tenant?: string }): Promise<Claim[]> {
-    const filters = ['begins_with(#k, :k)'];
+    // Items' open-write records share the key prefix; they have no status.
+    const filters = ['begins_with(#k, :k)', 'attribute_exists(#s)'];
     const values: Record<string, unknown> = { ':k': 'k-' };
-    const names: Record<string, string> = { '#k': 'key' };
+    const names: Record<string, string> = { '#k': 'key', '#s': 'status' };
     if (filter.since) {
       filters.push('#u >= :since');
       names['#u'] = 'updatedAt';
@@ -189,5 +190,58 @@ export class ClaimsStore implements ClaimsPort {
       ),
     );
     return result ? parseRecord(ClaimRecord, result.Attributes, this.table) : undefined;
+  }
+
+  async itemLock(tenant: string, billNo: string): Promise<ItemLock | undefined> {
+    const key = itemLockKey(tenant, billNo);
+    const result = await this.db.send(new GetCommand({ TableName: this.table, Key: { key }, ConsistentRead: true }));
+    return result.Item && parseRecord(ItemLockRecord, result.Item, this.table);
+  }
+
+  async holdItem(
+    lock: { tenant: string; billNo: string; holder: string; holderTask: string; holderAction: string },
+    expectedHolder?: string,
+  ): Promise<boolean> {
+    // An update, not a put: it creates the record the first time and compares the holder after that, in one condition.
+    const values: Record<string, unknown> = {
+      ':kind': 'open-item',
+      ':tenant': lock.tenant,
+      ':bill': lock.billNo,
+      ':holder': lock.holder,
+      ':task': lock.holderTask,
+      ':action': lock.holderAction,
+      ':now': new Date().toISOString(),
+    };
+    if (expectedHolder !== undefined) values[':expected'] = expectedHolder;
+    const done = await writeIfConditionHolds(() =>
+      this.db.send(
+        new UpdateCommand({
+          TableName: this.table,
+          Key: { key: itemLockKey(lock.tenant, lock.billNo) },
+          UpdateExpression:
+            'SET #kind = :kind, #t = :tenant, #b = :bill, #h = :holder, holderTask = :task, holderAction = :action, heldSince = :now',
+          ConditionExpression: expectedHolder === undefined ? 'attribute_not_exists(#h)' : '#h = :expected',
+          ExpressionAttributeNames: { '#kind': 'kind', '#t': 'tenant', '#b': 'billNo', '#h': 'holder' },
+          ExpressionAttributeValues: values,
+        }),
+      ),
+    );
+    return done !== undefined;
+  }
+
+  async releaseItem(tenant: string, billNo: string, holder: string): Promise<boolean> {
+    const done = await writeIfConditionHolds(() =>
+      this.db.send(
+        new UpdateCommand({
+          TableName: this.table,
+          Key: { key: itemLockKey(tenant, billNo) },
+          UpdateExpression: 'REMOVE #h, holderTask, holderAction, heldSince',
+          ConditionExpression: '#h = :holder',
+          ExpressionAttributeNames: { '#h': 'holder' },
+          ExpressionAttributeValues: { ':holder': holder },
+        }),
+      ),
+    );
+    return done !== undefined;
   }
 }

@@ -1,7 +1,7 @@
 import type { Services } from '../services.js';
-import { decideOnExistingClaim, writeIdentity, type Claim } from '../../domain/claim.js';
+import { decideOnExistingClaim, decideOnItemLock, writeIdentity, type Claim, type ClaimStatus } from '../../domain/claim.js';
 import type { RoutedItem } from '../../domain/routing.js';
-import type { ClaimDecision, ItemState } from './state.js';
+import type { ClaimDecision, ClaimRef, ItemState } from './state.js';
 import { lease } from './step-support.js';
 import { preStateFromRouting } from './snapshot.js';
 
@@ -12,7 +12,9 @@ import { preStateFromRouting } from './snapshot.js';
  */
 export async function claimStep(s: Services, input: { state: ItemState; executionArn: string }): Promise<ItemState> {
   const { state, executionArn } = input;
-  const claim = await takeClaim(s, { item: state.item, executionArn });
+  const taken = await takeClaim(s, { item: state.item, executionArn });
+  // Only a write about to start fresh asks for the item: one that resumes (readback first) already holds it.
+  const claim = taken.decision === 'proceed' ? await holdItemOrBlock(s, state.item, taken.claim) : taken;
   const claimed: ItemState = { ...state, claim };
   if (claim.decision !== 'proceed') return claimed;
   return { ...claimed, snapshot: (await preStateFromRouting(s, claimed)) ?? null };
@@ -65,4 +67,63 @@ export async function takeClaim(s: Services, input: { item: RoutedItem; executio
       return decision.kind === 'take_over_for_readback' ? { decision: 'readback_first', claim } : { decision: 'proceed', claim };
     }
   }
+}
+
+/** Conditional updates of the item's open-write record a Claim step tries before it gives up on a race it keeps losing. */
+const ITEM_LOCK_ATTEMPTS = 3;
+
+/**
+ * One open question per item, across tasks: the claim is per key (task + item + action), so without this a second
+ * task could write a bill whose first write is still clicking, unread, or in a person's hands. The item's
+ * open-write record names the key that holds it; this key takes it when it is free, already its own, or left by a
+ * write that has resolved since. When another key's write is unresolved (CLAIMED, WRITING, TAKEOVER), this claim
+ * moves to BLOCKED, nothing is written, and the item ends `blocked` naming that key; a later task writes the item
+ * once that write is resolved. A compensation passes the write it undoes (it writes what that write left).
+ */
+async function holdItemOrBlock(s: Services, item: RoutedItem, claim: ClaimRef): Promise<ClaimDecision> {
+  const proceed: ClaimDecision = { decision: 'proceed', claim };
+  for (let attempt = 0; attempt < ITEM_LOCK_ATTEMPTS; attempt++) {
+    const lock = await s.claims.itemLock(item.tenant, item.billNo);
+    const holder = lock?.holder && lock.holder !== item.key ? await s.claims.get(lock.holder) : undefined;
+    const decision = decideOnItemLock(lock, holder, item);
+    switch (decision.kind) {
+      case 'pass':
+        return proceed;
+      case 'take':
+      case 'replace': {
+        const held = await s.claims.holdItem(
+          { tenant: item.tenant, billNo: item.billNo, holder: item.key, holderTask: item.taskId, holderAction: item.action },
+          decision.expectedHolder,
+        );
+        if (held) return proceed;
+        continue;
+      }
+      case 'blocked':
+        return block(s, item, claim, decision);
+    }
+  }
+  throw new Error(
+    `the open-write record of ${item.tenant} ${item.billNo} changed ${ITEM_LOCK_ATTEMPTS} times while this claim read it; the step is retried`,
+  );
+}
+
+async function block(
+  s: Services,
+  item: RoutedItem,
+  claim: ClaimRef,
+  open: { holder: string; holderStatus: ClaimStatus; holderTask?: string; holderAction?: string },
+): Promise<ClaimDecision> {
+  const what = [open.holderAction, open.holderTask && `task ${open.holderTask}`].filter(Boolean).join(', ');
+  const waiting =
+    open.holderStatus === 'TAKEOVER'
+      ? `it is in takeover: resolve it (paperclip takeover show ${open.holder}), then run the item under a new task`
+      : `it is ${open.holderStatus === 'WRITING' ? 'being written' : 'claimed'} by another run: run the item under a new task once it has closed`;
+  const reason = `blocked: ${item.tenant} ${item.billNo} has an unresolved write ${open.holder}${what ? ` (${what})` : ''}; ${waiting}`;
+  await s.claims.transition(item.key, { ...claim, from: ['CLAIMED'] }, 'BLOCKED', { outcome: 'blocked', reason });
+  await s.audit.append(item.key, {
+    type: 'blocked',
+    actor: item.identity,
+    data: { openKey: open.holder, openStatus: open.holderStatus, reason },
+  });
+  return { decision: 'blocked', reason, openKey: open.holder, openStatus: open.holderStatus, claim };
 }

@@ -18,6 +18,7 @@ export async function complete(
   const { state, executionArn, closeAs } = input;
   const { item } = state;
   if (closeAs === 'stale') return closeStale(s, input);
+  if (closeAs === 'blocked') return closeBlocked(s, input);
   // The claim as this run holds it: a run whose claim was taken over meanwhile is refused, never closes another's.
   const claim = heldClaim(state);
   if (closeAs === 'done') {
@@ -31,6 +32,8 @@ export async function complete(
   }
   // The workflow stopped waiting: a request nobody decided is marked EXPIRED, not left pending.
   if (closeAs === 'expired') await expireApprovalsOf(s, item.key);
+  // The write's question is answered: the item is free for another task's write (a no-op when it never held it).
+  await s.claims.releaseItem(item.tenant, item.billNo, item.key);
   const record = outcomeRecord(state, closeAs, executionArn, input.reason ? { reason: input.reason } : {});
   // Independent of each other (a retried step rewrites both); the item's page, built next, needs both.
   await Promise.all([
@@ -67,5 +70,33 @@ async function closeStale(s: Services, input: { state: ItemState; executionArn: 
     await s.evidence.put(recordKey, JSON.stringify(record, null, 2), 'application/json');
     await recordClosedItem(s, item, 'stale');
   }
+  await s.claims.releaseItem(item.tenant, item.billNo, item.key);
   return { outcome: 'stale', key: item.key, billNo: item.billNo, reason: input.reason };
+}
+
+/**
+ * A blocked item: Claim moved its claim to BLOCKED (another key's write on the item was unresolved) and put that in
+ * the trail; nothing was written. Like a stale item, only the evidence is left, stamped with the trail's event, so a
+ * retried step stores the same record.
+ */
+async function closeBlocked(s: Services, input: { state: ItemState; executionArn: string }): Promise<ItemOutcome> {
+  const { state, executionArn } = input;
+  const { item } = state;
+  const claim = state.claim;
+  if (claim?.decision !== 'blocked') throw new Error('an item closes blocked only after Claim found its item held by another write');
+  const recordKey = evidenceKey(item, 'record.json');
+  if (await s.evidence.exists(recordKey)) {
+    await refreshItemEvidence(s, item);
+  } else {
+    const blockedAt = (await s.audit.events(item.key)).filter((e) => hasType(e, 'blocked')).at(-1)?.at;
+    const record = outcomeRecord(state, 'blocked', executionArn, {
+      reason: claim.reason,
+      openKey: claim.openKey,
+      openStatus: claim.openStatus,
+      ...(blockedAt ? { recordedAt: blockedAt } : {}),
+    });
+    await s.evidence.put(recordKey, JSON.stringify(record, null, 2), 'application/json');
+    await recordClosedItem(s, item, 'blocked');
+  }
+  return { outcome: 'blocked', key: item.key, billNo: item.billNo, reason: claim.reason };
 }

@@ -24,6 +24,8 @@ export const ClaimDecision = z.discriminatedUnion('decision', [
   z.object({ decision: z.literal('proceed'), claim: ClaimRef }),
   z.object({ decision: z.literal('readback_first'), claim: ClaimRef }),
   z.object({ decision: z.literal('skip'), reason: z.string(), status: z.string().optional() }),
+  /** Another key's write on the same item (tenant, bill) is unresolved: this key's claim moved to BLOCKED, nothing written. */
+  z.object({ decision: z.literal('blocked'), reason: z.string(), openKey: z.string(), openStatus: z.string(), claim: ClaimRef }),
 ]);
 export type ClaimDecision = z.infer<typeof ClaimDecision>;
 
@@ -139,12 +141,12 @@ export const StepInput = {
       })
       .strict(),
   ]),
-  /** Complete, Stale, ApprovalRejected and ApprovalExpired: one Lambda closes the item four ways. */
+  /** Complete, Stale, Blocked, ApprovalRejected and ApprovalExpired: one Lambda closes the item five ways. */
   Complete: z
     .object({
       state: ItemState,
       executionArn: ExecutionArn,
-      closeAs: z.enum(['done', 'stale', 'rejected', 'expired']),
+      closeAs: z.enum(['done', 'stale', 'rejected', 'expired', 'blocked']),
       reason: z.string().optional(),
     })
     .strict(),

@@ -23,7 +23,8 @@ export function lease(s: Services, item: RoutedItem): string {
 /** The claim this run holds; the workflow only reaches a step that needs one after Claim granted it. */
 export function heldClaim(state: ItemState): ClaimRef {
   const claim = state.claim;
-  if (!claim || claim.decision === 'skip') throw new Error('this step needs a held claim');
+  // A blocked claim holds nothing either: it moved to BLOCKED before any write.
+  if (!claim || claim.decision === 'skip' || claim.decision === 'blocked') throw new Error('this step needs a held claim');
   return claim.claim;
 }
 

@@ -16,8 +16,8 @@ export async function takeover(s: Services, input: { state: ItemState; execution
   const errorName = state.takeoverReason?.Error;
   // Only the run that holds the claim hands the item over: a run fenced out meanwhile must not queue, overwrite records or move the claim.
   // A run that lost the claim holds nothing, whatever brought it here: it never moves or queues another run's claim.
-  const lost = state.claim?.decision === 'skip';
-  const held = state.claim && state.claim.decision !== 'skip' ? state.claim.claim : undefined;
+  const lost = state.claim?.decision === 'skip' || state.claim?.decision === 'blocked';
+  const held = state.claim && !lost && 'claim' in state.claim ? state.claim.claim : undefined;
   const ours = (c: Claim | undefined): c is Claim => !lost && !!c && (!held || (c.owner === held.owner && c.version === held.version));
   let claim = await s.claims.get(item.key);
   if (ours(claim) && (claim.status === 'CLAIMED' || claim.status === 'WRITING')) {

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { Claim, ClaimStatus } from '../../domain/claim.js';
+import type { Claim, ClaimStatus, ItemLock } from '../../domain/claim.js';
 
 /**
  * The idempotency registry as the guarded-write steps use it: a conditional create takes a claim, conditional
@@ -30,6 +30,18 @@ export interface ClaimsPort {
   ): Promise<Claim>;
   /** Takes over an abandoned claim: new owner, fencing version + 1, fresh lease; undefined if it moved meanwhile. */
   takeOver(previous: Claim, newOwner: string, leaseUntil: string): Promise<Claim | undefined>;
+  /** The item's open-write record (read consistently); undefined when no write ever held the item. */
+  itemLock(tenant: string, billNo: string): Promise<ItemLock | undefined>;
+  /**
+   * Makes `holder` the item's open write, if the record's holder is still `expectedHolder` (absent: no holder).
+   * False when another writer moved it first.
+   */
+  holdItem(
+    lock: { tenant: string; billNo: string; holder: string; holderTask: string; holderAction: string },
+    expectedHolder?: string,
+  ): Promise<boolean>;
+  /** Releases the item if `holder` still holds it; false (and nothing changed) otherwise. */
+  releaseItem(tenant: string, billNo: string, holder: string): Promise<boolean>;
 }
 
 const CLAIM_STATUSES = [
@@ -41,6 +53,7 @@ const CLAIM_STATUSES = [
   'TAKEOVER',
   'REJECTED',
   'EXPIRED',
+  'BLOCKED',
 ] as const satisfies readonly ClaimStatus[];
 
 /** The fields that name one write (WriteIdentity), as every record about a write stores them. */
@@ -72,3 +85,15 @@ export const ClaimRecord = WriteIdentityRecord.extend({
 type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
 const claimRecordMatches: Same<z.infer<typeof ClaimRecord>, Claim> = true;
 void claimRecordMatches;
+
+/** An item's open-write record as the claims table stores it (see ItemLock). */
+export const ItemLockRecord = z.object({
+  key: z.string(),
+  kind: z.literal('open-item'),
+  tenant: z.string(),
+  billNo: z.string(),
+  holder: z.string().optional(),
+  holderTask: z.string().optional(),
+  holderAction: z.string().optional(),
+  heldSince: z.string().optional(),
+}) satisfies z.ZodType<ItemLock>;

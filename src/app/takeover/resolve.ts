@@ -156,6 +156,8 @@ export async function resolveTakeover(
       ...(retryArn ? { retryExecutionArn: retryArn } : {}),
     },
   });
+  // Done or abandoned, the item's question is answered: another task may write it (a retry keeps it, under the same key).
+  if (request.as !== 'retry') await s.claims.releaseItem(claim.tenant, claim.billNo, claim.key);
   if (!retryArn || !retryName || !retryTask) return { key: request.key, as: request.as, claimStatus, entry: resolved };
 
   try {

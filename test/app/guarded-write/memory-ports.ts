@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { GENESIS_HASH, sealEvent, type AuditEvent } from '../../../src/domain/audit-chain.js';
 import type { AuditEventInput } from '../../../src/domain/audit-events.js';
-import type { Claim, ClaimStatus } from '../../../src/domain/claim.js';
+import { itemLockKey, type Claim, type ClaimStatus, type ItemLock } from '../../../src/domain/claim.js';
 import { ClaimFencedError } from '../../../src/domain/errors.js';
 import type { RoutedItem } from '../../../src/domain/routing.js';
 import type { Services } from '../../../src/app/services.js';
@@ -79,6 +79,34 @@ export class MemoryClaims implements ClaimsPort {
 
   async byTask(taskId: string): Promise<Claim[]> {
     return [...this.rows.values()].filter((c) => c.taskId === taskId).map(copy);
+  }
+
+  /** Items' open-write records, by their key (the table holds them beside the claims; here they are kept apart). */
+  readonly locks = new Map<string, ItemLock>();
+
+  async itemLock(tenant: string, billNo: string): Promise<ItemLock | undefined> {
+    const lock = this.locks.get(itemLockKey(tenant, billNo));
+    return lock && copy(lock);
+  }
+
+  async holdItem(
+    lock: { tenant: string; billNo: string; holder: string; holderTask: string; holderAction: string },
+    expectedHolder?: string,
+  ): Promise<boolean> {
+    const key = itemLockKey(lock.tenant, lock.billNo);
+    this.calls.push(`holdItem ${lock.billNo} ${lock.holder}`);
+    if (this.locks.get(key)?.holder !== expectedHolder) return false;
+    this.locks.set(key, { key, kind: 'open-item', ...lock, heldSince: new Date().toISOString() });
+    return true;
+  }
+
+  async releaseItem(tenant: string, billNo: string, holder: string): Promise<boolean> {
+    const key = itemLockKey(tenant, billNo);
+    this.calls.push(`releaseItem ${billNo} ${holder}`);
+    const lock = this.locks.get(key);
+    if (!lock || lock.holder !== holder) return false;
+    this.locks.set(key, { key, kind: 'open-item', tenant, billNo });
+    return true;
   }
 }
 

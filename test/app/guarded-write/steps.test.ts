@@ -97,6 +97,80 @@ describe('claim', () => {
   });
 });
 
+describe('one open write per item, across tasks', () => {
+  const first = routedItem({ key: 'k-acme_00000000000000000000000000000001', taskId: 'T-first' });
+  const second = routedItem({ key: 'k-acme_00000000000000000000000000000002', taskId: 'T-second' });
+
+  for (const status of ['CLAIMED', 'WRITING', 'TAKEOVER'] as const) {
+    test(`a second task's key on an item whose first write is ${status} is blocked, naming the open key; nothing else moves`, async () => {
+      const s = memoryServices();
+      await claimStep(s, { state: itemState(first), executionArn: OTHER_EXECUTION });
+      const held = s.claims.rows.get(first.key)!;
+      s.claims.rows.set(first.key, { ...held, status });
+      const state = await claimStep(s, { state: itemState(second), executionArn: EXECUTION });
+      assert.equal(state.claim?.decision, 'blocked');
+      assert.ok(state.claim?.decision === 'blocked');
+      assert.equal(state.claim.openKey, first.key);
+      assert.equal(state.claim.openStatus, status);
+      assert.match(state.claim.reason, new RegExp(`unresolved write ${first.key} \\(mark_processed, task T-first\\)`));
+      if (status === 'TAKEOVER') assert.match(state.claim.reason, /in takeover: resolve it \(paperclip takeover show /);
+      assert.equal(s.claims.rows.get(second.key)!.status, 'BLOCKED');
+      assert.equal(s.claims.rows.get(second.key)!.outcome, 'blocked');
+      assert.equal((await s.claims.itemLock('acme', first.billNo))?.holder, first.key, 'the first write still holds the item');
+      assert.deepEqual(s.audit.types(second.key), ['claimed', 'blocked']);
+      assert.equal(s.claims.rows.get(first.key)!.status, status);
+    });
+  }
+
+  test('once the first write is resolved (its claim settled, released or not), a later task takes the item', async () => {
+    const s = memoryServices();
+    await claimStep(s, { state: itemState(first), executionArn: OTHER_EXECUTION });
+    // Resolved by an operator (takeover resolve --as done) without a release: the holder's claim is the truth.
+    s.claims.rows.set(first.key, { ...s.claims.rows.get(first.key)!, status: 'DONE' });
+    const state = await claimStep(s, { state: itemState(second), executionArn: EXECUTION });
+    assert.equal(state.claim?.decision, 'proceed');
+    assert.equal((await s.claims.itemLock('acme', first.billNo))?.holder, second.key);
+  });
+
+  test('a done write releases its item; the same key re-entering keeps it; another bill is never held', async () => {
+    const s = memoryServices();
+    await claimStep(s, { state: itemState(first), executionArn: EXECUTION });
+    const again = await claimStep(s, { state: itemState(first), executionArn: EXECUTION });
+    assert.equal(again.claim?.decision, 'proceed', 'a retried Claim step keeps the item it holds');
+    const other = routedItem({ key: 'k-acme_00000000000000000000000000000003', billNo: 'ACME-202611-0002' });
+    assert.equal((await claimStep(s, { state: itemState(other), executionArn: EXECUTION })).claim?.decision, 'proceed');
+    s.claims.rows.set(first.key, { ...s.claims.rows.get(first.key)!, status: 'WRITING' });
+    await complete(s, {
+      state: itemState(first, {
+        claim: claimed({ owner: EXECUTION, version: 1 }),
+        readback: {
+          verdict: 'confirmed',
+          source: 'list',
+          observations: [],
+          reason: 'r',
+          next: 'complete',
+          why: 'w',
+          degraded: false,
+          evidence: [],
+        },
+      }),
+      executionArn: EXECUTION,
+      closeAs: 'done',
+    });
+    assert.equal((await s.claims.itemLock('acme', first.billNo))?.holder, undefined, 'released when the write is done');
+  });
+
+  test('the compensation of the open write passes it (it writes what that write left) and does not take the item', async () => {
+    const s = memoryServices();
+    await claimStep(s, { state: itemState(first), executionArn: OTHER_EXECUTION });
+    s.claims.rows.set(first.key, { ...s.claims.rows.get(first.key)!, status: 'WRITING' });
+    const inverse = routedItem({ key: 'k-acme_00000000000000000000000000000004', action: 'unmark_processed', compensates: first.key });
+    const state = await claimStep(s, { state: itemState(inverse), executionArn: EXECUTION });
+    assert.equal(state.claim?.decision, 'proceed');
+    assert.equal((await s.claims.itemLock('acme', first.billNo))?.holder, first.key);
+  });
+});
+
 describe('write (api tier)', () => {
   const apiItem = routedItem({ tier: 'api' });
   const pack = { actions: { mark_processed: { tiers: { api: { method: 'POST', path: '/api/x', body: {} } } } } };
