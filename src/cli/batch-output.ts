@@ -72,14 +72,16 @@ function mailedRecipients(
  */
 export async function approvalRecipients(
   paperclip: EmbeddedPaperclip,
-  taskId: string,
+  task: { taskId: string; tenant: string },
   expected: number,
   timeoutMs: number,
 ): Promise<Array<{ billNo: string; to: string }>> {
   const s = paperclip.services;
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    const claims = (await s.claims.byTask(taskId)).filter((c) => s.config.write_policy.approval_required.includes(c.action));
+    const claims = (await s.claims.byTask(task.taskId, task.tenant)).filter((c) =>
+      s.config.write_policy.approval_required.includes(c.action),
+    );
     const requests = (await Promise.all(claims.map((c) => s.approvals.byKey(c.key)))).flat();
     const recipients = requests.length > 0 ? mailedRecipients(requests, await paperclip.stack.fetchEmails()) : [];
     const allMailed = requests.every((r) => r.allowedApprovers.every((to) => recipients.some((m) => m.billNo === r.billNo && m.to === to)));
@@ -89,13 +91,13 @@ export async function approvalRecipients(
 }
 
 /** With --keep: reports each waiting item once it is decided and finished, until the process stops. */
-function reportDecidedItems(paperclip: EmbeddedPaperclip, taskId: string): () => void {
+function reportDecidedItems(paperclip: EmbeddedPaperclip, task: { taskId: string; tenant: string }): () => void {
   const s = paperclip.services;
   const reported = new Set<string>();
   let stopped = false;
   void (async () => {
     while (!stopped) {
-      const claims = await s.claims.byTask(taskId).catch(() => []);
+      const claims = await s.claims.byTask(task.taskId, task.tenant).catch(() => []);
       for (const c of claims) {
         if (!s.config.write_policy.approval_required.includes(c.action) || reported.has(c.key)) continue;
         if (['DONE', 'REJECTED', 'EXPIRED', 'TAKEOVER', 'STALE', 'FAILED'].includes(c.status)) {
@@ -149,7 +151,7 @@ export async function runBatchCommand(paperclip: EmbeddedPaperclip, o: BatchComm
     log(
       `${awaiting} irreversible item(s) await approval: the emails are in ${inboxAddress(endpoints.sesInbox)} (the approval emails URL above)`,
     );
-    for (const { billNo, to } of await approvalRecipients(paperclip, o.taskId, awaiting, 90_000)) {
+    for (const { billNo, to } of await approvalRecipients(paperclip, o, awaiting, 90_000)) {
       log(`  ${billNo} → ${to} (open the mail to ${to} in the inbox)`);
     }
     log(
@@ -166,7 +168,7 @@ export async function runBatchCommand(paperclip: EmbeddedPaperclip, o: BatchComm
         `npx paperclip takeover list --data-dir ${o.dataDirLabel}`,
     );
     log('everything stays up; press Ctrl-C to stop');
-    const stopReporting = reportDecidedItems(paperclip, o.taskId);
+    const stopReporting = reportDecidedItems(paperclip, o);
     await new Promise<void>((r) => process.once('SIGINT', () => r()));
     stopReporting();
   }
