@@ -86,9 +86,6 @@ export function planFaults(
   };
   const sorted = [...chosen].sort((a, b) => a.billNo.localeCompare(b.billNo));
   if (kinds && kinds.length > 0) return sorted.map(({ billNo }, i) => ({ billNo, spec: makers[kinds[i % kinds.length]!](billNo) }));
-  // rate_limited is met when named (--faults rate_limited); the seeded default draw keeps the kinds the recorded soaks were run with.
-  const all = Object.entries(makers)
-    .filter(([kind]) => kind !== 'rate_limited')
-    .map(([, make]) => make);
+  const all = Object.values(makers);
   return sorted.map(({ billNo }) => ({ billNo, spec: pick(random, all)(billNo) }));
 }

@@ -330,7 +330,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
       }
       const finalStatus = await vendor.statuses();
       const journal = await vendor.mutations();
-      const claims = (await Promise.all(tasks.map((t) => s.claims.byTask(t.taskId)))).flat();
+      const claims = (await Promise.all(tasks.map((t) => s.claims.byTask(t.taskId, t.tenant)))).flat();
       const queue = [...(await store.list('OPEN')), ...(await store.list('RESOLVED'))];
       const auditTypes = new Map<string, string[]>();
       for (const claim of claims)

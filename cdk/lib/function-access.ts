@@ -59,13 +59,6 @@ export interface FunctionAccess {
 
 export type FunctionName = WorkflowFunctionName | 'approval-http' | 'write-digests' | 'start-scheduled-batch';
 
-/**
- * The batch's claims, listed by task id for the seal and the summary: Query on the byTask index only, no action on the
- * table. The index's partition key is the task id, which carries no tenant prefix, so a tenant session's
- * dynamodb:LeadingKeys cannot allow it; the callers keep only the batch tenant's rows (docs/deploy.md).
- */
-const TASK_INDEX: TableAccess = { actions: [], queriesIndexes: ['byTask'] };
-
 const NOTHING: FunctionAccess = {
   tables: {},
   writesEvidence: false,
@@ -103,14 +96,14 @@ export const FUNCTION_ACCESS: Readonly<Record<FunctionName, FunctionAccess>> = {
   // inverse's execution, with the inverse's task as compensate returns it, its requester attested for that execution (own role).
   compensate: { ...TENANT_STEP, readsRequesterKey: true },
   // Closing an item writes its record and evidence page and, when the batch is already sealed, adds it to the seal; an approval
-  // that timed out is closed as expired. All of it under the item's tenant session; only the batch's claims are listed by
-  // task id on its own role (TASK_INDEX: a task id carries no tenant prefix for IAM to match).
-  complete: { ...TENANT_STEP, tables: { claims: TASK_INDEX } },
+  // that timed out is closed as expired. All of it under the item's tenant session, the batch's claims too (the task index
+  // is keyed by the tenant, so the session's LeadingKeys confine it).
+  complete: TENANT_STEP,
   // The claim, the queue entry, the record and the seal under the item's tenant session; operators are mailed on its own role.
-  takeover: { ...TENANT_STEP, tables: { claims: TASK_INDEX }, sendsEmail: true },
+  takeover: { ...TENANT_STEP, sendsEmail: true },
   // Counts outcomes from the map run's results, writes the batch page and seals the batch folder, under the batch's tenant
   // session; when the summary fails, its SummarizeFailed step mails the operators.
-  'summarize-batch': { ...TENANT_STEP, tables: { claims: TASK_INDEX }, sendsEmail: true },
+  'summarize-batch': { ...TENANT_STEP, sendsEmail: true },
   // The schedule's entry point: attests the schedule as requester and starts the batch (StartExecution on the batch
   // workflow alone is granted by the BatchSchedules construct, which knows the state machine).
   'start-scheduled-batch': { ...NOTHING, readsRequesterKey: true },

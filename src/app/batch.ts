@@ -250,12 +250,12 @@ function claimOutcome(claim: Claim): Outcome | undefined {
  * its items claimed and skips them: nothing is written twice. Its summary still says what happened to each:
  * an item whose claim an earlier run settled is reported with that outcome, marked `settledEarlier`; one still
  * in progress elsewhere stays skipped, and a done write undone since (`paperclip compensate`) is reported
- * `compensated`. Reads the task's claims once (the byTask index), only if any was skipped, and the audit chain
+ * `compensated`. Reads the task's claims once (the tenant-keyed task index), only if any was skipped, and the audit chain
  * of each done one.
  */
-async function settleSkipped(s: Services, taskId: string, results: ItemResult[]): Promise<number> {
+async function settleSkipped(s: Services, taskId: string, tenant: string, results: ItemResult[]): Promise<number> {
   if (!results.some((r) => r.outcome === 'skipped' && r.key)) return 0;
-  const claims = new Map((await s.claims.byTask(taskId)).map((c) => [c.key, c]));
+  const claims = new Map((await s.claims.byTask(taskId, tenant)).map((c) => [c.key, c]));
   const settledResults = results.flatMap((result) => {
     if (result.outcome !== 'skipped' || !result.key) return [];
     const claim = claims.get(result.key);
@@ -325,7 +325,7 @@ export async function summarizeBatch(
     if (input.resultsAt) written = await s.mapRuns.find(input.resultsAt);
   }
   if (written) for await (const result of s.mapRuns.read(written)) results.push(result);
-  const settledEarlier = await settleSkipped(s, batch.taskId, results);
+  const settledEarlier = await settleSkipped(s, batch.taskId, batch.tenant, results);
   for (const result of results) {
     const outcome = (OUTCOMES as readonly string[]).includes(result.outcome) ? (result.outcome as Outcome) : 'error';
     counts[outcome] += 1;

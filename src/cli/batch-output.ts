@@ -73,7 +73,7 @@ function mailedRecipients(
  */
 export async function approvalRecipients(
   paperclip: EmbeddedPaperclip,
-  taskId: string,
+  task: { taskId: string; tenant: string },
   expected: number,
   timeoutMs: number,
 ): Promise<Array<{ billNo: string; to: string }>> {
@@ -82,7 +82,9 @@ export async function approvalRecipients(
   await pollUntil(
     deadline(timeoutMs),
     async () => {
-      const claims = (await s.claims.byTask(taskId)).filter((c) => s.config.write_policy.approval_required.includes(c.action));
+      const claims = (await s.claims.byTask(task.taskId, task.tenant)).filter((c) =>
+        s.config.write_policy.approval_required.includes(c.action),
+      );
       const requests = (await Promise.all(claims.map((c) => s.approvals.byKey(c.key)))).flat();
       recipients = requests.length > 0 ? mailedRecipients(requests, await paperclip.stack.fetchEmails()) : [];
       const mailed = recipients;
@@ -95,13 +97,13 @@ export async function approvalRecipients(
 }
 
 /** With --keep: reports each waiting item once it is decided and finished, until the process stops. */
-function reportDecidedItems(paperclip: EmbeddedPaperclip, taskId: string): () => void {
+function reportDecidedItems(paperclip: EmbeddedPaperclip, task: { taskId: string; tenant: string }): () => void {
   const s = paperclip.services;
   const reported = new Set<string>();
   let stopped = false;
   void (async () => {
     while (!stopped) {
-      const claims = await s.claims.byTask(taskId).catch(() => []);
+      const claims = await s.claims.byTask(task.taskId, task.tenant).catch(() => []);
       for (const c of claims) {
         if (!s.config.write_policy.approval_required.includes(c.action) || reported.has(c.key)) continue;
         if (['DONE', 'REJECTED', 'EXPIRED', 'TAKEOVER', 'STALE', 'FAILED', 'BLOCKED'].includes(c.status)) {
@@ -155,7 +157,7 @@ export async function runBatchCommand(paperclip: EmbeddedPaperclip, o: BatchComm
     log(
       `${awaiting} irreversible item(s) await approval: the emails are in ${inboxAddress(endpoints.sesInbox)} (the approval emails URL above)`,
     );
-    for (const { billNo, to } of await approvalRecipients(paperclip, o.taskId, awaiting, 90_000)) {
+    for (const { billNo, to } of await approvalRecipients(paperclip, o, awaiting, 90_000)) {
       log(`  ${billNo} → ${to} (open the mail to ${to} in the inbox)`);
     }
     log(
@@ -172,7 +174,7 @@ export async function runBatchCommand(paperclip: EmbeddedPaperclip, o: BatchComm
         `npx paperclip takeover list --data-dir ${o.dataDirLabel}`,
     );
     log('everything stays up; press Ctrl-C to stop');
-    const stopReporting = reportDecidedItems(paperclip, o.taskId);
+    const stopReporting = reportDecidedItems(paperclip, o);
     await new Promise<void>((r) => process.once('SIGINT', () => r()));
     stopReporting();
   }

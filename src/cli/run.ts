@@ -135,7 +135,7 @@ async function announceApprovalMail(
 ): Promise<void> {
   const waitMs = 60_000;
   try {
-    const recipients = await approvalRecipients(paperclip, task.taskId, 1, waitMs);
+    const recipients = await approvalRecipients(paperclip, task, 1, waitMs);
     if (isFinished()) return;
     const inbox = inboxAddress(paperclip.stack.endpoints.sesInbox);
     for (const { to } of recipients) log(`  approval mailed to ${to}: open it in the inbox at ${inbox} (the approval emails URL above)`);

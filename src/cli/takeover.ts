@@ -7,7 +7,7 @@ import { configForFolder, openDataFolder, DataFolderError } from './data-folder.
 import { evidenceLink } from '../app/takeover/queue.js';
 import { resolveTakeover, TakeoverRefusedError } from '../app/takeover/resolve.js';
 import { KEY_PATTERN, KEY_SHAPE } from '../domain/task.js';
-import { findOrphanedClaims, recoverOrphanedClaims } from '../app/takeover/recover.js';
+import { findOrphanedClaims, findUnclaimedItems, recoverOrphanedClaims } from '../app/takeover/recover.js';
 import { RESOLUTIONS, type TakeoverEntry } from '../app/ports/takeovers.js';
 
 const KeySchema = z.string().superRefine((key, ctx) => {
@@ -266,11 +266,13 @@ export async function executeTakeover(s: Services, command: TakeoverCommand, io:
     case 'recover': {
       const taskIds = command.flags.task ? [command.flags.task] : undefined;
       const orphans = await findOrphanedClaims(s, taskIds ? { taskIds } : {});
-      if (orphans.length === 0) {
-        io.out('no claims are held by a dead execution');
+      const unclaimed = await findUnclaimedItems(s, taskIds ? { taskIds } : {});
+      if (orphans.length === 0 && unclaimed.length === 0) {
+        io.out('no claims are held by a dead execution, and no item lost its execution before a claim');
         return 0;
       }
       io.out(`${orphans.length} claim(s) held by a dead execution`);
+      if (unclaimed.length > 0) io.out(`${unclaimed.length} item(s) whose execution ended before anything claimed them`);
       const results = await recoverOrphanedClaims(s, {
         ...(taskIds ? { taskIds } : {}),
         waitForLeases: command.flags['wait-for-leases'],

@@ -186,8 +186,7 @@ export function createServices(env: NodeJS.ProcessEnv = process.env, options: Se
     };
     return {
       ...shared,
-      // Listing a batch's claims by task id stays on the function's own role (ClaimsStore.byTask).
-      claims: new ClaimsStore(data.db, table('claims'), clients.db),
+      claims: new ClaimsStore(data.db, table('claims')),
       audit: new AuditLog(data.db, table('audit')),
       evidence: new EvidenceStore(data.s3, config.evidence.bucket),
       working: new EvidenceStore(data.s3, workingBucketName(config.evidence)),

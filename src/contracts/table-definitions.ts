@@ -16,12 +16,16 @@ export interface TableDefinition {
   }>;
 }
 
+/** The claims of one tenant's task: partition key the tenant, sort key the task id. */
+export const CLAIMS_BY_TENANT_TASK_INDEX = 'byTenantTask';
+
 export const TABLES: readonly TableDefinition[] = [
   {
     id: 'claims',
     partitionKey: { name: 'key', type: 'S' },
     ttlAttribute: 'expiresAt',
-    indexes: [{ name: 'byTask', partitionKey: { name: 'taskId', type: 'S' }, sortKey: { name: 'key', type: 'S' } }],
+    // Keyed by the tenant, so a tenant session's dynamodb:LeadingKeys confines a query of a task's claims to its tenant.
+    indexes: [{ name: CLAIMS_BY_TENANT_TASK_INDEX, partitionKey: { name: 'tenant', type: 'S' }, sortKey: { name: 'taskId', type: 'S' } }],
   },
   {
     id: 'approvals',

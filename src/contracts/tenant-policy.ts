@@ -1,4 +1,5 @@
 import { tenantKeyPrefix } from '../domain/task.js';
+import { CLAIMS_BY_TENANT_TASK_INDEX } from './table-definitions.js';
 
 /**
  * What a tenant-scoped session may do, as one IAM policy document. The CDK
@@ -92,6 +93,14 @@ export function tenantSessionPolicy(scope: TenantScope, resources: TenantResourc
       Action: ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'],
       Resource: [resources.tables.claims],
       Condition: leadingKeys,
+    },
+    {
+      // A task's claims (the seal, the summary's re-run outcomes): the index is keyed by the tenant itself.
+      Sid: 'OwnTaskClaims',
+      Effect: 'Allow',
+      Action: ['dynamodb:Query'],
+      Resource: [`${resources.tables.claims}/index/${CLAIMS_BY_TENANT_TASK_INDEX}`],
+      Condition: { 'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': [scope.tenant] } },
     },
     {
       // Item chains (and their standalone seal chains, `<key>:seal`) and the tenant's batch chains, which the seal appends to.

@@ -38,7 +38,7 @@ export interface FinishedBatchEvidence {
 export async function finishBatchEvidence(ctx: EvidenceContext, batch: BatchRef, sealedBy: string): Promise<FinishedBatchEvidence> {
   const started = Date.now();
   const previous = (await loadSealState(ctx, batch)).manifest;
-  const claims = (await ctx.claims.byTask(batch.taskId)).filter((c) => c.tenant === batch.tenant);
+  const claims = await ctx.claims.byTask(batch.taskId, batch.tenant);
   const snapshot = await snapshotBatchFolder(ctx, batch);
   const byKey = new Map(claims.map((c) => [c.key, c]));
   const keys = [...new Set([...byKey.keys(), ...snapshot.items.keys()])].sort();
@@ -110,7 +110,7 @@ async function recheckRecentItems(
     fixed: (key: string) => boolean;
   },
 ): Promise<string[]> {
-  const now = (await ctx.claims.byTask(batch.taskId)).filter((c) => c.tenant === batch.tenant);
+  const now = await ctx.claims.byTask(batch.taskId, batch.tenant);
   const manifest = manifestOf(input.seal, input.sealedAtSeq, []);
   const recent = now.filter((claim) => {
     const earlier = input.before.get(claim.key);

@@ -151,7 +151,7 @@ async function patchedPage(
 
 /** The batch page rendered from every item, as the batch's end renders it: the fallback, whose cost grows with the batch. */
 async function fullPage(ctx: EvidenceContext, batch: BatchRef): Promise<string> {
-  const claims = (await ctx.claims.byTask(batch.taskId)).filter((c) => c.tenant === batch.tenant);
+  const claims = await ctx.claims.byTask(batch.taskId, batch.tenant);
   const index = await indexBatchFolder(ctx, batch);
   const keys = [...index.keys];
   const chains = await mapBounded(keys, S3_FAN_OUT, (key) => ctx.audit.events(key));

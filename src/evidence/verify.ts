@@ -13,7 +13,11 @@ import { tenantsWithDigests, verifyDigestsOf } from './verify-digests.js';
  * names exactly what differs: which event of which chain, which object.
  */
 
-export type FindingKind = 'altered' | 'removed' | 'added' | 'unsealed';
+/**
+ * `unreadable`: an object the seal lists as left out (no checksum recorded at upload, and the sealing role could
+ * not read it): nothing protects it, and the seal says so, so verify says so too.
+ */
+export type FindingKind = 'altered' | 'removed' | 'added' | 'unsealed' | 'unreadable';
 
 export interface Finding {
   kind: FindingKind;
@@ -189,7 +193,7 @@ export async function verifyBatch(
   };
 
   // Item chains and objects against the seal.
-  const claims = (await ctx.claims.byTask(batch.taskId)).filter((c) => c.tenant === batch.tenant);
+  const claims = await ctx.claims.byTask(batch.taskId, batch.tenant);
   const keys = new Set<string>([...(manifest?.items.keys() ?? []), ...claims.map((c) => c.key), ...(options.sealedKeys ?? [])]);
   const listed = await ctx.evidence.list(batchFolder(batch));
   for (const key of listed) {
@@ -311,10 +315,25 @@ export async function verifyBatch(
           });
       }
     }
+    // Objects the seal could not hash: each a finding of its own (not a stray object: the seal saw it and said so).
+    const leftOut = new Set<string>();
+    for (const entry of manifest.seal.unreadable ?? []) {
+      const parts = entry.name.split('/');
+      if (options.onlyKey && (parts.length !== 2 || parts[0] !== options.onlyKey)) continue;
+      const objectKey = batchKey(batch, entry.name);
+      leftOut.add(objectKey);
+      add({
+        kind: 'unreadable',
+        ...(parts.length === 2 ? { chain: parts[0]! } : {}),
+        object: objectKey,
+        detail: `${objectKey} was left out of the seal: ${entry.reason} (nothing protects it; record its checksum at upload or remove it)`,
+      });
+    }
     for (const objectKey of listed) {
       const relative = objectKey.slice(batchFolder(batch).length);
       const parts = relative.split('/');
       if (options.onlyKey && parts[0] !== options.onlyKey) continue;
+      if (leftOut.has(objectKey)) continue;
       const known =
         (parts.length === 1 && (parts[0] === SEAL_NAME || manifest.batchObjects.has(parts[0]!))) ||
         (parts.length === 2 && manifest.items.get(parts[0]!)?.objects.some((o) => o.name === parts[1]));

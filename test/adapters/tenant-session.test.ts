@@ -114,6 +114,13 @@ describe('tenant session (local IAM, the deployed tenant-access role)', () => {
     assert.deepEqual(await acme.approvals.byKey(acmeKey), [], "acme's own approvals are readable through the byKey index");
     await assert.rejects(acme.approvals.byKey(globexKey), denied);
     await assert.rejects(acme.approvals.get(`k-globex_${'a'.repeat(24)}`), denied);
+    // A task's claims: the index is keyed by the tenant, so the session lists its own and no other tenant's.
+    assert.deepEqual(
+      (await acme.claims.byTask('T-isolation', 'acme')).map((c) => c.key),
+      [acmeKey],
+    );
+    await assert.rejects(acme.claims.byTask('T-isolation', 'globex'), denied);
+    await assert.rejects(acme.claims.byTask('T-isolation'), denied, 'no scan of every tenant either');
     // A key that does not look like a tenant's (the old unprefixed shape) belongs to no tenant.
     await assert.rejects(acme.claims.get(`k-${'0'.repeat(40)}`), denied);
   });

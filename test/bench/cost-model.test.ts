@@ -55,7 +55,7 @@ test('the prices file names its source and date, and the sizing comes from the m
 test('transitions, GSI writes, S3 requests and Lambda seconds are priced as counted', () => {
   const result = computeCost(work, prices, sizing, scenario);
   assert.equal(line(result, 'Step Functions').quantity, 1000 * 15 + 10 * 3);
-  // The claims table has one GSI (byTask): its writes count twice.
+  // The claims table has one GSI (byTenantTask): its writes count twice.
   assert.equal(line(result, 'DynamoDB writes').quantity, 1000 * (4 * 2 + 6));
   assert.equal(line(result, 'S3 PUT').quantity, 1000 * (8 + 2));
   const browserGbS = line(result, 'Lambda compute, browser').quantity;

@@ -459,24 +459,18 @@ describe('tenant isolation in IAM', () => {
     const sts = ['sts:AssumeRole', 'sts:TagSession'];
     const secret = 'secretsmanager:GetSecretValue';
     const mail = 'ses:SendEmail';
-    // The batch's claims by task id: the index carries no tenant prefix for a session's LeadingKeys (docs/deploy.md).
-    const taskIndex = 'dynamodb:Query';
     const expected: Record<string, string[]> = {
       'read-list': [secret, ...sts],
       'validate-route': [secret, mail, ...sts],
       compensate: [secret, ...sts],
       'request-approval': [secret, mail, ...sts],
       'approval-http': [secret, 'states:SendTaskFailure', 'states:SendTaskSuccess', ...sts],
-      complete: [taskIndex, ...sts],
-      takeover: [taskIndex, mail, ...sts],
-      'summarize-batch': [taskIndex, mail, ...sts],
+      takeover: [mail, ...sts],
+      'summarize-batch': [mail, ...sts],
     };
     for (const name of tenantNames) {
       const own = actionsOfRole(template, roleOf(name)).filter((a) => !a.startsWith('logs:') && !a.startsWith('xray:'));
       assert.deepEqual(own, expected[name] ?? sts, name);
-      if (own.includes(taskIndex)) {
-        assert.deepEqual(resourcesGranted(template, roleOf(name), taskIndex), [`${tableArn('claims')}/index/byTask`], name);
-      }
       assert.deepEqual(resourcesGranted(template, roleOf(name), 'sts:AssumeRole'), [`GetAtt:${tenantRole()}.Arn`], name);
       const env = fn(name).Properties['Environment'].Variables;
       assert.equal(describeValue(env['PAPERCLIP_TENANT_ROLE_ARN']), `GetAtt:${tenantRole()}.Arn`, name);
@@ -501,9 +495,15 @@ describe('tenant isolation in IAM', () => {
     const takeovers = statement('OwnTakeovers');
     assert.deepEqual(resourcesOf(takeovers).map(describeValue), [tableArn('takeover')]);
     assert.deepEqual(takeovers.Condition, ownKeys);
+    // A task's claims: Query on the tenant-keyed index only, its partition key the tagged tenant itself.
+    const taskClaims = statement('OwnTaskClaims');
+    assert.deepEqual(resourcesOf(taskClaims).map(describeValue), [`${tableArn('claims')}/index/byTenantTask`]);
+    assert.deepEqual(actionsOf(taskClaims), ['dynamodb:Query']);
+    const tenantItself = { 'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': ['${aws:PrincipalTag/tenant}'] } };
+    assert.deepEqual(taskClaims.Condition, tenantItself);
     // Every DynamoDB grant of the role carries a tenant condition, and none reaches the planner table.
     for (const s of tenantStatements().filter((s) => actionsOf(s).some((a) => a.startsWith('dynamodb:')))) {
-      assert.deepEqual(s.Condition, s.Sid === 'OwnAuditChains' ? auditKeys : ownKeys, s.Sid);
+      assert.deepEqual(s.Condition, s.Sid === 'OwnAuditChains' ? auditKeys : s.Sid === 'OwnTaskClaims' ? tenantItself : ownKeys, s.Sid);
       assert.ok(!actionsOf(s).some((a) => /Scan|Delete|BatchWrite/.test(a)), s.Sid);
       assert.ok(
         !resourcesOf(s)

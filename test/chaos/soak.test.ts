@@ -10,8 +10,9 @@ process.env['AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED'] ??= 'true';
  * same data folder, an operator pass over the takeover queue. Whatever the
  * faults did, the vendor's journal and Paperclip's records must agree.
  */
-// Seed 13 puts error_500, an async settle longer than the readback deadline (the write lands after the
-// readback gave up) and a revoked session on three of the eight bills.
+// Seed 13 puts a slow vendor (2.5 s on four requests), a revoked session and a bill-scoped redesign on three of the eight
+// bills. The SIGKILL may land while an item is still routing: the restart's recovery must restart that item (it has no
+// claim, and every re-run is turned away by its execution name), or the verdict reports it lost.
 test('small soak: faults, two runners, a SIGKILL and a restart, an operator pass: every invariant holds', async () => {
   const lines: string[] = [];
   const report = await runSoak({

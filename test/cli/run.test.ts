@@ -74,7 +74,7 @@ describe('approval mail of a waiting write', () => {
       },
       stack: { fetchEmails: async () => inbox() },
     } as unknown as EmbeddedPaperclip;
-    const recipients = await approvalRecipients(paperclip, 'T-mail', 1, 20_000);
+    const recipients = await approvalRecipients(paperclip, { taskId: 'T-mail', tenant: 'acme' }, 1, 20_000);
     assert.deepEqual(
       recipients.map((r) => `${r.billNo} ${r.to}`),
       approvers.map((to) => `ACME-202611-0003 ${to}`),

@@ -4,6 +4,8 @@ import { handler as completeHandler } from '../../lambdas/complete.js';
 import { batchKey } from '../../src/app/ports/evidence.js';
 import { idempotencyKey } from '../../src/domain/task.js';
 import { startHarness, useHarness } from '../support/embedded.js';
+import { recoverOrphanedClaims } from '../../src/app/takeover/recover.js';
+import { startNamedExecution } from '../../src/app/takeover/executions.js';
 
 /**
  * Lambda throttles, service errors and timeouts as a real account produces them, injected by the local
@@ -125,5 +127,37 @@ describe('Lambda service faults on the embedded stack', () => {
     const journal = await marks();
     assert.equal(journal.length - marksBefore, 8 - ran, 'the re-run wrote only the items the first run never started');
     assert.equal(new Set(journal.map((e) => e.billNo)).size, journal.length, 'one vendor write per bill');
+  });
+
+  // The chaos soak's lost item: a runner killed while an item was routing leaves its key-named execution FAILED with no
+  // claim. Every re-run of the task is turned away by that name (skipped), and the orphan recovery looked only at claims.
+  test('an item whose execution died before anything claimed it is restarted by recovery: done once, not skipped forever', async () => {
+    const t = task('ACME-202611-0003', 'T-died-unclaimed');
+    const key = idempotencyKey(t);
+    const s = h.paperclip.services;
+    // Claim refused before the function runs, past every retry: the execution fails with no claim and nothing written.
+    sfn().setFaults([{ state: 'Claim', error: 'Lambda.ServiceException', count: 20 }]);
+    const arn = await startNamedExecution(s, key, { ...t, params: {}, requestedBy: 'schedule' });
+    const dead = await s.executions.wait(arn, { timeoutMs: 60_000 });
+    assert.equal(dead.status, 'FAILED', JSON.stringify(dead));
+    sfn().setFaults([]);
+    assert.equal(await s.claims.get(key), undefined, 'nothing claimed it');
+    await assert.rejects(
+      startNamedExecution(s, key, { ...t, params: {}, requestedBy: 'schedule' }),
+      /already exists/i,
+      'a re-run is turned away by the name',
+    );
+
+    const recovered = await recoverOrphanedClaims(s, { taskIds: [t.taskId] });
+    assert.deepEqual(
+      recovered.map((r) => [r.key, r.from, r.execution?.outcome]),
+      [[key, 'UNCLAIMED', 'done']],
+      JSON.stringify(recovered),
+    );
+    assert.equal((await s.claims.get(key))?.status, 'DONE');
+    assert.equal((await marks()).filter((e) => e.billNo === t.billNo).length, 1, 'written once');
+    const resumed = (await h.paperclip.services.audit.events(key)).find((e) => e.type === 'orphan_resumed');
+    assert.equal(resumed?.data['claimStatus'], 'UNCLAIMED');
+    assert.deepEqual(await recoverOrphanedClaims(s, { taskIds: [t.taskId] }), [], 'nothing left to recover');
   });
 });

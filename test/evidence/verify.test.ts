@@ -14,6 +14,7 @@ import { GetExecutionHistoryCommand } from '@aws-sdk/client-sfn';
 import { handler as completeHandler } from '../../lambdas/complete.js';
 import { runPaperclipSource, type Finished } from '../support/processes.js';
 import { appendUnchecked } from '../support/audit-events.js';
+import { finishBatchEvidence } from '../../src/evidence/batch-end.js';
 
 /**
  * Tamper evidence after a real batch: the untouched batch verifies clean;
@@ -347,6 +348,44 @@ describe('audit verify', () => {
     );
     const cliRun = await cli(h, ['audit', 'verify', '--key', key]);
     assert.equal(cliRun.code, 1, cliRun.stdout + cliRun.stderr);
+  });
+
+  test("an object the seal left out as unreadable is verify's finding (UNREADABLE, exit 1), not a stray object", async () => {
+    const s = h.paperclip.services;
+    await h.control.reset({ seed: 9, tenants: [{ id: 'acme', pending: 1, overcharge: 0, processed: 0 }] });
+    const billNo = (await h.control.state()).bills.find((b) => b.tenant === 'acme' && b.status === 'PENDING')!.billNo;
+    const task = { taskId: 'T-evidence-unreadable', tenant: 'acme', billNo, action: 'mark_processed' };
+    assert.equal((await h.runTask(task)).output['outcome'], 'done');
+    const [claim] = await s.claims.byTask(task.taskId);
+    const batch = { tenant: 'acme', taskId: task.taskId };
+    // A trace no record.json or audit event lists: never read to seal it (the bucket policy keeps the sealing role from
+    // reading traces anyway), so the seal records it as unreadable instead of dropping the seal.
+    const leftOut = evidenceKey(claim!, 'extra-trace.zip');
+    await s.evidence.put(leftOut, 'listed nowhere', 'application/zip');
+    const finished = await h.paperclip.iam.runAsFunction('summarize-batch', () =>
+      finishBatchEvidence(s.forTenant({ tenant: batch.tenant }), batch, 'test'),
+    );
+    assert.deepEqual(
+      finished.seal.unreadable?.map((u) => u.name),
+      [`${claim!.key}/extra-trace.zip`],
+    );
+
+    const result = await verifyBatch(s, batch);
+    assert.deepEqual(
+      result.findings.map((f) => [f.kind, f.object]),
+      [['unreadable', leftOut]],
+      'named once, as what the seal said: left out, not added behind its back',
+    );
+    assert.match(result.findings[0]!.detail, /left out of the seal: a trace no record.json or audit event lists/);
+    const scoped = await verifyKey(s, claim!.key);
+    assert.deepEqual(
+      scoped.findings.map((f) => f.kind),
+      ['unreadable'],
+      'and in the scope of its item',
+    );
+    const run = await cli(h, ['audit', 'verify', '--batch', `acme/${task.taskId}`]);
+    assert.equal(run.code, 1, run.stdout + run.stderr);
+    assert.match(run.stdout, new RegExp(`UNREADABLE +${leftOut} was left out of the seal`));
   });
 
   test('chain checks name the exact event: edited, re-hashed, removed', () => {

@@ -118,6 +118,24 @@ describe("a tenant's records reached only through its own session", () => {
     assert.deepEqual(await h.paperclip.services.approvals.byKey(globexKey), [], 'no request was stored, under any tenant');
   });
 
+  test("complete, takeover and summarize-batch list a task's claims for their session's tenant only (the tenant-keyed index)", async () => {
+    const s = h.paperclip.services;
+    for (const fn of ['complete', 'takeover', 'summarize-batch'] as const) {
+      await h.paperclip.iam.runAsFunction(fn, async () => {
+        const acme = s.forTenant({ tenant: 'acme' });
+        assert.deepEqual(await acme.claims.byTask(TASK, 'acme'), [], `${fn}: acme's own claims of the task (none)`);
+        await assert.rejects(acme.claims.byTask(TASK, 'globex'), denied, `${fn}: globex's claims of the same task id`);
+        await assert.rejects(acme.claims.byTask(TASK), denied, `${fn}: nor every tenant's, by a scan`);
+        await assert.rejects(s.claims.byTask(TASK, 'globex'), denied, `${fn}: its own role lists no claims at all`);
+      });
+    }
+    assert.deepEqual(
+      (await s.claims.byTask(TASK, 'globex')).map((c) => c.key),
+      [globexKey],
+      'the operator (outside any function) sees them',
+    );
+  });
+
   test("summarize-batch for acme cannot read globex's map run results", async () => {
     const s = h.paperclip.services;
     const bucket = workingBucketName(s.config.evidence);

@@ -282,7 +282,7 @@ export async function startEmbeddedPaperclip(options: EmbeddedOptions): Promise<
         };
       }
       if (onProgress) {
-        const claims = await services.claims.byTask(request.taskId);
+        const claims = await services.claims.byTask(request.taskId, request.tenant);
         const byStatus: Record<string, number> = {};
         for (const c of claims) byStatus[c.status] = (byStatus[c.status] ?? 0) + 1;
         const finished = claims.filter((c) => TERMINAL_STATUSES.includes(c.status)).length;

@@ -13,17 +13,13 @@ import { ClaimFencedError } from '../../domain/errors.js';
 import { ClaimRecord, ItemLockRecord, type ClaimsPort } from '../../app/ports/claims.js';
 import { parseRecord, parseRecords } from './records.js';
 import { writeIfConditionHolds } from './conditional-write.js';
+import { CLAIMS_BY_TENANT_TASK_INDEX } from '../../contracts/table-definitions.js';
 
 /** The idempotency registry in DynamoDB: a conditional put takes a claim, conditional updates move it. */
 export class ClaimsStore implements ClaimsPort {
-  /**
-   * @param taskIndexDb what byTask queries through, when not `db`: under a tenant session, the function's own
-   *   credentials, because the index's partition key (the task id) carries no tenant prefix for IAM to confine.
-   */
   constructor(
     private readonly db: DynamoDBDocumentClient,
     private readonly table: string,
-    private readonly taskIndexDb: DynamoDBDocumentClient = db,
   ) {}
 
   /** True if this call created the claim; false if the key was already claimed. */
@@ -99,16 +95,27 @@ export class ClaimsStore implements ClaimsPort {
     return found;
   }
 
-  /** Every claim of a task id, of any tenant: callers keep their batch tenant's rows. */
-  async byTask(taskId: string): Promise<Claim[]> {
+  /**
+   * The claims of a task: of one tenant through the tenant-keyed index (the tenant is the index's partition key, so
+   * a tenant session's LeadingKeys condition confines it), or of every tenant by a scan (operator tools only).
+   */
+  async byTask(taskId: string, tenant?: string): Promise<Claim[]> {
+    if (tenant === undefined) {
+      return this.scan({
+        FilterExpression: '#t = :t',
+        ExpressionAttributeNames: { '#t': 'taskId' },
+        ExpressionAttributeValues: { ':t': taskId },
+      });
+    }
     const claims: Claim[] = [];
     const pages = paginateQuery(
-      { client: this.taskIndexDb },
+      { client: this.db },
       {
         TableName: this.table,
-        IndexName: 'byTask',
-        KeyConditionExpression: 'taskId = :t',
-        ExpressionAttributeValues: { ':t': taskId },
+        IndexName: CLAIMS_BY_TENANT_TASK_INDEX,
+        KeyConditionExpression: '#tenant = :tenant AND taskId = :t',
+        ExpressionAttributeNames: { '#tenant': 'tenant' },
+        ExpressionAttributeValues: { ':tenant': tenant, ':t': taskId },
       },
     );
     for await (const page of pages) claims.push(...parseRecords(ClaimRecord, page.Items, this.table));

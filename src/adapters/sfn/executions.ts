@@ -2,6 +2,7 @@ import { deadline, pollUntil } from '../../lib/deadline.js';
 import {
   DescribeExecutionCommand,
   ExecutionAlreadyExists,
+  paginateListExecutions,
   ExecutionDoesNotExist,
   SendTaskFailureCommand,
   SendTaskSuccessCommand,
@@ -49,6 +50,14 @@ export class Executions implements ExecutionsPort {
       if (error instanceof ExecutionDoesNotExist) return undefined;
       throw error;
     }
+  }
+
+  async listNames(stateMachineArn: string, status: 'RUNNING' | 'FAILED' | 'ABORTED' | 'TIMED_OUT'): Promise<string[]> {
+    const names: string[] = [];
+    for await (const page of paginateListExecutions({ client: this.sfn }, { stateMachineArn, statusFilter: status, maxResults: 1000 })) {
+      for (const e of page.executions ?? []) if (e.name) names.push(e.name);
+    }
+    return names;
   }
 
   /** Polls until the execution leaves RUNNING or `timeoutMs` passes (then `timedOut`, still RUNNING). */

@@ -17,7 +17,12 @@ export interface ClaimsPort {
   get(key: string): Promise<Claim | undefined>;
   /** The claims that exist among `keys` (eventually consistent: for reporting, never for deciding a write). */
   existing(keys: readonly string[]): Promise<Claim[]>;
-  byTask(taskId: string): Promise<Claim[]>;
+  /**
+   * The claims of a task. With `tenant`: that tenant's, through the tenant-keyed index (`byTenantTask`), which a
+   * tenant session may query for its own tenant only. Without: every tenant's, by a scan (operator tools and
+   * tests; a function's role has no Scan).
+   */
+  byTask(taskId: string, tenant?: string): Promise<Claim[]>;
   /**
    * Moves a claim held by `owner` at `version` from one of `from` to `to`, setting extra attributes.
    * Fails with ClaimFencedError if anyone else moved it.

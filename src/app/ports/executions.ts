@@ -26,6 +26,11 @@ export interface ExecutionsPort {
   start(stateMachineArn: string, name: string, input: unknown, options?: { ifExists?: 'fail' | 'join' }): Promise<string>;
   /** The execution's status, input and output; undefined when there is no such execution. */
   describe(executionArn: string): Promise<ExecutionState | undefined>;
+  /**
+   * The names of the state machine's executions in `status` (newest first). For recovery, which looks only at
+   * executions that ended without succeeding (few), never on a path that runs per item.
+   */
+  listNames(stateMachineArn: string, status: 'RUNNING' | 'FAILED' | 'ABORTED' | 'TIMED_OUT'): Promise<string[]>;
   /** Polls until the execution leaves RUNNING or `timeoutMs` passes (then `timedOut`, still RUNNING). */
   wait(executionArn: string, options: { timeoutMs: number; pollMs?: number }): Promise<WaitedExecution>;
   /** Resumes a workflow waiting on `taskToken` with `output` (JSON-encoded). */

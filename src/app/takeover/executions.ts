@@ -1,6 +1,6 @@
 import type { Services } from '../services.js';
 import type { Claim } from '../../domain/claim.js';
-import { WriteTask } from '../../domain/task.js';
+import { KEY_PATTERN, WriteTask } from '../../domain/task.js';
 import { eventsOfType } from '../../domain/audit-events.js';
 import { failureReason } from '../ports/executions.js';
 import { attestedTask } from '../requester.js';
@@ -15,8 +15,21 @@ export { executionArnFor } from '../ports/executions.js';
  */
 
 /** `<key>-<purpose>-v<version>`: one name per fencing version, so two processes resuming the same claim collide on the name. */
-export function derivedExecutionName(key: string, purpose: 'retry' | 'resume', version: number): string {
+export function derivedExecutionName(key: string, purpose: ExecutionPurpose, version: number): string {
   return `${key}-${purpose}-v${version}`;
+}
+
+/**
+ * Why a derived execution runs: an operator's retry, a resumed orphaned claim, or a restart of an item whose
+ * execution ended before anything claimed it (then `version` counts the restarts, there being no claim version).
+ */
+export type ExecutionPurpose = 'retry' | 'resume' | 'restart';
+
+/** The idempotency key an execution name was made from (the key itself, or derivedExecutionName's), else undefined. */
+export function keyOfExecutionName(name: string): { key: string; purpose?: ExecutionPurpose; version?: number } | undefined {
+  const match = /^(.+?)(?:-(retry|resume|restart)-v(\d+))?$/.exec(name);
+  if (!match || !KEY_PATTERN.test(match[1]!)) return undefined;
+  return match[2] ? { key: match[1]!, purpose: match[2] as ExecutionPurpose, version: Number(match[3]) } : { key: match[1]! };
 }
 
 /**

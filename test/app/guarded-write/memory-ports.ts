@@ -77,8 +77,8 @@ export class MemoryClaims implements ClaimsPort {
     return keys.flatMap((k) => (this.rows.has(k) ? [copy(this.rows.get(k)!)] : []));
   }
 
-  async byTask(taskId: string): Promise<Claim[]> {
-    return [...this.rows.values()].filter((c) => c.taskId === taskId).map(copy);
+  async byTask(taskId: string, tenant?: string): Promise<Claim[]> {
+    return [...this.rows.values()].filter((c) => c.taskId === taskId && (tenant === undefined || c.tenant === tenant)).map(copy);
   }
 
   /** Items' open-write records, by their key (the table holds them beside the claims; here they are kept apart). */

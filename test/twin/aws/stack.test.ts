@@ -1,7 +1,15 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { after, before, test } from 'node:test';
-import { DescribeTableCommand, DynamoDBClient, GetItemCommand, PutItemCommand, QueryCommand } from '@aws-sdk/client-dynamodb';
+import {
+  CreateTableCommand,
+  DescribeTableCommand,
+  DynamoDBClient,
+  GetItemCommand,
+  PutItemCommand,
+  QueryCommand,
+} from '@aws-sdk/client-dynamodb';
+import { createTableInput, createTables, startLocalDynamoDb } from '../../../twin/aws/dynamodb.js';
 import { GetObjectCommand, GetObjectLockConfigurationCommand, ListObjectsV2Command, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { SendEmailCommand, SESv2Client } from '@aws-sdk/client-sesv2';
 import {
@@ -86,7 +94,7 @@ test('DynamoDB: a conditional put wins once, the second gets ConditionalCheckFai
     c.ddb.send(
       new PutItemCommand({
         TableName: 'pc-claims',
-        Item: { key: { S: 'k-1' }, taskId: { S: 'T-1' }, status: { S: 'CLAIMED' } },
+        Item: { key: { S: 'k-1' }, tenant: { S: 'acme' }, taskId: { S: 'T-1' }, status: { S: 'CLAIMED' } },
         ConditionExpression: 'attribute_not_exists(#k)',
         ExpressionAttributeNames: { '#k': 'key' },
       }),
@@ -97,15 +105,39 @@ test('DynamoDB: a conditional put wins once, the second gets ConditionalCheckFai
   const byTask = await c.ddb.send(
     new QueryCommand({
       TableName: 'pc-claims',
-      IndexName: 'byTask',
-      KeyConditionExpression: 'taskId = :t',
-      ExpressionAttributeValues: { ':t': { S: 'T-1' } },
+      IndexName: 'byTenantTask',
+      KeyConditionExpression: 'tenant = :tenant AND taskId = :t',
+      ExpressionAttributeValues: { ':tenant': { S: 'acme' }, ':t': { S: 'T-1' } },
     }),
   );
   assert.deepEqual(
     byTask.Items?.map((i) => i.key?.S),
     ['k-1'],
   );
+});
+
+test('DynamoDB: a data folder whose claims table lacks an index of today is refused by name, not met by a failing query', async () => {
+  const db = await startLocalDynamoDb();
+  const client = new DynamoDBClient({ ...first.clientConfig('dynamodb'), endpoint: db.endpoint });
+  try {
+    const claims = TABLES.find((t) => t.id === 'claims')!;
+    // The claims table as an older version made it: its task index keyed by the task id alone.
+    await client.send(
+      new CreateTableCommand(
+        createTableInput('old-claims', {
+          ...claims,
+          indexes: [{ name: 'byTask', partitionKey: { name: 'taskId', type: 'S' }, sortKey: { name: 'key', type: 'S' } }],
+        }),
+      ),
+    );
+    await assert.rejects(
+      createTables(client, 'old'),
+      /table old-claims in this data folder has no index byTenantTask .*remove the data folder/,
+    );
+  } finally {
+    client.destroy();
+    await db.stop();
+  }
 });
 
 test('S3: put, get and list in the evidence bucket (Object Lock: a PUT carries a checksum)', async () => {
