@@ -19,8 +19,8 @@
 /**
  * The base of every error class in Paperclip's code, workflow errors and the rest (a refused approval, a bad
  * data folder, a planner conflict). Each names itself with a string literal, not its class name, which a
- * minifying bundler may rename; the emulated AWS services and the test back offices (src/local, src/simulator,
- * src/ledgerly) raise the errors of what they emulate and stand outside it. test/lint/error-base.test.ts keeps
+ * minifying bundler may rename; the emulated AWS services and the test back offices (twin/aws, backoffices/simulator,
+ * backoffices/ledgerly) raise the errors of what they emulate and stand outside it. test/lint/error-base.test.ts keeps
  * every class in the product's folders on it.
  */
 export abstract class NamedError extends Error {
