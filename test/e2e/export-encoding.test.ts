@@ -1,11 +1,8 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import { parse as parseYaml, stringify as stringifyYaml } from 'yaml';
 import { evidenceKey } from '../../src/app/ports/evidence.js';
 import { idempotencyKey } from '../../src/domain/task.js';
+import { localConfigVariant } from '../support/config-variant.js';
 import { startHarness, type Harness } from '../support/embedded.js';
 
 /**
@@ -13,27 +10,21 @@ import { startHarness, type Harness } from '../support/embedded.js';
  * byte-order mark, Chinese column names and status labels (the simulator's `encoding=gbk&labels=zh`). With
  * `export.encoding: gbk` the write is confirmed from that file alone, and the journal holds exactly that write.
  */
-function configWithGbkExport(): { path: string; remove(): void } {
-  const dir = mkdtempSync(join(tmpdir(), 'paperclip-gbk-'));
-  const pack = parseYaml(readFileSync('sitepacks/vendor-sim.yaml', 'utf8')) as Record<string, unknown>;
-  pack['export'] = {
-    url: '/settlement.csv?tenant={{tenant}}&encoding=gbk&labels=zh',
-    encoding: 'gbk',
-    keyColumn: '单号',
-    statusColumn: '状态',
-    ownerColumn: '租户',
-  };
-  writeFileSync(join(dir, 'vendor-sim-gbk.yaml'), stringifyYaml(pack));
-  const config = parseYaml(readFileSync('config/paperclip.local.yaml', 'utf8')) as {
-    vendor: { site_pack: string };
-    write_policy: { readback_sources: string[] };
-  };
-  config.vendor.site_pack = join(dir, 'vendor-sim-gbk.yaml');
-  config.write_policy.readback_sources = ['export'];
-  const path = join(dir, 'paperclip.yaml');
-  writeFileSync(path, stringifyYaml(config));
-  return { path: resolve(path), remove: () => rmSync(dir, { recursive: true, force: true }) };
-}
+const configWithGbkExport = () =>
+  localConfigVariant('gbk-export', {
+    pack: (pack) => {
+      pack['export'] = {
+        url: '/settlement.csv?tenant={{tenant}}&encoding=gbk&labels=zh',
+        encoding: 'gbk',
+        keyColumn: '单号',
+        statusColumn: '状态',
+        ownerColumn: '租户',
+      };
+    },
+    config: (config) => {
+      config['write_policy']['readback_sources'] = ['export'];
+    },
+  });
 
 describe('a GBK export as the only readback source, on the embedded stack', () => {
   const config = configWithGbkExport();
