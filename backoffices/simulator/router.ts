@@ -8,6 +8,7 @@ import { getSettlement } from './routes/settlement.js';
 import { getSecondFactor, postSecondFactor } from './routes/second-factor.js';
 import { getDetail, getList, getLogin, logout, postLogin } from './routes/ui-pages.js';
 import { getRefundPage, postMarkOrUnmark, postRefund } from './routes/ui-writes.js';
+import { portalDispatch } from './routes/portal.js';
 import { BILL_NO_PATTERN, type FaultSpec, FaultSpecSchema, type ResetSpec, ResetSpecSchema } from './schemas.js';
 
 type Handler = (ex: Exchange) => void | Promise<void>;
@@ -62,14 +63,19 @@ async function dispatch(ex: Exchange): Promise<void> {
 }
 
 /** The simulator's pages, API and control API, with its own answers to an oversized body and an error. */
-export function simulatorRoutes(office: BackOffice, controlToken: string | undefined): BackOfficeRoutes<Exchange, ResetSpec, FaultSpec> {
+export function simulatorRoutes(
+  office: BackOffice,
+  controlToken: string | undefined,
+  /** `portal`: the work pages are shown inside a portal's iframe (routes/portal.ts). */
+  layout: 'plain' | 'portal' = 'plain',
+): BackOfficeRoutes<Exchange, ResetSpec, FaultSpec> {
   return {
     name: 'simulator',
     office,
     exchange: (base) => ({ ...base, office }),
     control: { token: controlToken, resetSchema: ResetSpecSchema, faultSchema: FaultSpecSchema, journal: () => office.ledger.journal() },
     peekContext,
-    dispatch,
+    dispatch: layout === 'portal' ? async (ex) => (portalDispatch(ex) ? undefined : dispatch(ex)) : dispatch,
     tooLarge: (res) => sendJson(res, 413, { error: 'payload_too_large', message: 'body: larger than 64 KiB' }),
     failed: (res) => sendHtml(res, 500, errorPage(500, '系统繁忙，请稍后再试')),
   };

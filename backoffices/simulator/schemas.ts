@@ -160,5 +160,7 @@ export const SimulatorOptionsSchema = z.strictObject({
   pageSize: z.number().int().min(1).max(100).optional(),
   /** How long the list page's script waits for a write before showing 请求超时 (default 10000). */
   clientTimeoutMs: z.number().int().min(100).max(120_000).optional(),
+  /** `portal`: the work pages show inside a legacy portal's iframe (a top bar, a menu, the work area framed). */
+  layout: z.enum(['plain', 'portal']).optional(),
 });
 export type SimulatorOptions = z.infer<typeof SimulatorOptionsSchema>;

@@ -39,5 +39,5 @@ export const SIMULATOR_DEFAULTS = { ...BACK_OFFICE_DEFAULTS, pageSize: 10 } as c
 export async function startSimulator(options: SimulatorOptions = {}): Promise<RunningSimulator> {
   const config = startOptions('simulator', SimulatorOptionsSchema, options, SIMULATOR_DEFAULTS);
   const office = new BackOffice({ ...config, tenants: config.tenants ?? DEFAULT_TENANTS.map((id) => ({ id })) });
-  return serveBackOffice(simulatorRoutes(office, config.controlToken), config, () => office.dispose());
+  return serveBackOffice(simulatorRoutes(office, config.controlToken, options.layout), config, () => office.dispose());
 }

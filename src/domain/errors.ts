@@ -70,6 +70,20 @@ export class SessionLostError extends workflowError('SessionLostError') {}
 /** The structured DOM contract (data attributes, row keys) is missing: the UI changed. */
 export class StructuredContractMissingError extends workflowError('StructuredContractMissingError') {}
 
+/**
+ * A list read short of the row count its page states (`共 30 条`, `1–20 of 30`, a grid's aria-rowcount): never a short
+ * list. A structured contract error to the workflows (the same Catch), with both numbers in its details.
+ */
+export class ListIncompleteError extends StructuredContractMissingError {
+  constructor(
+    message: string,
+    readonly stated: number,
+    readonly read: number,
+  ) {
+    super(message, { stated, read });
+  }
+}
+
 /** A read failed transiently (network, slow page). Reads are safe to retry; the ASL retries them. */
 export class ReadFailedError extends workflowError('ReadFailedError') {}
 

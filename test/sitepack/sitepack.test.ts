@@ -81,3 +81,27 @@ test('export.encoding, export.delimiter and list.decimal are closed lists; a wro
   assert.deepEqual([loaded.export?.encoding, loaded.export?.delimiter, loaded.list.decimal], ['gbk', ';', ',']);
   assert.equal(parseSitePack(readFileSync('sitepacks/vendor-sim.yaml', 'utf8')).list.decimal, '.', 'a decimal point by default');
 });
+
+test('frames, virtualising grids and stated totals: what a pack may say, and the fix named when it is wrong', () => {
+  const p = pack();
+  p.list.frame = { title: '工作区' };
+  p.list.rows = { table: { name: '差异清单', virtual: true, filter: { label: '筛选单号' } } };
+  p.list.total = { pattern: '共\\s*(\\d+)\\s*条' };
+  p.detail.frame = { name: 'work' };
+  p.actions.mark_processed.frame = { url: '^/work/' };
+  p.actions.mark_processed.tiers.browser.steps[1].within = { top: true };
+  const loaded = parseSitePack(stringify(p));
+  assert.deepEqual(loaded.list.frame, { title: '工作区' });
+  assert.equal(loaded.list.rows.table?.virtual, true);
+  assert.equal(loaded.actions['mark_processed']?.frame?.url, '^/work/');
+
+  const twoWays = pack();
+  twoWays.list.frame = { name: 'work', title: '工作区' };
+  assert.throws(() => parseSitePack(stringify(twoWays)), /exactly one of name, title or url/);
+  const noGroup = pack();
+  noGroup.list.total = { pattern: '共\\s*\\d+\\s*条' };
+  assert.throws(() => parseSitePack(stringify(noGroup)), /captures the number in group 1/);
+  const badUrl = pack();
+  badUrl.detail.frame = { url: '(' };
+  assert.throws(() => parseSitePack(stringify(badUrl)), /frame\.url is a regular expression/);
+});

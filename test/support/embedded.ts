@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DescribeExecutionCommand, StartExecutionCommand } from '@aws-sdk/client-sfn';
-import { startSimulator, type RunningSimulator } from '../../backoffices/simulator/server.js';
+import { startSimulator, type RunningSimulator, type SimulatorOptions } from '../../backoffices/simulator/server.js';
 import { SimulatorControl } from '../../backoffices/simulator/control-client.js';
 import { startLedgerly } from '../../backoffices/ledgerly/server.js';
 import { LedgerlyControl } from '../../backoffices/ledgerly/control-client.js';
@@ -40,8 +40,14 @@ interface HarnessOptions {
   inMemory?: boolean;
 }
 
-export async function startHarness(options: HarnessOptions & { asyncDelayMs?: number } = {}): Promise<Harness> {
-  const sim = await startSimulator({ controlToken: CONTROL_TOKEN, asyncDelayMs: options.asyncDelayMs ?? 150 });
+export async function startHarness(
+  options: HarnessOptions & { asyncDelayMs?: number; layout?: SimulatorOptions['layout'] } = {},
+): Promise<Harness> {
+  const sim = await startSimulator({
+    controlToken: CONTROL_TOKEN,
+    asyncDelayMs: options.asyncDelayMs ?? 150,
+    ...(options.layout ? { layout: options.layout } : {}),
+  });
   return harnessAround(sim, new SimulatorControl(sim.url, CONTROL_TOKEN), options);
 }
 

@@ -1,4 +1,5 @@
 import { lambdaFunctionArn, type ArnScope } from './arns.js';
+import { deadline } from '../../../src/lib/deadline.js';
 import { MAX_LOCAL_TASK_TIMEOUT_SECONDS, type DistributedMapInfo, type TaskInfo } from './definition.js';
 import { SfnServiceError } from './errors.js';
 import { json, taskResource, type HistoryRecorder } from './history.js';
@@ -121,10 +122,11 @@ async function runLambdaFunction(
   functionName: string,
   input: unknown,
 ): Promise<unknown> {
-  const deadline = Date.now() + timeoutMs(task, input);
+  // Past the task's timeout the runner has already recorded States.Timeout; a late answer adds nothing to the history.
+  const limit = deadline(timeoutMs(task, input));
   await afterQueuedEvents();
   const record = (type: string, details?: Record<string, unknown>) => {
-    if (Date.now() < deadline) run.history.push(type, details);
+    if (!limit.expired) run.history.push(type, details);
   };
   record('LambdaFunctionScheduled', {
     lambdaFunctionScheduledEventDetails: {
@@ -149,8 +151,8 @@ async function runLambdaFunction(
 }
 
 async function runLambdaInvoke(host: IntegrationHost, run: RunningExecution, task: TaskInfo, input: unknown): Promise<unknown> {
-  const deadline = Date.now() + timeoutMs(task, input);
-  const events = taskEvents(host, run, task, () => Date.now() < deadline);
+  const limit = deadline(timeoutMs(task, input));
+  const events = taskEvents(host, run, task, () => !limit.expired);
   await afterQueuedEvents();
   events.scheduled(input);
   events.started();
