@@ -15,6 +15,7 @@ import { sealBatchEvidence } from '../evidence/batch-end.js';
 import { escapeHtml } from '../http/html.js';
 import { log } from '../observability/telemetry.js';
 import { mapBounded } from '../lib/map-bounded.js';
+import { parseAmount } from '../domain/amount.js';
 
 /** The map run's output as SummarizeBatch receives it; the handler validates its event with this. */
 export { MapRunOutput };
@@ -118,9 +119,12 @@ export async function readBatchList(unscoped: Services, input: { batch: unknown;
   for (const { row, action } of plans) {
     const siteAction = action ? own(s.pack.actions, action) : undefined;
     if (!action || !siteAction || !own(s.config.actions, action)) continue;
-    // Amounts read from the list travel as data for actions that need them (a refund of exactly this amount).
+    // Amounts read from the list travel as data for actions that need them (a refund of exactly this amount),
+    // as a plain decimal read with the pack's separator; text that is no amount goes as shown, for the
+    // action's parameter check to refuse by name.
     const params: Record<string, string> = {};
-    if (own(siteAction.params, 'amount') && row.amount) params['amount'] = row.amount.replace(/[¥￥$,\s]/g, '');
+    if (own(siteAction.params, 'amount') && row.amount)
+      params['amount'] = parseAmount(row.amount, s.pack.list.decimal)?.plain ?? row.amount.trim();
     const plain = { taskId: batch.taskId, tenant: tenant.id, billNo: row.billNo, action, requestedBy: batch.requestedBy, params };
     const key = idempotencyKey(plain);
     const task = await attestedTask(unscoped, plain, key);

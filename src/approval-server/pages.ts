@@ -8,6 +8,7 @@ import type { ApprovalRequest } from '../app/ports/approvals.js';
 
 import { html, raw, type Html } from '../http/html.js';
 import { oneLine } from '../lib/one-line.js';
+import { parseAmount, showAmount } from '../domain/amount.js';
 
 /** A stored value as one bounded line of data (see oneLine); the html template escapes it. */
 const show = (value: unknown, max = 120): string => oneLine(value, max);
@@ -60,11 +61,10 @@ ${body}
 </html>`.value;
 }
 
-/** ¥1,234.50 from the amount string the batch read from the vendor list ("1234.50"). */
+/** ¥1,234.50 from the amount string the batch read from the vendor list ("1234.50"); text that is no amount as it is. */
 export function formatAmount(amount: string | undefined): string {
-  if (!amount || !/^\d+(\.\d{1,2})?$/.test(amount)) return amount ?? '—';
-  const [whole, fraction] = amount.split('.');
-  return `¥${Number(whole).toLocaleString('en-US')}.${(fraction ?? '').padEnd(2, '0')}`;
+  const parsed = amount === undefined ? undefined : parseAmount(amount);
+  return parsed ? showAmount(parsed) : (amount ?? '—');
 }
 
 /** Beijing time, the vendor's clock, plus the exact UTC instant. */

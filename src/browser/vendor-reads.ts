@@ -22,7 +22,7 @@ import {
 } from './page-reading.js';
 import type { OpenedSession } from './identity-sessions.js';
 import type { VendorApiPort as VendorApi } from '../app/ports/vendor-api.js';
-import { parseExport } from '../lib/export-file.js';
+import { ExportFormatError, parseExport } from '../lib/export-file.js';
 import { own } from '../lib/own.js';
 import { deadline, pollUntil } from '../lib/deadline.js';
 
@@ -491,7 +491,12 @@ async function readExport(session: OpenedSession, ctx: ObserveContext): Promise<
     if (!last) throw new StructuredContractMissingError('export.steps downloaded no file; end them with a download step');
     body = last.body;
   }
-  const table = parseExport(body);
+  // A file that cannot be decoded or parsed is the pack's contract not matching the vendor (export.encoding,
+  // export.delimiter): reading it again will not help, so it fails the item loudly like a missing column.
+  const table = await parseExport(body, spec).catch((error: unknown) => {
+    if (error instanceof ExportFormatError) throw new StructuredContractMissingError(error.message, { field: 'export' }, { cause: error });
+    throw error;
+  });
   const [header = [], ...rows] = table;
   const column = (name: string, field: string) => {
     const at = header.findIndex((h) => h.trim() === name);

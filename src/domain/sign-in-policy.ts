@@ -1,4 +1,5 @@
 import type { ApproverSignIn } from '../config/schema.js';
+import { parseAmount } from './amount.js';
 
 /**
  * Which approval requests policy says only a signed-in approver may decide:
@@ -11,14 +12,11 @@ export function signInRequired(signIn: ApproverSignIn | undefined, request: { ac
   const threshold = signIn.required_for.amount_above;
   if (threshold === undefined) return false;
   if (request.amount === undefined) return false;
-  // An amount that is not a plain decimal cannot be compared: ask for sign-in rather than skip it.
-  if (!/^\d{1,12}(\.\d+)?$/.test(request.amount)) return true;
-  return cents(request.amount) > cents(threshold);
-}
-
-function cents(decimal: string): bigint {
-  const [whole, fraction = ''] = decimal.split('.');
-  return BigInt(whole!) * 100n + BigInt(`${fraction}00`.slice(0, 2));
+  const amount = parseAmount(request.amount);
+  const limit = parseAmount(threshold);
+  // An amount that cannot be read (or has more than two decimals) cannot be compared: ask for sign-in rather than skip it.
+  if (!amount || !limit) return true;
+  return amount.cents > limit.cents;
 }
 
 /**

@@ -1,93 +1,98 @@
-import { readZip } from './zip.js';
+import { parse } from 'csv-parse/sync';
+import ExcelJS from 'exceljs';
+import { NamedError } from '../domain/errors.js';
+import { EXPORT_ENCODINGS, type ExportDelimiter, type ExportEncoding, type ExportFormat } from './export-format.js';
 
 /**
- * Export files as back offices produce them: CSV (with or without a BOM, quoted
- * fields, CRLF) and XLSX (the first worksheet), both read as rows of strings.
+ * Export files as back offices produce them, read as rows of strings: CSV in the
+ * encodings vendors actually serve (UTF-8 with or without a BOM, GBK/GB18030 from
+ * legacy Chinese systems, UTF-16 from Excel's "Unicode text") and XLSX (the first
+ * worksheet). Parsing is left to maintained libraries (csv-parse, exceljs); this
+ * module only decides the encoding and turns cells into text.
  */
 
-export function parseExport(body: Buffer): string[][] {
-  const zipped = body.length > 4 && body.readUInt32LE(0) === 0x04034b50;
-  return zipped ? parseXlsx(body) : parseCsv(body.toString('utf8'));
+/** Why an export file could not be read: the message names the pack field that fixes it. */
+export class ExportFormatError extends NamedError {
+  override readonly name = 'ExportFormatError';
 }
 
-/** RFC 4180 CSV: quoted fields may hold commas, quotes ("") and line breaks. */
-export function parseCsv(text: string): string[][] {
-  const rows: string[][] = [];
-  let row: string[] = [];
-  let field = '';
-  let quoted = false;
-  const input = text.replace(/^\uFEFF/, '');
-  for (let i = 0; i < input.length; i++) {
-    const c = input[i];
-    if (quoted) {
-      if (c === '"' && input[i + 1] === '"') {
-        field += '"';
-        i++;
-      } else if (c === '"') quoted = false;
-      else field += c;
-    } else if (c === '"') quoted = true;
-    else if (c === ',') {
-      row.push(field);
-      field = '';
-    } else if (c === '\n' || c === '\r') {
-      if (c === '\r' && input[i + 1] === '\n') i++;
-      row.push(field);
-      rows.push(row);
-      row = [];
-      field = '';
-    } else field += c;
+const BOMS: ReadonlyArray<{ bytes: readonly number[]; encoding: ExportEncoding }> = [
+  { bytes: [0xef, 0xbb, 0xbf], encoding: 'utf-8' },
+  { bytes: [0xff, 0xfe], encoding: 'utf-16le' },
+  { bytes: [0xfe, 0xff], encoding: 'utf-16be' },
+];
+
+/** The encoding a byte-order mark at the start of the file names, if any. */
+export function bomEncoding(body: Uint8Array): ExportEncoding | undefined {
+  return BOMS.find(({ bytes }) => bytes.every((b, i) => body[i] === b))?.encoding;
+}
+
+/**
+ * The file's text. A byte-order mark wins over the declared encoding: it is
+ * unambiguous, and a vendor that switched its export to UTF-8 with a BOM should
+ * not break a pack that still says gbk. Bytes that are invalid in the encoding
+ * fail loudly instead of turning into U+FFFD, so a GBK file read as UTF-8 says
+ * what to declare rather than showing "����" as column names.
+ */
+export function decodeExport(body: Uint8Array, declared?: ExportEncoding): string {
+  const encoding = bomEncoding(body) ?? declared ?? 'utf-8';
+  try {
+    // TextDecoder drops the BOM of its own encoding (ignoreBOM: false).
+    return new TextDecoder(encoding, { fatal: true }).decode(body);
+  } catch (error) {
+    const hint = declared
+      ? `it is not valid ${declared}: check export.encoding`
+      : `it is not valid UTF-8 and has no byte-order mark: declare export.encoding (one of ${EXPORT_ENCODINGS.join(', ')})`;
+    throw new ExportFormatError(`the export file could not be decoded: ${hint}`, { cause: error });
   }
-  if (field !== '' || row.length > 0) {
-    row.push(field);
-    rows.push(row);
-  }
+}
+
+const isXlsx = (body: Uint8Array) => body.length > 4 && body[0] === 0x50 && body[1] === 0x4b && body[2] === 0x03 && body[3] === 0x04;
+
+/** Rows of an export file, CSV or XLSX (told apart by content: an XLSX file is a zip archive). */
+export async function parseExport(body: Uint8Array, format: ExportFormat = {}): Promise<string[][]> {
+  if (isXlsx(body)) return parseXlsx(body);
+  return parseCsv(decodeExport(body, format.encoding), format.delimiter);
+}
+
+/** RFC 4180 CSV (quoted fields may hold separators, quotes and line breaks); blank rows are dropped. */
+export function parseCsv(text: string, delimiter: ExportDelimiter = ','): string[][] {
+  const rows: string[][] = parse(text, { bom: true, delimiter, relax_column_count: true, skip_empty_lines: true });
   return rows.filter((r) => r.some((cell) => cell !== ''));
 }
 
-const decodeXml = (text: string) =>
-  text
-    .replace(/&lt;/g, '<')
-    .replace(/&gt;/g, '>')
-    .replace(/&quot;/g, '"')
-    .replace(/&apos;/g, "'")
-    .replace(/&#(\d+);/g, (_, n: string) => String.fromCodePoint(Number(n)))
-    .replace(/&#x([0-9a-f]+);/gi, (_, n: string) => String.fromCodePoint(Number.parseInt(n, 16)))
-    .replace(/&amp;/g, '&');
-
-/** Text of every <t> inside an XML fragment (rich text splits a string into runs). */
-const textRuns = (xml: string) => [...xml.matchAll(/<t(?:\s[^>]*)?>([\s\S]*?)<\/t>/g)].map((m) => decodeXml(m[1] ?? '')).join('');
-
-function columnIndex(ref: string): number {
-  const letters = /^[A-Z]+/.exec(ref)?.[0] ?? 'A';
-  return [...letters].reduce((n, ch) => n * 26 + (ch.charCodeAt(0) - 64), 0) - 1;
+/** A cell as the vendor's spreadsheet shows its value: rich text joined, formulas by their result, dates as ISO. */
+function cellText(value: ExcelJS.CellValue): string {
+  if (value === null || value === undefined) return '';
+  if (value instanceof Date) return value.toISOString();
+  if (typeof value !== 'object') return String(value);
+  if ('richText' in value) return value.richText.map((run) => run.text).join('');
+  if ('hyperlink' in value) return cellText(value.text);
+  if ('formula' in value || 'sharedFormula' in value) return cellText(value.result);
+  if ('error' in value) return value.error;
+  return '';
 }
 
-/** The first worksheet of an XLSX workbook: shared strings, inline strings and numbers. */
-export function parseXlsx(body: Buffer): string[][] {
-  const entries = readZip(body);
-  const read = (name: string) => entries.get(name)?.toString('utf8');
-  const shared = [...(read('xl/sharedStrings.xml') ?? '').matchAll(/<si>([\s\S]*?)<\/si>/g)].map((m) => textRuns(m[1] ?? ''));
-  const sheetName =
-    [...entries.keys()]
-      .filter((name) => /^xl\/worksheets\/sheet\d+\.xml$/.test(name))
-      .sort((a, b) => a.localeCompare(b, 'en', { numeric: true }))[0] ?? '';
-  const sheet = read(sheetName);
-  if (!sheet) throw new Error('the XLSX file has no worksheet');
-  const rows: string[][] = [];
-  for (const rowMatch of sheet.matchAll(/<row\b[^>]*>([\s\S]*?)<\/row>/g)) {
-    const row: string[] = [];
-    for (const cell of (rowMatch[1] ?? '').matchAll(/<c\b([^>]*?)(?:\/>|>([\s\S]*?)<\/c>)/g)) {
-      const attributes = cell[1] ?? '';
-      const inner = cell[2] ?? '';
-      const ref = /\br="([A-Z]+\d+)"/.exec(attributes)?.[1];
-      const type = /\bt="(\w+)"/.exec(attributes)?.[1];
-      const value = decodeXml(/<v>([\s\S]*?)<\/v>/.exec(inner)?.[1] ?? '');
-      const text = type === 's' ? (shared[Number(value)] ?? '') : type === 'inlineStr' ? textRuns(inner) : value;
-      const at = ref ? columnIndex(ref) : row.length;
-      while (row.length < at) row.push('');
-      row[at] = text;
-    }
-    rows.push(row);
+/** The first worksheet of an XLSX workbook, one string a cell, empty cells as ''. */
+export async function parseXlsx(body: Uint8Array): Promise<string[][]> {
+  const workbook = new ExcelJS.Workbook();
+  try {
+    // A copy as a plain ArrayBuffer: exceljs reads it through JSZip, which takes one.
+    await workbook.xlsx.load(body.slice().buffer);
+  } catch (error) {
+    throw new ExportFormatError(`the export file looks like XLSX (a zip archive) but is not a workbook: ${(error as Error).message}`, {
+      cause: error,
+    });
   }
+  const sheet = workbook.worksheets[0];
+  if (!sheet) throw new ExportFormatError('the export file is a zip archive (so read as XLSX) with no worksheet in it');
+  const rows: string[][] = [];
+  sheet.eachRow({ includeEmpty: false }, (row) => {
+    const cells: string[] = [];
+    row.eachCell({ includeEmpty: true }, (cell, column) => {
+      cells[column - 1] = cellText(cell.value);
+    });
+    rows.push(Array.from(cells, (cell) => cell ?? ''));
+  });
   return rows.filter((r) => r.some((cell) => cell !== ''));
 }

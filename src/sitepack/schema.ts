@@ -1,6 +1,8 @@
 import { z } from 'zod';
 import { FrameSelector, isRegExp, Locator, Scope, Step } from './action-language.js';
 import { ActionParams } from './params.js';
+import { DECIMAL_SEPARATORS } from '../domain/amount.js';
+import { EXPORT_DELIMITERS, EXPORT_ENCODINGS } from '../lib/export-format.js';
 
 /**
  * A site pack describes one vendor back office declaratively: how to log in and
@@ -391,6 +393,13 @@ export const SitePack = z
         total: ListTotal.optional(),
         /** Steps that narrow the list to {{billNo}} (a search box): the `list` readback and ownership use them. */
         search: z.array(Step).min(1).optional(),
+        /**
+         * The decimal separator of the amounts the list shows: '.' (1,234.50) or ',' (1.234,50). The other one,
+         * spaces and apostrophes are read as grouping; currency marks and (12.00) negatives are understood.
+         */
+        decimal: z
+          .enum(DECIMAL_SEPARATORS, { error: `list.decimal must be one of ${DECIMAL_SEPARATORS.map((d) => `"${d}"`).join(', ')}` })
+          .default('.'),
       })
       .strict(),
     /** An item's own page: reached by steps (open it, or search then open), status and fields read as text. */
@@ -416,6 +425,18 @@ export const SitePack = z
         ownerColumn: z.string().min(1).optional(),
         /** Cell value -> status code; defaults to statuses, and a value that already is a code stays one. */
         statusMap: StatusMap.optional(),
+        /** A CSV's encoding when it has no byte-order mark and is not UTF-8 (legacy systems serve GBK). XLSX ignores it. */
+        encoding: z
+          .enum(EXPORT_ENCODINGS, {
+            error: `export.encoding must be one of ${EXPORT_ENCODINGS.join(', ')} (without it: UTF-8, or what a BOM says)`,
+          })
+          .optional(),
+        /** A CSV's field separator; exports with a decimal comma often use ';'. */
+        delimiter: z
+          .enum(EXPORT_DELIMITERS, {
+            error: `export.delimiter must be one of ${EXPORT_DELIMITERS.map((d) => JSON.stringify(d)).join(', ')}`,
+          })
+          .optional(),
       })
       .strict()
       .refine((e) => (e.url === undefined) !== (e.steps === undefined), 'export needs either url or steps (ending in a download)')

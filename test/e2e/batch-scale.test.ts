@@ -1,8 +1,4 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import { parse as parseYaml, stringify as stringifyYaml } from 'yaml';
 import { after, before, test } from 'node:test';
 import { parseBatch, storeBatchItems, type BatchItem } from '../../src/app/batch.js';
 import { useServices } from '../../src/app/services.js';
@@ -13,6 +9,7 @@ import { batchKey } from '../../src/app/ports/evidence.js';
 import { idempotencyKey } from '../../src/domain/task.js';
 import type { Claim } from '../../src/domain/claim.js';
 import { parseSeal } from '../../src/evidence/seal.js';
+import { localConfigVariant } from '../support/config-variant.js';
 import { startHarness, type Harness } from '../support/embedded.js';
 
 // The batch workflow at scale, through the real batch ASL on the local Step Functions runner
@@ -32,15 +29,11 @@ const config = temporaryConfig();
 
 /** The local config with the widest item concurrency the schema allows, as a deployment running big batches would set. */
 function temporaryConfig(): { path: string; remove(): void } {
-  const dir = mkdtempSync(join(tmpdir(), 'paperclip-batch-scale-'));
-  const parsed = parseYaml(readFileSync('config/paperclip.local.yaml', 'utf8')) as Record<string, unknown>;
-  parsed['limits'] = { ...((parsed['limits'] as object | undefined) ?? {}), max_batch_items: 10_000, max_concurrency: 40 };
-  // Relative paths in the config (the site pack) resolve against the config's folder.
-  const vendor = parsed['vendor'] as { site_pack: string };
-  vendor.site_pack = resolve(vendor.site_pack);
-  const path = join(dir, 'paperclip.yaml');
-  writeFileSync(path, stringifyYaml(parsed));
-  return { path, remove: () => rmSync(dir, { recursive: true, force: true }) };
+  return localConfigVariant('batch-scale', {
+    config: (config) => {
+      config['limits'] = { ...(config['limits'] ?? {}), max_batch_items: 10_000, max_concurrency: 40 };
+    },
+  });
 }
 
 before(async () => {

@@ -1,13 +1,10 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import { parse as parseYaml, stringify as stringifyYaml } from 'yaml';
 import { evidenceKey } from '../../src/app/ports/evidence.js';
 import { totpCode } from '../../src/browser/second-factor.js';
 import { readZip } from '../../src/lib/zip.js';
 import { totpSecretFor } from '../../backoffices/simulator/server.js';
+import { localConfigVariant } from '../support/config-variant.js';
 import { startHarness, type Harness } from '../support/embedded.js';
 
 /**
@@ -20,29 +17,23 @@ const PERIOD = 5;
 const FACTOR = { period: PERIOD, digits: 6, algorithm: 'SHA1' } as const;
 const WRONG_SECRET = 'JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP';
 
-function configWithSecondFactor(): { path: string; remove(): void } {
-  const dir = mkdtempSync(join(tmpdir(), 'paperclip-2fa-'));
-  const pack = parseYaml(readFileSync('sitepacks/vendor-sim.yaml', 'utf8')) as { login: Record<string, unknown> };
-  pack.login['secondFactor'] = {
-    field: { label: '动态验证码' },
-    submit: { role: 'button', name: '验证' },
-    rejected: ['动态验证码错误'],
-    period: PERIOD,
-  };
-  writeFileSync(join(dir, 'vendor-sim-2fa.yaml'), stringifyYaml(pack));
-  const config = parseYaml(readFileSync('config/paperclip.local.yaml', 'utf8')) as {
-    vendor: { site_pack: string };
-    identities: Array<{ id: string; credentials: Record<string, unknown> }>;
-  };
-  config.vendor.site_pack = join(dir, 'vendor-sim-2fa.yaml');
-  for (const identity of config.identities) {
-    if (identity.id === 'svc-recon-acme') identity.credentials['totp_secret'] = totpSecretFor('acme');
-    if (identity.id === 'svc-recon-globex') identity.credentials['totp_secret'] = WRONG_SECRET;
-  }
-  const path = join(dir, 'paperclip.yaml');
-  writeFileSync(path, stringifyYaml(config));
-  return { path: resolve(path), remove: () => rmSync(dir, { recursive: true, force: true }) };
-}
+const configWithSecondFactor = () =>
+  localConfigVariant('2fa', {
+    pack: (pack) => {
+      pack['login']['secondFactor'] = {
+        field: { label: '动态验证码' },
+        submit: { role: 'button', name: '验证' },
+        rejected: ['动态验证码错误'],
+        period: PERIOD,
+      };
+    },
+    config: (config) => {
+      for (const identity of config['identities'] as Array<{ id: string; credentials: Record<string, unknown> }>) {
+        if (identity.id === 'svc-recon-acme') identity.credentials['totp_secret'] = totpSecretFor('acme');
+        if (identity.id === 'svc-recon-globex') identity.credentials['totp_secret'] = WRONG_SECRET;
+      }
+    },
+  });
 
 describe('login with a second factor (TOTP) on the embedded stack', () => {
   const config = configWithSecondFactor();

@@ -1,6 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { writeZip } from '../../src/lib/zip.js';
+import ExcelJS from 'exceljs';
+import iconv from 'iconv-lite';
 
 /**
  * Small back-office pages for the site-pack patterns, each in the shape real
@@ -106,24 +107,11 @@ const SPA = page(
   window.onhashchange = route; route();`,
 );
 
-function xlsx(rows: string[][]): Buffer {
-  const strings: string[] = [];
-  const index = (s: string) => (strings.includes(s) ? strings.indexOf(s) : strings.push(s) - 1);
-  const sheetRows = rows
-    .map(
-      (r, i) =>
-        `<row r="${i + 1}">${r.map((v, j) => `<c r="${String.fromCharCode(65 + j)}${i + 1}" t="s"><v>${index(v)}</v></c>`).join('')}</row>`,
-    )
-    .join('');
-  return writeZip(
-    new Map([
-      ['xl/worksheets/sheet1.xml', Buffer.from(`<?xml version="1.0"?><worksheet><sheetData>${sheetRows}</sheetData></worksheet>`)],
-      [
-        'xl/sharedStrings.xml',
-        Buffer.from(`<?xml version="1.0"?><sst>${strings.map((s) => `<si><t>${s.replace(/&/g, '&amp;')}</t></si>`).join('')}</sst>`),
-      ],
-    ]),
-  );
+/** A workbook as a spreadsheet program writes it (shared strings, styles, several parts), built with exceljs. */
+async function xlsx(rows: string[][]): Promise<Buffer> {
+  const book = new ExcelJS.Workbook();
+  book.addWorksheet('导出').addRows(rows);
+  return Buffer.from(await book.xlsx.writeBuffer());
 }
 
 export interface Fixtures {
@@ -134,6 +122,7 @@ export interface Fixtures {
 
 export async function startFixtures(): Promise<Fixtures> {
   const journal: Array<Record<string, unknown>> = [];
+  const workbook = await xlsx([['编号', '状态', '组织'], ...BILLS.map((b) => [b.no, b.status, b.org])]);
   const server: Server = createServer((req, res) => {
     const url = new URL(req.url ?? '/', 'http://fixture');
     const loggedIn = (req.headers.cookie ?? '').includes('sid=ok');
@@ -157,10 +146,13 @@ export async function startFixtures(): Promise<Fixtures> {
       const lines = ['编号,状态,备注', ...BILLS.map((b) => `${b.no},${b.status},"含逗号, 和 ""引号"""`)];
       return res.writeHead(200, { 'content-type': 'text/csv' }).end(`\uFEFF${lines.join('\r\n')}\r\n`);
     }
+    if (url.pathname === '/export-gbk.csv') {
+      // A legacy system's download: GBK, no byte-order mark, nothing in the headers saying so.
+      const lines = ['编号,状态,组织', ...BILLS.map((b) => `${b.no},${b.status},${b.org}`)];
+      return res.writeHead(200, { 'content-type': 'application/octet-stream' }).end(iconv.encode(`${lines.join('\r\n')}\r\n`, 'gbk'));
+    }
     if (url.pathname === '/export.xlsx') {
-      return res
-        .writeHead(200, { 'content-type': 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet' })
-        .end(xlsx([['编号', '状态', '组织'], ...BILLS.map((b) => [b.no, b.status, b.org])]));
+      return res.writeHead(200, { 'content-type': 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet' }).end(workbook);
     }
     if (url.pathname === '/journal' && req.method === 'POST') {
       let body = '';

@@ -232,6 +232,17 @@ describe('site pack v2 patterns', () => {
     });
     assert.equal(csv.status, 'PROCESSED');
     assert.equal(csv.fields['备注'], '含逗号, 和 "引号"');
+    const gbk = (encoding?: 'gbk') => ({
+      ...item,
+      pack: pack({ export: { url: '/export-gbk.csv', keyColumn: '编号', statusColumn: '状态', ownerColumn: '组织', encoding } }),
+    });
+    const legacy = await readItem('export', gbk('gbk'));
+    assert.deepEqual([legacy.status, legacy.owner], ['PROCESSED', '华东一部'], 'a GBK export read with export.encoding: gbk');
+    await assert.rejects(readItem('export', gbk()), (error: Error) => {
+      assert.equal(error.name, 'StructuredContractMissingError', 'the pack does not match the file: not retried as a flaky read');
+      assert.match(error.message, /declare export\.encoding \(one of utf-8, gbk, gb18030/);
+      return true;
+    });
     // The ownership read also carries the status it saw, with when, so routing's answer can serve as the pre-state.
     const { at, ...ownership } = await readOwnership(item);
     assert.deepEqual(ownership, { owner: '华东一部', expected: '华东一部', source: 'detail', listed: true, status: 'PROCESSED' });

@@ -63,6 +63,25 @@ test('a version 1 pack is refused with a pointer to the v2 format; a write witho
   assert.throws(() => parseSitePack(stringify(shadow), 'pack.yaml'), /extract as "amount" would shadow a parameter/);
 });
 
+test('export.encoding, export.delimiter and list.decimal are closed lists; a wrong value is refused naming the field and the values', () => {
+  const p = pack();
+  p.export.encoding = 'big5';
+  assert.throws(
+    () => parseSitePack(stringify(p), 'pack.yaml'),
+    /export\.encoding: export\.encoding must be one of utf-8, gbk, gb18030, utf-16le, utf-16be/,
+  );
+  p.export.encoding = 'gbk';
+  p.export.delimiter = '|';
+  assert.throws(() => parseSitePack(stringify(p), 'pack.yaml'), /export\.delimiter must be one of ",", ";", "\\t"/);
+  p.export.delimiter = ';';
+  p.list.decimal = 'comma';
+  assert.throws(() => parseSitePack(stringify(p), 'pack.yaml'), /list\.decimal: list\.decimal must be one of "\.", ","/);
+  p.list.decimal = ',';
+  const loaded = parseSitePack(stringify(p), 'pack.yaml');
+  assert.deepEqual([loaded.export?.encoding, loaded.export?.delimiter, loaded.list.decimal], ['gbk', ';', ',']);
+  assert.equal(parseSitePack(readFileSync('sitepacks/vendor-sim.yaml', 'utf8')).list.decimal, '.', 'a decimal point by default');
+});
+
 test('frames, virtualising grids and stated totals: what a pack may say, and the fix named when it is wrong', () => {
   const p = pack();
   p.list.frame = { title: '工作区' };

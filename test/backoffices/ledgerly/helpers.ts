@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Page } from 'playwright-core';
-import { BROWSER_TEST_START, CONTROL_TOKEN, newBrowserContext, useBrowserBackOffice } from '../../support/browser-back-office.js';
+import { browserTestStarts, CONTROL_TOKEN, newBrowserContext, type TestBackOffice } from '../../support/browser-back-office.js';
 import { LedgerlyControl } from '../../../backoffices/ledgerly/control-client.js';
 import {
   LEDGERLY_OPS_USER,
@@ -12,24 +12,13 @@ import {
 
 export { CONTROL_TOKEN };
 
-export interface TestLedgerly {
-  server: RunningLedgerly;
-  ctl: LedgerlyControl;
-  url: string;
-}
+const starts = browserTestStarts(startLedgerly, (url, token) => new LedgerlyControl(url, token));
+export type TestLedgerly = TestBackOffice<RunningLedgerly, LedgerlyControl>;
 
-export async function startTestLedgerly(options: LedgerlyOptions = {}): Promise<TestLedgerly> {
-  const server = await startLedgerly({ ...BROWSER_TEST_START, ...options });
-  return { server, url: server.url, ctl: new LedgerlyControl(server.url, CONTROL_TOKEN) };
-}
+export const startTestLedgerly = (options: LedgerlyOptions = {}): Promise<TestLedgerly> => starts.start(options);
 
 /** One Ledgerly for the whole file, reset before each test (see useBrowserBackOffice). */
-export function useTestLedgerly(options: LedgerlyOptions = {}): TestLedgerly {
-  return useBrowserBackOffice(
-    () => startTestLedgerly(options),
-    (t) => t.server.close(),
-  );
-}
+export const useTestLedgerly = (options: LedgerlyOptions = {}): TestLedgerly => starts.use(options);
 
 export const newContext = () => newBrowserContext('en-US');
 

@@ -132,3 +132,28 @@ test('the settlement file is also served to a bearer token, scoped like the list
   assert.equal((await call('/settlement.csv?tenant=globex', { token: 'tok-acme' })).status, 403);
   assert.equal((await call('/settlement.csv?tenant=acme', { token: 'bogus' })).status, 401);
 });
+
+test('the settlement file in a legacy encoding and layout: GBK without a BOM, UTF-16 with one, Chinese labels', async () => {
+  const bytes = async (query: string) => {
+    const response = await fetch(`${t.url}/settlement.csv?tenant=acme${query}`, { headers: { authorization: 'Bearer tok-acme' } });
+    assert.equal(response.status, 200, query);
+    return { type: response.headers.get('content-type'), body: Buffer.from(await response.arrayBuffer()) };
+  };
+  const gbk = await bytes('&encoding=gbk&labels=zh');
+  assert.equal(gbk.type, 'text/csv; charset=gbk');
+  // 单号,租户 in GBK, from the first byte: no byte-order mark.
+  assert.equal(gbk.body.subarray(0, 9).toString('hex'), 'b5a5bac52cd7e2bba7');
+  const rows = new TextDecoder('gbk').decode(gbk.body).split('\r\n');
+  assert.equal(rows[0], '单号,租户,差异类型,金额,状态,更新时间');
+  assert.match(rows[1] ?? '', /^ACME-202611-0001,acme,(金额不符|重复扣款),"?￥[\d,]+\.\d{2}"?,(待处理|已处理|处理中|已退款),/);
+
+  const le = await bytes('&encoding=utf-16le');
+  assert.deepEqual([...le.body.subarray(0, 2)], [0xff, 0xfe]);
+  assert.equal(new TextDecoder('utf-16le').decode(le.body).split('\r\n')[0], 'bill_no,tenant,kind,amount_cents,status,updated_at');
+  const be = await bytes('&encoding=utf-16be');
+  assert.deepEqual([...be.body.subarray(0, 2)], [0xfe, 0xff]);
+
+  const refused = await call('/settlement.csv?tenant=acme&encoding=big5', { token: 'tok-acme' });
+  assert.equal(refused.status, 400);
+  assert.match(refused.body.message, /encoding 只能是 utf-8、gbk、gb18030、utf-16le、utf-16be/);
+});

@@ -10,7 +10,7 @@ before(async () => {
   t = await startTestSimulator();
 });
 after(async () => {
-  await t.sim.close();
+  await t.server.close();
 });
 
 async function raw(path: string, body?: string, token: string | null = CONTROL_TOKEN) {

@@ -75,7 +75,7 @@ test('commit_then_timeout without ms: the request hangs until the page gives up,
     assert.equal(timing?.status, 499, 'the client went away before any answer');
     await context.close();
   } finally {
-    await quick.sim.close();
+    await quick.server.close();
   }
 });
 

@@ -3,29 +3,18 @@ import { accountFor, OPS_ACCOUNT } from '../../../backoffices/simulator/accounts
 import { SimulatorControl } from '../../../backoffices/simulator/control-client.js';
 import { startSimulator, type RunningSimulator, type SimulatorOptions } from '../../../backoffices/simulator/server.js';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { BROWSER_TEST_START, CONTROL_TOKEN, newBrowserContext, useBrowserBackOffice } from '../../support/browser-back-office.js';
+import { browserTestStarts, CONTROL_TOKEN, newBrowserContext, type TestBackOffice } from '../../support/browser-back-office.js';
 
 export { CONTROL_TOKEN };
 
-export interface TestSimulator {
-  sim: RunningSimulator;
-  ctl: SimulatorControl;
-  url: string;
-}
+const starts = browserTestStarts(startSimulator, (url, token) => new SimulatorControl(url, token));
+export type TestSimulator = TestBackOffice<RunningSimulator, SimulatorControl>;
 
 /** A simulator with the control API on and quick settling, as every browser test wants. */
-export async function startTestSimulator(options: SimulatorOptions = {}): Promise<TestSimulator> {
-  const sim = await startSimulator({ ...BROWSER_TEST_START, ...options });
-  return { sim, url: sim.url, ctl: new SimulatorControl(sim.url, CONTROL_TOKEN) };
-}
+export const startTestSimulator = (options: SimulatorOptions = {}): Promise<TestSimulator> => starts.start(options);
 
 /** One simulator for the whole test file, reset before each test (see useBrowserBackOffice). */
-export function useTestSimulator(options: SimulatorOptions = {}): TestSimulator {
-  return useBrowserBackOffice(
-    () => startTestSimulator(options),
-    (t) => t.sim.close(),
-  );
-}
+export const useTestSimulator = (options: SimulatorOptions = {}): TestSimulator => starts.use(options);
 
 export const newContext = () => newBrowserContext('zh-CN');
 
