@@ -1,3 +1,5 @@
+import type { StageRecord } from './stage-proof.js';
+
 /**
  * The idempotency registry's rules, without storage. A claim is taken with a
  * conditional put; every later transition is conditional on owner and fencing
@@ -36,6 +38,8 @@ export interface Claim extends WriteIdentity {
   inverse?: { action: string; targetStatus?: string };
   outcome?: string;
   reason?: string;
+  /** Which stages of the write committed and what their done checks saw (src/domain/stage-proof.ts). */
+  stages?: StageRecord[];
 }
 
 export type ExistingClaimDecision =
