@@ -10,13 +10,17 @@ import { deadline } from '../lib/deadline.js';
 /** The settled state a browser write waits for before its "after" picture (`tiers.browser.settled` of an action). */
 export type Settled = NonNullable<NonNullable<SiteAction['tiers']['browser']>['settled']>;
 
-/** Whether a locator shows now (after a short wait for a page that renders late): a stage's `done` check. */
-export async function shows(page: Page, check: { target: Locator; within?: Scope }, ctx: StepContext): Promise<boolean> {
-  const root = await scopeRoot(page, check.within, ctx.row, 2000, ctx.params, { frame: ctx.frame }).catch(() => undefined);
+/**
+ * Whether a locator shows now (after a short wait for a page that renders late, or up to `timeoutMs` for an effect
+ * still settling): a stage's `done` check.
+ */
+export async function shows(page: Page, check: { target: Locator; within?: Scope }, ctx: StepContext, timeoutMs = 2000): Promise<boolean> {
+  const limit = deadline(timeoutMs);
+  const root = await scopeRoot(page, check.within, ctx.row, timeoutMs, ctx.params, { frame: ctx.frame }).catch(() => undefined);
   if (!root) return false;
   return resolveLocator(root, check.target, ctx.params)
     .first()
-    .waitFor({ state: 'visible', timeout: 2000 })
+    .waitFor({ state: 'visible', timeout: Math.max(1, limit.remaining()) })
     .then(() => true)
     .catch(() => false);
 }

@@ -7,6 +7,7 @@ import { loadSitePack } from '../sitepack/load.js';
 import type { SitePack } from '../sitepack/schema.js';
 import { ConfigPath, parseCommand, type Command, type CommandSpec } from './args.js';
 import { probeCommand } from './probe.js';
+import { sitepackDrillCommand } from './drill.js';
 import { draftCommand } from './sitepack-draft.js';
 
 const CheckFlags = z.object({
@@ -90,4 +91,9 @@ export async function runCheck(argv: string[], out: (line: string) => void = (li
   return failed ? 1 : 0;
 }
 
-export const sitepackCommands: Command[] = [{ spec: CHECK_SPEC, run: (argv) => runCheck(argv) }, probeCommand, draftCommand];
+export const sitepackCommands: Command[] = [
+  { spec: CHECK_SPEC, run: (argv) => runCheck(argv) },
+  probeCommand,
+  sitepackDrillCommand,
+  draftCommand,
+];

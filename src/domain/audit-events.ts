@@ -118,6 +118,19 @@ const DATA = {
   }),
   write_step: z.strictObject({ tier: z.literal('browser'), stage: Text, step: z.number().int() }),
   stage_already_done: z.strictObject({ stage: Text }),
+  /**
+   * A stage's done check read (src/domain/stage-proof.ts): before its click (`matched` false: the stage is clicked)
+   * or once it committed and settled (`matched` true: the check proved it sees the effect). `earlier` is the stage's
+   * mark from an earlier attempt of the write; `decision` what followed.
+   */
+  stage_done_checked: z.strictObject({
+    stage: Text,
+    line: Text,
+    when: z.enum(['before_click', 'after_commit']),
+    matched: z.boolean(),
+    earlier: z.enum(['committing', 'seen', 'unseen']).nullable(),
+    decision: z.enum(['click', 'skip', 'proceed', 'stop']),
+  }),
   after_pictured: z.strictObject({ settled: z.boolean().nullable(), url: Text }),
   write_failed: z.strictObject({ committed: z.boolean(), error: Text, message: Text, evidence: Evidence }),
   // Readback and closing

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { tenantKeyPrefix } from './task.js';
+import type { StageRecord } from './stage-proof.js';
 
 /**
  * The idempotency registry's rules, without storage. A claim is taken with a
@@ -106,6 +107,8 @@ export interface Claim extends WriteIdentity {
   inverse?: { action: string; targetStatus?: string };
   outcome?: string;
   reason?: string;
+  /** Which stages of the write committed and what their done checks saw (src/domain/stage-proof.ts). */
+  stages?: StageRecord[];
 }
 
 export type ExistingClaimDecision =

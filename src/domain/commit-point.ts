@@ -5,6 +5,7 @@ import {
   StructuredContractMissingError,
   WriteNotCommittedError,
 } from './errors.js';
+import { StageUnprovenError } from './stage-proof.js';
 
 /**
  * The product's core rule about a write that failed: where it stood relative to its commit click decides what the
@@ -23,6 +24,9 @@ export type CommitPoint = 'before_commit' | 'after_commit';
 /** The error a failed write step reports for `error`, thrown at `point`. */
 export function writeFailure(error: unknown, point: CommitPoint): Error {
   const cause = error instanceof Error ? error : new Error(String(error));
+  // A stage's done check that cannot prove what it sees goes to a person on either side: after the commit, calling it
+  // ambiguous would let a negative readback retry the stage into a second click.
+  if (cause instanceof StageUnprovenError) return cause;
   if (point === 'before_commit') {
     // These name their own next step (a person looks at the pack, the session or the approval): kept as they are.
     if (cause instanceof StructuredContractMissingError || cause instanceof SessionLostError || cause instanceof ApprovalNotProvenError)

@@ -85,6 +85,7 @@ const PHASES: Record<string, { phase: Phase; label: string }> = {
   pre_state_registered: { phase: 'before', label: '操作前快照与退路 Before: pre-state and way back registered' },
   stale: { phase: 'before', label: '状态已变 Stale: the vendor state no longer fits the action' },
   write_started: { phase: 'action', label: '执行写入 Action: commit' },
+  stage_done_checked: { phase: 'action', label: '阶段完成检查 Stage done check' },
   write_failed: { phase: 'after', label: '写入失败 Action failed' },
   readback: { phase: 'readback', label: '独立回读 Readback' },
   completed: { phase: 'outcome', label: '完成 Done' },
@@ -228,6 +229,14 @@ function siblingLink(key: string, input: ItemPageInput): string {
     : `<code>${escapeHtml(key)}</code>`;
 }
 
+/** A stage's done-check reading as the page states it: what it read, when, and whether the write went on. */
+function doneCheckBadge(data: { when?: string; matched?: boolean; decision?: string }): string {
+  const when = data.when === 'after_commit' ? 'after its commit' : 'before its click';
+  const read = data.matched ? 'matched' : 'no match';
+  const tone = data.decision === 'stop' ? 'bad' : 'ok';
+  return `${badge(`${read} ${when}`, tone)}${data.decision === 'stop' ? ` ${badge('stopped: not clicked again', 'bad')}` : ''}`;
+}
+
 function verdictOf(events: readonly AuditEvent[]): string | undefined {
   const readback = eventsOfType(events, 'readback').at(-1);
   return readback ? String(readback.data.verdict ?? '') : undefined;
@@ -258,7 +267,9 @@ function timeline(input: ItemPageInput): string {
     const known = PHASES[event.type] ?? { phase: 'other' as Phase, label: event.type };
     const title = isEvent(event, 'readback')
       ? `${known.label}: ${badge(String(event.data.verdict ?? '?'), outcomeTone(String(event.data.verdict ?? '')))}`
-      : escapeHtml(known.label);
+      : isEvent(event, 'stage_done_checked')
+        ? `${escapeHtml(known.label)} ${escapeHtml(event.data.stage ?? '?')}: ${doneCheckBadge(event.data)}`
+        : escapeHtml(known.label);
     const extras: string[] = [...(shotsAt.get(index) ?? [])];
     if (event.type === 'write_started' && objects.has('api-exchange.json')) {
       extras.push(`<p>API exchange: <a href="api-exchange.json">api-exchange.json</a></p>`);

@@ -6,6 +6,21 @@ import { parseSeal, type SealedItem } from '../../src/evidence/seal.js';
 import { idempotencyKey } from '../../src/domain/task.js';
 import { useHarness } from '../support/embedded.js';
 import { readZip } from '../../src/lib/zip.js';
+import { loadSitePack } from '../../src/sitepack/load.js';
+import { resolveTakeover } from '../../src/app/takeover/resolve.js';
+import { runDrill } from '../../src/cli/drill.js';
+import { withPack } from '../support/pack-variants.js';
+
+/** The simulator's pack with mark_processed as one stage whose done check looks for a text the simulator never shows. */
+function blindMarkPack() {
+  const pack = structuredClone(loadSitePack('sitepacks/vendor-sim.yaml'));
+  const browser = pack.actions['mark_processed']!.tiers.browser!;
+  browser.stages = [
+    { name: 'marked', steps: browser.steps!, done: { within: { row: true }, target: { text: '已处理完毕', exact: true } } },
+  ];
+  delete browser.steps;
+  return pack;
+}
 
 /**
  * The guarded write path end to end: the real ASL on the local Step Functions
@@ -24,6 +39,61 @@ describe('guarded write path on the embedded stack', () => {
     ],
   };
   const marks = async () => (await h.control.journal()).filter((e) => e.action === 'mark');
+
+  test('a done check that cannot see its own effect: marked once, takeover naming the line; an operator retry and the drill click nothing more', async () => {
+    await h.control.reset(pendingOnly);
+    const [bill] = (await h.control.state()).bills.filter((b) => b.tenant === 'acme' && b.status === 'PENDING');
+    const task = {
+      taskId: 'T-e2e-blind-done',
+      tenant: 'acme',
+      billNo: bill!.billNo,
+      action: 'mark_processed',
+      requestedBy: 'schedule',
+      params: {},
+    };
+    const key = idempotencyKey(task);
+    await withPack(h.paperclip.services, blindMarkPack(), async () => {
+      const result = await h.runTask(task);
+      assert.equal(result.output['outcome'], 'takeover');
+      assert.match(
+        String(result.output['reason']),
+        /the done check of stage "marked" \(actions\.mark_processed\.tiers\.browser\.stages\[0\]\.done\) does not recognise its own effect/,
+      );
+      assert.equal((await marks()).length, 1, 'exactly one vendor write');
+      const retried = await resolveTakeover(
+        h.paperclip.services,
+        { key, as: 'retry', note: 'again', operator: 'ops@acme.example' },
+        { wait: true },
+      );
+      assert.notEqual(retried.retry?.outcome, undefined);
+      assert.equal((await marks()).length, 1, 'the operator retry clicked nothing: still one vendor write');
+      const drill = await runDrill(h.paperclip.services, { tenant: 'acme', taskId: 'T-e2e-blind-drill' });
+      assert.equal(drill.drill, 'failed');
+      assert.match(String(drill.reason), /actions\.mark_processed\.tiers\.browser\.stages\[0\]\.done\) does not recognise its own effect/);
+      assert.equal((await marks()).length, 2, 'the drill stopped after its one write');
+    });
+    const good = await runDrill(h.paperclip.services, { tenant: 'acme', taskId: 'T-e2e-good-drill' });
+    assert.equal(good.drill, 'passed', JSON.stringify(good));
+    assert.ok(
+      good.sources.every((x) => x.afterWrite === 'PROCESSED' && x.after === 'PENDING'),
+      JSON.stringify(good.sources),
+    );
+  });
+
+  test('sitepack drill of the irreversible refund walks to its commit click and clicks nothing', async () => {
+    await h.control.reset();
+    const [bill] = (await h.control.state()).bills.filter((b) => b.tenant === 'acme' && b.status === 'PENDING' && b.kind === 'overcharge');
+    const result = await runDrill(h.paperclip.services, {
+      tenant: 'acme',
+      action: 'refund',
+      billNo: bill!.billNo,
+      taskId: 'T-e2e-drill-refund',
+      params: { amount: (bill!.amountCents / 100).toFixed(2), reason: 'drill' },
+    });
+    assert.equal(result.drill, 'passed', JSON.stringify(result));
+    assert.match(result.walk?.steps.at(-1) ?? '', /found, not clicked/);
+    assert.deepEqual(await h.control.journal(), [], 'nothing written');
+  });
 
   test('a batch of 12 pending bills: 12 done, exactly 12 vendor mutations, full evidence per item', async () => {
     await h.control.reset(pendingOnly);

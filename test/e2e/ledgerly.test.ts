@@ -5,6 +5,23 @@ import { idempotencyKey } from '../../src/domain/task.js';
 import type { LedgerlyControl } from '../../backoffices/ledgerly/control-client.js';
 import { startLedgerlyHarness, type Harness } from '../support/embedded.js';
 import { approvalRequestFor, linkFromInbox, openLink, postDecision, waitUntil } from '../approvals/helpers.js';
+import { resolveTakeover } from '../../src/app/takeover/resolve.js';
+import { runDrill } from '../../src/cli/drill.js';
+import { packVariant, withPack } from '../support/pack-variants.js';
+
+const REASON_DONE = "done: { target: { text: '{{reason}}', exact: true } }";
+/** The pack with the reason stage's done check written as the label and value on one line, which Ledgerly never shows. */
+const blindDone = packVariant(
+  'sitepacks/ledgerly.yaml',
+  REASON_DONE,
+  "done: { target: { text: 'Resolution reason: {{reason}}', exact: true } }",
+);
+/** The pack whose resolve stops after saving the reason: its Resolve button has a name Ledgerly never shows. */
+const resolveWithoutSecondStage = packVariant(
+  'sitepacks/ledgerly.yaml',
+  '- { action: click, target: { role: button, name: Resolve, exact: true }, commit: true }',
+  '- { action: click, target: { role: button, name: Resolve now, exact: true }, commit: true }',
+);
 
 /**
  * The guarded path against Ledgerly, the second back office, through the pack
@@ -170,22 +187,148 @@ describe('guarded writes on Ledgerly', () => {
     assert.equal(mails.length, 1, 'operators mailed once');
   });
 
-  test('commit then timeout on Resolve (504 after the commit): the page says it timed out, readback confirms after review; done once, no second write', async () => {
+  test('a reason saved by a vendor user before the task: its done check matches unproven before the click; takeover naming the line', async () => {
     await h.control.reset(small);
-    const task = resolveTask('N-7001', 'T-ledgerly-ctt-resolve');
+    const task = resolveTask('N-7001', 'T-ledgerly-presaved');
     await saveReasonAsVendorUser('N-7001', task.params.reason);
-    await h.control.setFaults([{ kind: 'commit_then_timeout', bill: 'N-7001', ms: 300 }]);
     const result = await h.runTask(task);
-    assert.equal(result.output['outcome'], 'done', String(result.output['reason']));
+    assert.equal(result.output['outcome'], 'takeover');
+    assert.match(
+      String(result.output['reason']),
+      /\(actions\.resolve\.tiers\.browser\.stages\[0\]\.done\) already matches before its click, and no earlier attempt of this write committed/,
+    );
     const key = idempotencyKey(task);
-    assert.equal((await events(key, 'stage_already_done'))[0]?.data['stage'], 'reason_saved', 'the saved reason was not edited again');
-    const resolves = await entries('N-7001', 'resolve');
-    assert.equal(resolves.length, 1, 'resolved exactly once');
-    assert.equal(resolves[0]?.detail?.['fault'], 'commit_then_timeout');
+    const [checked] = await events(key, 'stage_done_checked');
+    assert.deepEqual(
+      [checked?.data['when'], checked?.data['matched'], checked?.data['decision']],
+      ['before_click', true, 'stop'],
+      'the reading is in the audit chain',
+    );
+    assert.deepEqual(await events(key, 'stage_already_done'), [], 'not skipped on an unproven match');
     assert.equal((await entries('N-7001', 'edit')).length, 1, 'only the edit made before the task');
-    const [readback] = await events(key, 'readback');
-    assert.equal(readback?.data['verdict'], 'confirmed');
-    assert.equal(readback?.data['source'], 'api');
+    assert.deepEqual(await entries('N-7001', 'resolve'), [], 'Resolve not pressed');
+  });
+
+  test('a write stopped between its stages: the operator retry skips the stage its claim proves and resolves; each write once', async () => {
+    await h.control.reset(small);
+    const task = resolveTask('N-7002', 'T-ledgerly-resume');
+    const key = idempotencyKey(task);
+    // The first attempt saves the reason, its done check sees it, and the write stops before Resolve (a button it cannot find).
+    await withPack(h.paperclip.services, resolveWithoutSecondStage, async () => {
+      const first = await h.runTask(task);
+      assert.equal(first.output['outcome'], 'takeover', String(first.output['reason']));
+    });
+    const claim = (await h.paperclip.services.claims.get(key))!;
+    assert.deepEqual(
+      claim.stages?.map((m) => [m.stage, m.mark]),
+      [['reason_saved', 'seen']],
+      'the claim carries the committed stage and its verdict',
+    );
+    assert.equal((await entries('N-7002', 'edit')).length, 1);
+    const retried = await resolveTakeover(
+      h.paperclip.services,
+      { key, as: 'retry', note: 'the reason shows; resolve it', operator: 'ops@acme.example' },
+      { wait: true },
+    );
+    assert.equal(retried.retry?.outcome, 'done', String(retried.retry?.reason));
+    assert.equal((await events(key, 'stage_already_done'))[0]?.data['stage'], 'reason_saved', 'proven by the first attempt: skipped');
+    assert.equal((await entries('N-7002', 'edit')).length, 1, 'the reason saved once');
+    assert.equal((await entries('N-7002', 'resolve')).length, 1, 'resolved once');
+  });
+
+  test('a done check that cannot see its own effect: saved once, takeover naming the line; an operator retry clicks nothing', async () => {
+    await h.control.reset(small);
+    const task = resolveTask('N-7001', 'T-ledgerly-unseen');
+    const key = idempotencyKey(task);
+    await withPack(h.paperclip.services, blindDone, async () => {
+      const result = await h.runTask(task);
+      assert.equal(result.output['outcome'], 'takeover');
+      assert.match(
+        String(result.output['reason']),
+        /the done check of stage "reason_saved" \(actions\.resolve\.tiers\.browser\.stages\[0\]\.done\) does not recognise its own effect/,
+      );
+      assert.equal((await h.paperclip.services.claims.get(key))!.status, 'TAKEOVER');
+      assert.deepEqual(
+        (await events(key, 'stage_done_checked')).map((e) => [e.data['when'], e.data['matched'], e.data['decision']]),
+        [
+          ['before_click', false, 'click'],
+          ['after_commit', false, 'stop'],
+        ],
+      );
+      assert.deepEqual(
+        (await h.paperclip.services.claims.get(key))!.stages?.map((m) => [m.stage, m.mark]),
+        [['reason_saved', 'unseen']],
+      );
+      assert.equal((await h.control.journal()).length, 1, 'exactly one vendor write');
+
+      const retried = await resolveTakeover(
+        h.paperclip.services,
+        { key, as: 'retry', note: 'try again', operator: 'ops@acme.example' },
+        { wait: true },
+      );
+      assert.equal(retried.retry?.outcome, 'takeover');
+      assert.match(
+        String(retried.retry?.reason),
+        /stages\[0\]\.done\) did not recognise its own effect after the stage committed in an earlier attempt/,
+      );
+      assert.equal((await h.control.journal()).length, 1, 'the operator retry clicked nothing: still one vendor write');
+    });
+  });
+
+  test('sitepack drill fails on the blind done check naming the line; passes on the good pack, false then true, every source back', async () => {
+    await h.control.reset(small);
+    const failed = await withPack(h.paperclip.services, blindDone, () =>
+      runDrill(h.paperclip.services, { tenant: 'acme', action: 'resolve', billNo: 'N-7001', taskId: 'T-ledgerly-drill-blind' }),
+    );
+    assert.equal(failed.drill, 'failed');
+    assert.match(String(failed.reason), /actions\.resolve\.tiers\.browser\.stages\[0\]\.done\) does not recognise its own effect/);
+    assert.deepEqual(failed.stages[0], {
+      stage: 'reason_saved',
+      line: 'actions.resolve.tiers.browser.stages[0].done',
+      hasDone: true,
+      doneBefore: false,
+      doneAfter: false,
+    });
+    assert.deepEqual((await entries('N-7001', 'edit')).length, 1, 'stopped after the one write');
+    assert.deepEqual(await entries('N-7001', 'resolve'), []);
+
+    const passed = await runDrill(h.paperclip.services, {
+      tenant: 'acme',
+      action: 'resolve',
+      billNo: 'N-7002',
+      taskId: 'T-ledgerly-drill-good',
+    });
+    assert.equal(passed.drill, 'passed', JSON.stringify(passed));
+    assert.deepEqual(
+      passed.stages.map((p) => [p.stage, p.doneBefore, p.doneAfter]),
+      [
+        ['reason_saved', false, true],
+        ['resolved', null, null],
+      ],
+    );
+    assert.deepEqual(
+      passed.sources.map((x) => [x.source, x.before, x.afterWrite, x.after]),
+      [
+        ['api', 'OPEN', 'RESOLVED', 'OPEN'],
+        ['detail', 'OPEN', 'RESOLVED', 'OPEN'],
+      ],
+    );
+  });
+
+  test('sitepack drill of the irreversible refund: walked to the commit click, amount read, dialog pictured; nothing written', async () => {
+    await h.control.reset(small);
+    const result = await runDrill(h.paperclip.services, {
+      tenant: 'acme',
+      action: 'refund',
+      billNo: 'N-7003',
+      taskId: 'T-ledgerly-drill-refund',
+    });
+    assert.equal(result.drill, 'passed', JSON.stringify(result));
+    assert.equal(result.mode, 'walk_to_commit');
+    assert.match(result.walk?.steps.at(-1) ?? '', /click role=button name="Confirm refund".*found, not clicked/);
+    assert.match(result.walk?.extracted['typed_amount'] ?? '', /^\d+\.\d{2}$/, "the vendor's own figure, read in the dialog");
+    assert.ok(result.walk?.screenshot && (await h.paperclip.services.evidence.get(result.walk.screenshot)), 'the dialog pictured');
+    assert.deepEqual(await h.control.journal(), [], 'nothing written');
   });
 
   test('commit then timeout on the reason save: the write may have landed, readback sees the reason saved but still Open; takeover naming the timeout, never done, Resolve never pressed', async () => {

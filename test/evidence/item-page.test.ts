@@ -73,3 +73,16 @@ test('an unpictured commit click points to the trace, or says that nothing recor
   const nothingClicked = pageOf(landed, 'trace.zip');
   assert.doesNotMatch(entry(nothingClicked, 1), /commit click/);
 });
+
+test("each stage's done-check reading is on the timeline: what it read, when, the pack line, and a stop when the write stopped", () => {
+  const line = 'actions.resolve.tiers.browser.stages[0].done';
+  const check = (when: string, matched: boolean, decision: string) => ({
+    type: 'stage_done_checked',
+    actor,
+    data: { stage: 'reason_saved', line, when, matched, earlier: null, decision },
+  });
+  const html = pageOf(chain([check('before_click', false, 'click'), written, check('after_commit', false, 'stop')]));
+  assert.match(entry(html, 1), /Stage done check reason_saved: <span class="badge ok">no match before its click<\/span>/);
+  assert.match(entry(html, 3), /no match after its commit<\/span> <span class="badge bad">stopped: not clicked again/);
+  assert.ok(entry(html, 3).includes(line), 'the pack line is named');
+});

@@ -53,6 +53,14 @@ export const SAMPLE_DATA: { [T in AuditEventType]: AuditEventData<T> } = {
   write_started: { tier: 'browser', stage: 'write', step: 3 },
   write_step: { tier: 'browser', stage: 'write', step: 2 },
   stage_already_done: { stage: 'write' },
+  stage_done_checked: {
+    stage: 'reason_saved',
+    line: 'actions.resolve.tiers.browser.stages[0].done',
+    when: 'after_commit',
+    matched: true,
+    earlier: null,
+    decision: 'proceed',
+  },
   after_pictured: { settled: true, url: 'http://127.0.0.1/bills' },
   write_failed: { committed: false, error: 'WriteNotCommittedError', message: 'no button', evidence: [] },
   readback: {

@@ -6,7 +6,18 @@ import { dialogsSeen, runSteps, type StepContext } from '../../browser/executor.
 import type { OpenedSession } from '../../browser/identity-sessions.js';
 import { settled, shows } from '../../browser/settled.js';
 import { throwOnWriteFeedback } from '../../browser/write-feedback.js';
-import { stagesOf } from '../../sitepack/schema.js';
+import { stagesOf, type Stage } from '../../sitepack/schema.js';
+import type { Step } from '../../sitepack/action-language.js';
+import {
+  beforeClick,
+  doneLine,
+  StageUnprovenError,
+  unseenAfterCommit,
+  withMark,
+  type StageFacts,
+  type StageMark,
+  type StageRecord,
+} from '../../domain/stage-proof.js';
 import { readContextFor, readParams } from '../../browser/vendor-reads.js';
 import { evidenceScreenshot } from '../../browser/evidence-screenshot.js';
 import { describeRateLimit, sleepOut, watchCommitRequests } from '../../browser/rate-limits.js';
@@ -33,12 +44,27 @@ export async function browserWrite(s: Services, state: ItemState): Promise<Write
   const action = s.pack.actions[item.action]!;
   const params = { ...item.params, billNo: item.billNo, tenant: item.tenant };
   let approval: ProvenApproval | undefined;
+  // Which stages committed in earlier attempts of this write (a retry, a resumed run, an operator's retry), and what
+  // their done checks saw: read from the claim, the one record every attempt shares. A one-stage action without a
+  // done check never needs them (readback alone decides a retry of its stage).
+  const browserStages = item.tier === 'browser' && action.tiers.browser ? stagesOf(action.tiers.browser) : [];
+  const earlierMarks: StageRecord[] =
+    browserStages.length > 1 || browserStages.some((stage) => stage.done) ? ((await s.claims.get(item.key))?.stages ?? []) : [];
+  let marks: StageRecord[] = [...earlierMarks];
+  const mark = (stage: string, value: StageMark) => {
+    marks = withMark(marks, stage, value, new Date().toISOString());
+  };
   const toWriting = async () => {
     // The write proves its own approval from the table and the trail, just before the claim moves to
     // WRITING: $.approval is only what someone answered the task token with.
     if (item.needsApproval) approval = await proveApproval(s, item, state.approval);
-    return s.claims.transition(item.key, { ...ref, from: ['CLAIMED'] }, 'WRITING', { leaseUntil: lease(s, item) });
+    return s.claims.transition(item.key, { ...ref, from: ['CLAIMED'] }, 'WRITING', {
+      leaseUntil: lease(s, item),
+      ...(marks.length > 0 ? { stages: marks } : {}),
+    });
   };
+  /** Writes the stage marks to the claim (already WRITING): a later attempt decides from them. */
+  const recordMarks = () => s.claims.transition(item.key, { ...ref, from: ['WRITING'] }, 'WRITING', { stages: marks });
 
   if (item.tier === 'api') {
     const api = await s.vendorApi(item.identity);
@@ -50,7 +76,7 @@ export async function browserWrite(s: Services, state: ItemState): Promise<Write
   }
 
   const tier = action.tiers.browser;
-  const stages = tier ? stagesOf(tier) : [];
+  const stages = browserStages;
   return withSession(s, item.identity, 'write', { trace: s.config.evidence.write_trace }, async (session) => {
     const evidence: StoredObject[] = [];
     // Screenshots are captured in order, on the page as it is at that moment; their uploads run while the next
@@ -102,9 +128,16 @@ export async function browserWrite(s: Services, state: ItemState): Promise<Write
       };
       // Values a step extracts (the amount a confirmation shows) fill later steps, also across stages.
       const extracted: Record<string, string> = {};
+      const stageCtx = (): StepContext => ({ ...ctx, params: { ...ctx.params, ...extracted } });
       const alreadyDone: string[] = [];
+      // The stages whose first commit click this run has reached (each is marked `committing` on the claim before it).
+      const committedStages = new Set<string>();
       const commitStep = async (stage: string, index: number) => {
+        const firstOfStage = !committedStages.has(stage);
+        committedStages.add(stage);
+        if (firstOfStage) mark(stage, 'committing');
         if (committed) {
+          if (firstOfStage) await recordMarks();
           await s.audit.append(item.key, { type: 'write_step', actor: item.identity, data: { tier: 'browser', stage, step: index } });
           return;
         }
@@ -117,30 +150,67 @@ export async function browserWrite(s: Services, state: ItemState): Promise<Write
         commitRequests = watchCommitRequests(session.context, new URL(s.config.vendor.base_url).origin);
         committed = true;
       };
-      for (const stage of stages) {
+      const doneChecked = (facts: StageFacts, when: 'before_click' | 'after_commit', matched: boolean, decision: DoneDecision) =>
+        s.audit.append(item.key, {
+          type: 'stage_done_checked',
+          actor: item.identity,
+          data: { stage: facts.stage, line: facts.line, when, matched, earlier: facts.earlier ?? null, decision },
+        });
+      /**
+       * Once a stage committed and settled, its done check must see the effect in this same run: the check is what a
+       * later attempt trusts instead of clicking again. A page that does not show it is opened again once (`reopen`).
+       */
+      const proveStage = async (stage: Stage, facts: StageFacts, reopen: readonly Step[], timeoutMs: number) => {
+        let seen = await shows(page, stage.done!, stageCtx(), timeoutMs);
+        if (!seen && reopen.length > 0) {
+          page = (await runSteps(page, reopen, stageCtx())).page;
+          seen = await shows(page, stage.done!, stageCtx());
+        }
+        mark(stage.name, seen ? 'seen' : 'unseen');
+        await recordMarks();
+        await doneChecked(facts, 'after_commit', seen, seen ? 'proceed' : 'stop');
+        if (!seen) throw new StageUnprovenError(unseenAfterCommit(facts), { stage: stage.name, line: facts.line });
+      };
+      // The last stage's check is read once the write has settled (below), on the page the settled wait leaves.
+      let finalProof: { stage: Stage; facts: StageFacts; reopen: readonly Step[] } | undefined;
+      for (const [index, stage] of stages.entries()) {
         let steps = stage.steps;
+        const facts: StageFacts = {
+          stage: stage.name,
+          line: doneLine(item.action, index),
+          hasDone: stage.done !== undefined,
+          final: index === stages.length - 1,
+          earlier: earlierMarks.find((m) => m.stage === stage.name)?.mark,
+        };
+        let lead: Step[] = [];
+        let matched: boolean | undefined;
         if (stage.done) {
-          // A stage that already landed (a re-entry, or a retry after the first write of several) is not repeated.
-          const lead = steps.slice(
+          // The stage's page is opened (its leading open/wait_for/expect steps) and its done check read before any click.
+          lead = steps.slice(
             0,
             Math.max(
               0,
               steps.findIndex((step) => !NAVIGATION_STEPS.includes(step.action)),
             ),
           );
-          const opened = await runSteps(page, lead, { ...ctx, params: { ...ctx.params, ...extracted } });
-          page = opened.page;
+          page = (await runSteps(page, lead, stageCtx())).page;
           steps = steps.slice(lead.length);
-          if (await shows(page, stage.done, { ...ctx, params: { ...ctx.params, ...extracted } })) {
-            alreadyDone.push(stage.name);
-            await s.audit.append(item.key, { type: 'stage_already_done', actor: item.identity, data: { stage: stage.name } });
-            continue;
-          }
+          matched = await shows(page, stage.done, stageCtx());
+        }
+        const decided = beforeClick(facts, matched);
+        if (matched !== undefined) await doneChecked(facts, 'before_click', matched, decided.decision);
+        if (decided.decision === 'stop') throw new StageUnprovenError(decided.reason, { stage: stage.name, line: facts.line });
+        if (decided.decision === 'skip') {
+          // Proven by an earlier attempt of this write: the stage landed and is not clicked again.
+          mark(stage.name, decided.mark);
+          alreadyDone.push(stage.name);
+          await s.audit.append(item.key, { type: 'stage_already_done', actor: item.identity, data: { stage: stage.name } });
+          continue;
         }
         const result = await runSteps(
           page,
           steps,
-          { ...ctx, params: { ...ctx.params, ...extracted } },
+          stageCtx(),
           async (step, _index, current) => {
             page = current;
             if (!NAVIGATION_STEPS.includes(step.action)) await pictureBefore(current);
@@ -150,6 +220,9 @@ export async function browserWrite(s: Services, state: ItemState): Promise<Write
         );
         page = result.page;
         Object.assign(extracted, result.extracted);
+        if (!stage.done || !committedStages.has(stage.name)) continue;
+        if (facts.final) finalProof = { stage, facts, reopen: tier?.settled?.steps ? [] : lead };
+        else await proveStage(stage, facts, lead, tier?.settled?.timeoutMs ?? STAGE_SETTLE_MS);
       }
       if (!committed) {
         // Every stage had landed before: nothing to click; readback decides, from WRITING as always.
@@ -163,6 +236,7 @@ export async function browserWrite(s: Services, state: ItemState): Promise<Write
       if (commitRequests?.refusal()) throw new Error('the commit request was answered 429');
       const settledPage = tier?.settled ? await settled(page, tier.settled, ctx) : undefined;
       if (settledPage) page = settledPage.page;
+      if (finalProof) await proveStage(finalProof.stage, finalProof.facts, finalProof.reopen, settledPage ? 2000 : STAGE_SETTLE_MS);
       // Nothing is clicked after this: the trace is written while the after picture is taken (a DevTools capture
       // where the row can be placed quietly; otherwise a few lookups may or may not make it into the trace), and
       // uploaded with the pictures.
@@ -222,6 +296,11 @@ export async function browserWrite(s: Services, state: ItemState): Promise<Write
     }
   });
 }
+
+/** How long a stage's done check may take to show once the stage committed, when the action names no settle time. */
+const STAGE_SETTLE_MS = 5000;
+
+type DoneDecision = 'click' | 'skip' | 'proceed' | 'stop';
 
 /** Steps that only bring a page up: the picture before the write is taken after them, before the first one that acts. */
 const NAVIGATION_STEPS: readonly string[] = ['open', 'wait_for', 'expect'];

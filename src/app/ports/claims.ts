@@ -84,6 +84,7 @@ export const ClaimRecord = WriteIdentityRecord.extend({
   inverse: z.object({ action: z.string(), targetStatus: z.string().optional() }).optional(),
   outcome: z.string().optional(),
   reason: z.string().optional(),
+  stages: z.array(z.object({ stage: z.string(), mark: z.enum(['committing', 'seen', 'unseen']), at: z.string() })).optional(),
 }) satisfies z.ZodType<Claim>;
 
 // Both ways: a field Claim gains that the record schema does not read fails to compile here.
