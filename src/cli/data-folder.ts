@@ -5,7 +5,7 @@ import { createServices, type WiredServices } from '../composition/services.js';
 import { startEmbeddedPaperclip, type EmbeddedOptions, type EmbeddedPaperclip } from '../embedded/embedded-paperclip.js';
 import type { StoredEmail } from '../local/ses.js';
 import { loadConfig } from '../config/load.js';
-import { NamedError } from '../domain/errors.js';
+import { RefusedError } from './args.js';
 
 /**
  * Opening a local data folder (`.paperclip` by default): either start the
@@ -97,7 +97,7 @@ export interface EmbeddedSession {
 }
 
 /** The data folder cannot be opened: missing, or held by another live process. */
-export class DataFolderError extends NamedError {
+export class DataFolderError extends RefusedError {
   override name = 'DataFolderError';
 }
 

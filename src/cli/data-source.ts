@@ -11,7 +11,7 @@ import { startLocalS3 } from '../local/s3.js';
 import { localKmsSigner, startLocalKms } from '../local/kms.js';
 import { digestKeyAlias } from '../contracts/functions.js';
 import { configForFolder, DataFolderError, runningStack } from './data-folder.js';
-import { NamedError } from '../domain/errors.js';
+import { RefusedError } from './args.js';
 
 const DEFAULT_CONFIG = 'config/paperclip.local.yaml';
 
@@ -26,7 +26,7 @@ const DEFAULT_CONFIG = 'config/paperclip.local.yaml';
  * dynalite locks its LevelDB folder, so case 2 must not open the folder itself.
  */
 
-export class DataSourceError extends NamedError {
+export class DataSourceError extends RefusedError {
   override name = 'DataSourceError';
 }
 
