@@ -49,7 +49,16 @@ export function recordedConfigPath(dataDir: string): string | undefined {
  */
 export function configForFolder(dataDir: string, given: string | undefined, fallback = 'config/paperclip.local.yaml'): string {
   const record = folderRecord(dataDir);
-  if (!given) return resolve(recordedConfigPath(dataDir) ?? fallback);
+  if (!given) {
+    if (record && !existsSync(record.configPath)) {
+      // The sample's tables are not this folder's: reading them would show an empty queue that is not empty.
+      throw new DataFolderError(
+        `the data folder ${resolve(dataDir)} was run with ${record.configPath}, which is gone; pass --config with a config ` +
+          `naming prefix "${record.prefix}" and evidence bucket "${record.bucket}"`,
+      );
+    }
+    return resolve(recordedConfigPath(dataDir) ?? fallback);
+  }
   const configPath = resolve(given);
   if (record) {
     const config = loadConfig(configPath);
