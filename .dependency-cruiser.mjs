@@ -1,5 +1,6 @@
 /**
- * Import rules per folder, checked by `npm run depcruise` (part of `npm run lint`, so of `npm test`).
+ * Import rules per folder, checked by `npm run depcruise` (part of `npm run lint`, so of `npm test`) over src, lambdas,
+ * cdk and the scaffolding (twin, backoffices, planner).
  * Tests, benchmarks and the chaos soak are not checked: they wire real parts together on purpose.
  * test/lint/import-rules.test.ts shows a broken rule fails the check.
  */
@@ -19,6 +20,19 @@ const SHARED_WITH_CDK = [
   '^src/config/',
   // the site pack the config names is checked against it at synth, with the runtime's own loader
   '^src/sitepack/',
+];
+
+/**
+ * Scaffolding: what runs the product locally or tests it (the AWS twin, the embedded runtime, the test back offices)
+ * and the planner, a product of its own. Each part has one entry module, and only the CLI (`demo`, `run`, the data
+ * folder, `plan`) may import it.
+ */
+const SCAFFOLDING = '^(twin|backoffices|planner)/';
+const SCAFFOLDING_ENTRY_POINTS = [
+  '^twin/runtime/index\\.ts$',
+  '^twin/aws/index\\.ts$',
+  '^backoffices/simulator/index\\.ts$',
+  '^planner/index\\.ts$',
 ];
 
 export default {
@@ -41,10 +55,10 @@ export default {
       name: 'adapters-only-from-the-composition-root',
       comment:
         'Only the composition root (src/composition) builds adapters; everything else gets them as ports (src/app/services.ts, src/app/ports). ' +
-        'The local stack and the embedded runtime are scaffolding that wires real parts on purpose; ' +
+        'The AWS twin and the embedded runtime (twin/) are scaffolding that wires real parts on purpose; ' +
         "the planner's DynamoDB task store is that product's own adapter and shares the conditional-write helper.",
       severity: 'error',
-      from: { path: '^(src|lambdas)/', pathNot: '^src/(adapters|composition|local|embedded|planner/stores)/' },
+      from: { path: '^(src|lambdas|twin|planner)/', pathNot: '^(src/(adapters|composition)|twin|planner/stores)/' },
       to: { path: '^src/adapters/' },
     },
     {
@@ -81,10 +95,10 @@ export default {
     {
       name: 'evidence-boots-no-stack',
       comment:
-        "src/evidence reads and seals evidence through the stores it is given; opening a data folder or booting a local stack is the CLI's job (src/cli/data-source.ts).",
+        "src/evidence reads and seals evidence through the stores it is given; opening a data folder or booting a local stack (twin/) is the CLI's job (src/cli/data-source.ts).",
       severity: 'error',
       from: { path: '^src/evidence/' },
-      to: { path: '^src/(cli|local|embedded)/' },
+      to: { path: '^(src/cli|twin)/' },
     },
     {
       name: 'lambdas-only-call-the-app-layer',
@@ -119,10 +133,37 @@ export default {
       to: { path: `^(src|lambdas|cdk)/|${PLATFORM_PACKAGES}`, pathNot: ['^src/(contracts|domain|config)/'] },
     },
     {
+      name: 'product-reaches-scaffolding-through-entry-points',
+      comment:
+        'Product code (src, lambdas, cdk) does not reach into the twin, the back offices or the planner: ' +
+        'each has one entry module (SCAFFOLDING_ENTRY_POINTS) and everything else in it is its own business.',
+      severity: 'error',
+      from: { path: '^(src|lambdas|cdk)/' },
+      to: { path: SCAFFOLDING, pathNot: SCAFFOLDING_ENTRY_POINTS },
+    },
+    {
+      name: 'only-the-cli-starts-scaffolding',
+      comment:
+        'The entry modules of the twin, the back offices and the planner are for the CLI (src/cli: demo, run, the data folder, plan); ' +
+        'the handlers, the app layer and the CDK app run without them.',
+      severity: 'error',
+      from: { path: '^(src|lambdas|cdk)/', pathNot: '^src/cli/' },
+      to: { path: SCAFFOLDING },
+    },
+    {
+      name: 'back-offices-share-only-the-kit',
+      comment:
+        'A back office imports its own folder and backoffices/kit, never another back office (the kit holds what they share), ' +
+        'and neither the twin nor the planner: a test back office stands in for a vendor site.',
+      severity: 'error',
+      from: { path: '^backoffices/([^/]+)/' },
+      to: { path: '^(backoffices|twin|planner)/', pathNot: ['^backoffices/$1/', '^backoffices/kit/'] },
+    },
+    {
       name: 'no-circular',
       comment: 'A cycle makes two modules one; split out what both need. A cycle through type-only imports loads nothing and is allowed.',
       severity: 'error',
-      from: { path: '^(src|lambdas|cdk)/' },
+      from: { path: '^(src|lambdas|cdk|twin|backoffices|planner)/' },
       to: { circular: true, viaOnly: { dependencyTypesNot: ['type-only'] } },
     },
   ],

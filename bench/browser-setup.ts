@@ -4,7 +4,7 @@ import { closeSharedBrowser, launchChromium, sharedBrowser } from '../src/browse
 import { IdentitySessions, type IdentitySecret } from '../src/browser/identity-sessions.js';
 import { evidenceScreenshot } from '../src/browser/evidence-screenshot.js';
 import type { SitePack } from '../src/sitepack/schema.js';
-import type { RequestTiming } from '../src/simulator/server.js';
+import type { RequestTiming } from '../backoffices/simulator/server.js';
 import { summarize, type Summary } from './stats.js';
 import { treeMemory, type TreeMemory } from './browser-memory.js';
 import { busyMs, toRequests, within } from './vendor-wait.js';

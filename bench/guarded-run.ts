@@ -1,7 +1,7 @@
 import { paginateListObjectsV2 } from '@aws-sdk/client-s3';
 import { sharedBrowser } from '../src/browser/chromium.js';
 import type { BatchSummary } from '../src/app/batch.js';
-import type { EmbeddedPaperclip } from '../src/embedded/embedded-paperclip.js';
+import type { EmbeddedPaperclip } from '../twin/runtime/embedded-paperclip.js';
 import type { AwsUsage, AwsUsageSnapshot } from './aws-usage.js';
 import { executionsBetween, readMapIterations, readExecution, type ParsedHistory } from './execution-history.js';
 

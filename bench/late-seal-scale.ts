@@ -14,7 +14,7 @@ import { sha256Hex, type BatchRef, type HashedObject } from '../src/evidence/fol
 import { refreshItemEvidence } from '../src/evidence/item-closed.js';
 import { buildSeal, writeSeal } from '../src/evidence/seal.js';
 import { mapBounded } from '../src/lib/map-bounded.js';
-import { startLocalStack } from '../src/local/stack.js';
+import { startLocalStack } from '../twin/aws/stack.js';
 import { verifyBatch } from '../src/evidence/verify.js';
 import { ask, isObjectWith } from './forked-emulators.js';
 import { logger } from '../src/observability/telemetry.js';

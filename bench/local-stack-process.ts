@@ -1,9 +1,9 @@
 import { join } from 'node:path';
 import { z } from 'zod';
-import { startLocalDynamoDb } from '../src/local/dynamodb.js';
-import { startLocalS3 } from '../src/local/s3.js';
-import { startLocalSes } from '../src/local/ses.js';
-import { startLocalStack } from '../src/local/stack.js';
+import { startLocalDynamoDb } from '../twin/aws/dynamodb.js';
+import { startLocalS3 } from '../twin/aws/s3.js';
+import { startLocalSes } from '../twin/aws/ses.js';
+import { startLocalStack } from '../twin/aws/stack.js';
 
 /**
  * Local emulators in a process of their own, so the process being measured

@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { sharedBrowser } from '../src/browser/chromium.js';
-import { BILL_NO_PATTERN } from '../src/simulator/server.js';
+import { BILL_NO_PATTERN } from '../backoffices/simulator/server.js';
 
 /**
  * The unguarded baseline: the article's V1 script (chapter 05) written fresh in

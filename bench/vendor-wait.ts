@@ -1,4 +1,4 @@
-import type { RequestTiming } from '../src/simulator/server.js';
+import type { RequestTiming } from '../backoffices/simulator/server.js';
 
 /**
  * Splits wall time into "waiting on the vendor" and "everything else", from

@@ -1,9 +1,9 @@
-import type { FaultSpec } from '../src/simulator/schemas.js';
-import { startSimulator, billNoFor } from '../src/simulator/server.js';
-import { SimulatorControl } from '../src/simulator/control-client.js';
-import { discrepancyIdFor, ledgerlyUserFor, startLedgerly } from '../src/ledgerly/server.js';
-import { LedgerlyControl } from '../src/ledgerly/control-client.js';
-import type { DiscrepancyState } from '../src/ledgerly/schemas.js';
+import type { FaultSpec } from '../backoffices/simulator/schemas.js';
+import { startSimulator, billNoFor } from '../backoffices/simulator/server.js';
+import { SimulatorControl } from '../backoffices/simulator/control-client.js';
+import { discrepancyIdFor, ledgerlyUserFor, startLedgerly } from '../backoffices/ledgerly/server.js';
+import { LedgerlyControl } from '../backoffices/ledgerly/control-client.js';
+import type { DiscrepancyState } from '../backoffices/ledgerly/schemas.js';
 
 /**
  * The back offices the soak can run against, behind the few calls it needs:

@@ -1,4 +1,4 @@
-import type { FaultKind, FaultSpec } from '../src/simulator/schemas.js';
+import type { FaultKind, FaultSpec } from '../backoffices/simulator/schemas.js';
 import type { SoakBackOffice, SoakTenant } from './back-office.js';
 import { pick, seededRandom, shuffled } from './rng.js';
 

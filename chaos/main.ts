@@ -2,7 +2,7 @@ import { writeFileSync } from 'node:fs';
 import { z } from 'zod';
 import { parseCommand, type CommandSpec } from '../src/cli/args.js';
 import { ValidationError } from '../src/config/errors.js';
-import { FAULT_KINDS, type FaultKind } from '../src/simulator/schemas.js';
+import { FAULT_KINDS, type FaultKind } from '../backoffices/simulator/schemas.js';
 import { SOAK_BACK_OFFICES, soakBackOffice } from './back-office.js';
 import { MAX_ITEMS_PER_TENANT } from './faults.js';
 import { runSoak, type SoakReport } from './soak.js';

@@ -12,7 +12,7 @@ export const RunnerSpec = z
     label: z.string().min(1),
     /** A batch whose list read failed is run again, at most this many times (reads are safe to repeat). */
     readAttempts: z.number().int().min(1).max(10).default(3),
-    /** Lambda service faults the local Step Functions runner injects (validated there: src/local/stepfunctions/faults.ts). */
+    /** Lambda service faults the local Step Functions runner injects (validated there: twin/aws/stepfunctions/faults.ts). */
     lambdaFaults: z.array(z.record(z.string(), z.unknown())).default([]),
     /** Seed of the faults' probability draws. */
     lambdaFaultSeed: z.number().int().min(0).default(1),

@@ -3,7 +3,7 @@ import { parseOrThrow } from '../src/config/errors.js';
 import { startEmbeddedSession } from '../src/cli/data-folder.js';
 import { recoverOrphanedClaims } from '../src/app/takeover/recover.js';
 import { RunnerSpec } from './runner-spec.js';
-import type { TaskFault } from '../src/local/stepfunctions/index.js';
+import type { TaskFault } from '../twin/aws/stepfunctions/index.js';
 
 /**
  * One soak runner process: the embedded Paperclip on the soak's data folder,

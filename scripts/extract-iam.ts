@@ -1,11 +1,11 @@
 /**
- * Writes src/local/iam/deployed-iam.json: the IAM the CDK app deploys (each role's policies, which
+ * Writes twin/aws/iam/deployed-iam.json: the IAM the CDK app deploys (each role's policies, which
  * function runs as which role, the bucket policies), resolved to local names, which the local stack
  * enforces on every call. Run after changing anything in cdk/ that touches IAM:
  *
  *     npx tsx scripts/extract-iam.ts
  *
- * test/local/iam/extract.test.ts synthesizes the stack and fails when the committed file differs.
+ * test/twin/aws/iam/extract.test.ts synthesizes the stack and fails when the committed file differs.
  * Synthesizing with bundling takes about 35 s here (esbuild for twelve handlers); the IAM does not
  * depend on the bundles, so this synthesizes without them.
  */
@@ -15,8 +15,8 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { loadDeploymentConfig } from '../cdk/config.js';
 import { createPaperclipApp, SAMPLE_DEPLOY_CONFIG } from '../cdk/lib/app.js';
-import { DEPLOYED_IAM_PATH } from '../src/local/iam/policies.js';
-import { extractIam, type IamExtract } from '../src/local/iam/template.js';
+import { DEPLOYED_IAM_PATH } from '../twin/aws/iam/policies.js';
+import { extractIam, type IamExtract } from '../twin/aws/iam/template.js';
 
 export async function synthesizedIam(): Promise<IamExtract> {
   const outdir = mkdtempSync(join(tmpdir(), 'paperclip-iam-'));

@@ -18,7 +18,7 @@ export interface PaperclipAppOptions {
   definitionPath?: (file: string) => string;
   /**
    * false: no handler is bundled (CDK's `aws:cdk:bundling-stacks` context left empty), for reading the template's
-   * IAM in seconds (src/local/iam/template.ts); asset hashes differ, nothing else does.
+   * IAM in seconds (twin/aws/iam/template.ts); asset hashes differ, nothing else does.
    */
   bundling?: boolean;
 }

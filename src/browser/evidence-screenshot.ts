@@ -48,7 +48,7 @@ async function showRowQuietly(page: Page, row: RowBinding): Promise<boolean | un
   const index = await keyedRowIndex(read, row.list.key, row.key);
   if (index === undefined) return undefined;
   if (index < 0) return false;
-  return (await evaluateQuietly(page, revealRowExpression(read.table, index))) === true;
+  return (await evaluateQuietly(page, revealRowExpression(read.tableIndex, index))) === true;
 }
 
 /**

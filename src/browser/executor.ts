@@ -1,11 +1,12 @@
 import { readFile } from 'node:fs/promises';
 import type { Dialog, Locator as PwLocator, Page } from 'playwright-core';
-import { describeLocator, describeScope, fillTemplate, type Step } from '../sitepack/action-language.js';
+import { describeLocator, describeScope, fillTemplate, type FrameSelector, type Step } from '../sitepack/action-language.js';
 import { waitOutPageRateLimit } from './rate-limits.js';
 import type { SitePack } from '../sitepack/schema.js';
 import { ReadFailedError, SessionLostError, StructuredContractMissingError } from '../domain/errors.js';
 import { resolveLocator, scopeRoot, where, type RowBinding } from './locate.js';
 import { evaluateQuietly } from './quiet-page.js';
+import { resolveFrame } from './frames.js';
 import { deadline } from '../lib/deadline.js';
 
 /**
@@ -27,6 +28,11 @@ export interface StepContext {
   /** True while Playwright tracing records this context: secret fills are refused then. */
   traced: boolean;
   timeoutMs?: number;
+  /**
+   * The frame the steps act in (a pack's list.frame, detail.frame, export.frame or an action's frame): every step
+   * but `open`, which loads the top page, is scoped to it (an open's waitFor too); `within: { top: true }` leaves it.
+   */
+  frame?: FrameSelector;
 }
 
 export interface DialogRecord {
@@ -92,6 +98,16 @@ export async function assertSessionAlive(page: Page, signals: SessionSignals): P
   const here = where(page);
   const onLoginPage = (signals.urlContains ?? []).find((fragment) => here.includes(fragment));
   if (onLoginPage) throw new SessionLostError(`the vendor sent us to ${here}: the session is gone`, { url });
+  // A portal's work area (an iframe of the same site) is sent to the login page while the top page stays.
+  const frames = page.frames().filter((frame) => frame !== page.mainFrame() && sameOrigin(frame.url(), url));
+  for (const frame of frames) {
+    const there = where(frame);
+    if ((signals.urlContains ?? []).some((fragment) => there.includes(fragment))) {
+      throw new SessionLostError(`the vendor sent the frame ${frame.name() ? `"${frame.name()}" ` : ''}to ${there}: the session is gone`, {
+        url: frame.url(),
+      });
+    }
+  }
   const policy = policies.get(page);
   const refused = policy?.apiStatuses.find((answer) => (signals.httpStatus ?? []).includes(answer.status as 401));
   if (refused) {
@@ -113,8 +129,30 @@ export async function assertSessionAlive(page: Page, signals: SessionSignals): P
       url,
     });
   }
+  for (const frame of frames) {
+    if (
+      signals.loginForm &&
+      (await resolveLocator(frame, signals.loginForm, {})
+        .first()
+        .isVisible()
+        .catch(() => false))
+    ) {
+      throw new SessionLostError(
+        `the login form (${describeLocator(signals.loginForm)}) shows again in the frame at ${where(frame)}: the session is gone`,
+        { url: frame.url() },
+      );
+    }
+  }
   const text = await firstVisibleText(page, signals.texts);
   if (text !== undefined) throw new SessionLostError(`the vendor says "${text}"`, { url, text });
+}
+
+function sameOrigin(a: string, b: string): boolean {
+  try {
+    return new URL(a).origin === new URL(b).origin;
+  } catch {
+    return false;
+  }
 }
 
 /**
@@ -211,7 +249,12 @@ export async function runStep(page: Page, step: Step, ctx: StepContext, commit?:
     if (response && response.status() >= 500) {
       throw new ReadFailedError(`${url.pathname} answered ${response.status()}`, { status: response.status() });
     }
-    if (step.waitFor) await visibleOrExplain(page, resolveLocator(page, step.waitFor, ctx.params).first(), step, ctx, timeout);
+    if (step.waitFor) {
+      // In a frame-scoped section the page opened is the portal, and what shows it is ready is in its frame.
+      const limit = deadline(timeout);
+      const surface = ctx.frame ? await resolveFrame(page, ctx.frame, timeout) : page;
+      await visibleOrExplain(page, resolveLocator(surface, step.waitFor, ctx.params).first(), step, ctx, Math.max(1, limit.remaining()));
+    }
     return { page };
   }
   if (step.action === 'screenshot') {
@@ -223,7 +266,7 @@ export async function runStep(page: Page, step: Step, ctx: StepContext, commit?:
   const waitsForHidden = (step.action === 'wait_for' || step.action === 'expect') && step.state === 'hidden';
   // One budget per step: finding the scope (a row, a dialog) spends from the time the target then gets.
   const limit = deadline(timeout);
-  const root = await scopeRoot(page, step.within, ctx.row, timeout, ctx.params, { pin: acts, present: !waitsForHidden });
+  const root = await scopeRoot(page, step.within, ctx.row, timeout, ctx.params, { pin: acts, present: !waitsForHidden, frame: ctx.frame });
   const left = Math.max(1, limit.remaining());
   const target = resolveLocator(root, step.target, ctx.params).first();
   // Click, fill and select wait for their target themselves; only a failure needs the explanation (actOrExplain).

@@ -1,16 +1,30 @@
 import type { FrameLocator, Locator as PwLocator, Page } from 'playwright-core';
-import { fillTemplate, type Scope } from '../sitepack/action-language.js';
+import { fillTemplate, type FrameSelector, type Scope } from '../sitepack/action-language.js';
 import type { SitePack } from '../sitepack/schema.js';
 import { StructuredContractMissingError } from '../domain/errors.js';
 import { randomUUID } from 'node:crypto';
-import { describeField, findRows, keyedRowIndex, labelsOf, readTableQuietly, ROW_TAG, rowField, tagRowExpression } from './page-reading.js';
+import {
+  describeField,
+  drawsPartly,
+  findRows,
+  keyedRowIndex,
+  labelsOf,
+  readTableQuietly,
+  ROW_TAG,
+  rowField,
+  scrollTable,
+  tagRowExpression,
+  type RowSet,
+  type RowText,
+} from './page-reading.js';
+import { isPage, resolveFrame, type Surface } from './frames.js';
 import { resolveLocator } from './resolve-locator.js';
 import { evaluateQuietly } from './quiet-page.js';
-import { deadline } from '../lib/deadline.js';
+import { deadline, type Deadline } from '../lib/deadline.js';
 
 export { resolveLocator };
 
-type Root = Page | PwLocator | FrameLocator;
+type Root = Surface | PwLocator | FrameLocator;
 
 /** The item a `row` scope refers to: the list row whose key (read as the list says) equals `key`. */
 export interface RowBinding {
@@ -27,9 +41,16 @@ export interface RowBinding {
  * (pinRowQuietly); a check (a wait, a stage's done test, the settled state) keeps finding the row by position,
  * so a list the page redraws is checked again rather than read as "gone".
  */
-export async function locateRow(page: Page, binding: RowBinding, timeoutMs = 10_000, options: { pin?: boolean } = {}): Promise<PwLocator> {
+export async function locateRow(
+  page: Surface,
+  binding: RowBinding,
+  timeoutMs = 10_000,
+  options: { pin?: boolean } = {},
+): Promise<PwLocator> {
   const limit = deadline(timeoutMs);
-  const pinned = options.pin ? await pinRowQuietly(page, binding).catch(() => undefined) : undefined;
+  const grid = binding.list.rows.table;
+  // A virtualising grid recycles its row elements: a pinned element may show another bill after a redraw.
+  const pinned = options.pin && !grid?.virtual ? await pinRowQuietly(page, binding).catch(() => undefined) : undefined;
   if (pinned) return pinned;
   const { rows, key } = binding.list;
   // Single-page apps render rows after load: read until the first one shows (one cheap read on a rendered page).
@@ -44,14 +65,97 @@ export async function locateRow(page: Page, binding: RowBinding, timeoutMs = 10_
       url: page.url(),
     });
   }
-  for (const row of set.rows) {
-    if ((await rowField(set, row, key)) === binding.key) return set.row(row.index);
+  const found = await keyedRow(set, binding);
+  if (found) return rowLocator(page, set, found, binding);
+  // A grid that draws only the rows in view: its own filter box shows the row, or it is scrolled until the row shows.
+  if (grid && (grid.virtual || grid.filter || drawsPartly(set))) {
+    const reached = grid.filter ? await filterTo(page, set, binding, limit) : await scrollTo(page, set, binding, limit);
+    if (reached) return rowLocator(page, reached.set, reached.row, binding);
   }
+  const columns =
+    key.column !== undefined && !set.headers.includes(key.column)
+      ? set.headers.length > 0
+        ? `; the columns are ${set.headers.map((h) => JSON.stringify(h)).join(', ')}`
+        : '; no header row was found (a header row is a row in <thead>, or one of <th> or role=columnheader cells)'
+      : '';
   throw new StructuredContractMissingError(
-    `no row of ${set.describe} on ${where(page)} has list.key (${describeField(key)}) equal to the item key`,
+    `no row of ${set.describe} on ${where(page)} has list.key (${describeField(key)}) equal to the item key${columns}`,
     { rows: set.describe, key: binding.key, url: page.url() },
   );
 }
+
+async function keyedRow(set: RowSet, binding: RowBinding): Promise<RowText | undefined> {
+  for (const row of set.rows) if ((await rowField(set, row, binding.list.key)) === binding.key) return row;
+  return undefined;
+}
+
+/**
+ * The found row as a locator. In a virtualising grid the row is found again by its key wherever Playwright resolves
+ * the locator (a row element the grid redraws or recycles for another bill is never acted on): the grid's rows that
+ * have a cell showing exactly the key, when only one does. Elsewhere, by position, as findRows read it.
+ */
+async function rowLocator(page: Surface, set: RowSet, row: RowText, binding: RowBinding): Promise<PwLocator> {
+  const grid = binding.list.rows.table;
+  if (set.table && grid && (grid.virtual || drawsPartly(set)) && row.cells.includes(binding.key)) {
+    const byKey = set.table.locator('tr, [role=row]').filter({ has: page.getByText(binding.key, { exact: true }) });
+    if ((await byKey.count().catch(() => 0)) === 1) return byKey;
+  }
+  return set.row(row.index);
+}
+
+/** Types the item key into the grid's filter box (rows.table.filter) and waits for the row to show. */
+async function filterTo(
+  page: Surface,
+  set: RowSet,
+  binding: RowBinding,
+  limit: Deadline,
+): Promise<{ set: RowSet; row: RowText } | undefined> {
+  const filter = binding.list.rows.table?.filter;
+  if (!filter) return undefined;
+  await resolveLocator(page, filter, {})
+    .first()
+    .fill(binding.key, { timeout: Math.max(1, limit.remaining()) });
+  while (!limit.expired) {
+    const read = await findRows(page, binding.list.rows, labelsOf([binding.list.key])).catch(() => set);
+    const row = await keyedRow(read, binding);
+    if (row) return { set: read, row };
+    await limit.sleep(ROW_POLL_MS);
+  }
+  return undefined;
+}
+
+/** Scrolls a virtualising grid from its start, screen by screen, until the item's row is drawn (or the grid ends). */
+async function scrollTo(
+  page: Surface,
+  set: RowSet,
+  binding: RowBinding,
+  limit: Deadline,
+): Promise<{ set: RowSet; row: RowText } | undefined> {
+  let current = set;
+  let how: 'top' | 'next' = 'top';
+  while (!limit.expired) {
+    const scrolled = await scrollTable(current, how).catch(() => undefined);
+    if (!scrolled) return undefined;
+    // Back at the start there is always a screen to read; further down, a scroll that did not move is the end.
+    const ended = how === 'next' && !scrolled.moved;
+    how = 'next';
+    // The grid draws the rows scrolled into view on its next frame: read until the drawn rows change (or briefly).
+    const before = current.rows.map((row) => row.text).join('\n');
+    const screen = limit.within(SCREEN_WAIT_MS);
+    for (;;) {
+      current = await findRows(page, binding.list.rows, labelsOf([binding.list.key])).catch(() => current);
+      const row = await keyedRow(current, binding);
+      if (row) return { set: current, row };
+      if (current.rows.map((r) => r.text).join('\n') !== before || screen.expired || !scrolled.moved) break;
+      await screen.sleep(ROW_POLL_MS);
+    }
+    if (ended) return undefined;
+  }
+  return undefined;
+}
+
+/** How long one screen of a scrolled grid gets to draw its rows. */
+const SCREEN_WAIT_MS = 1500;
 
 /**
  * The item's row of a table, found without a Playwright call and pinned for the step that acts in it. The table is
@@ -65,15 +169,16 @@ export async function locateRow(page: Page, binding: RowBinding, timeoutMs = 10_
  * that are not a table, a key read by locator, label or regex rather than shown whole in a cell, no rows yet (a
  * page still rendering: locateRow waits for it), the row not found, or the row changed before it was tagged.
  */
-async function pinRowQuietly(page: Page, binding: RowBinding): Promise<PwLocator | undefined> {
+async function pinRowQuietly(page: Surface, binding: RowBinding): Promise<PwLocator | undefined> {
   const { rows, key } = binding.list;
+  if (!isPage(page)) return undefined;
   const read = await readTableQuietly(page, rows, labelsOf([key]));
   if (!read) return undefined;
   const index = await keyedRowIndex(read, key, binding.key);
   const row = read.rows.find((r) => r.index === index);
   if (!row?.cells.includes(binding.key)) return undefined;
   const token = randomUUID();
-  const tagged = await evaluateQuietly(page, tagRowExpression(read.table, row.index, row.text, token));
+  const tagged = await evaluateQuietly(page, tagRowExpression(read.tableIndex, row.index, row.text, token));
   if (tagged !== true) return undefined;
   return page.locator(`[${ROW_TAG}="${token}"]`).filter({ has: page.getByText(binding.key, { exact: true }) });
 }
@@ -82,7 +187,7 @@ async function pinRowQuietly(page: Page, binding: RowBinding): Promise<PwLocator
 const ROW_POLL_MS = 50;
 
 /** Path, query and hash of a page: what an engineer needs to find it again. */
-export function where(page: Page): string {
+export function where(page: Surface): string {
   try {
     const url = new URL(page.url());
     return `${url.pathname}${url.search}${url.hash}`;
@@ -110,13 +215,36 @@ const modalLevels = new Function(
 ) as (element: Element) => number;
 
 export async function scopeRoot(
-  page: Page,
+  page: Surface,
   scope: Scope | undefined,
   row: RowBinding | undefined,
   timeoutMs = 10_000,
   params: Readonly<Record<string, string>> = {},
-  /** `pin`: the step acts in the row (locateRow); `present: false`: the step waits for its target to go away. */
-  options: { pin?: boolean; present?: boolean } = {},
+  /**
+   * `pin`: the step acts in the row (locateRow); `present: false`: the step waits for its target to go away;
+   * `frame`: the frame the step's section works in (list.frame, detail.frame, an action's frame): the scope is
+   * found inside it, unless the step names its own frame or the top page.
+   */
+  options: { pin?: boolean; present?: boolean; frame?: FrameSelector } = {},
+): Promise<Root> {
+  if (scope?.top) return topOf(page);
+  if (scope?.frameTitle) return locateFrameByTitle(topOf(page), scope.frameTitle);
+  if (scope?.frame) return resolveFrame(topOf(page), scope.frame, timeoutMs);
+  const base = options.frame ? await resolveFrame(topOf(page), options.frame, timeoutMs) : page;
+  return scopeIn(base, scope, row, timeoutMs, params, options);
+}
+
+function topOf(surface: Surface): Page {
+  return isPage(surface) ? surface : surface.page();
+}
+
+async function scopeIn(
+  page: Surface,
+  scope: Scope | undefined,
+  row: RowBinding | undefined,
+  timeoutMs: number,
+  params: Readonly<Record<string, string>>,
+  options: { pin?: boolean; present?: boolean },
 ): Promise<Root> {
   // Names and texts of scopes are filled from params as data, like a locator's ('Edit {{billNo}}').
   const text = (value: string) => fillTemplate(value, params);
@@ -155,7 +283,6 @@ export async function scopeRoot(
     return slottedScope(page, anchor.locator(`xpath=ancestor-or-self::*[${levels + 1}]`), timeoutMs, options);
   }
   if (scope.menu) return page.getByRole('menu').filter({ visible: true }).last();
-  if (scope.frameTitle) return locateFrameByTitle(page, scope.frameTitle);
   return page;
 }
 
@@ -173,7 +300,7 @@ export async function scopeRoot(
  * waits for its target to go away (`state: hidden`) does not wait for the scope to show: a scope already gone
  * leaves nothing to find.
  */
-async function slottedScope(page: Page, element: PwLocator, timeoutMs: number, options: { present?: boolean }): Promise<Root> {
+async function slottedScope(page: Surface, element: PwLocator, timeoutMs: number, options: { present?: boolean }): Promise<Root> {
   if (options.present === false && (await element.count().catch(() => 0)) === 0) return element;
   const token = randomUUID();
   const tagged = await element

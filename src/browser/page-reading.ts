@@ -1,8 +1,9 @@
-import type { Locator as PwLocator, Page } from 'playwright-core';
+import type { Locator as PwLocator } from 'playwright-core';
 import { describeLocator } from '../sitepack/action-language.js';
 import type { FieldSource, Rows, SitePack } from '../sitepack/schema.js';
 import { evaluateQuietly } from './quiet-page.js';
 import { resolveLocator } from './resolve-locator.js';
+import { isPage, type Surface } from './frames.js';
 
 /**
  * Reading values off pages that were not built for us: rows of tables, ARIA
@@ -46,6 +47,8 @@ const PAGE_HELPERS = `
 /** What one row shows: its text, its cells in column order, and values next to the labels asked for. */
 export interface RowText {
   index: number;
+  /** The row's aria-rowindex, when it states one (a grid's position of the row, header rows counted). */
+  rowIndex?: number;
   text: string;
   cells: string[];
   labels: Record<string, string | undefined>;
@@ -54,6 +57,12 @@ export interface RowText {
 interface TableText {
   headers: string[];
   rows: RowText[];
+  /** Header rows seen (the first and any repeated one), for the row count a grid states. */
+  headerRows: number;
+  /** The aria-rowcount the grid states (header rows included), when it states one. */
+  rowCount?: number;
+  /** Whether a row carries aria-rowindex (a grid that may draw only some of its rows). */
+  indexed: boolean;
 }
 
 const readTable = new Function(
@@ -62,22 +71,42 @@ const readTable = new Function(
   `${PAGE_HELPERS}
   const cellSel = 'td,th,[role=cell],[role=gridcell],[role=columnheader],[role=rowheader]';
   const cellsOf = (row) => [...row.querySelectorAll(cellSel)].filter((c) => c.closest('tr,[role=row]') === row);
-  const expand = (row) => cellsOf(row).flatMap((c) => Array(Math.max(1, Number(c.getAttribute('colspan')) || 1)).fill(textOf(c)));
+  const colOf = (c) => Number(c.getAttribute('aria-colindex')) || 0;
+  const expand = (row) => {
+    const cells = cellsOf(row);
+    // Cells that state their column (a grid that draws only some columns, or skips empty ones) go where they say.
+    if (cells.length > 0 && cells.every((c) => colOf(c) > 0)) {
+      const placed = [];
+      for (const c of cells) placed[colOf(c) - 1] = textOf(c);
+      return Array.from(placed, (v) => (v === undefined ? '' : v));
+    }
+    return cells.flatMap((c) => Array(Math.max(1, Number(c.getAttribute('colspan')) || 1)).fill(textOf(c)));
+  };
   const isHeader = (c) => c.matches('th:not([scope=row]),[role=columnheader]') && !c.matches('[role=cell],[role=gridcell],[role=rowheader]');
+  const table = elements[0] ? elements[0].closest('table,[role=table],[role=grid],[role=treegrid]') : null;
+  const stated = table ? Number(table.getAttribute('aria-rowcount')) : NaN;
   let headers = [];
+  let headerRows = 0;
+  let indexed = false;
   const rows = [];
   elements.forEach((row, index) => {
     if (!visible(row)) return;
     const cells = cellsOf(row);
     if (cells.length === 0) return;
-    // A row in <thead> is a header whatever its cells are: admin frameworks often build it from <td>.
-    if (row.closest('thead') || cells.every(isHeader)) {
-      if (headers.length === 0) headers = expand(row);
+    if (row.hasAttribute('aria-rowindex')) indexed = true;
+    const shown = expand(row);
+    // A row in <thead> is a header whatever its cells are: admin frameworks often build it from <td>. A body row
+    // showing exactly the header texts is the header repeated (per printed page, per group, per <tbody>).
+    const repeated = headers.length > 0 && shown.length === headers.length && shown.every((text, i) => text === headers[i]);
+    if (row.closest('thead') || cells.every(isHeader) || repeated) {
+      if (headers.length === 0) headers = shown;
+      headerRows += 1;
       return;
     }
-    rows.push({ index, text: textOf(row), cells: expand(row), labels: Object.fromEntries(labels.map((l) => [l, labelValue(row, l)])) });
+    const at = Number(row.getAttribute('aria-rowindex')) || undefined;
+    rows.push({ index, rowIndex: at, text: textOf(row), cells: shown, labels: Object.fromEntries(labels.map((l) => [l, labelValue(row, l)])) });
   });
-  return { headers, rows };`,
+  return { headers, rows, headerRows, indexed, rowCount: stated > 0 ? stated : undefined };`,
 ) as (elements: Element[], labels: string[]) => TableText;
 
 const readItems = new Function(
@@ -120,6 +149,25 @@ export interface RowSet {
   headers: string[];
   /** The Playwright locator of a row (by its index among all matches). */
   row(index: number): PwLocator;
+  /** The table or grid element the rows were read from (tables only). */
+  table?: PwLocator;
+  /** What the table says of its size (tables only): see TableText. */
+  headerRows?: number;
+  rowCount?: number;
+  indexed?: boolean;
+}
+
+/** The grid-level facts of a table read, copied onto a RowSet. */
+function sizeOf(read: TableText): Pick<RowSet, 'headerRows' | 'rowCount' | 'indexed'> {
+  return { headerRows: read.headerRows, rowCount: read.rowCount, indexed: read.indexed };
+}
+
+/**
+ * Whether a table draws only some of its rows: it states an aria-rowcount above the rows it draws. A read of such a
+ * grid scrolls it (or the pack says `rows.table.virtual`).
+ */
+export function drawsPartly(set: RowSet): boolean {
+  return set.rowCount !== undefined && set.rowCount > (set.headerRows ?? 0) + set.rows.length;
 }
 
 export function describeRows(rows: Rows): string {
@@ -129,7 +177,7 @@ export function describeRows(rows: Rows): string {
 }
 
 /** The locator whose first match shows that rows have rendered (single-page apps render late). */
-export function firstRow(page: Page, rows: Rows): PwLocator {
+export function firstRow(page: Surface, rows: Rows): PwLocator {
   if (rows.table) {
     const table = tables(page, rows.table.name);
     return table.getByRole('cell').or(table.getByRole('gridcell')).first();
@@ -137,7 +185,7 @@ export function firstRow(page: Page, rows: Rows): PwLocator {
   return resolveLocator(page, (rows.items ?? rows.around)!, {}).first();
 }
 
-function tables(page: Page, name: string | undefined): PwLocator {
+function tables(page: Surface, name: string | undefined): PwLocator {
   const byName = name === undefined ? {} : { name };
   return page.getByRole('table', byName).or(page.getByRole('grid', byName)).or(page.getByRole('treegrid', byName));
 }
@@ -155,7 +203,7 @@ const namedTables = new Function(
   `${PAGE_HELPERS}
   const roleOf = (el) => el.getAttribute('role') || (el.tagName === 'TABLE' ? 'table' : '');
   const accessibleName = (el) => {
-    const ids = (el.getAttribute('aria-labelledby') || '').split(/s+/).filter(Boolean);
+    const ids = (el.getAttribute('aria-labelledby') || '').split(/\\s+/).filter(Boolean);
     if (ids.length > 0) return norm(ids.map((id) => { const ref = document.getElementById(id); return ref ? ref.textContent : ''; }).join(' '));
     const label = norm(el.getAttribute('aria-label'));
     if (label) return label;
@@ -177,7 +225,7 @@ const namedTables = new Function(
  * times per item); when no table carries exactly the wanted name that way, the role engine decides, with its own
  * name matching. Each locator is positional among TABLE_ELEMENTS, so it resolves with one querySelectorAll.
  */
-async function tableCandidates(page: Page, name: string | undefined): Promise<PwLocator[]> {
+async function tableCandidates(page: Surface, name: string | undefined): Promise<PwLocator[]> {
   const all = page.locator(TABLE_ELEMENTS);
   const fast = await all.evaluateAll(namedTables, name).catch(() => [] as number[]);
   if (fast.length > 0) return fast.map((index) => all.nth(index));
@@ -187,16 +235,20 @@ async function tableCandidates(page: Page, name: string | undefined): Promise<Pw
 }
 
 /** Finds the rows and what they show, in one round trip per kind of row. */
-export async function findRows(page: Page, rows: Rows, labels: string[]): Promise<RowSet> {
+export async function findRows(page: Surface, rows: Rows, labels: string[]): Promise<RowSet> {
   const describe = describeRows(rows);
   if (rows.table) {
     const candidates = await tableCandidates(page, rows.table.name);
-    // The first table (or grid) that shows data rows; nested tables are read as their own.
+    // The first table (or grid) that shows data rows; nested tables are read as their own. A table of headers only
+    // just before it lends it its headers: frameworks with a fixed header draw the header and the body as two tables.
+    let lent: string[] = [];
     for (const [i, candidate] of candidates.entries()) {
       const elements = candidate.locator('tr, [role=row]');
       const read = await elements.evaluateAll(readTable, labels);
+      if (read.rows.length === 0 && read.headers.length > 0) lent = read.headers;
       if (read.rows.length > 0 || i === candidates.length - 1) {
-        return { describe, rows: read.rows, headers: read.headers, row: (index) => elements.nth(index) };
+        const headers = read.headers.length > 0 ? read.headers : lent;
+        return { describe, rows: read.rows, headers, row: (index) => elements.nth(index), table: candidate, ...sizeOf(read) };
       }
     }
     return { describe, rows: [], headers: [], row: () => tables(page, rows.table!.name).first() };
@@ -231,9 +283,11 @@ function tableRowsExpression(rows: Rows, labels: string[]): string | undefined {
     const readTable = ${readTable.toString()};
     const all = [...document.querySelectorAll(${JSON.stringify(TABLE_ELEMENTS)})];
     const found = namedTables(all, ${JSON.stringify(rows.table.name)});
+    let lent = [];
     for (const [n, index] of found.entries()) {
       const read = readTable([...all[index].querySelectorAll('tr, [role=row]')], ${JSON.stringify(labels)});
-      if (read.rows.length > 0 || n === found.length - 1) return { table: index, headers: read.headers, rows: read.rows };
+      if (read.rows.length === 0 && read.headers.length > 0) lent = read.headers;
+      if (read.rows.length > 0 || n === found.length - 1) return { ...read, table: index, headers: read.headers.length > 0 ? read.headers : lent };
     }
     return null;
   })()`;
@@ -245,14 +299,14 @@ function tableRowsExpression(rows: Rows, labels: string[]): string | undefined {
  * tables, or the item or card anchors), header rows and hidden rows included, so it is for comparing counts
  * of one list, not for the number of rows a read returns.
  */
-export async function countRows(page: Page, rows: Rows): Promise<number> {
+export async function countRows(page: Surface, rows: Rows): Promise<number> {
   if (rows.table) {
     const expression = `(() => {
       const namedTables = ${namedTables.toString()};
       const all = [...document.querySelectorAll(${JSON.stringify(TABLE_ELEMENTS)})];
       return namedTables(all, ${JSON.stringify(rows.table.name)}).reduce((n, index) => n + all[index].querySelectorAll('tr, [role=row]').length, 0);
     })()`;
-    const quiet = await evaluateQuietly(page, expression).catch(() => undefined);
+    const quiet = isPage(page) ? await evaluateQuietly(page, expression).catch(() => undefined) : undefined;
     if (typeof quiet === 'number' && quiet > 0) return quiet;
     return tables(page, rows.table.name).locator('tr, [role=row]').count();
   }
@@ -278,6 +332,32 @@ export function revealRowExpression(table: number, row: number): string {
   })()`;
 }
 
+/**
+ * Scrolls the scroll container of a table's rows: the nearest element around its last drawn row that scrolls (a
+ * grid's own viewport, a panel around it), else the document. `top` goes back to the start; `next` moves by most of
+ * a screen, so consecutive screens overlap by a few rows and no row is skipped.
+ */
+const scrollRows = new Function(
+  'table',
+  'how',
+  `const scrolls = (el) => /(auto|scroll|overlay)/.test(getComputedStyle(el).overflowY) && el.scrollHeight > el.clientHeight + 1;
+  const rows = table.querySelectorAll('tr,[role=row]');
+  let box = null;
+  for (let el = rows[rows.length - 1] || table; el && !box; el = el.parentElement) if (scrolls(el)) box = el;
+  box = box || document.scrollingElement || document.documentElement;
+  const screen = box === document.scrollingElement ? window.innerHeight : box.clientHeight;
+  const before = box.scrollTop;
+  if (how === 'top') box.scrollTop = 0;
+  else box.scrollTop = before + Math.max(20, Math.floor(screen * 0.8));
+  return { moved: box.scrollTop !== before, atEnd: box.scrollTop + screen >= box.scrollHeight - 2 };`,
+) as (table: Element, how: 'top' | 'next') => { moved: boolean; atEnd: boolean };
+
+/** Scrolls a table's rows (scrollRows); undefined when the set is not a table. */
+export async function scrollTable(set: RowSet, how: 'top' | 'next'): Promise<{ moved: boolean; atEnd: boolean } | undefined> {
+  if (!set.table) return undefined;
+  return set.table.evaluate(scrollRows, how);
+}
+
 /** The attribute a quietly located row is tagged with (tagRowExpression): a one-time token, never a value from the page. */
 export const ROW_TAG = 'data-paperclip-row';
 
@@ -298,23 +378,26 @@ export function tagRowExpression(table: number, row: number, text: string, token
 }
 
 /** A table's rows as readTableQuietly read them, with the table's index among TABLE_ELEMENTS (for revealRowExpression). */
-export type QuietRowSet = RowSet & { table: number };
+export type QuietRowSet = RowSet & { tableIndex: number };
 
 /**
  * The list's table rows read in one quiet evaluation (tableRowsExpression). Undefined when only the locators
  * can read it: rows that are not a table, no table carrying the exact name. Its `row()` refuses: a field read
  * by locator needs findRows.
  */
-export async function readTableQuietly(page: Page, rows: Rows, labels: string[]): Promise<QuietRowSet | undefined> {
+export async function readTableQuietly(page: Surface, rows: Rows, labels: string[]): Promise<QuietRowSet | undefined> {
   const expression = tableRowsExpression(rows, labels);
-  if (!expression) return undefined;
-  const read = (await evaluateQuietly(page, expression)) as { table: number; headers: string[]; rows: RowText[] } | null;
+  // The isolated world is the top document's: a frame's rows are read through the locators.
+  if (!expression || !isPage(page)) return undefined;
+  const read = (await evaluateQuietly(page, expression)) as (TableText & { table: number }) | null;
   if (!read) return undefined;
   return {
     describe: describeRows(rows),
-    table: read.table,
+    tableIndex: read.table,
+    table: page.locator(TABLE_ELEMENTS).nth(read.table),
     headers: read.headers,
     rows: read.rows,
+    ...sizeOf(read),
     row: () => {
       throw new Error('a field read by locator needs findRows');
     },
@@ -334,7 +417,7 @@ export async function keyedRowIndex(set: RowSet, key: FieldSource, wanted: strin
  * row too. Undefined means only the locators can tell (not a table, the row not found, no such cell).
  */
 export async function rowCellShowsQuietly(
-  page: Page,
+  page: Surface,
   row: { list: Pick<SitePack['list'], 'rows' | 'key'>; key: string },
   text: string,
   exact: boolean,
@@ -396,7 +479,7 @@ export async function rowField(set: RowSet, row: RowText, source: FieldSource): 
 }
 
 /** Reads one field on a whole page (a detail page): by label, locator, regex over the page text, or a table column. */
-export async function pageField(page: Page, source: FieldSource): Promise<string | undefined> {
+export async function pageField(page: Surface, source: FieldSource): Promise<string | undefined> {
   const body = page.locator('body');
   let text: string | undefined;
   if (source.label !== undefined) text = await body.evaluate(readLabel, source.label);

@@ -1,7 +1,8 @@
 import type { BrowserContext, Response } from 'playwright-core';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ReadFailedError } from '../domain/errors.js';
-import { DEFAULT_RETRY_AFTER_MS, describeRateLimit, fitsBefore, rateLimitCounts, retryAfterMs } from '../lib/retry-after.js';
+import { DEFAULT_RETRY_AFTER_MS, describeRateLimit, rateLimitCounts, retryAfterMs, waitOutRateLimits } from '../lib/retry-after.js';
+import { deadline } from '../lib/deadline.js';
 
 /**
  * A page navigation answered 429 is waited out (Retry-After, else a second) and made again, as long as the wait
@@ -13,23 +14,17 @@ export async function waitOutPageRateLimit(
   what: string,
   timeoutMs: number,
 ): Promise<Response | null> {
-  const deadline = Date.now() + timeoutMs;
-  let current = response;
-  while (current?.status() === 429) {
-    rateLimitCounts.seen += 1;
-    const wait = retryAfterMs(current.headers()['retry-after']) ?? DEFAULT_RETRY_AFTER_MS;
-    if (!fitsBefore(deadline, wait)) {
-      throw new ReadFailedError(`${describeRateLimit(`GET ${what}`, wait)}; the wait does not fit in the step's ${timeoutMs} ms`, {
+  return waitOutRateLimits(
+    response,
+    { status: (r) => r?.status(), retryAfter: (r) => r?.headers()['retry-after'] },
+    again,
+    deadline(timeoutMs),
+    (wait) =>
+      new ReadFailedError(`${describeRateLimit(`GET ${what}`, wait)}; the wait does not fit in the step's ${timeoutMs} ms`, {
         status: 429,
         retryAfterMs: wait,
-      });
-    }
-    await sleep(wait);
-    rateLimitCounts.waitedOut += 1;
-    rateLimitCounts.waitedMs += wait;
-    current = await again();
-  }
-  return current;
+      }),
+  );
 }
 
 /** A 429 the vendor sent to one of the app's own requests, as the page's context saw it. */

@@ -1,8 +1,8 @@
-import type { FrameLocator, Locator as PwLocator, Page } from 'playwright-core';
+import type { Frame, FrameLocator, Locator as PwLocator, Page } from 'playwright-core';
 import type { Locator } from '../sitepack/action-language.js';
 import { fillTemplate } from '../sitepack/action-language.js';
 
-export type Root = Page | PwLocator | FrameLocator;
+export type Root = Page | Frame | PwLocator | FrameLocator;
 
 /** Resolves a semantic locator; every text is filled from params as data. */
 export function resolveLocator(root: Root, locator: Locator, params: Readonly<Record<string, string>>): PwLocator {

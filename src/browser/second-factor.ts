@@ -6,6 +6,7 @@ import { describeLocator } from '../sitepack/action-language.js';
 import type { SecondFactor } from '../sitepack/schema.js';
 import { firstVisibleText } from './executor.js';
 import { resolveLocator } from './resolve-locator.js';
+import { deadline, pollUntil } from '../lib/deadline.js';
 
 /** How long a login page may take to show either the logged-in marker or the code field, and to answer a code. */
 const ANSWER_TIMEOUT_MS = 10_000;
@@ -90,8 +91,11 @@ async function submitCode(page: Page, factor: SecondFactor, code: string, logged
 
 /** Resolves once none of the texts shows any more (or after the answer timeout). */
 async function waitGone(page: Page, texts: readonly string[]): Promise<void> {
-  const deadline = Date.now() + ANSWER_TIMEOUT_MS;
-  while (Date.now() < deadline && (await firstVisibleText(page, texts).catch(() => undefined)) !== undefined) await sleep(POLL_MS);
+  await pollUntil(
+    deadline(ANSWER_TIMEOUT_MS),
+    async () => (await firstVisibleText(page, texts).catch(() => undefined)) === undefined,
+    POLL_MS,
+  );
 }
 
 /** Polls until one of the wanted signs shows (the logged-in marker first: it decides), or the answer times out. */
@@ -101,15 +105,23 @@ async function waitFor(
   loggedIn: Parameters<typeof resolveLocator>[1],
   wanted: readonly Seen[],
 ): Promise<Seen> {
-  const deadline = Date.now() + ANSWER_TIMEOUT_MS;
-  for (;;) {
+  const look = async (): Promise<Seen> => {
     if (await visible(page, loggedIn)) return 'logged_in';
     if (wanted.includes('rejected') && (await firstVisibleText(page, factor.rejected).catch(() => undefined)) !== undefined)
       return 'rejected';
     if (wanted.includes('code_field') && (await visible(page, factor.field))) return 'code_field';
-    if (Date.now() >= deadline) return 'nothing';
-    await sleep(POLL_MS);
-  }
+    return 'nothing';
+  };
+  let seen: Seen = 'nothing';
+  await pollUntil(
+    deadline(ANSWER_TIMEOUT_MS),
+    async () => {
+      seen = await look();
+      return seen !== 'nothing';
+    },
+    POLL_MS,
+  );
+  return seen;
 }
 
 async function visible(page: Page, locator: Parameters<typeof resolveLocator>[1]): Promise<boolean> {

@@ -12,7 +12,7 @@ export type Settled = NonNullable<NonNullable<SiteAction['tiers']['browser']>['s
 
 /** Whether a locator shows now (after a short wait for a page that renders late): a stage's `done` check. */
 export async function shows(page: Page, check: { target: Locator; within?: Scope }, ctx: StepContext): Promise<boolean> {
-  const root = await scopeRoot(page, check.within, ctx.row, 2000, ctx.params).catch(() => undefined);
+  const root = await scopeRoot(page, check.within, ctx.row, 2000, ctx.params, { frame: ctx.frame }).catch(() => undefined);
   if (!root) return false;
   return resolveLocator(root, check.target, ctx.params)
     .first()
@@ -38,7 +38,10 @@ export async function settled(page: Page, condition: Settled, ctx: StepContext):
       if (condition.steps) current = (await runSteps(current, condition.steps, ctx)).page;
       if (await settledQuietly(current, condition, ctx)) return { page: current, settled: true };
       const wait = Math.max(100, condition.steps ? Math.min(1000, limit.remaining()) : limit.remaining());
-      const root = await scopeRoot(current, condition.within, ctx.row, wait, ctx.params, { present: condition.state !== 'hidden' });
+      const root = await scopeRoot(current, condition.within, ctx.row, wait, ctx.params, {
+        present: condition.state !== 'hidden',
+        frame: ctx.frame,
+      });
       await resolveLocator(root, condition.target, ctx.params).first().waitFor({ state: condition.state, timeout: wait });
       return { page: current, settled: true };
     } catch (error) {
@@ -53,7 +56,7 @@ export async function settled(page: Page, condition: Settled, ctx: StepContext):
 /** A settled text in the item's row, seen without a Playwright call; anything else is left to the locators. */
 async function settledQuietly(page: Page, condition: Settled, ctx: StepContext): Promise<boolean> {
   const { target } = condition;
-  if (!condition.within?.row || !ctx.row || condition.state !== 'visible' || target.text === undefined) return false;
+  if (ctx.frame || !condition.within?.row || !ctx.row || condition.state !== 'visible' || target.text === undefined) return false;
   const text = fillTemplate(target.text, ctx.params);
   return (await rowCellShowsQuietly(page, ctx.row, text, target.exact ?? false).catch(() => undefined)) === true;
 }

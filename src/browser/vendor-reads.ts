@@ -1,15 +1,18 @@
 import type { Page } from 'playwright-core';
-import { fillTemplate, describeLocator, type Step } from '../sitepack/action-language.js';
+import { fillTemplate, describeLocator, type FrameSelector, type Step } from '../sitepack/action-language.js';
 import type { FieldSource, ReadbackSource, SitePack } from '../sitepack/schema.js';
-import { ReadFailedError, SessionLostError, StructuredContractMissingError } from '../domain/errors.js';
+import { ListIncompleteError, ReadFailedError, SessionLostError, StructuredContractMissingError } from '../domain/errors.js';
 import type { Observation } from '../domain/readback.js';
 import { assertSessionAlive, runSteps, type StepContext } from './executor.js';
 import { resolveLocator, where } from './locate.js';
 import { LoadMoreButton } from './load-more.js';
+import { surfaceOf, topPage, type Surface } from './frames.js';
 import {
   countRows,
   describeField,
+  drawsPartly,
   findRows,
+  scrollTable,
   firstRow,
   labelsOf,
   pageField,
@@ -58,13 +61,14 @@ export function readParams(ctx: ReadContext, extra: Record<string, string> = {})
   return { ...(ctx.siteParams ?? {}), tenant: ctx.tenant, ...extra };
 }
 
-function stepContext(session: OpenedSession, ctx: ReadContext, params: Record<string, string>): StepContext {
+function stepContext(session: OpenedSession, ctx: ReadContext, params: Record<string, string>, frame?: FrameSelector): StepContext {
   return {
     baseUrl: ctx.baseUrl,
     params,
     sessionLost: ctx.pack.sessionLost,
     traced: session.traced,
     timeoutMs: ctx.timeoutMs ?? DEFAULT_TIMEOUT_MS,
+    ...(frame ? { frame } : {}),
   };
 }
 
@@ -83,8 +87,19 @@ export function mapStatus(map: Readonly<Record<string, string>>, shown: string):
   return contained === undefined ? `UNKNOWN:${text}` : (own(map, contained) as string);
 }
 
-async function runReadSteps(session: OpenedSession, ctx: ReadContext, steps: readonly Step[], params: Record<string, string>) {
-  return runSteps(session.page, steps, stepContext(session, ctx, params));
+async function runReadSteps(
+  session: OpenedSession,
+  ctx: ReadContext,
+  steps: readonly Step[],
+  params: Record<string, string>,
+  frame?: FrameSelector,
+) {
+  return runSteps(session.page, steps, stepContext(session, ctx, params, frame));
+}
+
+/** Where the list is read: its frame (list.frame), found again each time (paging may reload it), or the page. */
+function listSurface(session: OpenedSession, ctx: ReadContext): Promise<Surface> {
+  return surfaceOf(session.page, ctx.pack.list.frame, ctx.timeoutMs ?? DEFAULT_TIMEOUT_MS);
 }
 
 /**
@@ -93,11 +108,15 @@ async function runReadSteps(session: OpenedSession, ctx: ReadContext, steps: rea
  * without a key, or a page with neither rows nor the empty marker are errors
  * naming the locator: a list read never quietly returns nothing.
  */
-async function readRowsOnPage(page: Page, ctx: ReadContext): Promise<ListedItem[]> {
+async function readRowsOnPage(page: Surface, ctx: ReadContext): Promise<ListedItem[]> {
+  return (await readRowSet(page, ctx)).items;
+}
+
+async function readRowSet(page: Surface, ctx: ReadContext): Promise<{ items: ListedItem[]; set?: RowSet }> {
   const quick = await readTableRowsQuietly(page, ctx).catch(() => undefined);
   if (quick) {
-    await assertSessionAlive(page, ctx.pack.sessionLost);
-    return listedItems(page, ctx, quick);
+    await assertSessionAlive(topPage(page), ctx.pack.sessionLost);
+    return { items: await listedItems(page, ctx, quick), set: quick };
   }
   const { list } = ctx.pack;
   const timeout = ctx.timeoutMs ?? DEFAULT_TIMEOUT_MS;
@@ -108,8 +127,8 @@ async function readRowsOnPage(page: Page, ctx: ReadContext): Promise<ListedItem[
     .waitFor({ state: 'visible', timeout })
     .then(() => true)
     .catch(() => false);
-  await assertSessionAlive(page, ctx.pack.sessionLost);
-  if (emptyMarker && (await emptyMarker.isVisible().catch(() => false))) return [];
+  await assertSessionAlive(topPage(page), ctx.pack.sessionLost);
+  if (emptyMarker && (await emptyMarker.isVisible().catch(() => false))) return { items: [] };
   const sources = [list.key, ...Object.values(list.fields)];
   const set = await findRows(page, list.rows, labelsOf(sources));
   if (!shown || set.rows.length === 0) {
@@ -120,7 +139,7 @@ async function readRowsOnPage(page: Page, ctx: ReadContext): Promise<ListedItem[
       { rows: set.describe, url: page.url() },
     );
   }
-  return listedItems(page, ctx, set);
+  return { items: await listedItems(page, ctx, set), set };
 }
 
 /**
@@ -129,7 +148,7 @@ async function readRowsOnPage(page: Page, ctx: ReadContext): Promise<ListedItem[
  * the locators can read it: rows that are not a table, a field read by locator, or no row shown yet (the locator
  * path waits for rows or the empty marker).
  */
-async function readTableRowsQuietly(page: Page, ctx: ReadContext): Promise<RowSet | undefined> {
+async function readTableRowsQuietly(page: Surface, ctx: ReadContext): Promise<RowSet | undefined> {
   const { list } = ctx.pack;
   const sources = [list.key, ...Object.values(list.fields)];
   if (sources.some((source) => source.locator)) return undefined;
@@ -137,7 +156,7 @@ async function readTableRowsQuietly(page: Page, ctx: ReadContext): Promise<RowSe
   return read && read.rows.length > 0 ? read : undefined;
 }
 
-async function listedItems(page: Page, ctx: ReadContext, set: RowSet): Promise<ListedItem[]> {
+async function listedItems(page: Surface, ctx: ReadContext, set: RowSet): Promise<ListedItem[]> {
   const { list } = ctx.pack;
   const items: ListedItem[] = [];
   for (const [n, row] of set.rows.entries()) {
@@ -161,7 +180,7 @@ async function listedItems(page: Page, ctx: ReadContext, set: RowSet): Promise<L
   return items;
 }
 
-function rowError(page: Page, set: RowSet, n: number, text: string, field: string, source: FieldSource): StructuredContractMissingError {
+function rowError(page: Surface, set: RowSet, n: number, text: string, field: string, source: FieldSource): StructuredContractMissingError {
   const byColumn = source.column !== undefined;
   const headers =
     set.headers.length > 0
@@ -195,48 +214,68 @@ export async function readList(
     }
     return added;
   };
-  await runReadSteps(session, ctx, list.steps, readParams(ctx, { page: '1' }));
-  const page = () => session.page;
+  await runReadSteps(session, ctx, list.steps, readParams(ctx, { page: '1' }), list.frame);
   if (paging?.loadMore) {
+    const page = await listSurface(session, ctx);
     // Each press is judged by counting the rows (one evaluation that returns a number), and the rows are read
     // once, after the last press: reading every row shown after each press read a list of n rows n²/page-size
     // times (10,000 rows in 100 presses: half a million rows read, parsed and sent over DevTools).
     // Found once and pressed as an element: resolving the role locator on every check walks the grown list (load-more.ts).
-    const more = new LoadMoreButton(resolveLocator(session.page, paging.loadMore, {}).first());
+    const more = new LoadMoreButton(resolveLocator(page, paging.loadMore, {}).first());
     // A list drawn after load shows nothing yet: wait for its rows (or its empty marker) as a read does.
-    let shown = await countRows(page(), list.rows).catch(() => 0);
-    if (shown === 0 && (await readRowsOnPage(page(), ctx)).length > 0) shown = await countRows(page(), list.rows).catch(() => 0);
-    for (let pressed = 1; pressed < list.maxPages; pressed++) {
+    let shown = await countRows(page, list.rows).catch(() => 0);
+    if (shown === 0 && (await readRowsOnPage(page, ctx)).length > 0) shown = await countRows(page, list.rows).catch(() => 0);
+    let pressed = 1;
+    for (; pressed < list.maxPages; pressed++) {
       if (!(await more.usable())) break;
       const before = shown;
       await more.press();
       // A list that redraws while it loads shows no rows for a moment: only the deadline makes that a failure.
       await waitUntil(
         async () => {
-          shown = await countRows(page(), list.rows).catch(() => 0);
+          shown = await countRows(page, list.rows).catch(() => 0);
           return shown > before;
         },
         ctx,
         async () => {
-          await assertSessionAlive(page(), ctx.pack.sessionLost);
+          await assertSessionAlive(topPage(page), ctx.pack.sessionLost);
           throw new StructuredContractMissingError(
-            `list.paging.loadMore (${describeLocator(paging.loadMore!)}) added no rows on ${where(page())}`,
+            `list.paging.loadMore (${describeLocator(paging.loadMore!)}) added no rows on ${where(page)}`,
           );
         },
       );
     }
     await more.dispose();
-    add(await readRowsOnPage(page(), ctx));
+    const last = await readListPage(page, ctx);
+    add(last.rows);
+    await assertComplete(
+      page,
+      ctx,
+      byKey.size,
+      last.set,
+      pressed >= list.maxPages ? `list.maxPages (${list.maxPages}) presses of load more` : undefined,
+    );
     return [...byKey.values()];
   }
+  let last: ListPage | undefined;
+  let cut: string | undefined;
   for (let pageNo = 1; pageNo <= list.maxPages; pageNo++) {
-    if (pageNo > 1 && paging?.parameter) await runReadSteps(session, ctx, list.steps, readParams(ctx, { page: String(pageNo) }));
-    const rows = await readRowsOnPage(page(), ctx);
+    if (pageNo > 1 && paging?.parameter) {
+      await runReadSteps(session, ctx, list.steps, readParams(ctx, { page: String(pageNo) }), list.frame);
+    }
+    const page = await listSurface(session, ctx);
+    last = await readListPage(page, ctx, enough);
+    const rows = last.rows;
     const added = add(rows);
-    if (enough?.(rows)) break;
+    if (last.stopped || enough?.(rows)) return [...byKey.values()];
+    cut = last.cut;
     if (rows.length === 0 || !paging || (paging.parameter && added === 0)) break;
+    if (pageNo === list.maxPages) {
+      cut = `list.maxPages (${list.maxPages}) pages read`;
+      break;
+    }
     if (paging.next) {
-      const next = resolveLocator(page(), paging.next, {}).first();
+      const next = resolveLocator(page, paging.next, {}).first();
       const usable =
         (await next.isVisible().catch(() => false)) &&
         (await next.isEnabled().catch(() => false)) &&
@@ -245,17 +284,127 @@ export async function readList(
       const firstKey = rows[0]?.billNo;
       await next.click();
       await waitUntil(
-        async () => (await readRowsOnPage(page(), ctx).catch(() => []))[0]?.billNo !== firstKey,
+        async () => (await readRowsOnPage(page, ctx).catch(() => []))[0]?.billNo !== firstKey,
         ctx,
         () => {
           throw new StructuredContractMissingError(
-            `list.paging.next (${describeLocator(paging.next!)}) did not change the list on ${where(page())}`,
+            `list.paging.next (${describeLocator(paging.next!)}) did not change the list on ${where(page)}`,
           );
         },
       );
     }
   }
+  await assertComplete(await listSurface(session, ctx), ctx, byKey.size, last?.set, cut);
   return [...byKey.values()];
+}
+
+/** One page of the list as read: its rows (every screen of a virtualising grid), the last row set, and why it stopped. */
+interface ListPage {
+  rows: ListedItem[];
+  set?: RowSet;
+  /** `enough` was satisfied: the rest was not read on purpose. */
+  stopped: boolean;
+  /** Why reading ended before the page's end (a limit), for the incomplete-list message. */
+  cut?: string;
+}
+
+/** How long one screen of a virtualising grid gets to draw the rows scrolled into view. */
+const SCREEN_WAIT_MS = 1500;
+
+/**
+ * Reads the rows the page shows; a grid that draws only the rows in view (rows.table.virtual, or an aria-rowcount
+ * above the rows drawn) is scrolled screen by screen, in its own scroll container, until its end, rows deduplicated
+ * by key and at most list.maxPages screens. The grid is scrolled back to its start afterwards.
+ */
+async function readListPage(page: Surface, ctx: ReadContext, enough?: (rows: ListedItem[]) => boolean): Promise<ListPage> {
+  const { list } = ctx.pack;
+  const first = await readRowSet(page, ctx);
+  if (enough?.(first.items)) return { rows: first.items, set: first.set, stopped: true };
+  let set = first.set;
+  if (!set || !list.rows.table || !(list.rows.table.virtual || drawsPartly(set))) return { rows: first.items, set, stopped: false };
+  const seen = new Map(first.items.map((row) => [row.billNo, row]));
+  const shownKeys = (rows: ListedItem[]) => rows.map((row) => row.billNo).join('\n');
+  let shown = shownKeys(first.items);
+  let cut: string | undefined;
+  for (let screen = 1; ; screen++) {
+    if (screen >= list.maxPages) {
+      cut = `list.maxPages (${list.maxPages}) screens of the grid scrolled`;
+      break;
+    }
+    const scrolled = await scrollTable(set, 'next');
+    if (!scrolled?.moved) break;
+    let read: { items: ListedItem[]; set?: RowSet } | undefined;
+    // A virtualising grid draws the rows scrolled into view on its next frame (or after a debounce): wait for them.
+    await pollUntil(
+      deadline(SCREEN_WAIT_MS),
+      async () => {
+        read = await readRowSet(page, ctx).catch(() => undefined);
+        return read !== undefined && shownKeys(read.items) !== shown;
+      },
+      50,
+    );
+    if (read) {
+      for (const row of read.items) seen.set(row.billNo, row);
+      shown = shownKeys(read.items);
+      if (read.set) set = { ...read.set, headers: read.set.headers.length > 0 ? read.set.headers : set.headers };
+      if (enough?.(read.items)) return { rows: [...seen.values()], set, stopped: true };
+    }
+    if (scrolled.atEnd) break;
+  }
+  await scrollTable(set, 'top').catch(() => undefined);
+  return { rows: [...seen.values()], set, stopped: false, cut };
+}
+
+/**
+ * The row count the list's page states: list.total's pattern over its locator's text (or the page's), else the
+ * aria-rowcount of the grid read, less its header rows. Undefined when the page states none.
+ */
+async function statedTotal(
+  page: Surface,
+  ctx: ReadContext,
+  set: RowSet | undefined,
+): Promise<{ total: number; source: string } | undefined> {
+  const spec = ctx.pack.list.total;
+  if (spec) {
+    const where_ = spec.locator ? resolveLocator(page, spec.locator, {}).first() : page.locator('body');
+    const text = ((await where_.innerText({ timeout: 2000 }).catch(() => '')) ?? '').replace(/\s+/g, ' ');
+    const match = new RegExp(spec.pattern, 'u').exec(text);
+    const number = match?.[1] === undefined ? NaN : Number(match[1].replace(/[,\s.]/g, ''));
+    if (!Number.isFinite(number)) {
+      throw new StructuredContractMissingError(
+        `list.total (/${spec.pattern}/${spec.locator ? ` in ${describeLocator(spec.locator)}` : ''}) found no number on ${where(page)} ` +
+          `(it read ${JSON.stringify(text.slice(0, 120))}); group 1 of the pattern must capture the count`,
+        { field: 'list.total', url: page.url() },
+      );
+    }
+    return { total: number, source: `list.total /${spec.pattern}/` };
+  }
+  if (set?.rowCount !== undefined) {
+    const headerRows = Math.max(set.headerRows ?? 0, set.headers.length > 0 ? 1 : 0);
+    return { total: set.rowCount - headerRows, source: `the grid's aria-rowcount ${set.rowCount}, less ${headerRows} header row(s)` };
+  }
+  return undefined;
+}
+
+/** A list read short of the count its page states is an error naming both numbers, never a short list. */
+async function assertComplete(
+  page: Surface,
+  ctx: ReadContext,
+  read: number,
+  set: RowSet | undefined,
+  cut: string | undefined,
+): Promise<void> {
+  const stated = await statedTotal(page, ctx, set);
+  if (!stated || stated.total <= read) return;
+  const why = cut
+    ? `reading stopped at ${cut}; raise list.maxPages`
+    : 'the reader reached the end of the list; check list.paging (a pager the pack does not name) and ' +
+      'rows.table.virtual (a grid that draws only the rows in view)';
+  throw new ListIncompleteError(
+    `the list on ${where(page)} states ${stated.total} rows (${stated.source}) but ${read} were read: ${why}`,
+    stated.total,
+    read,
+  );
 }
 
 /** Polls `check` within one read budget (the context's timeout); `onTimeout` explains a budget spent. */
@@ -268,8 +417,8 @@ async function waitUntil(check: () => Promise<boolean>, ctx: ReadContext, onTime
 export async function searchList(session: OpenedSession, ctx: ReadContext & { billNo: string }): Promise<ListedItem | undefined> {
   const isItem = (row: ListedItem) => row.billNo === ctx.billNo;
   if (!ctx.pack.list.search) return (await readList(session, ctx, (rows) => rows.some(isItem))).find(isItem);
-  await runReadSteps(session, ctx, ctx.pack.list.search, readParams(ctx, { page: '1', billNo: ctx.billNo }));
-  return (await readRowsOnPage(session.page, ctx)).find((row) => row.billNo === ctx.billNo);
+  await runReadSteps(session, ctx, ctx.pack.list.search, readParams(ctx, { page: '1', billNo: ctx.billNo }), ctx.pack.list.frame);
+  return (await readListPage(await listSurface(session, ctx), ctx, (rows) => rows.some(isItem))).rows.find(isItem);
 }
 
 /** What one source says about one item. */
@@ -290,18 +439,20 @@ export interface ObserveContext extends ReadContext {
 /** Opens the item's detail page by the pack's steps, in the given session. */
 export async function openDetail(session: OpenedSession, ctx: ReadContext & { billNo: string }): Promise<void> {
   if (!ctx.pack.detail) throw new ReadFailedError(`site pack ${ctx.pack.site} has no detail page`);
-  await runReadSteps(session, ctx, ctx.pack.detail.steps, readParams(ctx, { billNo: ctx.billNo }));
+  await runReadSteps(session, ctx, ctx.pack.detail.steps, readParams(ctx, { billNo: ctx.billNo }), ctx.pack.detail.frame);
 }
 
 async function readDetail(session: OpenedSession, ctx: ObserveContext): Promise<ItemReading> {
   const detail = ctx.pack.detail!;
   await openDetail(session, ctx);
-  const page = session.page;
+  // The detail's frame (detail.frame), or the page; found again while polling, since the frame may still be loading.
+  let page: Surface = await surfaceOf(session.page, detail.frame, ctx.timeoutMs ?? DEFAULT_TIMEOUT_MS);
   let shown: string | undefined;
   // The page may render its values after load (a single-page app): poll until the status shows.
   await waitUntil(
     async () => {
-      await assertSessionAlive(page, ctx.pack.sessionLost);
+      await assertSessionAlive(session.page, ctx.pack.sessionLost);
+      page = await surfaceOf(session.page, detail.frame, 1000).catch(() => page);
       shown = await pageField(page, detail.status).catch(() => undefined);
       return shown !== undefined;
     },
@@ -335,7 +486,7 @@ async function readExport(session: OpenedSession, ctx: ObserveContext): Promise<
     if (response.status() !== 200) throw new ReadFailedError(`the export ${url.pathname} answered ${response.status()}`);
     body = await response.body();
   } else {
-    const { downloads } = await runReadSteps(session, ctx, spec.steps!, params);
+    const { downloads } = await runReadSteps(session, ctx, spec.steps!, params, spec.frame);
     const last = downloads.at(-1);
     if (!last) throw new StructuredContractMissingError('export.steps downloaded no file; end them with a download step');
     body = last.body;

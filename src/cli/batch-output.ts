@@ -1,9 +1,10 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { BatchSummary } from '../app/batch.js';
-import type { EmbeddedPaperclip } from '../embedded/embedded-paperclip.js';
+import type { EmbeddedPaperclip } from '../../twin/runtime/index.js';
 import type { FailOnRules } from './args.js';
 import { createProgressRenderer } from './progress.js';
-import { inboxAddress } from '../local/ses.js';
+import { deadline, pollUntil } from '../lib/deadline.js';
+import { inboxAddress } from '../../twin/aws/index.js';
 import { TERMINAL_STATUSES, type Claim } from '../domain/claim.js';
 import { itemLine, itemOutcome } from './items.js';
 
@@ -81,15 +82,20 @@ export async function approvalRecipients(
   timeoutMs: number,
 ): Promise<Array<{ billNo: string; to: string }>> {
   const s = paperclip.services;
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const claims = (await s.claims.byTask(taskId)).filter((c) => s.config.write_policy.approval_required.includes(c.action));
-    const requests = (await Promise.all(claims.map((c) => s.approvals.byKey(c.key)))).flat();
-    const recipients = requests.length > 0 ? mailedRecipients(requests, await paperclip.stack.fetchEmails()) : [];
-    const allMailed = requests.every((r) => r.allowedApprovers.every((to) => recipients.some((m) => m.billNo === r.billNo && m.to === to)));
-    if ((requests.length >= expected && allMailed) || Date.now() > deadline) return recipients;
-    await sleep(500);
-  }
+  let recipients: Array<{ billNo: string; to: string }> = [];
+  await pollUntil(
+    deadline(timeoutMs),
+    async () => {
+      const claims = (await s.claims.byTask(taskId)).filter((c) => s.config.write_policy.approval_required.includes(c.action));
+      const requests = (await Promise.all(claims.map((c) => s.approvals.byKey(c.key)))).flat();
+      recipients = requests.length > 0 ? mailedRecipients(requests, await paperclip.stack.fetchEmails()) : [];
+      const mailed = recipients;
+      const allMailed = requests.every((r) => r.allowedApprovers.every((to) => mailed.some((m) => m.billNo === r.billNo && m.to === to)));
+      return requests.length >= expected && allMailed;
+    },
+    500,
+  );
+  return recipients;
 }
 
 /** With --keep: reports each waiting item once it is decided and finished, until the process stops. */

@@ -2,8 +2,8 @@ import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync }
 import { join, resolve } from 'node:path';
 import { z } from 'zod';
 import { createServices, type WiredServices } from '../composition/services.js';
-import { startEmbeddedPaperclip, type EmbeddedOptions, type EmbeddedPaperclip } from '../embedded/embedded-paperclip.js';
-import type { StoredEmail } from '../local/ses.js';
+import { startEmbeddedPaperclip, type EmbeddedOptions, type EmbeddedPaperclip } from '../../twin/runtime/index.js';
+import type { StoredEmail } from '../../twin/aws/index.js';
 import { loadConfig } from '../config/load.js';
 import { RefusedError } from './args.js';
 

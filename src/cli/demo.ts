@@ -1,8 +1,8 @@
 import { mkdirSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { z } from 'zod';
-import { startSimulator, type RunningSimulator } from '../simulator/server.js';
-import { startEmbeddedPaperclip, type EmbeddedPaperclip } from '../embedded/embedded-paperclip.js';
+import { startSimulator, type RunningSimulator } from '../../backoffices/simulator/index.js';
+import { startEmbeddedPaperclip, type EmbeddedPaperclip } from '../../twin/runtime/index.js';
 import { loadConfig } from '../config/load.js';
 import { ConfigPath, DataDir, FailOn, parseCommand, Port, TenantId, type Command, type CommandSpec } from './args.js';
 import { log, logStack, newTaskId, runBatchCommand } from './batch-output.js';

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { runPlanCommand, type PlanCommandArgs } from '../planner/cli.js';
+import { runPlanCommand, type PlanCommandArgs } from '../../planner/index.js';
 import { ConfigPath, parseCommand, type Command, type CommandSpec } from './args.js';
 
 /** The planner's flags; runPlanCommand validates the values themselves (PlanCommandArgs). */

@@ -1,4 +1,4 @@
-import type { BatchProgress } from '../embedded/embedded-paperclip.js';
+import type { BatchProgress } from '../../twin/runtime/index.js';
 
 /**
  * Batch progress on stderr: a bar redrawn in place on a terminal, plain lines

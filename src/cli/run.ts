@@ -7,7 +7,7 @@ import { loadRuntime } from '../config/runtime.js';
 import { InputRejectedError } from '../domain/errors.js';
 import { routeTask } from '../domain/routing.js';
 import { idempotencyKey, type WriteTask } from '../domain/task.js';
-import type { EmbeddedPaperclip } from '../embedded/embedded-paperclip.js';
+import type { EmbeddedPaperclip } from '../../twin/runtime/index.js';
 import {
   ConfigPath,
   DataDir,
@@ -22,7 +22,7 @@ import {
 } from './args.js';
 import { approvalRecipients, log, logStack, newTaskId, runBatchCommand } from './batch-output.js';
 import { DataFolderError, startEmbeddedSession } from './data-folder.js';
-import { inboxAddress } from '../local/ses.js';
+import { inboxAddress } from '../../twin/aws/index.js';
 
 const Flags = z
   .object({

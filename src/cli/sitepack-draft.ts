@@ -2,8 +2,7 @@ import { isAbsolute, resolve } from 'node:path';
 import { stringify as stringifyYaml } from 'yaml';
 import { z } from 'zod';
 import { loadConfig } from '../config/load.js';
-import { runPlanCommand, type PlanCommandDeps, type PlanCommandResult } from '../planner/cli.js';
-import type { PlanDraftFile } from '../planner/drafts.js';
+import { runPlanCommand, type PlanCommandDeps, type PlanCommandResult, type PlanDraftFile } from '../../planner/index.js';
 import { ConfigPath, parseCommand, TenantId, type Command, type CommandSpec } from './args.js';
 
 /**

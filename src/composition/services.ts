@@ -84,7 +84,7 @@ const Environment = z.object({
 const LOCAL_ACCOUNT = '000000000000';
 
 /**
- * The local stack's IAM (src/local/iam/enforce.ts): it evaluates every call of
+ * The local stack's IAM (twin/aws/iam/enforce.ts): it evaluates every call of
  * the clients it is attached to against the deployed policies of whoever
  * calls, and stands in for STS when a function acts for a tenant.
  */

@@ -19,8 +19,8 @@
 /**
  * The base of every error class in Paperclip's code, workflow errors and the rest (a refused approval, a bad
  * data folder, a planner conflict). Each names itself with a string literal, not its class name, which a
- * minifying bundler may rename; the emulated AWS services and the test back offices (src/local, src/simulator,
- * src/ledgerly) raise the errors of what they emulate and stand outside it. test/lint/error-base.test.ts keeps
+ * minifying bundler may rename; the emulated AWS services and the test back offices (twin/aws, backoffices/simulator,
+ * backoffices/ledgerly) raise the errors of what they emulate and stand outside it. test/lint/error-base.test.ts keeps
  * every class in the product's folders on it.
  */
 export abstract class NamedError extends Error {
@@ -69,6 +69,20 @@ export class SessionLostError extends workflowError('SessionLostError') {}
 
 /** The structured DOM contract (data attributes, row keys) is missing: the UI changed. */
 export class StructuredContractMissingError extends workflowError('StructuredContractMissingError') {}
+
+/**
+ * A list read short of the row count its page states (`共 30 条`, `1–20 of 30`, a grid's aria-rowcount): never a short
+ * list. A structured contract error to the workflows (the same Catch), with both numbers in its details.
+ */
+export class ListIncompleteError extends StructuredContractMissingError {
+  constructor(
+    message: string,
+    readonly stated: number,
+    readonly read: number,
+  ) {
+    super(message, { stated, read });
+  }
+}
 
 /** A read failed transiently (network, slow page). Reads are safe to retry; the ASL retries them. */
 export class ReadFailedError extends workflowError('ReadFailedError') {}

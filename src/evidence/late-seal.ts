@@ -1,4 +1,4 @@
-import { setTimeout as sleep } from 'node:timers/promises';
+import { deadline, pollUntil } from '../lib/deadline.js';
 import type { AuditEvent } from '../domain/audit-chain.js';
 import { isEvent } from '../domain/audit-events.js';
 import type { Claim } from '../domain/claim.js';
@@ -131,18 +131,22 @@ async function patchedPage(
   rows: readonly BatchPageItem[],
 ): Promise<string | undefined> {
   const expected = pageHashOf(head);
-  const deadline = Date.now() + PAGE_WAIT_MS;
-  for (;;) {
-    const stored = await ctx.evidence.get(batchKey(batch, PAGE_NAME));
-    if (stored && (expected === undefined || sha256Hex(stored) === expected)) return patchBatchPage(stored.toString('utf8'), rows);
-    if (!stored || Date.now() >= deadline) {
-      process.stderr.write(
-        `paperclip: the batch page of ${batch.tenant}/${batch.taskId} is ${stored ? 'not the one its chain recorded' : 'missing'}; rendering it in full\n`,
-      );
-      return undefined;
-    }
-    await sleep(PAGE_POLL_MS);
-  }
+  let stored: Buffer | undefined;
+  const recorded = () => stored !== undefined && (expected === undefined || sha256Hex(stored) === expected);
+  // A missing page is not waited for; one that is not yet the recorded one may still be on its way.
+  await pollUntil(
+    deadline(PAGE_WAIT_MS),
+    async () => {
+      stored = await ctx.evidence.get(batchKey(batch, PAGE_NAME));
+      return stored === undefined || recorded();
+    },
+    PAGE_POLL_MS,
+  );
+  if (stored !== undefined && recorded()) return patchBatchPage(stored.toString('utf8'), rows);
+  process.stderr.write(
+    `paperclip: the batch page of ${batch.tenant}/${batch.taskId} is ${stored ? 'not the one its chain recorded' : 'missing'}; rendering it in full\n`,
+  );
+  return undefined;
 }
 
 /** The batch page rendered from every item, as the batch's end renders it: the fallback, whose cost grows with the batch. */

@@ -118,6 +118,35 @@ export const Locator = BaseLocator.superRefine((l, ctx) => {
 export type Locator = z.infer<typeof Locator>;
 
 /**
+ * A frame of the page (an <iframe>, at any depth): by its name attribute, by its title attribute, or by a
+ * regular expression over its URL (path, query and hash), e.g. `{ title: 工作区 }` or `{ url: '^/work/list' }`.
+ * Compared as data in the page's frame tree, never turned into a selector.
+ */
+export const FrameSelector = z
+  .object({
+    name: LocatorText.optional(),
+    title: LocatorText.optional(),
+    url: z
+      .string()
+      .min(1)
+      .max(300)
+      .refine((pattern) => isRegExp(pattern), 'frame.url is a regular expression over the frame URL path (JavaScript syntax)')
+      .optional(),
+  })
+  .strict()
+  .refine((f) => [f.name, f.title, f.url].filter((v) => v !== undefined).length === 1, {
+    message: 'a frame is found by exactly one of name, title or url, e.g. frame: { title: 工作区 }',
+  });
+export type FrameSelector = z.infer<typeof FrameSelector>;
+
+/** A frame as an engineer reads it in an error message: `the frame titled "工作区"`. */
+export function describeFrame(frame: FrameSelector): string {
+  if (frame.name !== undefined) return `the frame named ${JSON.stringify(frame.name)}`;
+  if (frame.title !== undefined) return `the frame titled ${JSON.stringify(frame.title)}`;
+  return `the frame at /${frame.url ?? ''}/`;
+}
+
+/**
  * Where a locator is searched: the page, the current item's row (found through
  * the list's row and key definition, the key compared as data), a dialog, a
  * menu, a frame found by its title, or a modal without any ARIA role found by
@@ -135,9 +164,13 @@ export const Scope = z
     /** The open menu (a row's "…" / 更多 menu, usually rendered at the end of the page). */
     menu: z.literal(true).optional(),
     frameTitle: SemanticText.optional(),
+    /** A frame by name, title or URL (the step's target is searched inside it). */
+    frame: FrameSelector.optional(),
+    /** The top page, for a step of a frame-scoped list, detail or action that acts outside the frame (the portal's menu). */
+    top: z.literal(true).optional(),
   })
   .strict()
-  .refine((scope) => Object.keys(scope).length <= 1, 'a scope names one of row, dialog, modal, menu, frameTitle');
+  .refine((scope) => Object.keys(scope).length <= 1, 'a scope names one of row, dialog, modal, menu, frameTitle, frame, top');
 export type Scope = z.infer<typeof Scope>;
 
 const Target = z
@@ -305,5 +338,7 @@ export function describeScope(scope: Scope | undefined): string {
   if (scope.modal) return ` within the modal showing ${JSON.stringify(scope.modal.text)}`;
   if (scope.menu) return ' within the open menu';
   if (scope.frameTitle) return ` within the frame ${JSON.stringify(scope.frameTitle)}`;
+  if (scope.frame) return ` within ${describeFrame(scope.frame)}`;
+  if (scope.top) return ' on the top page';
   return '';
 }

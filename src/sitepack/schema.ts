@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { isRegExp, Locator, Scope, Step } from './action-language.js';
+import { FrameSelector, isRegExp, Locator, Scope, Step } from './action-language.js';
 import { ActionParams } from './params.js';
 
 /**
@@ -145,6 +145,12 @@ export const SiteAction = z
       .optional(),
     /** Parameters the caller must supply besides the item's own fields, each with its schema (see params.ts). */
     params: ActionParams,
+    /**
+     * The frame the browser tier's steps act in (a portal's work area): every step but `open` (which loads the top
+     * page) is searched inside it, and so are the stages' done checks and the settled state. A step with
+     * `within: { top: true }` acts on the top page (the portal's menu).
+     */
+    frame: FrameSelector.optional(),
     tiers: z
       .object({
         api: ApiRequest.optional(),
@@ -217,9 +223,19 @@ export type FieldSource = z.infer<typeof FieldSource>;
 /** What one row of the list is. */
 export const Rows = z
   .object({
-    /** Rows of a table or an ARIA grid (optionally the one with this accessible name); fields by column header. */
+    /**
+     * Rows of a table or an ARIA grid (optionally the one with this accessible name); fields by column header.
+     * `virtual`: the grid draws only the rows in view (a virtualising data grid): reading scrolls its scroll container
+     * until every row has been seen, and finding one row scrolls to it. A grid stating aria-rowcount above the rows it
+     * draws is read that way without the flag. `filter`: the grid's own filter box; finding one row types the item key
+     * into it instead of scrolling.
+     */
     table: z
-      .object({ name: z.string().min(1).max(100).optional() })
+      .object({
+        name: z.string().min(1).max(100).optional(),
+        virtual: z.boolean().optional(),
+        filter: Locator.optional(),
+      })
       .strict()
       .optional(),
     /** Each element this locator finds is a row, e.g. role=listitem or role=article cards. */
@@ -245,6 +261,17 @@ const Paging = z
     (p) => [p.next, p.parameter, p.loadMore].filter((v) => v !== undefined).length === 1,
     'paging is one of next, parameter or loadMore',
   );
+
+/**
+ * Where the list's page states how many rows the list has (`共 30 条`, `1–20 of 30`): a regular expression whose
+ * group 1 is the number, over the text of `locator` (or the whole page). A list read short of it is an error.
+ */
+const ListTotal = z
+  .object({
+    pattern: Pattern.refine((p) => /\((?!\?)/.test(p), 'list.total.pattern captures the number in group 1, e.g. 共\\s*(\\d+)\\s*条'),
+    locator: Locator.optional(),
+  })
+  .strict();
 
 const StatusMap = z.record(z.string().min(1), StatusCode);
 
@@ -349,6 +376,8 @@ export const SitePack = z
       .object({
         /** Steps reaching the list (open, choose the org, search...), filled with tenant, page and the tenant's site_params. */
         steps: z.array(Step).min(1),
+        /** The frame the list lives in (steps other than open act in it; rows, total and search are read in it). */
+        frame: FrameSelector.optional(),
         rows: Rows,
         key: FieldSource,
         /** status is required; kind, amount and owner are used when present; others are shown by probe. */
@@ -356,8 +385,10 @@ export const SitePack = z
         /** Shown when the list is legitimately empty; without it, a list with no rows is an error. */
         empty: Locator.optional(),
         paging: Paging.optional(),
-        /** Pages read at most, so a broken pager cannot loop forever. */
+        /** Pages read at most (for a virtualising grid: screens scrolled), so a broken pager cannot loop forever. */
         maxPages: z.number().int().min(1).max(100).default(20),
+        /** Where the page states the list's row count; a read that does not reach it fails (aria-rowcount is used unasked). */
+        total: ListTotal.optional(),
         /** Steps that narrow the list to {{billNo}} (a search box): the `list` readback and ownership use them. */
         search: z.array(Step).min(1).optional(),
       })
@@ -366,6 +397,8 @@ export const SitePack = z
     detail: z
       .object({
         steps: z.array(Step).min(1),
+        /** The frame the detail page lives in (steps other than open act in it; status and fields are read in it). */
+        frame: FrameSelector.optional(),
         status: FieldSource,
         fields: z.record(Identifier, FieldSource).default({}),
       })
@@ -376,6 +409,8 @@ export const SitePack = z
       .object({
         url: PathTemplate.optional(),
         steps: z.array(Step).min(1).optional(),
+        /** The frame the export's steps act in (steps other than open). */
+        frame: FrameSelector.optional(),
         keyColumn: z.string().min(1),
         statusColumn: z.string().min(1),
         ownerColumn: z.string().min(1).optional(),

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
-import { startLocalS3, type LocalS3 } from '../../src/local/s3.js';
-import { awsClientConfig } from '../../src/local/aws-config.js';
+import { startLocalS3, type LocalS3 } from '../../twin/aws/s3.js';
+import { awsClientConfig } from '../../twin/aws/aws-config.js';
 import { MapRunResults } from '../../src/adapters/s3/map-run-results.js';
 import type { MapRunItemResult } from '../../src/app/ports/map-runs.js';
 

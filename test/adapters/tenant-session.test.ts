@@ -4,13 +4,13 @@ import { TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import type { Services } from '../../src/app/services.js';
 import { createServices, type WiredServices } from '../../src/composition/services.js';
 import { TABLES, tableName } from '../../src/contracts/table-definitions.js';
-import { LocalIam } from '../../src/local/iam/enforce.js';
-import { iamCatalog } from '../../src/local/iam/policies.js';
+import { LocalIam } from '../../twin/aws/iam/enforce.js';
+import { iamCatalog } from '../../twin/aws/iam/policies.js';
 import { tenantResources } from '../../src/adapters/tenant-session/tenant-clients.js';
 import { tenantSessionPolicy } from '../../src/contracts/tenant-policy.js';
 import type { Claim } from '../../src/domain/claim.js';
 import { idempotencyKey } from '../../src/domain/task.js';
-import { startLocalStack, type LocalStack } from '../../src/local/stack.js';
+import { startLocalStack, type LocalStack } from '../../twin/aws/stack.js';
 import { sampleEvent } from '../support/audit-events.js';
 
 /**

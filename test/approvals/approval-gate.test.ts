@@ -5,7 +5,7 @@ import { compensate, CompensationRefusedError } from '../../src/app/compensation
 import { evidenceKey } from '../../src/app/ports/evidence.js';
 import { handler as approvalHttp } from '../../lambdas/approval-http.js';
 import { idempotencyKey } from '../../src/domain/task.js';
-import type { LedgerlyControl } from '../../src/ledgerly/control-client.js';
+import type { LedgerlyControl } from '../../backoffices/ledgerly/control-client.js';
 import { SendTaskSuccessCommand } from '@aws-sdk/client-sfn';
 import { LEDGERLY } from '../support/back-offices.js';
 import { startHarness, startLedgerlyHarness, type Harness } from '../support/embedded.js';

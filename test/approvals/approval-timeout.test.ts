@@ -1,7 +1,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { DescribeExecutionCommand } from '@aws-sdk/client-sfn';
-import { asList, statementsOf } from '../../src/local/iam/policy.js';
+import { asList, statementsOf } from '../../twin/aws/iam/policy.js';
 import { startHarness, type Harness } from '../support/embedded.js';
 import { APPROVERS, approvalRequestFor, configWith, linkFromInbox, openLink, refundTask } from './helpers.js';
 

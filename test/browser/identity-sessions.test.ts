@@ -10,7 +10,7 @@ import { withSession } from '../../src/app/sessions.js';
 import { SessionLostError } from '../../src/domain/errors.js';
 import { readZip } from '../../src/lib/zip.js';
 import { loadSitePack } from '../../src/sitepack/load.js';
-import { credentialsFor, useTestSimulator } from '../simulator/helpers.js';
+import { credentialsFor, useTestSimulator } from '../backoffices/simulator/helpers.js';
 
 const pack = loadSitePack('sitepacks/vendor-sim.yaml');
 const ACME = 'svc-recon-acme';

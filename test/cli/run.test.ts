@@ -5,14 +5,14 @@ import { join } from 'node:path';
 import { UsageError } from '../../src/cli/args.js';
 import { runRun } from '../../src/cli/run.js';
 import { approvalRecipients } from '../../src/cli/batch-output.js';
-import type { EmbeddedPaperclip } from '../../src/embedded/embedded-paperclip.js';
+import type { EmbeddedPaperclip } from '../../twin/runtime/embedded-paperclip.js';
 import { idempotencyKey, KEY_PATTERN } from '../../src/domain/task.js';
-import { startSimulator, type RunningSimulator } from '../../src/simulator/server.js';
-import { SimulatorControl } from '../../src/simulator/control-client.js';
-import { startLedgerly, type RunningLedgerly } from '../../src/ledgerly/server.js';
-import { LedgerlyControl } from '../../src/ledgerly/control-client.js';
+import { startSimulator, type RunningSimulator } from '../../backoffices/simulator/server.js';
+import { SimulatorControl } from '../../backoffices/simulator/control-client.js';
+import { startLedgerly, type RunningLedgerly } from '../../backoffices/ledgerly/server.js';
+import { LedgerlyControl } from '../../backoffices/ledgerly/control-client.js';
 import { openLink } from '../approvals/helpers.js';
-import { readSesInbox } from '../../src/local/ses.js';
+import { readSesInbox } from '../../twin/aws/ses.js';
 import { configFor, evidenceObjects, lastJson, paperclip, paperclipLive } from './helpers.js';
 
 /** Approves from the approval mail in a running CLI's local SES inbox, as the approver would. */

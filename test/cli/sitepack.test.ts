@@ -3,10 +3,10 @@ import assert from 'node:assert/strict';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { runCheck } from '../../src/cli/sitepack.js';
-import { startSimulator, type RunningSimulator } from '../../src/simulator/server.js';
-import { SimulatorControl } from '../../src/simulator/control-client.js';
-import { startLedgerly, type RunningLedgerly } from '../../src/ledgerly/server.js';
-import { LedgerlyControl } from '../../src/ledgerly/control-client.js';
+import { startSimulator, type RunningSimulator } from '../../backoffices/simulator/server.js';
+import { SimulatorControl } from '../../backoffices/simulator/control-client.js';
+import { startLedgerly, type RunningLedgerly } from '../../backoffices/ledgerly/server.js';
+import { LedgerlyControl } from '../../backoffices/ledgerly/control-client.js';
 import { configFor, paperclip } from './helpers.js';
 
 /** Runs `sitepack check` in-process (it opens no browser) and collects what it prints. */

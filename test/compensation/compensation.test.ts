@@ -4,7 +4,7 @@ import { compensate } from '../../src/app/compensation.js';
 import { evidenceKey } from '../../src/app/ports/evidence.js';
 import { idempotencyKey } from '../../src/domain/task.js';
 import { runDrill } from '../../src/cli/drill.js';
-import type { LedgerlyControl } from '../../src/ledgerly/control-client.js';
+import type { LedgerlyControl } from '../../backoffices/ledgerly/control-client.js';
 import { LEDGERLY } from '../support/back-offices.js';
 import { GetExecutionHistoryCommand, type HistoryEvent } from '@aws-sdk/client-sfn';
 import { startHarness, startLedgerlyHarness, useHarness, type Harness } from '../support/embedded.js';

@@ -8,7 +8,7 @@ import {
   walkStates,
   type AslMachine,
 } from '../../src/contracts/asl.js';
-import { prepareDefinition } from '../../src/local/stepfunctions/definition.js';
+import { prepareDefinition } from '../../twin/aws/stepfunctions/definition.js';
 import { hasDistributedMap } from '../../cdk/lib/workflows.js';
 
 const nested: AslMachine = {

@@ -1,9 +1,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { resolve } from 'node:path';
-import { localSubstitutions } from '../../src/local/stepfunctions/index.js';
+import { localSubstitutions } from '../../twin/aws/stepfunctions/index.js';
 import { allStates, loadStateMachineDefinition } from '../../src/contracts/asl.js';
-import { StateMachine } from '../../src/local/stepfunctions/library.js';
+import { StateMachine } from '../../twin/aws/stepfunctions/library.js';
 import { STATE_MACHINES, WORKFLOW_FUNCTIONS, functionArnVariable } from '../../src/contracts/functions.js';
 import { applyPolicy } from '../../src/contracts/definition-policy.js';
 

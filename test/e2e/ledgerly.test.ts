@@ -2,7 +2,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { evidenceKey } from '../../src/app/ports/evidence.js';
 import { idempotencyKey } from '../../src/domain/task.js';
-import type { LedgerlyControl } from '../../src/ledgerly/control-client.js';
+import type { LedgerlyControl } from '../../backoffices/ledgerly/control-client.js';
 import { startLedgerlyHarness, type Harness } from '../support/embedded.js';
 import { approvalRequestFor, linkFromInbox, openLink, postDecision, waitUntil } from '../approvals/helpers.js';
 

@@ -7,7 +7,7 @@ import { parse as parseYaml, stringify as stringifyYaml } from 'yaml';
 import { evidenceKey } from '../../src/app/ports/evidence.js';
 import { totpCode } from '../../src/browser/second-factor.js';
 import { readZip } from '../../src/lib/zip.js';
-import { totpSecretFor } from '../../src/simulator/server.js';
+import { totpSecretFor } from '../../backoffices/simulator/server.js';
 import { startHarness, type Harness } from '../support/embedded.js';
 
 /**

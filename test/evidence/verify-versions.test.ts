@@ -11,7 +11,7 @@ import { runPaperclipSource } from '../support/processes.js';
 
 /**
  * `audit verify` reads what Object Lock preserves (src/evidence/preserved-versions.ts), through the
- * embedded stack's locked evidence bucket (src/local/s3-object-lock.ts): a later version or a delete
+ * embedded stack's locked evidence bucket (twin/aws/s3-object-lock.ts): a later version or a delete
  * marker over an anchor, digest or seal is a finding naming both version ids, and the covered
  * version is the one verified.
  */

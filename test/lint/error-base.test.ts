@@ -4,11 +4,11 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 
 /**
- * Every error class in the product's code extends NamedError (src/domain/errors.ts), directly or through another
- * one, so each names itself with a literal. The emulated AWS services and the test back offices raise the errors
- * of what they emulate and are left out.
+ * Every error class in the product's code, the embedded runtime, the back-office kit and the planner extends NamedError
+ * (src/domain/errors.ts), directly or through another one, so each names itself with a literal. The emulated AWS
+ * services (twin/aws) and the test back offices raise the errors of what they emulate and are left out.
  */
-const OUTSIDE = /^src\/(local|simulator|ledgerly)\//;
+const OUTSIDE = /^(twin\/aws|backoffices\/(simulator|ledgerly))\//;
 
 function sources(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
@@ -24,7 +24,8 @@ export function errorClassesOffTheBase(text: string): string[] {
 }
 
 test('every error class in the product extends NamedError', () => {
-  const offending = sources('src')
+  const offending = ['src', 'twin', 'backoffices', 'planner']
+    .flatMap(sources)
     .filter((file) => !OUTSIDE.test(file) && file !== 'src/domain/errors.ts')
     .flatMap((file) => errorClassesOffTheBase(readFileSync(file, 'utf8')).map((name) => `${file}: ${name}`));
   assert.deepEqual(offending, [], 'extend NamedError (src/domain/errors.ts) and set `override readonly name` to a literal');

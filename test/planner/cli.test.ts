@@ -4,11 +4,11 @@ import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { stringify as stringifyYaml } from 'yaml';
 import { closeSharedBrowser } from '../../src/browser/chromium.js';
-import { runPlanCommand } from '../../src/planner/cli.js';
+import { runPlanCommand } from '../../planner/cli.js';
 import { planArgs } from '../../src/cli/plan.js';
 import { runSitepackDraft } from '../../src/cli/sitepack-draft.js';
-import { draftToSiteAction, loadDraft } from '../../src/planner/drafts.js';
-import { memoryLogger } from '../../src/planner/log.js';
+import { draftToSiteAction, loadDraft } from '../../planner/drafts.js';
+import { memoryLogger } from '../../planner/log.js';
 import { startWorld, type World } from './world.js';
 
 let world: World;

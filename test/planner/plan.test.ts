@@ -1,12 +1,12 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { loadSitePack } from '../../src/sitepack/load.js';
-import { parsePlannerConfig } from '../../src/planner/config.js';
-import { memoryLogger } from '../../src/planner/log.js';
-import { createPlannerModel } from '../../src/planner/providers/index.js';
-import { draftPlan, PlanRejectedError, type DraftRequest } from '../../src/planner/plan.js';
-import { extractJson, findLoop, judgeAnswer } from '../../src/planner/plan-validation.js';
-import type { PageDescription } from '../../src/planner/page-description.js';
+import { parsePlannerConfig } from '../../planner/config.js';
+import { memoryLogger } from '../../planner/log.js';
+import { createPlannerModel } from '../../planner/providers/index.js';
+import { draftPlan, PlanRejectedError, type DraftRequest } from '../../planner/plan.js';
+import { extractJson, findLoop, judgeAnswer } from '../../planner/plan-validation.js';
+import type { PageDescription } from '../../planner/page-description.js';
 import { startFakeModelServer, type FakeModelServer } from './fake-model-server.js';
 
 const pack = loadSitePack('sitepacks/vendor-sim.yaml');

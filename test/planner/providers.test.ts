@@ -1,8 +1,8 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { parsePlannerConfig } from '../../src/planner/config.js';
-import { memoryLogger } from '../../src/planner/log.js';
-import { createPlannerModel, ModelCallError } from '../../src/planner/providers/index.js';
+import { parsePlannerConfig } from '../../planner/config.js';
+import { memoryLogger } from '../../planner/log.js';
+import { createPlannerModel, ModelCallError } from '../../planner/providers/index.js';
 import { startFakeModelServer, type FakeModelServer } from './fake-model-server.js';
 
 let fake: FakeModelServer;

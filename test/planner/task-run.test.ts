@@ -2,12 +2,12 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { FileEvidenceSink, sha256 } from '../../src/planner/evidence.js';
-import { memoryLogger } from '../../src/planner/log.js';
-import { LogNotifier } from '../../src/planner/notifier.js';
-import { FileTaskStore } from '../../src/planner/stores/file-task-store.js';
-import { createTask, runTask, type RunnerDeps } from '../../src/planner/task-runner.js';
-import type { PlannerConfig } from '../../src/planner/config.js';
+import { FileEvidenceSink, sha256 } from '../../planner/evidence.js';
+import { memoryLogger } from '../../planner/log.js';
+import { LogNotifier } from '../../planner/notifier.js';
+import { FileTaskStore } from '../../planner/stores/file-task-store.js';
+import { createTask, runTask, type RunnerDeps } from '../../planner/task-runner.js';
+import type { PlannerConfig } from '../../planner/config.js';
 import { useWorld } from './world.js';
 
 const world = useWorld();

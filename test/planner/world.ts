@@ -4,11 +4,11 @@ import { join } from 'node:path';
 import { closeSharedBrowser, sharedBrowser } from '../../src/browser/chromium.js';
 import { IdentitySessions } from '../../src/browser/identity-sessions.js';
 import { loadSitePack } from '../../src/sitepack/load.js';
-import { startSimulator, type RunningSimulator } from '../../src/simulator/server.js';
-import { SimulatorControl } from '../../src/simulator/control-client.js';
-import { parsePlannerConfig, type PlannerConfig, type PlannerConfigInput } from '../../src/planner/config.js';
-import { memoryLogger } from '../../src/planner/log.js';
-import { createPlannerModel } from '../../src/planner/providers/index.js';
+import { startSimulator, type RunningSimulator } from '../../backoffices/simulator/server.js';
+import { SimulatorControl } from '../../backoffices/simulator/control-client.js';
+import { parsePlannerConfig, type PlannerConfig, type PlannerConfigInput } from '../../planner/config.js';
+import { memoryLogger } from '../../planner/log.js';
+import { createPlannerModel } from '../../planner/providers/index.js';
 import { startFakeModelServer, type FakeModelServer } from './fake-model-server.js';
 import { useFixture } from '../support/fixture.js';
 

@@ -5,8 +5,8 @@ import { parse, stringify } from 'yaml';
 import { parseSitePack } from '../../src/sitepack/load.js';
 import { parseConfig } from '../../src/config/load.js';
 import { msToNextWindow, totpCode } from '../../src/browser/second-factor.js';
-import { codeAccepted } from '../../src/simulator/second-factor.js';
-import { totpSecretFor } from '../../src/simulator/server.js';
+import { codeAccepted } from '../../backoffices/simulator/second-factor.js';
+import { totpSecretFor } from '../../backoffices/simulator/server.js';
 
 const pack = () => parse(readFileSync('sitepacks/vendor-sim.yaml', 'utf8')) as Record<string, any>;
 const config = () => parse(readFileSync('config/paperclip.local.yaml', 'utf8')) as Record<string, any>;

@@ -62,3 +62,27 @@ test('a version 1 pack is refused with a pointer to the v2 format; a write witho
   shadow.actions.refund.tiers.browser.steps.splice(1, 0, { action: 'extract', target: { text: '金额' }, as: 'amount' });
   assert.throws(() => parseSitePack(stringify(shadow), 'pack.yaml'), /extract as "amount" would shadow a parameter/);
 });
+
+test('frames, virtualising grids and stated totals: what a pack may say, and the fix named when it is wrong', () => {
+  const p = pack();
+  p.list.frame = { title: '工作区' };
+  p.list.rows = { table: { name: '差异清单', virtual: true, filter: { label: '筛选单号' } } };
+  p.list.total = { pattern: '共\\s*(\\d+)\\s*条' };
+  p.detail.frame = { name: 'work' };
+  p.actions.mark_processed.frame = { url: '^/work/' };
+  p.actions.mark_processed.tiers.browser.steps[1].within = { top: true };
+  const loaded = parseSitePack(stringify(p));
+  assert.deepEqual(loaded.list.frame, { title: '工作区' });
+  assert.equal(loaded.list.rows.table?.virtual, true);
+  assert.equal(loaded.actions['mark_processed']?.frame?.url, '^/work/');
+
+  const twoWays = pack();
+  twoWays.list.frame = { name: 'work', title: '工作区' };
+  assert.throws(() => parseSitePack(stringify(twoWays)), /exactly one of name, title or url/);
+  const noGroup = pack();
+  noGroup.list.total = { pattern: '共\\s*\\d+\\s*条' };
+  assert.throws(() => parseSitePack(stringify(noGroup)), /captures the number in group 1/);
+  const badUrl = pack();
+  badUrl.detail.frame = { url: '(' };
+  assert.throws(() => parseSitePack(stringify(badUrl)), /frame\.url is a regular expression/);
+});

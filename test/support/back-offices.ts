@@ -1,9 +1,9 @@
-import type { ActiveFault, FaultKind, ResetResult } from '../../src/simulator/schemas.js';
-import { accountFor } from '../../src/simulator/accounts.js';
-import { SimulatorControl } from '../../src/simulator/control-client.js';
-import { billNoFor, startSimulator } from '../../src/simulator/server.js';
-import { LedgerlyControl } from '../../src/ledgerly/control-client.js';
-import { discrepancyIdFor, ledgerlyUserFor, startLedgerly } from '../../src/ledgerly/server.js';
+import type { ActiveFault, FaultKind, ResetResult } from '../../backoffices/simulator/schemas.js';
+import { accountFor } from '../../backoffices/simulator/accounts.js';
+import { SimulatorControl } from '../../backoffices/simulator/control-client.js';
+import { billNoFor, startSimulator } from '../../backoffices/simulator/server.js';
+import { LedgerlyControl } from '../../backoffices/ledgerly/control-client.js';
+import { discrepancyIdFor, ledgerlyUserFor, startLedgerly } from '../../backoffices/ledgerly/server.js';
 
 /**
  * The two in-repo back offices side by side, for suites parametrised over

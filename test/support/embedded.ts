@@ -4,11 +4,11 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DescribeExecutionCommand, StartExecutionCommand } from '@aws-sdk/client-sfn';
-import { startSimulator, type RunningSimulator } from '../../src/simulator/server.js';
-import { SimulatorControl } from '../../src/simulator/control-client.js';
-import { startLedgerly } from '../../src/ledgerly/server.js';
-import { LedgerlyControl } from '../../src/ledgerly/control-client.js';
-import { startEmbeddedPaperclip, type EmbeddedOptions, type EmbeddedPaperclip } from '../../src/embedded/embedded-paperclip.js';
+import { startSimulator, type RunningSimulator, type SimulatorOptions } from '../../backoffices/simulator/server.js';
+import { SimulatorControl } from '../../backoffices/simulator/control-client.js';
+import { startLedgerly } from '../../backoffices/ledgerly/server.js';
+import { LedgerlyControl } from '../../backoffices/ledgerly/control-client.js';
+import { startEmbeddedPaperclip, type EmbeddedOptions, type EmbeddedPaperclip } from '../../twin/runtime/embedded-paperclip.js';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { useFixture } from './fixture.js';
 
@@ -40,8 +40,14 @@ interface HarnessOptions {
   inMemory?: boolean;
 }
 
-export async function startHarness(options: HarnessOptions & { asyncDelayMs?: number } = {}): Promise<Harness> {
-  const sim = await startSimulator({ controlToken: CONTROL_TOKEN, asyncDelayMs: options.asyncDelayMs ?? 150 });
+export async function startHarness(
+  options: HarnessOptions & { asyncDelayMs?: number; layout?: SimulatorOptions['layout'] } = {},
+): Promise<Harness> {
+  const sim = await startSimulator({
+    controlToken: CONTROL_TOKEN,
+    asyncDelayMs: options.asyncDelayMs ?? 150,
+    ...(options.layout ? { layout: options.layout } : {}),
+  });
   return harnessAround(sim, new SimulatorControl(sim.url, CONTROL_TOKEN), options);
 }
 

@@ -2,8 +2,8 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { startLocalDynamoDb, createTables, type LocalDynamoDb } from '../../src/local/dynamodb.js';
-import { awsClientConfig } from '../../src/local/aws-config.js';
+import { startLocalDynamoDb, createTables, type LocalDynamoDb } from '../../twin/aws/dynamodb.js';
+import { awsClientConfig } from '../../twin/aws/aws-config.js';
 import { TakeoverStore } from '../../src/adapters/dynamodb/takeover-store.js';
 import type { NewTakeoverEntry } from '../../src/app/ports/takeovers.js';
 

@@ -1,4 +1,4 @@
-import { setTimeout as sleep } from 'node:timers/promises';
+import { deadline, pollUntil } from '../../lib/deadline.js';
 import {
   DescribeExecutionCommand,
   ExecutionAlreadyExists,
@@ -53,14 +53,17 @@ export class Executions implements ExecutionsPort {
 
   /** Polls until the execution leaves RUNNING or `timeoutMs` passes (then `timedOut`, still RUNNING). */
   async wait(executionArn: string, options: { timeoutMs: number; pollMs?: number }): Promise<WaitedExecution> {
-    const deadline = Date.now() + options.timeoutMs;
-    for (;;) {
-      const state = await this.describe(executionArn);
-      if (!state) throw new Error(`execution ${executionArn} does not exist`);
-      if (state.status !== 'RUNNING') return { ...state, timedOut: false };
-      if (Date.now() > deadline) return { ...state, timedOut: true };
-      await sleep(options.pollMs ?? 250);
-    }
+    let last: ExecutionState | undefined;
+    const closed = await pollUntil(
+      deadline(options.timeoutMs),
+      async () => {
+        last = await this.describe(executionArn);
+        if (!last) throw new Error(`execution ${executionArn} does not exist`);
+        return last.status !== 'RUNNING';
+      },
+      options.pollMs ?? 250,
+    );
+    return { ...last!, timedOut: !closed };
   }
 
   /** Resumes a workflow waiting on `taskToken` with `output` (JSON-encoded). */

@@ -78,7 +78,7 @@ export function assumedTenantClients(input: { roleArn: string; scope: TenantScop
 }
 
 /**
- * The local stack's IAM (src/local/iam), as a tenant session needs it: the
+ * The local stack's IAM (twin/aws/iam), as a tenant session needs it: the
  * tenant-access role's local ARN, running code as a session assumed with a
  * request (checked as STS would: the caller's policy and the role's trust
  * policy), and checking one action for the current session.

@@ -2,8 +2,8 @@ import { fillTemplate } from '../../sitepack/action-language.js';
 import type { SiteAction, SitePack } from '../../sitepack/schema.js';
 import type { VendorApiPort } from '../../app/ports/vendor-api.js';
 import { ReadFailedError, SessionLostError, WriteNotCommittedError, AmbiguousOutcomeError } from '../../domain/errors.js';
-import { DEFAULT_RETRY_AFTER_MS, describeRateLimit, fitsBefore, rateLimitCounts, retryAfterMs } from '../../lib/retry-after.js';
-import { setTimeout as sleep } from 'node:timers/promises';
+import { describeRateLimit, rateLimitCounts, retryAfterMs, waitOutRateLimits } from '../../lib/retry-after.js';
+import { deadline } from '../../lib/deadline.js';
 
 /** How requests to the vendor's JSON API are authenticated. */
 export type VendorApiAuth =
@@ -37,25 +37,17 @@ export class VendorApi implements VendorApiPort {
         throw new ReadFailedError(`reading ${url.pathname} failed: ${error.message}`, {}, { cause: error });
       });
     // A read the vendor rate-limits (429) is waited out as its Retry-After asks, within the call's time, then made again.
-    const deadline = Date.now() + this.timeoutMs;
-    let response = await read();
-    while (response.status === 429) {
-      rateLimitCounts.seen += 1;
-      const wait = retryAfterMs(response.headers.get('retry-after')) ?? DEFAULT_RETRY_AFTER_MS;
-      if (!fitsBefore(deadline, wait)) {
-        throw new ReadFailedError(
-          `${describeRateLimit(`GET ${url.pathname}`, wait)}; the wait does not fit in the read's ${this.timeoutMs} ms`,
-          {
-            status: 429,
-            retryAfterMs: wait,
-          },
-        );
-      }
-      await sleep(wait);
-      rateLimitCounts.waitedOut += 1;
-      rateLimitCounts.waitedMs += wait;
-      response = await read();
-    }
+    const response = await waitOutRateLimits(
+      await read(),
+      { status: (r) => r.status, retryAfter: (r) => r.headers.get('retry-after') },
+      read,
+      deadline(this.timeoutMs),
+      (wait) =>
+        new ReadFailedError(`${describeRateLimit(`GET ${url.pathname}`, wait)}; the wait does not fit in the read's ${this.timeoutMs} ms`, {
+          status: 429,
+          retryAfterMs: wait,
+        }),
+    );
     if (this.pack.api.notFoundStatus.includes(response.status)) return undefined;
     this.assertAuthenticated(response);
     if (!response.ok) throw new ReadFailedError(`reading ${url.pathname} answered ${response.status}`);

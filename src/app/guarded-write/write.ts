@@ -98,6 +98,7 @@ export async function browserWrite(s: Services, state: ItemState): Promise<Write
         row: itemRow(s, item),
         sessionLost: s.pack.sessionLost,
         traced: session.traced,
+        ...(action.frame ? { frame: action.frame } : {}),
       };
       // Values a step extracts (the amount a confirmation shows) fill later steps, also across stages.
       const extracted: Record<string, string> = {};
