@@ -30,7 +30,7 @@ const ALLOWED = {
   'backoffices/simulator/pages/refund.ts': 1,
   'test/cli/run.test.ts': 1,
   'test/cli/sitepack.test.ts': 2,
-  'test/e2e/ledgerly.test.ts': 3,
+  'test/e2e/ledgerly.test.ts': 2,
   'test/backoffices/ledgerly/app.test.ts': 1,
   'test/sitepack/fixtures.ts': 9,
 };

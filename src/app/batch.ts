@@ -91,12 +91,16 @@ export async function readBatchList(unscoped: Services, input: { batch: unknown;
   // The list, its evidence, the claims looked up and the run files are all the tenant's: one tenant session for all of it.
   const s = unscoped.forTenant({ tenant: tenant.id, identity: tenant.identity });
   const evidence: StoredObject[] = [];
+  // A re-run of a task an earlier run summarised keeps that run's list files: its own go beside them.
+  const named = (await firstSummaryKept(s, { tenant: tenant.id, taskId: batch.taskId }))
+    ? (name: string) => rerunName(name, input.executionArn)
+    : (name: string) => name;
   const listed: ListedItem[] = await withSession(s, tenant.identity, 'read', { trace: false }, async (session) => {
     const warming = warmItemSessions(s, tenant.identity);
     const rows = await readList(session, readContextFor(s, tenant.id)).finally(() => warming);
     evidence.push(
       await s.evidence.put(
-        batchKey({ tenant: tenant.id, taskId: batch.taskId }, 'list.png'),
+        batchKey({ tenant: tenant.id, taskId: batch.taskId }, named('list.png')),
         await session.page.screenshot({ fullPage: true }),
         'image/png',
       ),
@@ -105,7 +109,7 @@ export async function readBatchList(unscoped: Services, input: { batch: unknown;
   });
   evidence.push(
     await s.evidence.put(
-      batchKey({ tenant: tenant.id, taskId: batch.taskId }, 'list.json'),
+      batchKey({ tenant: tenant.id, taskId: batch.taskId }, named('list.json')),
       JSON.stringify(listed, null, 2),
       'application/json',
     ),
@@ -133,7 +137,7 @@ export async function readBatchList(unscoped: Services, input: { batch: unknown;
   }
   evidence.push(
     await s.evidence.put(
-      batchKey({ tenant: tenant.id, taskId: batch.taskId }, 'plan.json'),
+      batchKey({ tenant: tenant.id, taskId: batch.taskId }, named('plan.json')),
       JSON.stringify(
         plans.map((p) => ({ billNo: p.row.billNo, status: p.row.status, kind: p.row.kind ?? null, action: p.action ?? null, why: p.why })),
         null,
@@ -229,11 +233,35 @@ export interface BatchSummary {
   counts: Record<Outcome, number>;
   /** Items this run found settled by an earlier (or a concurrent) run of the same task, counted by that outcome. */
   settledEarlier?: number;
+  /** Of `counts`, the items an earlier run settled, by outcome (a re-run says `already_done` for these). */
+  already?: Partial<Record<Outcome, number>>;
   error?: string;
 }
 
+/**
+ * Whether the task folder already holds the summary of an earlier complete run (a batch.json that records no
+ * failure): then this run is a re-run, and its own summary and list files go beside that run's, never over them.
+ * A first run whose list could not be read summarised nothing to keep.
+ */
+export async function firstSummaryKept(s: Pick<Services, 'evidence'>, batch: { tenant: string; taskId: string }): Promise<boolean> {
+  const body = await s.evidence.get(batchKey(batch, 'batch.json'));
+  if (!body) return false;
+  try {
+    return !(JSON.parse(body.toString('utf8')) as { error?: unknown }).error;
+  } catch {
+    return true; // unreadable: keep it for verify to report, never replace it
+  }
+}
+
+/** `batch.json` of a re-run: `batch.rerun-<execution name>.json`, one per run, beside the first run's. */
+export function rerunName(name: string, executionArn: string | undefined): string {
+  const run = executionArn?.split(':').at(-1) || new Date().toISOString().replace(/[-:.]/g, '');
+  const dot = name.lastIndexOf('.');
+  return `${name.slice(0, dot)}.rerun-${run}${name.slice(dot)}`;
+}
+
 /** What a settled claim says the item's outcome was. */
-function claimOutcome(claim: Claim): Outcome | undefined {
+export function claimOutcome(claim: Claim): Outcome | undefined {
   if (!TERMINAL_STATUSES.includes(claim.status)) return undefined;
   if (claim.outcome && (OUTCOMES as readonly string[]).includes(claim.outcome) && claim.outcome !== 'skipped')
     return claim.outcome as Outcome;
@@ -254,12 +282,26 @@ function claimOutcome(claim: Claim): Outcome | undefined {
  * its items claimed and skips them: nothing is written twice. Its summary still says what happened to each:
  * an item whose claim an earlier run settled is reported with that outcome, marked `settledEarlier`; one still
  * in progress elsewhere stays skipped, and a done write undone since (`paperclip compensate`) is reported
- * `compensated`. Reads the task's claims once (the tenant-keyed task index), only if any was skipped, and the audit chain
- * of each done one.
+ * `compensated`. The task's settled claims this run's list no longer showed (a back office whose list drops
+ * handled rows) are added the same way, so a re-run counts every item of the task, not only those still listed
+ * (`withUnlisted`; not after a failed map run, whose missing results may be items this run settled). Reads the
+ * task's claims once (the tenant-keyed task index) and the audit chain of each done one.
  */
-async function settleSkipped(s: Services, taskId: string, tenant: string, results: ItemResult[]): Promise<number> {
-  if (!results.some((r) => r.outcome === 'skipped' && r.key)) return 0;
-  const claims = new Map((await s.claims.byTask(taskId, tenant)).map((c) => [c.key, c]));
+async function settleEarlier(
+  s: Services,
+  batch: { tenant: string; taskId: string },
+  results: ItemResult[],
+  options: { withUnlisted: boolean },
+): Promise<number> {
+  if (!options.withUnlisted && !results.some((r) => r.outcome === 'skipped' && r.key)) return 0;
+  const claims = new Map((await s.claims.byTask(batch.taskId, batch.tenant)).map((c) => [c.key, c]));
+  if (options.withUnlisted) {
+    const inResults = new Set(results.map((r) => r.key));
+    for (const claim of claims.values()) {
+      if (!inResults.has(claim.key) && TERMINAL_STATUSES.includes(claim.status))
+        results.push({ outcome: 'skipped', key: claim.key, billNo: claim.billNo });
+    }
+  }
   const settledResults = results.flatMap((result) => {
     if (result.outcome !== 'skipped' || !result.key) return [];
     const claim = claims.get(result.key);
@@ -285,7 +327,7 @@ async function settleSkipped(s: Services, taskId: string, tenant: string, result
 const AUDIT_READ_FAN_OUT = 8;
 
 /** Whether the write's last compensation event says it was rolled back. */
-async function rolledBack(s: Services, key: string): Promise<boolean> {
+export async function rolledBack(s: Services, key: string): Promise<boolean> {
   const events = await s.audit.events(key);
   const last = [...events].reverse().find((e) => COMPENSATION_CLOSED.includes(e.type));
   return last?.type === 'compensated';
@@ -329,10 +371,13 @@ export async function summarizeBatch(
     if (input.resultsAt) written = await s.mapRuns.find(input.resultsAt);
   }
   if (written) for await (const result of s.mapRuns.read(written)) results.push(result);
-  const settledEarlier = await settleSkipped(s, batch.taskId, batch.tenant, results);
+  // Not after a failed read (no item ran) or map run (a missing result may be an item this run settled).
+  const settledEarlier = await settleEarlier(s, batch, results, { withUnlisted: !input.readError && !mapError });
+  const already: Partial<Record<Outcome, number>> = {};
   for (const result of results) {
     const outcome = (OUTCOMES as readonly string[]).includes(result.outcome) ? (result.outcome as Outcome) : 'error';
     counts[outcome] += 1;
+    if (result.settledEarlier) already[outcome] = (already[outcome] ?? 0) + 1;
   }
   const error = input.readError ? failureMessage(input.readError) : mapError;
   const summary: BatchSummary = {
@@ -341,11 +386,13 @@ export async function summarizeBatch(
     read: input.read ?? 0,
     items: results.length,
     counts,
-    ...(settledEarlier > 0 ? { settledEarlier } : {}),
+    ...(settledEarlier > 0 ? { settledEarlier, already } : {}),
     ...(error ? { error } : {}),
   };
+  // The first run's summary stays: a re-run's goes beside it (batch.rerun-<execution>.json), and the pages it keeps.
+  const rerun = await firstSummaryKept(s, batch);
   await s.evidence.put(
-    batchKey(batch, 'batch.json'),
+    batchKey(batch, rerun ? rerunName('batch.json', input.executionArn) : 'batch.json'),
     JSON.stringify({ ...summary, results, finishedAt: new Date().toISOString() }, null, 2),
     'application/json',
   );

@@ -2,6 +2,7 @@ import { parseArgs } from 'node:util';
 import { z } from 'zod';
 import { OUTCOMES, type Outcome } from '../app/batch.js';
 import { ValidationError } from '../config/errors.js';
+import { NamedError } from '../domain/errors.js';
 
 /**
  * Every command's flags are declared once, as a zod object: the parser, the
@@ -36,6 +37,15 @@ export interface CommandSpec<F extends z.ZodType = z.ZodType> {
 export interface Command {
   spec: CommandSpec;
   run(argv: string[]): Promise<number>;
+}
+
+/**
+ * An expected condition that stops an operator command before it changes anything: no data folder, a
+ * folder of another config, an unknown task. Its message names the fix; `paperclip` prints it as one line
+ * (never a stack trace) and exits 2.
+ */
+export class RefusedError extends NamedError {
+  override name = 'RefusedError';
 }
 
 /** Bad command-line input: names the flag and the fix; the command changes nothing. Exit code 2. */

@@ -33,13 +33,15 @@ export const AUDIT_SPEC: CommandSpec<typeof Flags> = {
 batch:<tenant>:<taskId>) and the sha256 of every evidence object, and compares
 them with the batch seal. Names each event that was altered or removed, each
 object that was altered or removed, and each object the seal does not account
-for. Without --batch/--key: every batch (of --tenant), and each tenant's signed
+for. Without --batch/--key: every batch (of --tenant), every audit chain no
+batch leads to (named in a note: no seal covers it), and each tenant's signed
 daily digests: one for every day from its first seal, each signature checked
 with the digest key's public half (KMS, or evidence.digest_public_key).
 
 Reads the local data folder (also while npm start -- --keep runs on it), the
 endpoints in PAPERCLIP_DYNAMODB_ENDPOINT / PAPERCLIP_S3_ENDPOINT, or AWS (--aws).
-Exit code: 0 clean, 1 findings, 2 bad arguments.`,
+Exit code: 0 clean, 1 findings, 2 bad arguments, no data folder or a folder
+of another config (nothing read), 4 a store that does not answer.`,
   flags: Flags,
 };
 

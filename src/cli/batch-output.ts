@@ -5,6 +5,8 @@ import type { FailOnRules } from './args.js';
 import { createProgressRenderer } from './progress.js';
 import { deadline, pollUntil } from '../lib/deadline.js';
 import { inboxAddress } from '../../twin/aws/index.js';
+import { TERMINAL_STATUSES, type Claim } from '../domain/claim.js';
+import { itemLine, itemOutcome } from './items.js';
 
 /**
  * What `npm start` and `paperclip run` print around a batch: the stack's
@@ -24,6 +26,8 @@ export function summaryLine(summary: BatchSummary): string {
     read: summary.read,
     ...summary.counts,
     ...(summary.settledEarlier ? { settled_earlier: summary.settledEarlier } : {}),
+    // Of the counts above, what an earlier run of the task settled: `already_done: 8` on a re-run that wrote nothing.
+    ...Object.fromEntries(Object.entries(summary.already ?? {}).map(([outcome, n]) => [`already_${outcome}`, n])),
     ...(summary.error ? { error: summary.error } : {}),
   });
 }
@@ -128,6 +132,37 @@ export interface BatchCommandOptions {
   dataDirLabel: string;
   /** Item outcomes that turn a batch that ran into exit code 3 (`--fail-on`). */
   failOn?: FailOnRules;
+  /** One JSON line per item on stdout as it finishes (`run --json-lines`), before the summary line. */
+  jsonLines?: boolean;
+}
+
+/**
+ * `run --json-lines`: one line per item of the task once it settles, from the claims each progress update
+ * reads. Items an earlier run settled are printed as `already_<outcome>`; what has not settled when the batch
+ * ends (an item waiting for its approver) is printed then, so every item of the summary has its line.
+ */
+function itemLinePrinter(paperclip: EmbeddedPaperclip, earlier: ReadonlySet<string>) {
+  const s = paperclip.services;
+  const printed = new Set<string>();
+  let queue = Promise.resolve();
+  const print = (claim: Claim, final: boolean) => {
+    if (printed.has(claim.key) || (!final && !TERMINAL_STATUSES.includes(claim.status))) return;
+    printed.add(claim.key);
+    queue = queue.then(async () => {
+      const outcome = await itemOutcome(s, claim);
+      const line = await itemLine(s, claim, earlier.has(claim.key) ? `already_${outcome}` : outcome);
+      process.stdout.write(`${JSON.stringify(line)}\n`);
+    });
+  };
+  return {
+    update(claims: readonly Claim[] | undefined) {
+      for (const claim of claims ?? []) print(claim, false);
+    },
+    async finish(taskId: string, tenant: string) {
+      for (const claim of await s.claims.byTask(taskId, tenant)) print(claim, true);
+      await queue;
+    },
+  };
 }
 
 /** The outcome rules a finished batch's counts break, said as `takeover 2 ≥ 1`. */
@@ -141,8 +176,16 @@ export async function runBatchCommand(paperclip: EmbeddedPaperclip, o: BatchComm
   const { endpoints } = paperclip.stack;
   log(`batch ${o.taskId}: reading the ${o.tenant} discrepancy list, then one guarded write per pending item`);
   const progress = createProgressRenderer();
-  const run = await paperclip.runBatch({ taskId: o.taskId, tenant: o.tenant, requestedBy: o.requestedBy }, (p) => progress.update(p));
+  const settledBefore = o.jsonLines
+    ? (await paperclip.services.claims.byTask(o.taskId, o.tenant)).filter((c) => TERMINAL_STATUSES.includes(c.status))
+    : [];
+  const lines = o.jsonLines ? itemLinePrinter(paperclip, new Set(settledBefore.map((c) => c.key))) : undefined;
+  const run = await paperclip.runBatch({ taskId: o.taskId, tenant: o.tenant, requestedBy: o.requestedBy }, (p) => {
+    progress.update(p);
+    lines?.update(p.claims);
+  });
   progress.finish();
+  await lines?.finish(o.taskId, o.tenant);
   log(
     `batch ${run.status.toLowerCase()} in ${((Date.now() - began) / 1000).toFixed(1)} s; evidence ` +
       `under s3://${paperclip.services.config.evidence.bucket}/evidence/${o.tenant}/${o.taskId}/`,

@@ -5,7 +5,7 @@ import { KEY_PATTERN, KEY_SHAPE } from '../domain/task.js';
 import type { Services } from '../app/services.js';
 import { createServices } from '../composition/services.js';
 import { compensate, CompensationRefusedError, type CompensationResult } from '../app/compensation.js';
-import { ConfigPath, DataDir, parseCommand, type Command, type CommandSpec } from './args.js';
+import { DataDir, FolderConfigPath, parseCommand, UsageError, type Command, type CommandSpec } from './args.js';
 import { configForFolder, DataFolderError, openDataFolder } from './data-folder.js';
 import { loadConfig } from '../config/load.js';
 
@@ -16,12 +16,15 @@ const Flags = z.object({
     required: 'give --reason: why this write is undone (it goes into the audit trail)',
   }).meta({ value: 'why', description: 'why this write is undone (goes into the audit trail)' }),
   'requested-by': RequestedByFlag,
-  config: ConfigPath.optional(),
+  config: FolderConfigPath,
   'data-dir': DataDir.optional().meta({
     value: 'dir',
-    description:
-      'a local data folder (default .paperclip when no PAPERCLIP_GUARDED_WRITE_ARN is set): attach to its running stack or start one',
+    description: 'the local data folder (default .paperclip): attach to the Paperclip process holding it, or start the stack on it here',
   }),
+  aws: z
+    .boolean()
+    .default(false)
+    .meta({ description: 'start the inverse on AWS: PAPERCLIP_GUARDED_WRITE_ARN and AWS credentials from the environment' }),
 });
 
 const Key = z.string().regex(KEY_PATTERN, `${KEY_SHAPE} (from the audit trail or the evidence folder)`);
@@ -39,11 +42,16 @@ Locally it works on a data folder (--data-dir, default .paperclip): through the
 Paperclip process that holds it (npm start -- --keep, paperclip run --keep), or,
 when none does, by starting the embedded stack on it here, with the inverse
 driven against the config's vendor.base_url (the config the folder was run with
-when --config is left out). On AWS (PAPERCLIP_GUARDED_WRITE_ARN and credentials
-in the environment, no --data-dir) it starts the inverse there.
+when --config is left out). Nothing from another process's environment is
+needed. With --aws (or with PAPERCLIP_GUARDED_WRITE_ARN set and no --data-dir)
+it starts the inverse on AWS instead: the guarded-write state machine's ARN in
+PAPERCLIP_GUARDED_WRITE_ARN, PAPERCLIP_CONFIG or --config, and AWS credentials
+from the usual chain.
 
 Prints one JSON line. Exit code 0: rolled back; 1: the inverse ran but the
-pre-state was not confirmed; 2: refused or bad arguments (nothing ran).`,
+pre-state was not confirmed; 2: refused or bad arguments, nothing ran (an
+unknown key, an irreversible action, no data folder); 4: a store or AWS could
+not be reached (no credentials, a stack that stopped answering).`,
   flags: Flags,
   positionals: [{ name: 'key', description: 'the idempotency key of the write to undo', schema: Key }],
 };
@@ -73,7 +81,15 @@ export async function compensateWith(
 export async function runCompensate(argv: string[]): Promise<number> {
   const { flags, positionals } = parseCommand(COMPENSATE_SPEC, argv);
   const key = positionals[0]!;
-  if (!flags['data-dir'] && process.env['PAPERCLIP_GUARDED_WRITE_ARN']) {
+  if (flags.aws && flags['data-dir'])
+    throw new UsageError('compensate', [
+      { path: '--aws', message: 'pass either --aws or --data-dir: the write is undone on AWS or on a local folder' },
+    ]);
+  if (flags.aws && !process.env['PAPERCLIP_GUARDED_WRITE_ARN'])
+    throw new UsageError('compensate', [
+      { path: '--aws', message: "needs PAPERCLIP_GUARDED_WRITE_ARN: the ARN of the deployed stack's guarded-write state machine" },
+    ]);
+  if (flags.aws || (!flags['data-dir'] && process.env['PAPERCLIP_GUARDED_WRITE_ARN'])) {
     const s = createServices(flags.config ? { ...process.env, PAPERCLIP_CONFIG: flags.config } : process.env);
     const requestedBy = cliRequester(s.config, flags['requested-by'], 'compensate');
     try {

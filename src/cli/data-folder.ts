@@ -5,7 +5,7 @@ import { createServices, type WiredServices } from '../composition/services.js';
 import { startEmbeddedPaperclip, type EmbeddedOptions, type EmbeddedPaperclip } from '../../twin/runtime/index.js';
 import type { StoredEmail } from '../../twin/aws/index.js';
 import { loadConfig } from '../config/load.js';
-import { NamedError } from '../domain/errors.js';
+import { RefusedError } from './args.js';
 
 /**
  * Opening a local data folder (`.paperclip` by default): either start the
@@ -49,7 +49,16 @@ export function recordedConfigPath(dataDir: string): string | undefined {
  */
 export function configForFolder(dataDir: string, given: string | undefined, fallback = 'config/paperclip.local.yaml'): string {
   const record = folderRecord(dataDir);
-  if (!given) return resolve(recordedConfigPath(dataDir) ?? fallback);
+  if (!given) {
+    if (record && !existsSync(record.configPath)) {
+      // The sample's tables are not this folder's: reading them would show an empty queue that is not empty.
+      throw new DataFolderError(
+        `the data folder ${resolve(dataDir)} was run with ${record.configPath}, which is gone; pass --config with a config ` +
+          `naming prefix "${record.prefix}" and evidence bucket "${record.bucket}"`,
+      );
+    }
+    return resolve(recordedConfigPath(dataDir) ?? fallback);
+  }
   const configPath = resolve(given);
   if (record) {
     const config = loadConfig(configPath);
@@ -97,7 +106,7 @@ export interface EmbeddedSession {
 }
 
 /** The data folder cannot be opened: missing, or held by another live process. */
-export class DataFolderError extends NamedError {
+export class DataFolderError extends RefusedError {
   override name = 'DataFolderError';
 }
 

@@ -8,7 +8,7 @@ import { workingBucketName } from '../config/schema.js';
 import { awsClientConfig, createTables, localKmsSigner, startLocalDynamoDb, startLocalKms, startLocalS3 } from '../../twin/aws/index.js';
 import { digestKeyAlias } from '../contracts/functions.js';
 import { configForFolder, DataFolderError, runningStack } from './data-folder.js';
-import { NamedError } from '../domain/errors.js';
+import { RefusedError } from './args.js';
 
 const DEFAULT_CONFIG = 'config/paperclip.local.yaml';
 
@@ -23,7 +23,7 @@ const DEFAULT_CONFIG = 'config/paperclip.local.yaml';
  * dynalite locks its LevelDB folder, so case 2 must not open the folder itself.
  */
 
-export class DataSourceError extends NamedError {
+export class DataSourceError extends RefusedError {
   override name = 'DataSourceError';
 }
 

@@ -1,7 +1,10 @@
 #!/usr/bin/env node
 import { ValidationError } from '../config/errors.js';
 import { PaperclipError } from '../domain/errors.js';
-import { usageText, type Command } from './args.js';
+import { RefusedError, usageText, type Command } from './args.js';
+import { TakeoverRefusedError } from '../app/takeover/resolve.js';
+import { CompensationRefusedError } from '../app/compensation.js';
+import { itemsCommand } from './items.js';
 import { demoCommand } from './demo.js';
 import { runCommand } from './run.js';
 import { sitepackCommands } from './sitepack.js';
@@ -21,6 +24,7 @@ const COMMANDS: Command[] = [
   ...sitepackCommands,
   demoCommand,
   drillCommand,
+  itemsCommand,
   compensateCommand,
   ...takeoverCommands,
   auditCommand,
@@ -35,11 +39,40 @@ function listing(commands: Command[]): string {
   return commands.map((c) => `  ${c.spec.name.padEnd(width)}${c.spec.summary}`).join('\n');
 }
 
+/** What every command's exit code means; a command's --help says what its 1 (and run's 3) are. */
+export const EXIT_CODES = `Exit codes (every command):
+  0  it did what was asked
+  1  it ran and failed: the command's --help says what that means for it
+  2  refused, nothing changed: bad flags, no data folder, a folder of another
+     config, an unknown key, item or task (one line naming the fix)
+  3  run only: the batch succeeded but items ended as --fail-on names
+  4  it could not run: a store or service it needs is unreachable, no AWS
+     credentials, or an unexpected error (one line; PAPERCLIP_DEBUG=1 prints
+     the stack trace)`;
+
 export function overview(): string {
   return (
-    `Usage: paperclip <command> [flags]\n\nCommands:\n${listing(COMMANDS)}\n\nRun paperclip ` +
+    `Usage: paperclip <command> [flags]\n\nCommands:\n${listing(COMMANDS)}\n\n${EXIT_CODES}\n\nRun paperclip ` +
     `<command> --help for its flags. npm start runs the demo; npx paperclip runs this.`
   );
+}
+
+/**
+ * An error no command expected, said in one line with what to do when it is a condition of the machine
+ * (no credentials, nothing listening) rather than a bug. The stack only with PAPERCLIP_DEBUG=1.
+ */
+export function unexpectedErrorLine(command: string, error: unknown): string {
+  const e = error instanceof Error ? error : new Error(String(error));
+  const code = (e as NodeJS.ErrnoException).code ?? (e.cause as NodeJS.ErrnoException | undefined)?.code;
+  const first = e.message.split('\n')[0] ?? '';
+  if (e.name === 'CredentialsProviderError')
+    return `paperclip ${command}: no AWS credentials (${first}); pass --data-dir to work on a local data folder, or set AWS credentials to reach AWS`;
+  if (code === 'ECONNREFUSED' || code === 'ECONNRESET' || e.name === 'TimeoutError')
+    return (
+      `paperclip ${command}: a store or service did not answer (${e.name}: ${first}); ` +
+      'if a Paperclip process held the data folder, start it again or stop it and rerun this'
+    );
+  return `paperclip ${command}: unexpected ${e.name}: ${first} (PAPERCLIP_DEBUG=1 prints the stack trace)`;
 }
 
 /** The command named by the leading words of argv (the longest name wins: `sitepack check` before `sitepack`). */
@@ -80,19 +113,27 @@ async function main(argv: string[]): Promise<number> {
       process.stderr.write(`${error.message}\n`);
       return 2;
     }
+    if (error instanceof RefusedError || error instanceof TakeoverRefusedError || error instanceof CompensationRefusedError) {
+      // An expected condition (no data folder, an unknown key or task): the message names the fix.
+      process.stderr.write(`paperclip ${command.spec.name}: ${error.message}\n`);
+      return 2;
+    }
     if (error instanceof PaperclipError) {
       // An expected failure (vendor unreachable, session lost, ...): its message is the explanation.
       process.stderr.write(`${error.name}: ${error.message.split('\n')[0]}\n`);
       return 1;
     }
-    throw error;
+    process.stderr.write(`${unexpectedErrorLine(command.spec.name, error)}\n`);
+    if (process.env['PAPERCLIP_DEBUG']) process.stderr.write(`${(error as Error).stack ?? String(error)}\n`);
+    return 4;
   }
 }
 
 main(process.argv.slice(2)).then(
   (code) => process.exit(code),
   (error: unknown) => {
-    process.stderr.write(`${(error as Error).stack ?? String(error)}\n`);
-    process.exit(1);
+    process.stderr.write(`${unexpectedErrorLine('', error)}\n`);
+    if (process.env['PAPERCLIP_DEBUG']) process.stderr.write(`${(error as Error).stack ?? String(error)}\n`);
+    process.exit(4);
   },
 );

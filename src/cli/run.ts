@@ -45,6 +45,9 @@ const Flags = z
     'approval-port': Port.optional().meta({ value: 'port', description: 'port of the approval pages (default: a free one)' }),
     'requested-by': RequestedByFlag,
     'fail-on': FailOn,
+    'json-lines': z.boolean().default(false).meta({
+      description: 'also print one JSON line per item as it finishes, before the summary line (paperclip items shows them later)',
+    }),
   })
   .superRefine((f, ctx) => {
     if (f.item && !f.action) ctx.addIssue({ code: 'custom', path: ['action'], message: 'is required with --item: name the action to run' });
@@ -71,6 +74,13 @@ could not be read, or the execution failed), 2 for bad arguments or a bad
 config (nothing started), 3 when it succeeded but items ended in an outcome
 named by --fail-on (e.g. --fail-on takeover,error): a batch succeeds when every
 item reached an outcome, whatever the outcome was.
+
+With --json-lines, stdout also gets one JSON line per item as it finishes (task,
+tenant, key, item, action, outcome, reason, evidence), before the summary line,
+which stays last. An item an earlier run of the same --task settled is printed
+as already_<outcome> (already_done), and counted so in the summary line; the
+first run's summary (batch.json) and pages are kept, a re-run's summary goes
+beside them (batch.rerun-<execution>.json).
 
 With --item <key> --action <name> [--param k=v ...] it runs one guarded write
 instead and prints its outcome as one JSON line; exit code 0 when the outcome
@@ -201,6 +211,7 @@ export async function runRun(argv: string[]): Promise<number> {
       requestedBy,
       keep: flags.keep,
       failOn: flags['fail-on'],
+      jsonLines: flags['json-lines'],
       dataDirLabel: flags['data-dir'],
     });
   } finally {

@@ -31,7 +31,14 @@ const Common = {
 const QUEUE = `The human takeover queue of a local data folder. If a Paperclip process
 (npm start -- --keep, paperclip run --keep, a chaos runner) holds the folder, the
 command works through that process's endpoints; otherwise it starts the
-embedded stack on the folder without running a batch.`;
+embedded stack on the folder without running a batch. Without --config it uses
+the config the folder was run with; a --config of other tables, or a folder
+whose recorded config is gone, is refused naming the prefix and bucket it needs,
+so an empty queue is never one read from the wrong tables.
+
+Exit codes (list, show, recover): 0 done; 2 bad arguments, no data folder, a
+folder of another config, or an unknown key (one line, nothing changed); 4 a
+store that does not answer.`;
 
 const ListFlags = z
   .object({

@@ -73,11 +73,14 @@ export async function finishBatchEvidence(ctx: EvidenceContext, batch: BatchRef,
     snapshot.items.set(key, objects);
   });
   const pages = rendered.length;
-  const index = await indexBatchFolder(ctx, batch);
-  snapshot.top.set(
-    PAGE_NAME,
-    await storeBatchPage(ctx, batch, { claims, index, top: snapshot.top, compensates, sealed: true, recordsRead }),
-  );
+  // A re-run that found every item fixed by an earlier seal changes no page: the first run's batch page stays as it was.
+  if (rendered.length > 0 || !snapshot.top.has(PAGE_NAME)) {
+    const index = await indexBatchFolder(ctx, batch);
+    snapshot.top.set(
+      PAGE_NAME,
+      await storeBatchPage(ctx, batch, { claims, index, top: snapshot.top, compensates, sealed: true, recordsRead }),
+    );
+  }
 
   const items: ItemForSeal[] = keys.map((key) => ({
     key,

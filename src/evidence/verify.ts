@@ -113,6 +113,8 @@ export async function verifyBatch(
     now?: number;
     /** Items known from their own seal chains (a task run outside a batch), checked even when their claim and folder are gone. */
     sealedKeys?: readonly string[];
+    /** Collects the name of every chain checked (verifyAll checks the chains no batch covers after). */
+    covered?: Set<string>;
   } = {},
 ): Promise<VerifyResult> {
   const label = `${batch.tenant}/${batch.taskId}`;
@@ -124,6 +126,7 @@ export async function verifyBatch(
 
   result.checked.chains += 1;
   result.checked.events += state.chain.length;
+  options.covered?.add(batchChain(batch));
   checkChain(batchChain(batch), state.chain).forEach(add);
   // Every seal the batch chain records must match its anchor outside the table.
   (await verifyAnchors(ctx, batch.tenant, state.chain, { now: options.now })).forEach(add);
@@ -177,6 +180,7 @@ export async function verifyBatch(
     const own = await loadStandaloneSeal(ctx, key);
     if (own.chain.length === 0) return undefined;
     const chain = standaloneSealChain(key);
+    options.covered?.add(chain);
     result.checked.chains += 1;
     result.checked.events += own.chain.length;
     checkChain(chain, own.chain).forEach(add);
@@ -203,6 +207,7 @@ export async function verifyBatch(
   for (const key of [...keys].sort()) {
     if (options.onlyKey && key !== options.onlyKey) continue;
     const events = await ctx.audit.events(key);
+    options.covered?.add(key);
     result.checked.chains += 1;
     result.checked.events += events.length;
     const chainFindings = checkChain(key, events);
@@ -432,8 +437,9 @@ export async function verifyAll(ctx: EvidenceContext, tenant?: string, options: 
   const digests = await verifyDigestsOf(ctx, tenants, options);
   total.findings.push(...digests.findings);
   total.notes.push(...digests.notes);
+  const covered = new Set<string>();
   for (const { batch, sealedKeys } of found) {
-    const one = await verifyBatch(ctx, batch, { ...options, sealedKeys });
+    const one = await verifyBatch(ctx, batch, { ...options, sealedKeys, covered });
     total.findings.push(...one.findings);
     total.notes.push(...one.notes);
     total.checked.batches += one.checked.batches;
@@ -441,7 +447,30 @@ export async function verifyAll(ctx: EvidenceContext, tenant?: string, options: 
     total.checked.events += one.checked.events;
     total.checked.objects += one.checked.objects;
   }
+  await verifyUncoveredChains(ctx, total, covered, tenant);
   return total;
+}
+
+/**
+ * Every chain, not only those a batch leads to: a write whose task has no batch folder, claim or seal (rejected
+ * before it was claimed, or run outside a batch and never sealed) still has its chain, and a chain is checked
+ * wherever it is. Each one found here is hash-checked and named in a note, since no seal covers its evidence.
+ */
+async function verifyUncoveredChains(
+  ctx: EvidenceContext,
+  total: VerifyResult,
+  covered: ReadonlySet<string>,
+  tenant?: string,
+): Promise<void> {
+  const prefixes = tenant ? [`k-${tenant}_`, `batch:${tenant}:`] : ['k-', 'batch:'];
+  const chains = [...new Set((await Promise.all(prefixes.map((p) => ctx.audit.chainsStartingWith(p)))).flat())].sort();
+  for (const chain of chains.filter((c) => !covered.has(c))) {
+    const events = await ctx.audit.events(chain);
+    total.checked.chains += 1;
+    total.checked.events += events.length;
+    total.findings.push(...checkChain(chain, events));
+    total.notes.push(`chain ${chain} belongs to no batch or seal: its events were checked, no seal covers its evidence`);
+  }
 }
 
 /**

@@ -13,7 +13,7 @@ import { createServices, type WiredServices } from '../../src/composition/servic
 import { closeSharedBrowser } from '../../src/browser/chromium.js';
 import { logger } from '../../src/observability/telemetry.js';
 import type { BatchSummary } from '../../src/app/batch.js';
-import { TERMINAL_STATUSES } from '../../src/domain/claim.js';
+import { TERMINAL_STATUSES, type Claim } from '../../src/domain/claim.js';
 import { workflowHandlers } from './handlers.js';
 import { startApprovalServer, type ApprovalServer } from '../../src/approval-server/local-server.js';
 import type { EmbeddedOidcProvider } from '../aws/oidc-provider.js';
@@ -89,6 +89,8 @@ export interface EmbeddedPaperclip {
 }
 
 export interface BatchProgress {
+  /** The task's claims as read for this update (the tenant's): what `run --json-lines` prints items from. */
+  claims?: readonly Claim[];
   claimed: number;
   byStatus: Record<string, number>;
   /** Where the batch execution is: reading the list, writing items, or summarising and sealing. */
@@ -103,8 +105,12 @@ export interface BatchProgress {
  * as a Distributed Map's child executions, whose events are not in this
  * history; how many have finished comes from their claims.
  */
-async function batchStage(sfn: WiredServices['clients']['sfn'], executionArn: string): Promise<Pick<BatchProgress, 'phase' | 'total'>> {
+async function batchStage(
+  sfn: WiredServices['clients']['sfn'],
+  executionArn: string,
+): Promise<Pick<BatchProgress, 'phase' | 'total'> & { items?: string }> {
   let total: number | undefined;
+  let items: string | undefined;
   let phase: BatchProgress['phase'] = 'reading';
   let nextToken: string | undefined;
   do {
@@ -113,8 +119,11 @@ async function batchStage(sfn: WiredServices['clients']['sfn'], executionArn: st
       if (event.type === 'MapStateEntered') {
         phase = 'writing';
         try {
-          const input = JSON.parse(event.stateEnteredEventDetails?.input ?? '{}') as { list?: { count?: number } };
+          const input = JSON.parse(event.stateEnteredEventDetails?.input ?? '{}') as {
+            list?: { count?: number; items?: { bucket?: string; key?: string } };
+          };
           total = input.list?.count;
+          if (input.list?.items?.key) items = input.list.items.key;
         } catch {
           // no item count; the bar shows claims only
         }
@@ -124,7 +133,22 @@ async function batchStage(sfn: WiredServices['clients']['sfn'], executionArn: st
     }
     nextToken = page.nextToken;
   } while (nextToken);
-  return { phase, ...(total !== undefined ? { total } : {}) };
+  return { phase, ...(total !== undefined ? { total } : {}), ...(items ? { items } : {}) };
+}
+
+/**
+ * The bar's item count: the map's items, plus the task's items an earlier run settled that the list no longer
+ * showed (so not in the map), which the summary counts too; the progress line and the summary agree.
+ */
+async function itemsInAll(
+  services: WiredServices,
+  stage: { total?: number; items?: string },
+  settledBefore: ReadonlySet<string>,
+): Promise<number | undefined> {
+  if (stage.total === undefined || !stage.items || settledBefore.size === 0) return stage.total;
+  const body = await services.working.get(stage.items);
+  const mapped = new Set(body ? (JSON.parse(body.toString('utf8')) as Array<{ key: string }>).map((i) => i.key) : []);
+  return stage.total + [...settledBefore].filter((key) => !mapped.has(key)).length;
 }
 
 export interface BatchRun {
@@ -248,6 +272,14 @@ export async function startEmbeddedPaperclip(options: EmbeddedOptions): Promise<
     request: { taskId: string; tenant: string; requestedBy?: string },
     onProgress?: (p: BatchProgress) => void,
   ): Promise<BatchRun> {
+    // What an earlier run of the task settled, for the bar's item count (itemsInAll).
+    const settledBefore = onProgress
+      ? new Set(
+          (await services.claims.byTask(request.taskId, request.tenant))
+            .filter((c) => TERMINAL_STATUSES.includes(c.status))
+            .map((c) => c.key),
+        )
+      : new Set<string>();
     // A unique name per run: running the same task again must be possible (and finds every key already claimed).
     // Execution names may not hold colons; a scheduled id carries them in its time (the batch itself drops them too).
     const name = `${request.taskId.replace(/:/g, '')}-${Date.now().toString(36)}${Math.floor(Math.random() * 1e6).toString(36)}`.slice(
@@ -269,6 +301,7 @@ export async function startEmbeddedPaperclip(options: EmbeddedOptions): Promise<
       }),
     );
     const executionArn = started.executionArn!;
+    let total: number | undefined;
     for (;;) {
       const described = await services.clients.sfn.send(new DescribeExecutionCommand({ executionArn }));
       if (described.status !== 'RUNNING') {
@@ -286,12 +319,9 @@ export async function startEmbeddedPaperclip(options: EmbeddedOptions): Promise<
         const byStatus: Record<string, number> = {};
         for (const c of claims) byStatus[c.status] = (byStatus[c.status] ?? 0) + 1;
         const finished = claims.filter((c) => TERMINAL_STATUSES.includes(c.status)).length;
-        onProgress({
-          claimed: claims.length,
-          byStatus,
-          finished,
-          ...(await batchStage(services.clients.sfn, executionArn).catch(() => ({}))),
-        });
+        const { items, ...stage } = await batchStage(services.clients.sfn, executionArn).catch(() => ({}) as { items?: string });
+        total ??= await itemsInAll(services, { ...stage, ...(items ? { items } : {}) }, settledBefore).catch(() => undefined);
+        onProgress({ claims, claimed: claims.length, byStatus, finished, ...stage, ...(total !== undefined ? { total } : {}) });
       }
       await sleep(300);
     }
