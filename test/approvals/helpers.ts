@@ -25,13 +25,13 @@ export function configWith(writePolicy: Record<string, unknown>): string {
 }
 
 /** A refund task for the acme overcharge, with the amount the vendor shows (as the batch would pass it). */
-export async function refundTask(h: Harness, taskId: string, requestedBy = 'schedule') {
-  const bill = (await h.control.state()).bills.find((b) => b.billNo === OVERCHARGE_BILL);
-  if (!bill) throw new Error(`${OVERCHARGE_BILL} is not in the simulator`);
+export async function refundTask(h: Harness, taskId: string, requestedBy = 'schedule', billNo: string = OVERCHARGE_BILL) {
+  const bill = (await h.control.state()).bills.find((b) => b.billNo === billNo);
+  if (!bill) throw new Error(`${billNo} is not in the simulator`);
   const task = {
     taskId,
     tenant: 'acme',
-    billNo: OVERCHARGE_BILL,
+    billNo,
     action: 'refund',
     requestedBy,
     params: { amount: (bill.amountCents / 100).toFixed(2) },

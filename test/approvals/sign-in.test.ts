@@ -202,7 +202,9 @@ describe('approver sign-in (OIDC) required by policy', () => {
   });
 
   test("a forged sign-in (invented issuer or subject, another key, an edited token, another approval's token) ends in takeover: nothing written", async () => {
-    await h.control.reset();
+    // One overcharged bill per case: the cases run at once, and an item has one open write at a time.
+    await h.control.reset({ tenants: [{ id: 'acme', pending: 12, overcharge: 7, processed: 3 }] });
+    const overcharged = (await h.control.state()).bills.filter((b) => b.tenant === 'acme' && b.kind === 'overcharge').map((b) => b.billNo);
     assert.ok(realToken, 'the first test left a real ID token');
     const issuer = h.paperclip.signInProvider!.issuer;
     const s = h.paperclip.services;
@@ -243,8 +245,8 @@ describe('approver sign-in (OIDC) required by policy', () => {
       { name: 'replayed', signIn: async () => ({ issuer, subject: APPROVERS[0], idToken: realToken! }) },
     ];
     const started = await Promise.all(
-      cases.map(async (c) => {
-        const { task, key } = await refundTask(h, `T-forged-sign-in-${c.name}`);
+      cases.map(async (c, n) => {
+        const { task, key } = await refundTask(h, `T-forged-sign-in-${c.name}`, 'schedule', overcharged[n]);
         return { ...c, key, executionArn: await h.startTask(task) };
       }),
     );

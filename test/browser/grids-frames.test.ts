@@ -8,6 +8,17 @@ import { SitePack } from '../../src/sitepack/schema.js';
 import { readItem, readList, type ReadContext } from '../../src/browser/vendor-reads.js';
 import { ListIncompleteError } from '../../src/domain/errors.js';
 import { BILLS, startGridPages, type GridPages } from './grid-pages.js';
+import { deadline, pollUntil } from '../../src/lib/deadline.js';
+
+/** The journal's entries after `before`, once `count` have arrived: a page posts its entry after the click returns. */
+async function journalSince(
+  journal: Array<Record<string, unknown>>,
+  before: number,
+  count: number,
+): Promise<Array<Record<string, unknown>>> {
+  await pollUntil(deadline(10_000), async () => journal.length - before >= count, 50);
+  return journal.slice(before);
+}
 
 /**
  * Tables, grids and frames as real back offices draw them (test/browser/grid-pages.ts), read and acted on through
@@ -199,7 +210,7 @@ describe('tables, virtualising grids and frames', () => {
       sessionLost: p.sessionLost,
       traced: false,
     });
-    assert.deepEqual(pages.journal.slice(before), [
+    assert.deepEqual(await journalSince(pages.journal, before, 2), [
       { bill: 'N-0027', via: 'grid' },
       { bill: 'N-0019', via: 'grid' },
     ]);
@@ -219,7 +230,7 @@ describe('tables, virtualising grids and frames', () => {
       { baseUrl: pages.url, params: {}, row: { list, key: 'N-0009' }, sessionLost: p.sessionLost, traced: false },
     );
     // N-0009 is drawn just below the grid's viewport: the click scrolls it into view, and the grid draws its rows anew.
-    assert.deepEqual(pages.journal.slice(before), [{ bill: 'N-0009', via: 'grid' }]);
+    assert.deepEqual(await journalSince(pages.journal, before, 1), [{ bill: 'N-0009', via: 'grid' }]);
   });
 
   test('a list, a detail page and an action inside an iframe of a portal; the frame sent to login is session loss', async () => {
@@ -261,7 +272,7 @@ describe('tables, virtualising grids and frames', () => {
       ],
       { baseUrl: pages.url, params: {}, frame, row: { list: p.list, key: 'N-0003' }, sessionLost: p.sessionLost, traced: false },
     );
-    assert.deepEqual(pages.journal.slice(before), [{ bill: 'N-0003', via: 'frame' }]);
+    assert.deepEqual(await journalSince(pages.journal, before, 1), [{ bill: 'N-0003', via: 'frame' }]);
 
     const expired = pack({ list: { ...p.list, steps: [{ action: 'open', url: '/portal?expired=1' }] } });
     await assert.rejects(

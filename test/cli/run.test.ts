@@ -324,8 +324,10 @@ describe('paperclip run', () => {
       'refund',
       '--param',
       `amount=${(bill.amountCents / 100).toFixed(2)}`,
+      // A data folder of its own: the batch above left its refund of this bill waiting for an approval, and while that
+      // write is open no other task writes the bill (one open write per item, docs/guarded-write.md).
       '--data-dir',
-      dataDir(),
+      join(setup.dir, 'data-refund'),
     ]);
     await refundsOnceAfterApproval(run, control, 'ACME-202611-0003');
   });
@@ -460,8 +462,10 @@ describe('paperclip run on Ledgerly', () => {
       'N-7003',
       '--action',
       'refund',
+      // A data folder of its own: the batch above left its refund of this bill waiting for an approval, and while that
+      // write is open no other task writes the bill (one open write per item, docs/guarded-write.md).
       '--data-dir',
-      dataDir(),
+      join(setup.dir, 'data-refund'),
     ]);
     await refundsOnceAfterApproval(run, control, 'N-7003');
   });

@@ -12,6 +12,8 @@ import { startLedgerly } from '../../backoffices/ledgerly/server.js';
 import { LedgerlyControl } from '../../backoffices/ledgerly/control-client.js';
 import { startEmbeddedPaperclip, type EmbeddedOptions, type EmbeddedPaperclip } from '../../twin/runtime/embedded-paperclip.js';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { ScanCommand } from '@aws-sdk/lib-dynamodb';
+import { tableName } from '../../src/contracts/table-definitions.js';
 import { useFixture } from './fixture.js';
 
 process.env['AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED'] ??= 'true';
@@ -111,7 +113,7 @@ async function harnessAround<Control>(sim: Harness['sim'], control: Control, opt
   };
   return {
     sim,
-    control,
+    control: releasingHoldsOnReset(control, paperclip),
     paperclip,
     dataDir,
     startTask,
@@ -125,6 +127,45 @@ async function harnessAround<Control>(sim: Harness['sim'], control: Control, opt
       rmSync(dataDir, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * A vendor reset starts a new scenario on the same stack. The vendor forgets its bills; the claims table does not, so
+ * a write the last scenario left open (in takeover, or waiting for an approval nobody gives) would still hold its
+ * item and block the next scenario's write of the same bill (one open write per item, docs/guarded-write.md). The
+ * reset releases those holds, as an operator resolving the old scenario would; everything else stays.
+ */
+function releasingHoldsOnReset<Control>(control: Control, paperclip: EmbeddedPaperclip): Control {
+  const vendor = control as { reset?: (...args: never[]) => Promise<unknown> };
+  const reset = vendor.reset?.bind(control);
+  if (!reset) return control;
+  vendor.reset = async (...args: never[]) => {
+    const answer = await reset(...args);
+    await paperclip.iam.asOperator(() => releaseItemHolds(paperclip));
+    return answer;
+  };
+  return control;
+}
+
+async function releaseItemHolds(paperclip: EmbeddedPaperclip): Promise<void> {
+  const db = paperclip.services.clients.db;
+  const TableName = tableName(paperclip.services.config.prefix, 'claims');
+  let ExclusiveStartKey: Record<string, unknown> | undefined;
+  do {
+    const page = await db.send(
+      new ScanCommand({
+        TableName,
+        FilterExpression: '#kind = :kind AND attribute_exists(holder)',
+        ExpressionAttributeNames: { '#kind': 'kind' },
+        ExpressionAttributeValues: { ':kind': 'open-item' },
+        ExclusiveStartKey,
+      }),
+    );
+    for (const lock of page.Items ?? []) {
+      await paperclip.services.claims.releaseItem(String(lock['tenant']), String(lock['billNo']), String(lock['holder']));
+    }
+    ExclusiveStartKey = page.LastEvaluatedKey;
+  } while (ExclusiveStartKey);
 }
 
 /** One harness for the whole test file: started before its first test, stopped after its last. */
