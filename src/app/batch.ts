@@ -297,7 +297,11 @@ async function settleEarlier(
   const claims = new Map((await s.claims.byTask(batch.taskId, batch.tenant)).map((c) => [c.key, c]));
   if (options.withUnlisted) {
     const inResults = new Set(results.map((r) => r.key));
+    // An inverse write (paperclip compensate) shares its original's task id but is not an item of the batch.
+    const inverseOf = (billNo: string, action: string) => `${billNo}\u0000${action}`;
+    const inverses = new Set([...claims.values()].flatMap((c) => (c.inverse ? [inverseOf(c.billNo, c.inverse.action)] : [])));
     for (const claim of claims.values()) {
+      if (inverses.has(inverseOf(claim.billNo, claim.action))) continue;
       if (!inResults.has(claim.key) && TERMINAL_STATUSES.includes(claim.status))
         results.push({ outcome: 'skipped', key: claim.key, billNo: claim.billNo });
     }
