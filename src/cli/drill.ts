@@ -115,7 +115,13 @@ function independentSource(s: Services): ReadbackSource {
 }
 
 /** Raised by the walk's commit callback: the commit click's target was found; it is not clicked. */
-class StopBeforeCommit extends Error {}
+/** Thrown at the commit click of an irreversible drill: the walk stops there, nothing is clicked. */
+class StopBeforeCommit extends NamedError {
+  override readonly name = 'StopBeforeCommit';
+  constructor() {
+    super('the drill stops before the commit click');
+  }
+}
 
 export async function runDrill(s: Services, options: DrillOptions): Promise<DrillResult> {
   const began = Date.now();
