@@ -10,6 +10,7 @@ import { loadRuntime } from '../config/runtime.js';
 import { workingBucketName } from '../config/schema.js';
 import { parseOrThrow } from '../config/errors.js';
 import { ClaimsStore } from '../adapters/dynamodb/claims-store.js';
+import { SessionSlotsStore } from '../adapters/dynamodb/session-slots-store.js';
 import { AuditLog } from '../adapters/dynamodb/audit-log.js';
 import { tableName } from '../contracts/table-definitions.js';
 import { EvidenceStore } from '../adapters/s3/evidence-store.js';
@@ -187,6 +188,8 @@ export function createServices(env: NodeJS.ProcessEnv = process.env, options: Se
     return {
       ...shared,
       claims: new ClaimsStore(data.db, table('claims')),
+      // In the claims table under the tenant's key prefix: a tenant session reaches its own tenant's slots only.
+      sessionSlots: new SessionSlotsStore(data.db, table('claims')),
       audit: new AuditLog(data.db, table('audit')),
       evidence: new EvidenceStore(data.s3, config.evidence.bucket),
       working: new EvidenceStore(data.s3, workingBucketName(config.evidence)),
