@@ -256,7 +256,8 @@ export function formatProbe(r: ProbeResult): string {
 
 export async function runProbe(argv: string[]): Promise<number> {
   const { flags } = parseCommand(PROBE_SPEC, argv);
-  const s = createServices({ PAPERCLIP_CONFIG: resolve(flags.config) });
+  // No stack and no tables: the probe's one session at a time is capped within this process.
+  const s = createServices({ PAPERCLIP_CONFIG: resolve(flags.config) }, { sessionSlots: 'in-process' });
   if (!s.config.tenants.some((t) => t.id === flags.tenant)) {
     throw new UsageError('sitepack probe', [
       {

@@ -1,50 +1,13 @@
 import { sessionSlotKey, type SessionSlotScope } from '../../src/domain/session-slots.js';
-import type { SessionSlotHold, SessionSlotsPort } from '../../src/app/ports/session-slots.js';
+import { InProcessSessionSlots } from '../../src/adapters/in-process/session-slots.js';
 import type { PaperclipConfig } from '../../src/config/schema.js';
 
 /**
- * The session slots in memory, with the guarantees of the DynamoDB adapter (a take holds only on a free or expired
- * slot; renew and release only for the holder), against a clock the test moves.
+ * The session slots in memory for the app layer's tests: the in-process adapter (the DynamoDB adapter's rules:
+ * a take holds only on a free or expired slot; renew and release only for the holder), against a clock the test
+ * gives, and able to say how many slots are held.
  */
-export class MemorySessionSlots implements SessionSlotsPort {
-  readonly rows = new Map<string, { holder?: string; leaseUntil: number }>();
-  /** Epoch ms the leases are read against. */
-  clock = Date.now();
-
-  constructor(private readonly now: () => number = () => this.clock) {}
-
-  async tryTake(
-    scope: SessionSlotScope,
-    holder: string,
-    options: { slots: number; leaseMs: number },
-  ): Promise<SessionSlotHold | undefined> {
-    for (let slot = 0; slot < options.slots; slot++) {
-      const key = sessionSlotKey(scope, slot);
-      const row = this.rows.get(key);
-      const now = this.now();
-      if (row?.holder !== undefined && row.leaseUntil >= now) continue;
-      const leaseUntil = now + options.leaseMs;
-      this.rows.set(key, { holder, leaseUntil });
-      return { scope, slot, holder, leaseUntil };
-    }
-    return undefined;
-  }
-
-  async renew(hold: SessionSlotHold, leaseMs: number): Promise<SessionSlotHold | undefined> {
-    const key = sessionSlotKey(hold.scope, hold.slot);
-    if (this.rows.get(key)?.holder !== hold.holder) return undefined;
-    const leaseUntil = this.now() + leaseMs;
-    this.rows.set(key, { holder: hold.holder, leaseUntil });
-    return { ...hold, leaseUntil };
-  }
-
-  async release(hold: SessionSlotHold): Promise<boolean> {
-    const key = sessionSlotKey(hold.scope, hold.slot);
-    if (this.rows.get(key)?.holder !== hold.holder) return false;
-    this.rows.set(key, { leaseUntil: 0 });
-    return true;
-  }
-
+export class MemorySessionSlots extends InProcessSessionSlots {
   /** Slots of the scope held now (unexpired). */
   heldOf(scope: SessionSlotScope, slots: number): number {
     let held = 0;
