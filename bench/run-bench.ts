@@ -62,6 +62,8 @@ function benchConfig(sourcePath: string, concurrency: number, tracing: 'on' | 'o
     max_concurrency: concurrency,
     max_batch_items: Math.max(500, raw['limits']?.max_batch_items ?? 0),
   };
+  // One vendor session per item at once plus the list read: the bench measures the batch, not the per-identity cap.
+  raw['vendor_sessions'] = { ...(raw['vendor_sessions'] ?? {}), max_per_identity: Math.min(40, concurrency + 1) };
   raw['vendor'] = { ...raw['vendor'], site_pack: resolve(String(raw['vendor']?.site_pack ?? 'sitepacks/vendor-sim.yaml')) };
   raw['evidence'] = { ...(raw['evidence'] ?? {}), write_trace: tracing === 'on' };
   const path = join(dir, `paperclip.bench.c${concurrency}.tracing-${tracing}.yaml`);

@@ -31,6 +31,8 @@ export function writeSoakConfig(
   config['write_policy']['claim_lease_seconds'] = policy.claimLeaseSeconds;
   config['write_policy']['readback_deadline_ms'] = policy.readbackDeadlineMs;
   config['limits'] = { ...(config['limits'] ?? {}), max_concurrency: policy.maxConcurrency };
+  // One vendor session per item at once plus the list read, so the soak's invariants are not bent by the cap.
+  config['vendor_sessions'] = { ...(config['vendor_sessions'] ?? {}), max_per_identity: Math.min(40, policy.maxConcurrency + 1) };
   writeFileSync(outPath, stringify(config));
   loadRuntime(outPath);
   return outPath;

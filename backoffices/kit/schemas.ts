@@ -13,6 +13,8 @@ export const RequestTimingSchema = z.object({
   startedAt: z.string(),
   durationMs: z.number(),
   identity: z.string().optional(),
+  /** The session the request came with (a login: the session it started): tells apart two logins of one identity. */
+  sessionId: z.string().optional(),
 });
 export type RequestTiming = z.infer<typeof RequestTimingSchema>;
 

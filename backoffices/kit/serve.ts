@@ -19,6 +19,8 @@ export interface BaseExchange {
   body: string;
   /** Who made the request, once known (for request timings). */
   identity?: string;
+  /** The vendor session the request came with (or, for a login, the one it started), once known (for request timings). */
+  sessionId?: string;
 }
 
 /** What the shared request handling and the control API use of a back office's state. */
@@ -83,6 +85,7 @@ export function createBackOfficeListener<Ex extends BaseExchange, Reset, Fault e
           startedAt,
           durationMs: Math.round((performance.now() - started) * 1000) / 1000,
           ...(ex.identity ? { identity: ex.identity } : {}),
+          ...(ex.sessionId ? { sessionId: ex.sessionId } : {}),
         });
       });
     }

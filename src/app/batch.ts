@@ -8,6 +8,7 @@ import { readContextFor, readList, type ListedItem } from '../browser/vendor-rea
 import type { Tenant } from '../config/schema.js';
 import type { SitePack } from '../sitepack/schema.js';
 import { withSession } from './sessions.js';
+import { withSessionSlot } from './session-slots.js';
 import type { SessionPurpose } from '../browser/identity-sessions.js';
 import { own } from '../lib/own.js';
 import { TERMINAL_STATUSES, type Claim, type ClaimStatus } from '../domain/claim.js';
@@ -65,10 +66,18 @@ export function runFolder(batch: { tenant: string; taskId: string }, executionAr
  * each function runs in its own environment, where a session opened here would never be used. A failure here only
  * means the first item opens its own sessions.
  */
-async function warmItemSessions(s: Services, identity: string): Promise<void> {
+async function warmItemSessions(s: Services, tenant: string, identity: string): Promise<void> {
   if (s.config.environment === 'aws') return;
   const traced: SessionPurpose[] = s.config.evidence.write_trace ? ['write'] : [];
-  await s.sessions.warm(identity, await s.secret(identity), ['write', 'readback'], traced).catch(() => undefined);
+  const secret = await s.secret(identity).catch(() => undefined);
+  if (!secret) return;
+  // Logging in counts against the identity's vendor sessions like any task: each warm-up takes a slot, without
+  // waiting (the list read holds one already); when none is free the first item opens its own session instead.
+  for (const purpose of ['write', 'readback'] as const) {
+    await withSessionSlot(s, { tenant, identity }, () => s.sessions.warm(identity, secret, [purpose], traced), { waitSeconds: 0 }).catch(
+      () => undefined,
+    );
+  }
 }
 
 export function parseBatch(raw: unknown): BatchRequest {
@@ -95,8 +104,8 @@ export async function readBatchList(unscoped: Services, input: { batch: unknown;
   const named = (await firstSummaryKept(s, { tenant: tenant.id, taskId: batch.taskId }))
     ? (name: string) => rerunName(name, input.executionArn)
     : (name: string) => name;
-  const listed: ListedItem[] = await withSession(s, tenant.identity, 'read', { trace: false }, async (session) => {
-    const warming = warmItemSessions(s, tenant.identity);
+  const listed: ListedItem[] = await withSession(s, tenant.identity, 'read', { trace: false, tenant: tenant.id }, async (session) => {
+    const warming = warmItemSessions(s, tenant.id, tenant.identity);
     const rows = await readList(session, readContextFor(s, tenant.id)).finally(() => warming);
     evidence.push(
       await s.evidence.put(

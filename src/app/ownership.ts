@@ -18,7 +18,7 @@ export async function proveOwnership(s: Services, item: RoutedItem): Promise<Api
   const api = ownership.source === 'api' ? await browserlessApi(s, item.identity) : undefined;
   const found = api
     ? await readOwnership({ ...ctx, api })
-    : await withSession(s, item.identity, 'read', { trace: false }, (session) => readOwnership({ ...ctx, session }));
+    : await withSession(s, item.identity, 'read', { trace: false, tenant: item.tenant }, (session) => readOwnership({ ...ctx, session }));
   assertBillBelongsToTenant(item, found);
   return api && found.status !== undefined ? { source: 'api', status: found.status, at: found.at } : undefined;
 }

@@ -13,6 +13,7 @@ import type { ExecutionsPort } from './ports/executions.js';
 import type { MapRunsPort } from './ports/map-runs.js';
 import type { DigestKeysPort, IdTokensPort, SecretStringsPort } from './ports/keys.js';
 import type { VendorApiPort } from './ports/vendor-api.js';
+import type { SessionSlotsPort } from './ports/session-slots.js';
 
 /**
  * Everything a workflow step needs, built once per process (a warm Lambda, or
@@ -45,6 +46,8 @@ export interface Services {
    */
   digestKeys: DigestKeysPort;
   sessions: IdentitySessions;
+  /** The per-identity cap on vendor sessions across processes (config `vendor_sessions`): leases in the claims table. */
+  sessionSlots: SessionSlotsPort;
   table(id: TableDefinition['id']): string;
   identity(id: string): Identity;
   secret(identityId: string): Promise<IdentitySecret>;

@@ -2,6 +2,7 @@ import type { Services } from './services.js';
 import type { OpenedSession, SessionPurpose } from '../browser/identity-sessions.js';
 import { SessionLostError } from '../domain/errors.js';
 import { log } from '../observability/telemetry.js';
+import { withSessionSlot, type SlotServices } from './session-slots.js';
 
 /**
  * Runs `work` in a browser context of the identity that no other task is
@@ -14,8 +15,22 @@ import { log } from '../observability/telemetry.js';
  * and the work has not acted yet (no commit click: `markActed`), the identity
  * logs in again and the work starts over, once; a second loss, or one after
  * acting, is the task's failure.
+ *
+ * All of it runs holding one of the identity's vendor-session slots for `options.tenant` (withSessionSlot): at most
+ * `vendor_sessions.max_per_identity` tasks are logged in and working as the identity at once, across processes;
+ * when none frees up in time, nothing is opened and VendorSessionsBusyError is thrown (the workflows retry it).
  */
 export async function withSession<T>(
+  s: Pick<Services, 'sessions' | 'secret'> & SlotServices,
+  identity: string,
+  purpose: SessionPurpose,
+  options: { trace: boolean; tenant: string },
+  work: (session: OpenedSession) => Promise<T>,
+): Promise<T> {
+  return withSessionSlot(s, { tenant: options.tenant, identity }, () => openAndWork(s, identity, purpose, options, work));
+}
+
+async function openAndWork<T>(
   s: Pick<Services, 'sessions' | 'secret'>,
   identity: string,
   purpose: SessionPurpose,

@@ -150,7 +150,9 @@ export async function runDrill(s: Services, options: DrillOptions): Promise<Dril
           api,
           ...(session ? { session } : {}),
         });
-      const observation = api ? await observe() : await withSession(s, identity, 'read', { trace: false }, (session) => observe(session));
+      const observation = api
+        ? await observe()
+        : await withSession(s, identity, 'read', { trace: false, tenant: tenant.id }, (session) => observe(session));
       if (observation.status === undefined) return { error: observation.error ?? 'not listed' };
       return { status: observation.status };
     } catch (error) {
@@ -179,7 +181,7 @@ export async function runDrill(s: Services, options: DrillOptions): Promise<Dril
 
   const billNo =
     options.billNo ??
-    (await withSession(s, identity, 'read', { trace: false }, async (session) => {
+    (await withSession(s, identity, 'read', { trace: false, tenant: tenant.id }, async (session) => {
       const rows = await readList(session, readContextFor(s, tenant.id));
       return rows.find(
         (r) => siteAction.appliesTo.includes(r.status) && r.kind !== undefined && own(tenant.actions_by_kind, r.kind) === action,
@@ -330,7 +332,7 @@ async function walkToCommit(s: Services, item: RoutedItem): Promise<WalkResult> 
   const tier = action.tiers.browser;
   if (item.tier !== 'browser' || !tier) return { steps: [], extracted: {}, screenshot: null, notWalked: [], approverSees };
   const stages = stagesOf(tier);
-  return withSession(s, item.identity, 'read', { trace: false }, async (session) => {
+  return withSession(s, item.identity, 'read', { trace: false, tenant: item.tenant }, async (session) => {
     session.discardOnClose();
     const ctx: StepContext = {
       baseUrl: s.config.vendor.base_url,

@@ -121,7 +121,7 @@ export async function probe(s: Services, options: { tenant: string; item?: strin
   };
 
   // 1. The list, as the batch reads it, then the session check on the page it ended on.
-  await withSession(s, tenant.identity, 'read', { trace: true }, async (session) => {
+  await withSession(s, tenant.identity, 'read', { trace: true, tenant: tenant.id }, async (session) => {
     try {
       const rows = await readList(session, ctx);
       result.rows = planRows(tenant, s.pack, rows).map(({ row, action, why }: RowPlan) => ({
@@ -152,7 +152,7 @@ export async function probe(s: Services, options: { tenant: string; item?: strin
     result.item = item;
     const sources = sourcesOf(s, tenant.identity);
     const api = sources.some((x) => x.source === 'api') ? await browserlessApi(s, tenant.identity).catch(() => undefined) : undefined;
-    await withSession(s, tenant.identity, 'readback', { trace: true }, async (session: OpenedSession) => {
+    await withSession(s, tenant.identity, 'readback', { trace: true, tenant: tenant.id }, async (session: OpenedSession) => {
       for (const { source, configured } of sources) {
         try {
           const seen = await readItem(source, { ...ctx, billNo: item, session, ...(api ? { api } : {}) });
@@ -256,7 +256,8 @@ export function formatProbe(r: ProbeResult): string {
 
 export async function runProbe(argv: string[]): Promise<number> {
   const { flags } = parseCommand(PROBE_SPEC, argv);
-  const s = createServices({ PAPERCLIP_CONFIG: resolve(flags.config) });
+  // No stack and no tables: the probe's one session at a time is capped within this process.
+  const s = createServices({ PAPERCLIP_CONFIG: resolve(flags.config) }, { sessionSlots: 'in-process' });
   if (!s.config.tenants.some((t) => t.id === flags.tenant)) {
     throw new UsageError('sitepack probe', [
       {

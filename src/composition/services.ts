@@ -10,6 +10,8 @@ import { loadRuntime } from '../config/runtime.js';
 import { workingBucketName } from '../config/schema.js';
 import { parseOrThrow } from '../config/errors.js';
 import { ClaimsStore } from '../adapters/dynamodb/claims-store.js';
+import { SessionSlotsStore } from '../adapters/dynamodb/session-slots-store.js';
+import { InProcessSessionSlots } from '../adapters/in-process/session-slots.js';
 import { AuditLog } from '../adapters/dynamodb/audit-log.js';
 import { tableName } from '../contracts/table-definitions.js';
 import { EvidenceStore } from '../adapters/s3/evidence-store.js';
@@ -96,6 +98,11 @@ export interface LocalIamPort extends LocalSessions {
 export interface ServiceOptions {
   /** The embedded stack's IAM; without it (and without PAPERCLIP_TENANT_ROLE_ARN) there are no tenant sessions. */
   localIam?: LocalIamPort;
+  /**
+   * Where the vendor session slots are kept: the claims table (default; every deployment and the embedded stack), or
+   * this process alone, for a command that runs without the tables (`sitepack probe`).
+   */
+  sessionSlots?: 'table' | 'in-process';
 }
 
 export function createServices(env: NodeJS.ProcessEnv = process.env, options: ServiceOptions = {}): WiredServices {
@@ -174,6 +181,8 @@ export function createServices(env: NodeJS.ProcessEnv = process.env, options: Se
     },
   };
 
+  const processSlots = options.sessionSlots === 'in-process' ? new InProcessSessionSlots() : undefined;
+
   /** The stores and credentials built on one set of data clients: the process's own, or a tenant session's. */
   const assemble = (
     data: Pick<TenantClients, 'db' | 's3' | 'secretsManager'>,
@@ -187,6 +196,8 @@ export function createServices(env: NodeJS.ProcessEnv = process.env, options: Se
     return {
       ...shared,
       claims: new ClaimsStore(data.db, table('claims')),
+      // In the claims table under the tenant's key prefix: a tenant session reaches its own tenant's slots only.
+      sessionSlots: processSlots ?? new SessionSlotsStore(data.db, table('claims')),
       audit: new AuditLog(data.db, table('audit')),
       evidence: new EvidenceStore(data.s3, config.evidence.bucket),
       working: new EvidenceStore(data.s3, workingBucketName(config.evidence)),

@@ -280,6 +280,37 @@ export const PaperclipConfig = z
       })
       .strict()
       .default({ max_batch_items: 500, max_concurrency: 2, max_task_bytes: 8192, tolerated_failure_percentage: 0 }),
+    /**
+     * Browser sessions open at once as one identity for one tenant, across every batch, re-run, compensation and
+     * retry (docs/deploy.md, "Vendor sessions per identity"): each task takes one of the identity's slots (a lease in
+     * the claims table) before it logs in or uses a context, and gives it back after.
+     */
+    vendor_sessions: z
+      .object({
+        /** The vendor's limit on simultaneous logins of one user (many end older sessions, or rate-limit logins). */
+        max_per_identity: z
+          .number({ error: 'vendor_sessions.max_per_identity must be a whole number such as 2' })
+          .int('vendor_sessions.max_per_identity must be a whole number such as 2')
+          .min(1, 'vendor_sessions.max_per_identity must be at least 1 (the vendor allows one login at least)')
+          .max(40, 'vendor_sessions.max_per_identity is at most 40 (limits.max_concurrency bounds a batch to 40 anyway)')
+          .default(2),
+        /** How long a task waits for a free slot before it fails with VendorSessionsBusyError (the ASL retries it). */
+        wait_seconds: z
+          .number()
+          .int()
+          .min(0)
+          .max(120, 'vendor_sessions.wait_seconds is at most 120 (a browser step has its own deadline)')
+          .default(20),
+        /** How long a slot stays taken without renewal (a holder that died frees it after this); renewed every third of it. */
+        lease_seconds: z
+          .number()
+          .int()
+          .min(5, 'vendor_sessions.lease_seconds is at least 5 (it is renewed every third of it)')
+          .max(900)
+          .default(60),
+      })
+      .strict()
+      .default({ max_per_identity: 2, wait_seconds: 20, lease_seconds: 60 }),
   })
   .strict()
   .superRefine((config, ctx) => {

@@ -87,7 +87,9 @@ export function tenantSessionPolicy(scope: TenantScope, resources: TenantResourc
   const runs = tenantRunsPrefix(scope.tenant);
   const statements: PolicyStatement[] = [
     {
-      // Claim, fence and close the tenant's items (Complete and Takeover move a claim to its end).
+      // Claim, fence and close the tenant's items (Complete and Takeover move a claim to its end); hold an item's open
+      // write; take, renew and release the identity's vendor session slots (src/domain/session-slots.ts), all keyed
+      // under the tenant's prefix.
       Sid: 'OwnClaims',
       Effect: 'Allow',
       Action: ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'],

@@ -110,6 +110,13 @@ export class ApprovalNotProvenError extends workflowError('ApprovalNotProvenErro
 /** The claim changed hands (fencing version moved) between steps: stop, touch nothing. */
 export class ClaimFencedError extends workflowError('ClaimFencedError') {}
 
+/**
+ * Every slot of the identity's vendor sessions (config `vendor_sessions.max_per_identity`) stayed held by other
+ * tasks for the whole wait: nothing was opened or touched at the vendor, so the step is safe to run again; the
+ * ASL retries it with backoff on every browser task state.
+ */
+export class VendorSessionsBusyError extends workflowError('VendorSessionsBusyError') {}
+
 /** Every error class a workflow step throws, for checks that the ASL catches only names defined here. */
 export const WORKFLOW_ERRORS = [
   InputRejectedError,
@@ -120,6 +127,7 @@ export const WORKFLOW_ERRORS = [
   AmbiguousOutcomeError,
   ApprovalNotProvenError,
   ClaimFencedError,
+  VendorSessionsBusyError,
 ] as const;
 
 /**

@@ -134,6 +134,21 @@ describe('tenant session (local IAM, the deployed tenant-access role)', () => {
     await assert.rejects(acme.claims.holdItem({ ...lock, tenant: 'globex', billNo: 'GLOBEX-202611-0001' }), denied);
   });
 
+  for (const fn of ['read-list', 'validate-route', 'snapshot', 'browser-write', 'readback']) {
+    test(`the ${fn} function takes, renews and releases its tenant's vendor session slots, never another tenant's`, () =>
+      iam.runAsFunction(fn, async () => {
+        const scope = { tenant: 'acme', identity: 'svc-recon-acme' };
+        const hold = await acme.sessionSlots.tryTake(scope, `holder-${fn}`, { slots: 1, leaseMs: 60_000 });
+        assert.ok(hold, "acme's slot is free and taken through acme's session");
+        assert.ok(await acme.sessionSlots.renew(hold, 60_000));
+        assert.equal(await acme.sessionSlots.release(hold), true);
+        await assert.rejects(
+          acme.sessionSlots.tryTake({ tenant: 'globex', identity: 'svc-recon-globex' }, 'h', { slots: 1, leaseMs: 60_000 }),
+          denied,
+        );
+      }));
+  }
+
   it("reaches only the tenant's own takeover queue entries; plain secrets stay on the function's role", async () => {
     assert.equal(await acme.takeovers.get(acmeKey), undefined, "acme's own queue entry is readable (there is none)");
     await assert.rejects(acme.takeovers.get(globexKey), denied);

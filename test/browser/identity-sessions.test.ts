@@ -7,6 +7,7 @@ import type { BrowserContext } from 'playwright-core';
 import { dialogPolicy, dialogsSeen, runStep } from '../../src/browser/executor.js';
 import { IdentitySessions, type OpenedSession } from '../../src/browser/identity-sessions.js';
 import { withSession } from '../../src/app/sessions.js';
+import { MemorySessionSlots, slotConfig } from '../app/memory-session-slots.js';
 import { SessionLostError } from '../../src/domain/errors.js';
 import { readZip } from '../../src/lib/zip.js';
 import { loadSitePack } from '../../src/sitepack/load.js';
@@ -91,16 +92,21 @@ describe('identity sessions: kept contexts per identity and purpose', () => {
 
   test('a kept context is reused without a probe; a session gone on its first page logs in again and starts over, once, never after acting', async () => {
     const sessions = store();
-    const services = { sessions, secret: async () => credentialsFor('acme') };
+    const services = {
+      sessions,
+      secret: async () => credentialsFor('acme'),
+      sessionSlots: new MemorySessionSlots(Date.now),
+      config: slotConfig(),
+    };
     const ctx = { baseUrl: t.url, params: {}, sessionLost: pack.sessionLost, traced: false };
     const openList = (session: OpenedSession) => runStep(session.page, { action: 'open', url: '/diff/list?tenant=acme&status=all' }, ctx);
-    await withSession(services, ACME, 'read', { trace: false }, openList);
+    await withSession(services, ACME, 'read', { trace: false, tenant: 'acme' }, openList);
     const loginsBefore = sessions.stats.logins;
 
     await t.ctl.reset(); // drops every vendor session
     const requestsBefore = (await t.ctl.timings()).length;
     const attempts: Array<{ reused: boolean; context: BrowserContext }> = [];
-    await withSession(services, ACME, 'read', { trace: false }, async (session) => {
+    await withSession(services, ACME, 'read', { trace: false, tenant: 'acme' }, async (session) => {
       attempts.push({ reused: session.reused, context: session.context });
       await openList(session);
     });
@@ -123,7 +129,7 @@ describe('identity sessions: kept contexts per identity and purpose', () => {
     await t.ctl.reset();
     let tries = 0;
     await assert.rejects(
-      withSession(services, ACME, 'read', { trace: false }, async (session) => {
+      withSession(services, ACME, 'read', { trace: false, tenant: 'acme' }, async (session) => {
         tries += 1;
         session.markActed();
         await openList(session);
@@ -134,7 +140,7 @@ describe('identity sessions: kept contexts per identity and purpose', () => {
 
     tries = 0;
     await assert.rejects(
-      withSession(services, ACME, 'read', { trace: false }, async () => {
+      withSession(services, ACME, 'read', { trace: false, tenant: 'acme' }, async () => {
         tries += 1;
         throw new SessionLostError('the vendor says "会话已过期，请重新登录"');
       }),

@@ -67,3 +67,23 @@ test('an irreversible action must be approved or exempted with a reason', () => 
     /actions\.teleport: site pack "vendor-sim" has no action "teleport"/,
   );
 });
+
+test('vendor_sessions.max_per_identity defaults to 2 and a bad value is refused naming the field', () => {
+  assert.deepEqual(parseConfig(stringify(sample()), 'test.yaml').vendor_sessions, {
+    max_per_identity: 2,
+    wait_seconds: 20,
+    lease_seconds: 60,
+  });
+  assert.match(
+    invalid((c) => (c.vendor_sessions = { max_per_identity: 0 })).message,
+    /vendor_sessions\.max_per_identity: vendor_sessions\.max_per_identity must be at least 1/,
+  );
+  assert.match(
+    invalid((c) => (c.vendor_sessions = { max_per_identity: 'two' })).message,
+    /vendor_sessions\.max_per_identity: .*whole number/,
+  );
+  assert.match(
+    invalid((c) => (c.vendor_sessions = { max_per_identity: 1.5 })).message,
+    /vendor_sessions\.max_per_identity: .*whole number/,
+  );
+});

@@ -22,14 +22,23 @@ test('both state machines are valid ASL once substituted', () => {
   }
 });
 
-test('the write step is retried only when Lambda throttled it (the function never ran); reads are retried', () => {
+test('the write step is retried only when nothing ran: Lambda throttled it, or no vendor session slot was free; reads are retried', () => {
   const { States } = load('guarded-write.asl.json');
   assert.deepEqual(
     (States['BrowserWrite']!['Retry'] as State[]).map((r) => r['ErrorEquals']),
-    [['Lambda.TooManyRequestsException']],
+    [['Lambda.TooManyRequestsException'], ['VendorSessionsBusyError']],
   );
   assert.ok(States['Readback']!['Retry'].some((r: State) => r['ErrorEquals'].includes('ReadFailedError')));
   assert.ok(States['Snapshot']!['Retry'].some((r: State) => r['ErrorEquals'].includes('ReadFailedError')));
+  for (const name of ['ValidateRoute', 'Snapshot', 'BrowserWrite', 'Readback']) {
+    const busy = (States[name]!['Retry'] as State[]).find((r) => r['ErrorEquals'].includes('VendorSessionsBusyError'));
+    assert.ok(busy && busy['MaxAttempts'] >= 3 && busy['BackoffRate'] > 1, `${name} waits out busy vendor sessions with backoff`);
+  }
+  const batch = load('batch.asl.json').States['ReadList']!['Retry'] as State[];
+  assert.ok(
+    batch.some((r) => r['ErrorEquals'].includes('VendorSessionsBusyError')),
+    'ReadList waits out busy vendor sessions',
+  );
   const write = States['BrowserWrite']!['Catch'] as State[];
   assert.equal(
     write.find((c) => c['ErrorEquals'].includes('States.ALL'))!['Next'],

@@ -32,6 +32,8 @@ function temporaryConfig(): { path: string; remove(): void } {
   return localConfigVariant('batch-scale', {
     config: (config) => {
       config['limits'] = { ...(config['limits'] ?? {}), max_batch_items: 10_000, max_concurrency: 40 };
+      // As many vendor sessions as items at once: this test measures the batch, not the per-identity cap.
+      config['vendor_sessions'] = { max_per_identity: 40 };
     },
   });
 }

@@ -53,6 +53,7 @@ export function checkSession(ex: Exchange, context: Omit<FaultContext, 'identity
   const account = ex.office.accountByUsername(session.username);
   if (!account) return { kind: 'expired' };
   ex.identity = session.username;
+  ex.sessionId = session.sid;
   const auth: Authenticated = { session, account, identity: ex.office.identityFor(account) };
   if (!session.revoked && ex.office.faults.fire('session_revoked', { ...context, identity: session.username })) {
     session.revoked = true;
@@ -76,7 +77,9 @@ export function peekContext(ex: Exchange): FaultContext {
     context.tenant = ex.office.ledger.get(billMatch[1])?.tenant ?? tenantOfBillNo(billMatch[1]);
   }
   const token = bearerToken(ex);
-  const username = token ? ex.office.accountByToken(token)?.username : ex.office.sessions.peek(sidOf(ex))?.username;
+  const session = token ? undefined : ex.office.sessions.peek(sidOf(ex));
+  const username = token ? ex.office.accountByToken(token)?.username : session?.username;
+  if (session) ex.sessionId = session.sid;
   if (username) {
     context.identity = username;
     ex.identity = username;

@@ -47,6 +47,7 @@ export function postSecondFactor(ex: Exchange): void {
   ex.office.pendingLogins.finish(token);
   ex.office.sessions.destroy(sidOf(ex));
   const session = ex.office.sessions.create(account.username);
+  ex.sessionId = session.sid;
   redirect(ex.res, pending.next ?? '/diff/list', { 'set-cookie': `${SESSION_COOKIE}=${session.sid}; Path=/; HttpOnly; SameSite=Lax` });
 }
 

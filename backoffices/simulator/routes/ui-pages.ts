@@ -37,6 +37,7 @@ export async function postLogin(ex: Exchange): Promise<void> {
   if (ex.office.secondFactorPeriod(account) !== undefined) return startSecondFactor(ex, account, next);
   ex.office.sessions.destroy(sidOf(ex));
   const session = ex.office.sessions.create(account.username);
+  ex.sessionId = session.sid;
   // A browser-session cookie: the server enforces the TTL, so an expired sid still arrives and can be told apart.
   redirect(ex.res, next ?? '/diff/list', {
     'set-cookie': `${SESSION_COOKIE}=${session.sid}; Path=/; HttpOnly; SameSite=Lax`,

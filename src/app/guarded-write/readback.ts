@@ -20,7 +20,7 @@ export async function readback(s: Services, state: ItemState): Promise<ReadbackO
   const action = s.pack.actions[item.action]!;
   const policy = s.config.actions[item.action]!;
   const api = await browserlessApi(s, item.identity);
-  return withSession(s, item.identity, 'readback', { trace: false }, async (session) => {
+  return withSession(s, item.identity, 'readback', { trace: false, tenant: item.tenant }, async (session) => {
     // Read beside the polls: while this run holds the claim, only this step moves it.
     const claimRead = s.claims.get(item.key);
     claimRead.catch(() => undefined);

@@ -63,7 +63,7 @@ async function readPreState(s: Services, state: ItemState): Promise<SnapshotResu
     const preStatus = observation.status;
     if (preStatus !== undefined && action.appliesTo.includes(preStatus)) return register(s, state, observation, []);
   }
-  return withSession(s, item.identity, 'read', { trace: false }, async (session) => {
+  return withSession(s, item.identity, 'read', { trace: false, tenant: item.tenant }, async (session) => {
     const observation = await firstObservation(s, item, session, api);
     await openDetail(s, item, session);
     const evidence = [await screenshotTo(s, item, session.page, 'before.png')];

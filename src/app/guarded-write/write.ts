@@ -77,7 +77,7 @@ export async function browserWrite(s: Services, state: ItemState): Promise<Write
 
   const tier = action.tiers.browser;
   const stages = browserStages;
-  return withSession(s, item.identity, 'write', { trace: s.config.evidence.write_trace }, async (session) => {
+  return withSession(s, item.identity, 'write', { trace: s.config.evidence.write_trace, tenant: item.tenant }, async (session) => {
     const evidence: StoredObject[] = [];
     // Screenshots are captured in order, on the page as it is at that moment; their uploads run while the next
     // browser action waits on the vendor. Every upload is awaited before the step returns or reports a failure.

@@ -195,4 +195,9 @@ test('timings record every vendor request with method, path, status and identity
     ],
   );
   assert.ok(timings.every((r) => !Number.isNaN(Date.parse(r.startedAt)) && r.durationMs >= 0));
+  // Each request names its vendor session (the login the one it started), so two logins of one identity are told apart.
+  assert.deepEqual(
+    timings.map((r) => r.sessionId),
+    [sid, sid, undefined],
+  );
 });
