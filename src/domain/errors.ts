@@ -110,6 +110,12 @@ export class ApprovalNotProvenError extends workflowError('ApprovalNotProvenErro
 /** The claim changed hands (fencing version moved) between steps: stop, touch nothing. */
 export class ClaimFencedError extends workflowError('ClaimFencedError') {}
 
+/**
+ * A typed parameter is not the vendor's own figure (the pack's `confirm`): the task asked for something the vendor
+ * does not show. Found by the pre-state read, before any approval is requested; the item ends rejected, nothing written.
+ */
+export class VendorFigureMismatchError extends workflowError('VendorFigureMismatchError') {}
+
 /** Every error class a workflow step throws, for checks that the ASL catches only names defined here. */
 export const WORKFLOW_ERRORS = [
   InputRejectedError,
@@ -120,6 +126,7 @@ export const WORKFLOW_ERRORS = [
   AmbiguousOutcomeError,
   ApprovalNotProvenError,
   ClaimFencedError,
+  VendorFigureMismatchError,
 ] as const;
 
 /**
