@@ -39,36 +39,6 @@ describe("the vendor's figures in the approval, on Ledgerly", () => {
     return showAmount({ cents: BigInt(record!.amountCents), plain: '' }, '$');
   };
 
-  test("the approval mail and page show Ledgerly's amount; approved, refunded once through the typed-amount dialog", async () => {
-    await h.control.reset(small);
-    const shown = await ledgerlyAmount();
-    const task = refund('T-ledgerly-figures-shown');
-    const key = idempotencyKey(task);
-    const executionArn = await h.startTask(task);
-    const request = await approvalRequestFor(h, key);
-    assert.deepEqual(request.vendorFigures, { amount: shown }, 'read from the record page, the task gave no amount');
-
-    const mail = (await h.paperclip.stack.fetchEmails()).find(
-      (m) => m.destination.to.includes('finance.lead@acme.example') && m.body.text?.includes(request.approvalId),
-    );
-    const text = mail?.body.text ?? '';
-    assert.ok(text.includes(`供应商数据 The vendor's figures`), 'the mail has the vendor figures');
-    assert.ok(text.includes(`  amount: ${shown}\n`), `the mail shows Ledgerly's ${shown}`);
-    const link = await linkFromInbox(h, request.approvalId, 'finance.lead@acme.example');
-    const page = await openLink(link);
-    assert.equal(page.status, 200);
-    assert.ok(page.html.includes(`<code>amount</code> <span class="amount">${shown}</span>`), `the page shows Ledgerly's ${shown}`);
-    const registered = (await h.paperclip.services.audit.events(key)).find((e) => e.type === 'pre_state_registered');
-    assert.deepEqual(registered?.data['figures'], { amount: shown }, 'the audit chain records the figures read');
-
-    const decided = await postDecision(h, link, { ...page.fields, decision: 'approve' }, { cookie: page.cookie! });
-    assert.ok(decided.status < 400, decided.html.slice(0, 400));
-    const result = await h.waitForExecution(executionArn);
-    assert.equal(result.output['outcome'], 'done', JSON.stringify(result.output));
-    const refunds = (await h.control.journal()).filter((e) => e.billNo === BILL && e.action === 'refund');
-    assert.equal(refunds.length, 1, 'refunded once');
-  });
-
   test("a given amount that is not Ledgerly's is refused before approval: rejected, no request, no mail, journal empty", async () => {
     await h.control.reset(small);
     const shown = await ledgerlyAmount();
@@ -85,5 +55,36 @@ describe("the vendor's figures in the approval, on Ledgerly", () => {
     assert.equal((await h.paperclip.stack.fetchEmails()).length, mailsBefore, 'nobody was mailed');
     assert.deepEqual(await h.control.journal(), [], 'Ledgerly was not written');
     assert.equal((await h.paperclip.services.claims.get(key))?.status, 'REJECTED');
+  });
+
+  test("the approval mail and page show Ledgerly's amount; approved, refunded once through the typed-amount dialog", async () => {
+    await h.control.reset(small);
+    const shown = await ledgerlyAmount();
+    const task = refund('T-ledgerly-figures-shown');
+    const key = idempotencyKey(task);
+    const executionArn = await h.startTask(task);
+    const request = await approvalRequestFor(h, key);
+    assert.deepEqual(request.vendorFigures, { amount: shown }, 'read from the record page, the task gave no amount');
+
+    // The request is stored before the mails go out: wait for the mail (its link), then read it.
+    const link = await linkFromInbox(h, request.approvalId, 'finance.lead@acme.example');
+    const mail = (await h.paperclip.stack.fetchEmails()).find(
+      (m) => m.destination.to.includes('finance.lead@acme.example') && m.body.text?.includes(request.approvalId),
+    );
+    const text = mail?.body.text ?? '';
+    assert.ok(text.includes(`供应商数据 The vendor's figures`), 'the mail has the vendor figures');
+    assert.ok(text.includes(`  amount: ${shown}\n`), `the mail shows Ledgerly's ${shown}`);
+    const page = await openLink(link);
+    assert.equal(page.status, 200);
+    assert.ok(page.html.includes(`<code>amount</code> <span class="amount">${shown}</span>`), `the page shows Ledgerly's ${shown}`);
+    const registered = (await h.paperclip.services.audit.events(key)).find((e) => e.type === 'pre_state_registered');
+    assert.deepEqual(registered?.data['figures'], { amount: shown }, 'the audit chain records the figures read');
+
+    const decided = await postDecision(h, link, { ...page.fields, decision: 'approve' }, { cookie: page.cookie! });
+    assert.ok(decided.status < 400, decided.html.slice(0, 400));
+    const result = await h.waitForExecution(executionArn);
+    assert.equal(result.output['outcome'], 'done', JSON.stringify(result.output));
+    const refunds = (await h.control.journal()).filter((e) => e.billNo === BILL && e.action === 'refund');
+    assert.equal(refunds.length, 1, 'refunded once');
   });
 });
