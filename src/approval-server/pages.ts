@@ -6,7 +6,7 @@ import type { ApprovalRequest } from '../app/ports/approvals.js';
  * served by this server.
  */
 
-import { html, raw, type Html } from '../http/html.js';
+import { html, joinHtml, raw, type Html } from '../http/html.js';
 import { oneLine } from '../lib/one-line.js';
 import { parseAmount, showAmount } from '../domain/amount.js';
 
@@ -30,6 +30,7 @@ dl.facts>div{display:contents}
 dl.facts dt{font-weight:600}
 dl.facts dd{margin:0;word-break:break-all}
 .amount{font-size:22px;font-weight:700;color:#b91c1c}
+.figures{margin:0;padding:0;list-style:none}
 code{font-family:ui-monospace,Menlo,Consolas,monospace;font-size:.88em;background:#f3f4f6;padding:1px 5px;border-radius:4px}
 figure{margin:0}
 figure img{display:block;max-width:100%;border:1px solid #d1d5db;border-radius:6px;background:#fafafa}
@@ -113,7 +114,8 @@ function facts(view: ApprovalView): Html {
 ${row('租户', 'Tenant', tenant)}
 ${row('单号', 'Bill', html`<code>${show(request.billNo)}</code>`)}
 ${row('动作', 'Action', action)}
-${row('金额', 'Amount', html`<span class="amount">${show(formatAmount(request.amount), 40)}</span>`)}
+${row('金额', request.vendorFigures ? "Amount (the task's parameter)" : 'Amount', html`<span class="amount">${show(formatAmount(request.amount), 40)}</span>`)}
+${vendorFigures(request, row)}
 ${row('申请人', 'Requested by', show(request.requester))}
 ${row('任务', 'Task', html`<code>${show(request.taskId)}</code>`)}
 ${row('幂等键', 'Idempotency key', html`<code>${show(request.key)}</code>`)}
@@ -122,6 +124,23 @@ ${row('有效期至', 'Expires', formatTime(request.expiresAtIso))}
 ${row('审批人', 'You are', show(view.approver))}
 ${row('状态', 'Status', STATUS_LABELS[request.status])}
 </dl>`;
+}
+
+/**
+ * The vendor's own figures, read from the vendor with the pre-state (never from the task), each as the vendor shows
+ * it, in a row of their own so the approver can set them beside what the task asks for.
+ */
+function vendorFigures(request: ApprovalRequest, row: (zh: string, en: string, value: Html | string) => Html): Html | string {
+  const figures = Object.entries(request.vendorFigures ?? {});
+  if (figures.length === 0) return '';
+  const items = figures.map(
+    ([name, value]) => html`<li><code>${show(name, 40)}</code> <span class="amount">${show(value, 40)}</span></li>`,
+  );
+  return row(
+    '供应商数据',
+    "The vendor's figures, read from the vendor before this request",
+    html`<ul class="figures">${joinHtml(items, html``)}</ul>`,
+  );
 }
 
 function screenshot(view: ApprovalView): Html {

@@ -1,6 +1,6 @@
 import type { Page } from 'playwright-core';
 import { fillTemplate, describeLocator, type FrameSelector, type Step } from '../sitepack/action-language.js';
-import type { FieldSource, ReadbackSource, SitePack } from '../sitepack/schema.js';
+import { figureSource, type FieldSource, type ReadbackSource, type SitePack } from '../sitepack/schema.js';
 import { ListIncompleteError, ReadFailedError, SessionLostError, StructuredContractMissingError } from '../domain/errors.js';
 import type { Observation } from '../domain/readback.js';
 import { assertSessionAlive, runSteps, type StepContext } from './executor.js';
@@ -442,7 +442,12 @@ export async function openDetail(session: OpenedSession, ctx: ReadContext & { bi
   await runReadSteps(session, ctx, ctx.pack.detail.steps, readParams(ctx, { billNo: ctx.billNo }), ctx.pack.detail.frame);
 }
 
-async function readDetail(session: OpenedSession, ctx: ObserveContext): Promise<ItemReading> {
+async function readDetail(
+  session: OpenedSession,
+  ctx: ObserveContext,
+  /** Fields read besides detail.fields (an action's own approval fields), by name; they win over detail.fields. */
+  extra: Record<string, FieldSource> = {},
+): Promise<ItemReading> {
   const detail = ctx.pack.detail!;
   await openDetail(session, ctx);
   // The detail's frame (detail.frame), or the page; found again while polling, since the frame may still be loading.
@@ -465,11 +470,60 @@ async function readDetail(session: OpenedSession, ctx: ObserveContext): Promise<
     },
   );
   const fields: Record<string, string> = {};
-  for (const [name, source] of Object.entries(detail.fields)) {
+  for (const [name, source] of Object.entries({ ...detail.fields, ...extra })) {
     const value = await pageField(page, source);
     if (value !== undefined) fields[name] = value;
   }
   return { status: mapStatus(ctx.pack.statuses, shown ?? ''), owner: fields['owner'], fields };
+}
+
+/**
+ * The vendor's own figures of an action (`approval.show`, and the figure its `confirm` compares with), read in the
+ * given session from where the pack defines them: the item's row in the list, then its detail page (which the session
+ * is left on). Never from the task. A figure that reads nothing fails loudly, naming the pack line: the approver is
+ * never shown a blank where the pack promised a figure, and a typed parameter is never compared with nothing.
+ */
+export async function readFigures(
+  session: OpenedSession,
+  ctx: ObserveContext,
+  actionName: string,
+  names: readonly string[],
+): Promise<Record<string, string>> {
+  const action = own(ctx.pack.actions, actionName);
+  if (!action) throw new ReadFailedError(`site pack ${ctx.pack.site} has no action ${actionName}`);
+  const sources = names.map((name) => {
+    const source = figureSource(ctx.pack, action, name);
+    if (!source) throw new StructuredContractMissingError(`actions.${actionName}.approval.show: "${name}" is not a field of the pack`);
+    return { name, ...source };
+  });
+  const figures: Record<string, string> = {};
+  const missing = (name: string, line: string, field: FieldSource, on: string) =>
+    new StructuredContractMissingError(
+      `actions.${actionName}.approval.show: "${name}" (${line}, ${describeField(field)}) read nothing on ${on} of ${ctx.billNo}; ` +
+        `fix ${line} to match the vendor's page, or drop "${name}" from show`,
+      { field: `actions.${actionName}.approval.show`, figure: name },
+    );
+  const fromList = sources.filter((f) => f.from === 'list');
+  if (fromList.length > 0) {
+    const row = await searchList(session, ctx);
+    for (const f of fromList) {
+      const value = row?.fields[f.name]?.trim();
+      if (!value) throw missing(f.name, f.line, f.field, 'the list row');
+      figures[f.name] = value;
+    }
+  }
+  const fromDetail = sources.filter((f) => f.from === 'detail');
+  if (fromDetail.length > 0) {
+    if (!ctx.pack.detail)
+      throw new StructuredContractMissingError(`actions.${actionName}.approval.fields need a detail page: declare detail`);
+    const reading = await readDetail(session, ctx, action.approval?.fields ?? {});
+    for (const f of fromDetail) {
+      const value = reading.fields[f.name]?.trim();
+      if (!value) throw missing(f.name, f.line, f.field, 'the detail page');
+      figures[f.name] = value;
+    }
+  }
+  return figures;
 }
 
 /** The export file (CSV or XLSX), fetched with the session's cookie or downloaded by steps. */

@@ -98,9 +98,18 @@ const DATA = {
     inverse: z.strictObject({ action: Text, targetStatus: Text }).nullable(),
     reversibility: Text,
     evidence: Evidence,
+    /** The vendor's own figures the pack names for the action (`approval.show`), as read with the pre-state. */
+    figures: z.record(Text, Text).optional(),
   }),
   // Approvals
-  approval_requested: z.strictObject({ approvalId: Text, approvers: z.array(Text), expiresAt: Text, payloadHash: Text.optional() }),
+  approval_requested: z.strictObject({
+    approvalId: Text,
+    approvers: z.array(Text),
+    expiresAt: Text,
+    payloadHash: Text.optional(),
+    /** The vendor's figures the approvers were shown (from the pre-state read). */
+    figures: z.record(Text, Text).optional(),
+  }),
   approved: ApprovalDecidedData,
   /** Two writers: an approver's rejection, and the workflow closing an item as rejected (complete.ts). */
   rejected: z.union([ApprovalDecidedData, ClosedData]),

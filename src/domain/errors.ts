@@ -117,6 +117,12 @@ export class ClaimFencedError extends workflowError('ClaimFencedError') {}
  */
 export class VendorSessionsBusyError extends workflowError('VendorSessionsBusyError') {}
 
+/**
+ * A typed parameter is not the vendor's own figure (the pack's `confirm`): the task asked for something the vendor
+ * does not show. Found by the pre-state read, before any approval is requested; the item ends rejected, nothing written.
+ */
+export class VendorFigureMismatchError extends workflowError('VendorFigureMismatchError') {}
+
 /** Every error class a workflow step throws, for checks that the ASL catches only names defined here. */
 export const WORKFLOW_ERRORS = [
   InputRejectedError,
@@ -128,6 +134,7 @@ export const WORKFLOW_ERRORS = [
   ApprovalNotProvenError,
   ClaimFencedError,
   VendorSessionsBusyError,
+  VendorFigureMismatchError,
 ] as const;
 
 /**

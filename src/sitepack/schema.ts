@@ -125,6 +125,55 @@ export function stagesOf(tier: z.infer<typeof BrowserTier>): Stage[] {
   return tier.stages ?? [{ name: 'write', steps: tier.steps ?? [] }];
 }
 
+const Pattern = z.string().min(1).max(300).refine(isRegExp, 'must be a valid regular expression (JavaScript syntax)');
+
+/**
+ * Where one value is read, inside a row of the list or on a page: the cell under
+ * a column header, the value shown next to a label, the text of a semantic
+ * locator, or a regular expression over the text (group 1, else the whole match).
+ * `regex` may also narrow what one of the others found.
+ */
+export const FieldSource = z
+  .object({
+    column: z.string().min(1).max(100).optional(),
+    label: z.string().min(1).max(100).optional(),
+    locator: Locator.optional(),
+    regex: Pattern.optional(),
+  })
+  .strict()
+  .superRefine((f, ctx) => {
+    const n = [f.column, f.label, f.locator].filter((v) => v !== undefined).length;
+    if (n > 1) ctx.addIssue({ code: 'custom', message: 'a field is read from one of column, label or locator (regex may narrow it)' });
+    if (n === 0 && f.regex === undefined) {
+      ctx.addIssue({ code: 'custom', message: 'a field needs one of column, label, locator or regex' });
+    }
+  });
+export type FieldSource = z.infer<typeof FieldSource>;
+
+/**
+ * The vendor's own figures an action shows its approver (`approval.show`): each the name of a field the pre-state
+ * read takes from the vendor, never from the task: one of the action's own `approval.fields` (read on the detail
+ * page), else a `detail.fields` entry, else a `list.fields` entry (the item's row). Checked against the pack at load.
+ */
+export const ApprovalFigures = z
+  .object({
+    show: z
+      .array(Identifier, { error: 'approval.show lists field names, e.g. show: [amount]' })
+      .min(1, 'approval.show names at least one field, e.g. show: [amount]')
+      .max(10, 'approval.show names at most 10 fields'),
+    /** Fields of the action's own, read on the item's detail page like `detail.fields`. */
+    fields: z.record(Identifier, FieldSource).default({}),
+  })
+  .strict();
+export type ApprovalFigures = z.infer<typeof ApprovalFigures>;
+
+/**
+ * A typed parameter tied to a vendor figure: the task's `param` must equal the figure `equals`, compared as amounts
+ * in cents, during the pre-state read, before any approval is requested (e.g. the amount a confirmation dialog asks
+ * to be typed: `confirm: { param: amount, equals: amount }`).
+ */
+export const ConfirmFigure = z.object({ param: Identifier, equals: Identifier }).strict();
+
 export const SiteAction = z
   .object({
     description: z.string().min(1),
@@ -153,6 +202,10 @@ export const SiteAction = z
      * `within: { top: true }` acts on the top page (the portal's menu).
      */
     frame: FrameSelector.optional(),
+    /** The vendor's figures the approver is shown, read during the pre-state read (see ApprovalFigures). */
+    approval: ApprovalFigures.optional(),
+    /** A typed parameter that must equal a vendor figure before the approval is requested (see ConfirmFigure). */
+    confirm: ConfirmFigure.optional(),
     tiers: z
       .object({
         api: ApiRequest.optional(),
@@ -191,36 +244,27 @@ export const SiteAction = z
         message: `extract as "${clash}" would shadow a parameter; name it differently`,
       });
     }
+    if (a.confirm) {
+      const spec = Object.hasOwn(a.params, a.confirm.param) ? a.params[a.confirm.param] : undefined;
+      if (!spec) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['confirm', 'param'],
+          message: `names "${a.confirm.param}", which is not a parameter of this action; declare it under params (type: decimal) or name one that is`,
+        });
+      } else if (spec.type !== 'decimal') {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['confirm', 'param'],
+          message: `"${a.confirm.param}" is compared as an amount: declare it with type: decimal`,
+        });
+      }
+    }
     if (a.reversibility !== 'read_only' && !a.targetStatus && !a.verify) {
       ctx.addIssue({ code: 'custom', path: ['targetStatus'], message: 'a write needs targetStatus or verify, so readback can check it' });
     }
   });
 export type SiteAction = z.infer<typeof SiteAction>;
-
-const Pattern = z.string().min(1).max(300).refine(isRegExp, 'must be a valid regular expression (JavaScript syntax)');
-
-/**
- * Where one value is read, inside a row of the list or on a page: the cell under
- * a column header, the value shown next to a label, the text of a semantic
- * locator, or a regular expression over the text (group 1, else the whole match).
- * `regex` may also narrow what one of the others found.
- */
-export const FieldSource = z
-  .object({
-    column: z.string().min(1).max(100).optional(),
-    label: z.string().min(1).max(100).optional(),
-    locator: Locator.optional(),
-    regex: Pattern.optional(),
-  })
-  .strict()
-  .superRefine((f, ctx) => {
-    const n = [f.column, f.label, f.locator].filter((v) => v !== undefined).length;
-    if (n > 1) ctx.addIssue({ code: 'custom', message: 'a field is read from one of column, label or locator (regex may narrow it)' });
-    if (n === 0 && f.regex === undefined) {
-      ctx.addIssue({ code: 'custom', message: 'a field needs one of column, label, locator or regex' });
-    }
-  });
-export type FieldSource = z.infer<typeof FieldSource>;
 
 /** What one row of the list is. */
 export const Rows = z
@@ -493,6 +537,7 @@ export const SitePack = z
         });
       }
     }
+    for (const [name, action] of Object.entries(pack.actions)) checkFigures(pack, name, action, ctx);
     if (pack.list.paging?.parameter && !JSON.stringify(pack.list.steps).includes('{{page}}')) {
       ctx.addIssue({
         code: 'custom',
@@ -512,3 +557,56 @@ export const SitePack = z
     }
   });
 export type SitePack = z.infer<typeof SitePack>;
+
+/** Where a vendor figure of an action is read: its own approval field or a detail field (the detail page), or a list field (its row). */
+export function figureSource(
+  pack: Pick<SitePack, 'detail' | 'list'>,
+  action: Pick<SiteAction, 'approval'>,
+  name: string,
+): { from: 'detail' | 'list'; field: FieldSource; line: string } | undefined {
+  const own = action.approval?.fields;
+  if (own && Object.hasOwn(own, name)) return { from: 'detail', field: own[name]!, line: `approval.fields.${name}` };
+  const detail = pack.detail?.fields;
+  if (detail && Object.hasOwn(detail, name)) return { from: 'detail', field: detail[name]!, line: `detail.fields.${name}` };
+  const list = pack.list.fields;
+  if (Object.hasOwn(list, name)) return { from: 'list', field: list[name]!, line: `list.fields.${name}` };
+  return undefined;
+}
+
+/** The figures the pre-state read takes for an action: those it shows, and the one its confirm compares with. */
+export function figureNames(action: Pick<SiteAction, 'approval' | 'confirm'>): string[] {
+  return [...new Set([...(action.approval?.show ?? []), ...(action.confirm ? [action.confirm.equals] : [])])];
+}
+
+function checkFigures(pack: Pick<SitePack, 'detail' | 'list'>, name: string, action: SiteAction, ctx: z.RefinementCtx): void {
+  const defined = (figure: string) => figureSource(pack, action, figure) !== undefined;
+  const known = () =>
+    [...Object.keys(action.approval?.fields ?? {}), ...Object.keys(pack.detail?.fields ?? {}), ...Object.keys(pack.list.fields)].join(', ');
+  for (const [i, figure] of (action.approval?.show ?? []).entries()) {
+    if (!defined(figure)) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['actions', name, 'approval', 'show', i],
+        message:
+          `"${figure}" is not a field the pre-state read can take: name one of ${known() || '(none)'}, ` +
+          `or define it under actions.${name}.approval.fields (e.g. ${figure}: { label: 金额 })`,
+      });
+    }
+  }
+  if (Object.keys(action.approval?.fields ?? {}).length > 0 && !pack.detail) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['actions', name, 'approval', 'fields'],
+      message: "approval.fields are read on the item's detail page: declare detail (steps and status), or use list.fields",
+    });
+  }
+  if (action.confirm && !defined(action.confirm.equals)) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['actions', name, 'confirm', 'equals'],
+      message:
+        `"${action.confirm.equals}" is not a field the pre-state read can take: name one of ${known() || '(none)'}, ` +
+        `or define it under actions.${name}.approval.fields`,
+    });
+  }
+}

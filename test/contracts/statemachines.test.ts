@@ -107,3 +107,21 @@ test('a close refused by the claim fence ends skipped, never as a failed executi
   }
   assert.equal(States['FencedAtClose']!['Parameters']['outcome'], 'skipped');
 });
+
+test("a typed figure that is not the vendor's closes the item rejected from Snapshot, never reaching RequestApproval or the write", () => {
+  const { States } = load('guarded-write.asl.json');
+  const catches = States['Snapshot']!['Catch'] as State[];
+  assert.deepEqual(catches[0], {
+    ErrorEquals: ['VendorFigureMismatchError'],
+    ResultPath: '$.takeoverReason',
+    Next: 'FigureMismatchHasCause',
+  });
+  assert.equal(States['FigureMismatchHasCause']!['Choices'][0]['Next'], 'FigureMismatch');
+  assert.equal(States['FigureMismatch']!['Next'], 'FigureMismatchReason');
+  assert.equal(States['FigureMismatchReason']!['Next'], 'FigureMismatchRejected');
+  const closed = States['FigureMismatchRejected']!;
+  assert.equal(closed['Resource'], States['Complete']!['Resource']);
+  assert.equal(closed['Parameters']['closeAs'], 'rejected');
+  assert.equal(closed['Parameters']['reason.$'], '$.figureMismatch.reason');
+  assert.equal(closed['Next'], 'Done');
+});

@@ -38,6 +38,11 @@ export async function requestApproval(
   // The item's claim first: the request is stored only for an item this run's session can read (under a tenant
   // session, an item of another tenant is refused here, before anything is written).
   if (!(await s.claims.get(item.key))) throw new Error(`no claim for ${item.key}: an approval is requested only for a claimed item`);
+  // The figures the pre-state read took from the vendor: only those the pack shows (a confirm-only figure was compared already).
+  const shown = own(s.pack.actions, item.action)?.approval?.show ?? [];
+  const read = input.state.snapshot?.figures ?? {};
+  const picked = shown.flatMap((name) => (Object.hasOwn(read, name) ? [[name, read[name]!] as const] : []));
+  const figures = picked.length > 0 ? Object.fromEntries(picked) : undefined;
   const now = Date.now();
   const expiresAtMs = now + item.approvalTimeoutSeconds * 1000;
   const request: ApprovalRequest = {
@@ -49,6 +54,7 @@ export async function requestApproval(
     billNo: item.billNo,
     action: item.action,
     amount: own(item.params, 'amount'),
+    ...(figures ? { vendorFigures: figures } : {}),
     payloadHash: actionPayloadHash(item),
     requester,
     allowedApprovers: approvers,
@@ -69,6 +75,7 @@ export async function requestApproval(
       approvers: request.allowedApprovers,
       expiresAt: request.expiresAtIso,
       payloadHash: request.payloadHash,
+      ...(figures ? { figures } : {}),
     },
   });
   const secret = await approvalSigningSecret(s);
@@ -85,7 +92,8 @@ export async function requestApproval(
       `租户 Tenant: ${oneLine(item.tenant, 60)}`,
       `单号 Bill: ${oneLine(item.billNo, 64)}`,
       `动作 Action: ${oneLine(item.action, 60)} (${oneLine(action?.description ?? '', 120)})`,
-      `金额 Amount: ${request.amount ? `¥${oneLine(request.amount, 20)}` : '—'}`,
+      `金额 Amount: ${request.amount ? `¥${oneLine(request.amount, 20)}` : '—'}${figures ? " (任务参数 the task's parameter)" : ''}`,
+      ...vendorFigureLines(figures),
       `申请人 Requested by: ${oneLine(requester, 120)}`,
       `有效期至 Expires: ${request.expiresAtIso}`,
     ];
@@ -98,6 +106,18 @@ export async function requestApproval(
     });
   }
   return { approvalId: request.approvalId, notified: request.allowedApprovers };
+}
+
+/**
+ * The mail's lines for the vendor's figures: each figure as the vendor shows it, under a heading that says where it
+ * comes from, so the approver can tell the vendor's amount from what the task asks for.
+ */
+export function vendorFigureLines(figures: Readonly<Record<string, string>> | undefined): string[] {
+  if (!figures) return [];
+  return [
+    `供应商数据 The vendor's figures (read from the vendor before this request, not from the task):`,
+    ...Object.entries(figures).map(([name, value]) => `  ${oneLine(name, 40)}: ${oneLine(value, 40)}`),
+  ];
 }
 
 /** 18 random bytes: 24 base64url characters after the tenant's key prefix. */

@@ -1,9 +1,16 @@
 import type { Services } from '../services.js';
 import type { RoutedItem } from '../../domain/routing.js';
-import { InputRejectedError, PaperclipError, ReadFailedError, StructuredContractMissingError } from '../../domain/errors.js';
+import {
+  InputRejectedError,
+  PaperclipError,
+  ReadFailedError,
+  StructuredContractMissingError,
+  VendorFigureMismatchError,
+} from '../../domain/errors.js';
+import { compareConfirm } from '../../domain/vendor-figures.js';
 import type { OpenedSession } from '../../browser/identity-sessions.js';
-import type { ReadbackSource } from '../../sitepack/schema.js';
-import { observeStatus, readContextFor } from '../../browser/vendor-reads.js';
+import { figureNames, type ReadbackSource } from '../../sitepack/schema.js';
+import { observeStatus, readContextFor, readFigures } from '../../browser/vendor-reads.js';
 import { browserlessApi } from '../ownership.js';
 import { withSession } from '../sessions.js';
 import type { StoredObject } from '../ports/evidence.js';
@@ -26,11 +33,35 @@ type Observation = Awaited<ReturnType<typeof observeStatus>>;
  * not in a state the action applies to when routing read it.
  */
 export async function snapshot(s: Services, state: ItemState): Promise<SnapshotResult> {
+  let result: SnapshotResult;
   try {
-    return await readPreState(s, state);
+    result = await readPreState(s, state);
   } catch (error) {
     throw preStateFailure(error, state.item.billNo);
   }
+  // Outside the pre-state failure's wrapping: a typed figure that is not the vendor's is the task's mistake, not a
+  // failed read, and its own error class, which the workflow closes as rejected before any approval is requested.
+  if (!result.stale) confirmFigures(s, state, result);
+  return result;
+}
+
+/**
+ * The pack's `confirm`: the task's typed parameter must be the vendor's figure, in cents, before anyone is asked to
+ * approve it. The figures are already in the trail (`pre_state_registered`), so the rejection can be checked against them.
+ */
+export function confirmFigures(s: Pick<Services, 'pack'>, state: ItemState, result: SnapshotResult): void {
+  const { item } = state;
+  const rule = s.pack.actions[item.action]?.confirm;
+  if (!rule) return;
+  const verdict = compareConfirm({
+    rule,
+    params: item.params,
+    figures: result.figures ?? {},
+    where: `actions.${item.action}.confirm`,
+    decimal: s.pack.list.decimal,
+  });
+  if (verdict.kind === 'mismatch') throw new VendorFigureMismatchError(verdict.message, { figures: result.figures ?? {} });
+  if (verdict.kind === 'unreadable') throw new StructuredContractMissingError(verdict.message);
 }
 
 /**
@@ -58,16 +89,24 @@ async function readPreState(s: Services, state: ItemState): Promise<SnapshotResu
   const { item } = state;
   const action = s.pack.actions[item.action]!;
   const api = await browserlessApi(s, item.identity);
-  if (api && item.tier === 'browser' && !item.needsApproval) {
+  // The vendor's figures are read on its pages, so an action that names some always takes the browser read.
+  const figures = figureNames(action);
+  if (api && item.tier === 'browser' && !item.needsApproval && figures.length === 0) {
     const observation = await observeStatus('api', { ...readContextFor(s, item.tenant), billNo: item.billNo, api });
     const preStatus = observation.status;
     if (preStatus !== undefined && action.appliesTo.includes(preStatus)) return register(s, state, observation, []);
   }
   return withSession(s, item.identity, 'read', { trace: false, tenant: item.tenant }, async (session) => {
     const observation = await firstObservation(s, item, session, api);
+    // Only for an item the action applies to: a stale item is stale, whatever its page shows of the figures.
+    const applies = observation.status !== undefined && action.appliesTo.includes(observation.status);
+    const read =
+      applies && figures.length > 0
+        ? await readFigures(session, { ...readContextFor(s, item.tenant), billNo: item.billNo, session, api }, item.action, figures)
+        : undefined;
     await openDetail(s, item, session);
     const evidence = [await screenshotTo(s, item, session.page, 'before.png')];
-    return register(s, state, observation, evidence);
+    return register(s, state, observation, evidence, read);
   });
 }
 
@@ -81,12 +120,20 @@ export async function preStateFromRouting(s: Services, state: ItemState): Promis
   const { item } = state;
   const seen = item.statusAtRouting;
   if (!seen || item.tier !== 'browser' || item.needsApproval) return undefined;
+  // Figures are read on the vendor's pages by Snapshot: routing's API answer does not have them.
+  if (figureNames(s.pack.actions[item.action]!).length > 0) return undefined;
   if (!s.pack.actions[item.action]!.appliesTo.includes(seen.status)) return undefined;
   return register(s, state, seen, []);
 }
 
 /** Records the pre-state on the claim and in the audit trail: stale, or the inverse registered before any write. */
-async function register(s: Services, state: ItemState, observation: Observation, evidence: StoredObject[]): Promise<SnapshotResult> {
+async function register(
+  s: Services,
+  state: ItemState,
+  observation: Observation,
+  evidence: StoredObject[],
+  figures?: Record<string, string>,
+): Promise<SnapshotResult> {
   const { item } = state;
   const ref = heldClaim(state);
   const action = s.pack.actions[item.action]!;
@@ -108,9 +155,16 @@ async function register(s: Services, state: ItemState, observation: Observation,
   await s.audit.append(item.key, {
     type: 'pre_state_registered',
     actor: item.identity,
-    data: { preStatus, source: observation.source, inverse: inverse ?? null, reversibility: item.reversibility, evidence },
+    data: {
+      preStatus,
+      source: observation.source,
+      inverse: inverse ?? null,
+      reversibility: item.reversibility,
+      evidence,
+      ...(figures ? { figures } : {}),
+    },
   });
-  return { stale: false, preStatus, source: observation.source, evidence };
+  return { stale: false, preStatus, source: observation.source, evidence, ...(figures ? { figures } : {}) };
 }
 
 /**

@@ -34,6 +34,8 @@ export const SnapshotResult = z.object({
   preStatus: z.string().optional(),
   source: z.string(),
   evidence: z.array(StoredObject),
+  /** The vendor's own figures the pack names for the action (`approval.show`, `confirm.equals`), read here, never from the task. */
+  figures: z.record(z.string(), z.string()).optional(),
 });
 export type SnapshotResult = z.infer<typeof SnapshotResult>;
 

@@ -18,7 +18,13 @@ export const ApprovalRequest = z.object({
   tenant: z.string(),
   billNo: z.string(),
   action: z.string(),
+  /** The task's `amount` parameter, when it has one: what the requester asked for. */
   amount: z.string().optional(),
+  /**
+   * The vendor's own figures (the pack's `approval.show`), read from the vendor with the pre-state, never from the
+   * task: shown to the approver beside the task's parameters, labelled as the vendor's.
+   */
+  vendorFigures: z.record(z.string(), z.string()).optional(),
   /** sha256 of the exact action (key, tenant, bill, action, params) the approver is shown; see approval-proof.ts. */
   payloadHash: z.string().optional(),
   requester: z.string(),
