@@ -2,7 +2,7 @@ import { copyFileSync, existsSync, mkdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import sparticuz from '@sparticuz/chromium';
-import { chromium, type Browser, type LaunchOptions } from 'playwright-core';
+import type { Browser, LaunchOptions } from 'playwright-core';
 
 /**
  * The one way this project starts a browser: the @sparticuz/chromium build
@@ -77,6 +77,9 @@ export interface LaunchRequest {
  * user-data-dir and removes it on close, so warm Lambdas do not fill /tmp.
  */
 export async function launchChromium(request: LaunchRequest = {}): Promise<Browser> {
+  // Loaded at the first launch, not with the services: a command or handler that never opens a browser
+  // (audit verify, report, the stores) does not pay for Playwright's modules.
+  const { chromium } = await import('playwright-core');
   const executablePath = await sparticuz.executablePath();
   ensureCjkFont();
   return chromium.launch({

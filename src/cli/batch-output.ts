@@ -4,7 +4,6 @@ import type { EmbeddedPaperclip } from '../../twin/runtime/index.js';
 import type { FailOnRules } from './args.js';
 import { createProgressRenderer } from './progress.js';
 import { deadline, pollUntil } from '../lib/deadline.js';
-import { inboxAddress } from '../../twin/aws/index.js';
 import { TERMINAL_STATUSES, type Claim } from '../domain/claim.js';
 import { itemLine, itemOutcome } from './items.js';
 
@@ -197,6 +196,7 @@ export async function runBatchCommand(paperclip: EmbeddedPaperclip, o: BatchComm
   );
   const awaiting = run.summary?.counts.awaiting_approval ?? 0;
   if (awaiting > 0) {
+    const { inboxAddress } = await import('../../twin/aws/index.js');
     log(
       `${awaiting} irreversible item(s) await approval: the emails are in ${inboxAddress(endpoints.sesInbox)} (the approval emails URL above)`,
     );

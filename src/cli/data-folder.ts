@@ -2,7 +2,7 @@ import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync }
 import { join, resolve } from 'node:path';
 import { z } from 'zod';
 import { createServices, type WiredServices } from '../composition/services.js';
-import { startEmbeddedPaperclip, type EmbeddedOptions, type EmbeddedPaperclip } from '../../twin/runtime/index.js';
+import type { EmbeddedOptions, EmbeddedPaperclip } from '../../twin/runtime/index.js';
 import type { StoredEmail } from '../../twin/aws/index.js';
 import { loadConfig } from '../config/load.js';
 import { RefusedError } from './args.js';
@@ -151,6 +151,8 @@ export async function startEmbeddedSession(options: SessionOptions): Promise<Emb
     );
   }
   const configPath = resolve(options.configPath ?? 'config/paperclip.local.yaml');
+  // Loaded here, not at the top: the runtime is most of the CLI's modules, and only the commands that start a stack need it.
+  const { startEmbeddedPaperclip } = await import('../../twin/runtime/index.js');
   const paperclip = await startEmbeddedPaperclip({ ...options, dataDir, configPath });
   const record: StackRecord = {
     pid: process.pid,

@@ -5,7 +5,6 @@ import type { Services } from '../app/services.js';
 import { createServices, type WiredServices } from '../composition/services.js';
 import { loadConfig } from '../config/load.js';
 import { workingBucketName } from '../config/schema.js';
-import { awsClientConfig, createTables, localKmsSigner, startLocalDynamoDb, startLocalKms, startLocalS3 } from '../../twin/aws/index.js';
 import { digestKeyAlias } from '../contracts/functions.js';
 import { configForFolder, DataFolderError, runningStack } from './data-folder.js';
 import { RefusedError } from './args.js';
@@ -76,6 +75,10 @@ export async function openDataSource(options: DataSourceOptions): Promise<DataSo
     throw error;
   }
   const owner = runningStack(dataDir);
+  // The local emulators are loaded only to open a data folder: a command reading through endpoints never needs them.
+  const { awsClientConfig, createTables, localKmsSigner, startLocalDynamoDb, startLocalKms, startLocalS3 } = await import(
+    '../../twin/aws/index.js'
+  );
   if (owner) {
     const signer = options.signer ? localKmsSigner(join(dataDir, 'kms')) : undefined;
     const services = createServices({

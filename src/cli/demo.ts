@@ -1,8 +1,8 @@
 import { mkdirSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { z } from 'zod';
-import { startSimulator, type RunningSimulator } from '../../backoffices/simulator/index.js';
-import { startEmbeddedPaperclip, type EmbeddedPaperclip } from '../../twin/runtime/index.js';
+import type { RunningSimulator } from '../../backoffices/simulator/index.js';
+import type { EmbeddedPaperclip } from '../../twin/runtime/index.js';
 import { loadConfig } from '../config/load.js';
 import { ConfigPath, DataDir, FailOn, parseCommand, Port, TenantId, type Command, type CommandSpec } from './args.js';
 import { log, logStack, newTaskId, runBatchCommand } from './batch-output.js';
@@ -50,6 +50,11 @@ export async function startLocalEnvironment(options: {
   approvalPort?: number;
   tenant?: string;
 }): Promise<LocalEnvironment> {
+  // Loaded when the demo starts, not with every command: the simulator and the runtime are most of the CLI's modules.
+  const [{ startSimulator }, { startEmbeddedPaperclip }] = await Promise.all([
+    import('../../backoffices/simulator/index.js'),
+    import('../../twin/runtime/index.js'),
+  ]);
   const sim = await startSimulator({ port: options.simPort, seed: options.seed, controlToken: undefined }).catch(() =>
     startSimulator({ port: 0, seed: options.seed }),
   );

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { runPlanCommand, type PlanCommandArgs } from '../../planner/index.js';
+import type { PlanCommandArgs } from '../../planner/index.js';
 import { ConfigPath, parseCommand, type Command, type CommandSpec } from './args.js';
 
 /** The planner's flags; runPlanCommand validates the values themselves (PlanCommandArgs). */
@@ -47,4 +47,11 @@ export function planArgs(argv: string[]): PlanCommandArgs {
   }) as PlanCommandArgs;
 }
 
-export const planCommand: Command = { spec: PLAN_SPEC, run: async (argv) => (await runPlanCommand(planArgs(argv))).exitCode };
+export const planCommand: Command = {
+  spec: PLAN_SPEC,
+  // The planner is loaded only when asked for: it is a product of its own, with a large module graph.
+  run: async (argv) => {
+    const { runPlanCommand } = await import('../../planner/index.js');
+    return (await runPlanCommand(planArgs(argv))).exitCode;
+  },
+};

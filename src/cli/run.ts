@@ -22,7 +22,6 @@ import {
 } from './args.js';
 import { approvalRecipients, log, logStack, newTaskId, runBatchCommand } from './batch-output.js';
 import { DataFolderError, startEmbeddedSession } from './data-folder.js';
-import { inboxAddress } from '../../twin/aws/index.js';
 
 const Flags = z
   .object({
@@ -147,6 +146,7 @@ async function announceApprovalMail(
   try {
     const recipients = await approvalRecipients(paperclip, task, 1, waitMs);
     if (isFinished()) return;
+    const { inboxAddress } = await import('../../twin/aws/index.js');
     const inbox = inboxAddress(paperclip.stack.endpoints.sesInbox);
     for (const { to } of recipients) log(`  approval mailed to ${to}: open it in the inbox at ${inbox} (the approval emails URL above)`);
     if (recipients.length > 0) return;

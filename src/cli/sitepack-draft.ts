@@ -2,7 +2,7 @@ import { isAbsolute, resolve } from 'node:path';
 import { stringify as stringifyYaml } from 'yaml';
 import { z } from 'zod';
 import { loadConfig } from '../config/load.js';
-import { runPlanCommand, type PlanCommandDeps, type PlanCommandResult, type PlanDraftFile } from '../../planner/index.js';
+import type { PlanCommandDeps, PlanCommandResult, PlanDraftFile } from '../../planner/index.js';
 import { ConfigPath, parseCommand, TenantId, type Command, type CommandSpec } from './args.js';
 
 /**
@@ -83,6 +83,7 @@ export async function runSitepackDraft(
   const configPath = isAbsolute(flags.config) ? flags.config : resolve(process.cwd(), flags.config);
   // The pack is the one the config names, so the draft is judged against the actions it already has.
   const config = loadConfig(configPath);
+  const { runPlanCommand } = await import('../../planner/index.js');
   const result = await runPlanCommand(
     {
       instruction: flags.instruction,
