@@ -1,8 +1,9 @@
-import type { Page } from 'playwright-core';
+import type { Frame, Page } from 'playwright-core';
 import { AmbiguousOutcomeError, WriteNotCommittedError } from '../domain/errors.js';
 import type { SitePack } from '../sitepack/schema.js';
 import { firstVisibleText } from './executor.js';
 import { resolveLocator } from './locate.js';
+import { isPage, type Surface } from './frames.js';
 
 /**
  * Reads the page's own feedback after the commit click. It is never the
@@ -10,7 +11,9 @@ import { resolveLocator } from './locate.js';
  * request timed out, which decides whether a settled negative readback may be
  * followed by another attempt.
  */
-export async function throwOnWriteFeedback(page: Page, feedback: SitePack['writeFeedback']): Promise<void> {
+export async function throwOnWriteFeedback(surface: Surface, feedback: SitePack['writeFeedback']): Promise<void> {
+  // A frame-scoped action's toasts are drawn in its frame (a portal's work area), not on the top page.
+  const page: Page | Frame = surface;
   const { rejected, timedOut, accepted, locator, timeoutMs } = feedback;
   // The answer shows up once the vendor replies: a live region, the pack's locator, or one of its known texts
   // (many admin UIs show toasts with no ARIA role). Give a slow page a moment, never longer than the pack says.
@@ -23,10 +26,27 @@ export async function throwOnWriteFeedback(page: Page, feedback: SitePack['write
     .first()
     .waitFor({ state: 'visible', timeout: timeoutMs })
     .catch(() => undefined);
-  const text = await firstVisibleText(page, [...rejected, ...timedOut]);
+  const text = isPage(surface)
+    ? await firstVisibleText(surface, [...rejected, ...timedOut])
+    : await firstVisibleIn(surface, [...rejected, ...timedOut]);
   if (text === undefined) return;
   if (rejected.includes(text)) {
     throw new WriteNotCommittedError(`the vendor answered "${(await page.getByText(text).first().textContent())?.trim()}"`);
   }
   throw new AmbiguousOutcomeError(`the vendor did not answer in time ("${text}"); the write may have landed`);
+}
+
+/** The first of the texts visible in a frame (the quiet check firstVisibleText starts with reads the top document only). */
+async function firstVisibleIn(frame: Frame, texts: readonly string[]): Promise<string | undefined> {
+  for (const text of texts) {
+    if (
+      await frame
+        .getByText(text)
+        .first()
+        .isVisible()
+        .catch(() => false)
+    )
+      return text;
+  }
+  return undefined;
 }

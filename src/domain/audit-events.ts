@@ -140,6 +140,8 @@ const DATA = {
     earlier: z.enum(['committing', 'seen', 'unseen']).nullable(),
     decision: z.enum(['click', 'skip', 'proceed', 'stop']),
   }),
+  /** The action's undo window (undoWindowSeconds) sat out on the page after a stage's last commit click. */
+  undo_window_waited: z.strictObject({ stage: Text, undoWindowSeconds: z.number().int(), waitedMs: z.number().int() }),
   after_pictured: z.strictObject({ settled: z.boolean().nullable(), url: Text }),
   write_failed: z.strictObject({ committed: z.boolean(), error: Text, message: Text, evidence: Evidence }),
   // Readback and closing

@@ -174,6 +174,12 @@ export type ApprovalFigures = z.infer<typeof ApprovalFigures>;
  */
 export const ConfirmFigure = z.object({ param: Identifier, equals: Identifier }).strict();
 
+/** The longest undo window a pack may declare: it is waited out inside the write step, which has its own time limit. */
+export const MAX_UNDO_WINDOW_SECONDS = 60;
+const UNDO_WINDOW_HINT =
+  `undoWindowSeconds is the vendor's undo window in whole seconds, 0 to ${MAX_UNDO_WINDOW_SECONDS} ` +
+  '(the seconds its "undo" toast offers, e.g. undoWindowSeconds: 5)';
+
 export const SiteAction = z
   .object({
     description: z.string().min(1),
@@ -202,6 +208,17 @@ export const SiteAction = z
      * `within: { top: true }` acts on the top page (the portal's menu).
      */
     frame: FrameSelector.optional(),
+    /**
+     * The vendor holds this action's write in an optimistic undo window: its page shows success at once and sends the
+     * change only if it stays open that many seconds (a toast with an undo button). The browser write keeps the page
+     * open that long after each stage's last commit click before it navigates or closes it; readback still decides.
+     */
+    undoWindowSeconds: z
+      .number({ error: UNDO_WINDOW_HINT })
+      .int(UNDO_WINDOW_HINT)
+      .min(0, UNDO_WINDOW_HINT)
+      .max(MAX_UNDO_WINDOW_SECONDS, UNDO_WINDOW_HINT)
+      .optional(),
     /** The vendor's figures the approver is shown, read during the pre-state read (see ApprovalFigures). */
     approval: ApprovalFigures.optional(),
     /** A typed parameter that must equal a vendor figure before the approval is requested (see ConfirmFigure). */
@@ -259,6 +276,13 @@ export const SiteAction = z
           message: `"${a.confirm.param}" is compared as an amount: declare it with type: decimal`,
         });
       }
+    }
+    if (a.undoWindowSeconds !== undefined && !browser) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['undoWindowSeconds'],
+        message: 'undoWindowSeconds keeps the browser page open after the commit click; declare tiers.browser, or drop it for an API write',
+      });
     }
     if (a.reversibility !== 'read_only' && !a.targetStatus && !a.verify) {
       ctx.addIssue({ code: 'custom', path: ['targetStatus'], message: 'a write needs targetStatus or verify, so readback can check it' });

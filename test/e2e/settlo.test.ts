@@ -1,6 +1,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { evidenceKey } from '../../src/app/ports/evidence.js';
@@ -9,12 +10,19 @@ import { runCheck } from '../../src/cli/sitepack.js';
 import { idempotencyKey } from '../../src/domain/task.js';
 import type { SettloControl } from '../../backoffices/settlo/control-client.js';
 import { startSettloHarness, type Harness } from '../support/embedded.js';
+import { runDrill } from '../../src/cli/drill.js';
+import { packVariant, withPack } from '../support/pack-variants.js';
+
+const UNDO_LINE = '    undoWindowSeconds: 5\n';
+/** The pack as a user would write it before knowing about the undo window: 处理 without its undoWindowSeconds line. */
+const settleWithoutUndoWindow = () => packVariant('sitepacks/settlo.yaml', UNDO_LINE, '');
 
 /**
  * Paperclip on Settlo, the third back office (a legacy settlement portal: password then TOTP, the work area in
- * a frame, an AG Grid list, Shoelace dialogs, writes held in an undo window), through sitepacks/settlo.yaml
- * as written against today's reader: the list read at top level in the grid's paged view, and the write
- * waiting out the undo window on the page (docs/settlo.md).
+ * a frame, an AG Grid list, Shoelace dialogs, writes held in an undo window), through sitepacks/settlo.yaml:
+ * the list read in the portal's frame in the grid's scroll view, the writes declaring the undo window
+ * (undoWindowSeconds), the GBK export a readback source, and the portal forbidding its work pages at top level
+ * (allowTopLevelWork off, its default; docs/settlo.md).
  */
 describe('Paperclip on Settlo', () => {
   let h: Harness<SettloControl>;
@@ -27,7 +35,6 @@ describe('Paperclip on Settlo', () => {
 
   const small = {
     seed: 5,
-    allowTopLevelWork: true,
     undoWindowSeconds: 2,
     tenants: [
       { id: 'acme', pending: 12, overcharge: 1, processed: 2 },
@@ -42,20 +49,20 @@ describe('Paperclip on Settlo', () => {
     assert.match(lines.join('\n'), /config\/settlo\.local\.yaml: valid against settlo \(tenants acme, globex\)/);
   });
 
-  test('probe: logs in with password and TOTP, reads every row over two grid pages, reads one item from every source alike; writes nothing', async () => {
+  test('probe: password and TOTP, every row of the scrolling grid in the frame, one item alike from every source; writes nothing', async () => {
     await h.control.reset(small);
     const out = mkdtempSync(join(tmpdir(), 'settlo-probe-'));
     try {
       const result = await probe(h.paperclip.services, { tenant: 'acme', item: 'JS-10001', out });
       assert.equal(result.ok, true, JSON.stringify({ listError: result.listError, readings: result.readings, loss: result.sessionLoss }));
-      assert.equal(result.rows.length, 15, 'ten rows on the first page, five on the second');
+      assert.equal(result.rows.length, 15, 'every row of 共 15 条, though the grid draws only those in view');
       assert.deepEqual(
         result.rows.filter((r) => r.batch.action === 'settle').map((r) => r.billNo),
         Array.from({ length: 12 }, (_, i) => `JS-1${String(i + 1).padStart(4, '0')}`),
       );
       assert.equal(result.rows.find((r) => r.billNo === 'JS-10013')?.batch.action, 'refund');
       assert.equal(result.agree, true);
-      for (const source of ['api', 'detail', 'list']) {
+      for (const source of ['api', 'export', 'list']) {
         assert.equal(result.readings.find((r) => r.source === source)?.status, 'PENDING', source);
       }
       assert.deepEqual(await h.control.journal(), []);
@@ -74,8 +81,12 @@ describe('Paperclip on Settlo', () => {
       requestedBy: 'schedule',
       params: { note: '已由 Paperclip 对账核对' },
     };
+    assert.equal((await h.control.state()).controls.allowTopLevelWork, false, 'the work area only inside its frame');
     const result = await h.runTask(task);
     assert.equal(result.output['outcome'], 'done', JSON.stringify(result.output));
+    const key = idempotencyKey(task);
+    const [waited, ...more] = (await h.paperclip.services.audit.events(key)).filter((e) => e.type === 'undo_window_waited');
+    assert.deepEqual([waited?.data['stage'], waited?.data['undoWindowSeconds'], more.length], ['write', 5, 0]);
     const journal = await h.control.journal();
     assert.deepEqual(
       journal.map((e) => [e.billNo, e.action, e.identity, e.tenant, e.detail?.['after']]),
@@ -91,5 +102,62 @@ describe('Paperclip on Settlo', () => {
     const again = await h.runTask(task);
     assert.notEqual(again.output['outcome'], 'takeover');
     assert.equal((await h.control.journal()).length, 1, 'the same task writes nothing a second time');
+  });
+
+  test('the pack without its undo-window line: the page closes inside the window, the write is dropped, takeover, never done', async () => {
+    // A window well past the write step's own end, however slow the machine: the page is closed inside it.
+    const windowSeconds = 12;
+    await h.control.reset({ ...small, undoWindowSeconds: windowSeconds });
+    const task = {
+      taskId: 'T-settlo-no-undo',
+      tenant: 'acme',
+      billNo: 'JS-10003',
+      action: 'settle',
+      requestedBy: 'schedule',
+      params: { note: '已由 Paperclip 对账核对' },
+    };
+    const result = await withPack(h.paperclip.services, settleWithoutUndoWindow(), () => h.runTask(task));
+    assert.equal(result.output['outcome'], 'takeover', JSON.stringify(result.output));
+    const claim = (await h.paperclip.services.claims.get(idempotencyKey(task)))!;
+    assert.equal(claim.status, 'TAKEOVER');
+    const events = await h.paperclip.services.audit.events(claim.key);
+    const clicked = events.find((e) => e.type === 'write_started');
+    assert.ok(clicked, 'the commit click was made');
+    assert.equal(events.filter((e) => e.type === 'undo_window_waited').length, 0);
+    const readback = events.find((e) => e.type === 'readback');
+    assert.notEqual(readback?.data['verdict'], 'confirmed', JSON.stringify(readback?.data));
+    // The page that held the write is gone: once the window is over (and the moment the page would need to send),
+    // the write is still held, never sent.
+    await sleep(Math.max(0, Date.parse(clicked.at) + (windowSeconds + 3) * 1000 - Date.now()));
+    const state = await h.control.state();
+    assert.equal(state.pendingWrites, 1, 'held by the portal, neither sent nor undone');
+    assert.equal(state.bills.find((b) => b.billNo === 'JS-10003')?.status, 'PENDING');
+    assert.deepEqual(await h.control.journal(), []);
+  });
+
+  test('sitepack drill of 处理: written through the undo window, undone by 撤回 through it, every source back', async () => {
+    await h.control.reset(small);
+    const passed = await runDrill(h.paperclip.services, { tenant: 'acme', action: 'settle', billNo: 'JS-10004', taskId: 'T-settlo-drill' });
+    assert.equal(passed.drill, 'passed', JSON.stringify(passed));
+    assert.equal(passed.restored, true);
+    assert.deepEqual(
+      passed.sources.map((x) => [x.source, x.before, x.after]),
+      [
+        ['api', 'PENDING', 'PENDING'],
+        ['export', 'PENDING', 'PENDING'],
+      ],
+    );
+    assert.ok(
+      passed.sources.every((x) => x.afterWrite === 'PROCESSED' || x.afterWrite === 'PROCESSING'),
+      JSON.stringify(passed.sources),
+    );
+    assert.deepEqual(
+      (await h.control.journal()).map((e) => [e.billNo, e.action]),
+      [
+        ['JS-10004', 'settle'],
+        ['JS-10004', 'reopen'],
+      ],
+    );
+    assert.equal((await h.control.state()).bills.find((b) => b.billNo === 'JS-10004')?.status, 'PENDING');
   });
 });

@@ -105,3 +105,26 @@ test('frames, virtualising grids and stated totals: what a pack may say, and the
   badUrl.detail.frame = { url: '(' };
   assert.throws(() => parseSitePack(stringify(badUrl)), /frame\.url is a regular expression/);
 });
+
+test('undoWindowSeconds: an action held in a vendor undo window; a wrong value is refused naming the field and the fix', () => {
+  const p = pack();
+  p.actions.mark_processed.undoWindowSeconds = 5;
+  assert.equal(parseSitePack(stringify(p)).actions['mark_processed']?.undoWindowSeconds, 5);
+  assert.equal(parseSitePack(stringify(pack())).actions['mark_processed']?.undoWindowSeconds, undefined, 'not held unless declared');
+  for (const wrong of [-1, 2.5, 61, '5s']) {
+    p.actions.mark_processed.undoWindowSeconds = wrong;
+    assert.throws(
+      () => parseSitePack(stringify(p), 'pack.yaml'),
+      /actions\.mark_processed\.undoWindowSeconds: undoWindowSeconds is the vendor's undo window in whole seconds, 0 to 60 .*e\.g\. undoWindowSeconds: 5/,
+      String(wrong),
+    );
+  }
+  const apiOnly = pack();
+  apiOnly.actions.mark_processed.undoWindowSeconds = 5;
+  apiOnly.actions.mark_processed.tiers = { api: { method: 'POST', path: '/api/diff/{{billNo}}/mark' } };
+  assert.throws(
+    () => parseSitePack(stringify(apiOnly), 'pack.yaml'),
+    /actions\.mark_processed\.undoWindowSeconds: undoWindowSeconds keeps the browser page open .*declare tiers\.browser/,
+  );
+  assert.equal(parseSitePack(readFileSync('sitepacks/settlo.yaml', 'utf8')).actions['settle']?.undoWindowSeconds, 5);
+});

@@ -61,6 +61,7 @@ export const SAMPLE_DATA: { [T in AuditEventType]: AuditEventData<T> } = {
     earlier: null,
     decision: 'proceed',
   },
+  undo_window_waited: { stage: 'write', undoWindowSeconds: 5, waitedMs: 5800 },
   after_pictured: { settled: true, url: 'http://127.0.0.1/bills' },
   write_failed: { committed: false, error: 'WriteNotCommittedError', message: 'no button', evidence: [] },
   readback: {

@@ -65,14 +65,13 @@ export async function startLedgerlyHarness(
   });
 }
 
-/** Settlo (docs/settlo.md) with Paperclip driving it through sitepacks/settlo.yaml; the work area may be opened top-level. */
+/** Settlo (docs/settlo.md) with Paperclip driving it through sitepacks/settlo.yaml; the work area only in its frame (the portal's default). */
 export async function startSettloHarness(
   options: { configPath?: string; undoWindowSeconds?: number } = {},
 ): Promise<Harness<SettloControl>> {
   const settlo = await startSettlo({
     controlToken: CONTROL_TOKEN,
     asyncDelayMs: 150,
-    allowTopLevelWork: true,
     undoWindowSeconds: options.undoWindowSeconds ?? 2,
   });
   return harnessAround(settlo, new SettloControl(settlo.url, CONTROL_TOKEN), {

@@ -6,6 +6,7 @@ import { dialogsSeen, runSteps, type StepContext } from '../../browser/executor.
 import type { OpenedSession } from '../../browser/identity-sessions.js';
 import { settled, shows } from '../../browser/settled.js';
 import { throwOnWriteFeedback } from '../../browser/write-feedback.js';
+import { surfaceOf } from '../../browser/frames.js';
 import { stagesOf, type Stage } from '../../sitepack/schema.js';
 import type { Step } from '../../sitepack/action-language.js';
 import {
@@ -25,6 +26,7 @@ import { withSession } from '../sessions.js';
 import type { ItemState, WriteResult } from './state.js';
 import { heldClaim, itemRow, lease } from './step-support.js';
 import { proveApproval, type ProvenApproval } from '../approvals/prove-approval.js';
+import { deadline, type Deadline } from '../../lib/deadline.js';
 
 /** The page a session drives, held and passed on here; the browser layer does the driving. */
 type Page = OpenedSession['page'];
@@ -115,6 +117,21 @@ export async function browserWrite(s: Services, state: ItemState): Promise<Write
       !session.traced;
     let committed = false;
     let page = session.page;
+    // The vendor's undo window after this run's last commit click (the action's undoWindowSeconds), still to be sat out
+    // on the page that clicked before anything navigates or closes it.
+    let undoWindow: Deadline | undefined;
+    const sitOutUndoWindow = async (stage: string) => {
+      const held = undoWindow;
+      if (!held) return;
+      undoWindow = undefined;
+      const waitedMs = Math.round(held.remaining());
+      await held.sleep(waitedMs);
+      await s.audit.append(item.key, {
+        type: 'undo_window_waited',
+        actor: item.identity,
+        data: { stage, undoWindowSeconds: action.undoWindowSeconds ?? 0, waitedMs },
+      });
+    };
     // The requests the commit clicks send: a 429 on them (and no request accepted) means the vendor refused the write.
     let commitRequests: ReturnType<typeof watchCommitRequests> | undefined;
     try {
@@ -133,6 +150,8 @@ export async function browserWrite(s: Services, state: ItemState): Promise<Write
       // The stages whose first commit click this run has reached (each is marked `committing` on the claim before it).
       const committedStages = new Set<string>();
       const commitStep = async (stage: string, index: number) => {
+        // Measured from just before the click; a later commit click of the stage starts the window again.
+        if (action.undoWindowSeconds) undoWindow = deadline(action.undoWindowSeconds * 1000 + UNDO_WINDOW_GRACE_MS);
         const firstOfStage = !committedStages.has(stage);
         committedStages.add(stage);
         if (firstOfStage) mark(stage, 'committing');
@@ -220,6 +239,8 @@ export async function browserWrite(s: Services, state: ItemState): Promise<Write
         );
         page = result.page;
         Object.assign(extracted, result.extracted);
+        // A held write is lost when its page goes: the next stage, the settled wait and the close all wait for it.
+        await sitOutUndoWindow(stage.name);
         if (!stage.done || !committedStages.has(stage.name)) continue;
         if (facts.final) finalProof = { stage, facts, reopen: tier?.settled?.steps ? [] : lead };
         else await proveStage(stage, facts, lead, tier?.settled?.timeoutMs ?? STAGE_SETTLE_MS);
@@ -232,7 +253,8 @@ export async function browserWrite(s: Services, state: ItemState): Promise<Write
         await s.audit.append(item.key, { type: 'write_started', actor: item.identity, data: { tier: 'browser', alreadyDone } });
         committed = true;
       }
-      await throwOnWriteFeedback(page, s.pack.writeFeedback);
+      // The feedback read after the window is the vendor's answer to the write the page sent, not the undo toast.
+      await throwOnWriteFeedback(action.frame ? await surfaceOf(page, action.frame).catch(() => page) : page, s.pack.writeFeedback);
       if (commitRequests?.refusal()) throw new Error('the commit request was answered 429');
       const settledPage = tier?.settled ? await settled(page, tier.settled, ctx) : undefined;
       if (settledPage) page = settledPage.page;
@@ -296,6 +318,12 @@ export async function browserWrite(s: Services, state: ItemState): Promise<Write
     }
   });
 }
+
+/**
+ * Added to a declared undo window: the page starts its own countdown only once the vendor answered the commit click,
+ * and then needs a moment to send the held write. Closing the page while that request is on its way could still lose it.
+ */
+const UNDO_WINDOW_GRACE_MS = 1000;
 
 /** How long a stage's done check may take to show once the stage committed, when the action names no settle time. */
 const STAGE_SETTLE_MS = 5000;
