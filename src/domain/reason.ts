@@ -129,7 +129,9 @@ const VERDICT_TEXT: Record<KnownVerdict, string> = {
 };
 
 function seen(o: SourceObservation): string {
-  return `${o.source}: ${o.status !== undefined ? `status=${o.status}` : `unreadable (${o.error ?? 'no status'})`}`;
+  if (o.status !== undefined) return `${o.source}: status=${o.status}`;
+  // The write page is not a readback source: what it did not show is said as such.
+  return o.source === WRITE_PAGE ? `${o.source}: ${o.error ?? 'no status'}` : `${o.source}: unreadable (${o.error ?? 'no status'})`;
 }
 
 /**

@@ -58,7 +58,7 @@ test('a false success: clicked, every source named with what it saw, not applied
   assert.match(text, /^false success: /);
   assert.match(text, /commit click: clicked;/);
   assert.match(text, /list: status=PENDING; detail: status=PENDING; export: status=PENDING/);
-  assert.match(text, /write page: unreadable \(the target state did not show within the settled wait\)/);
+  assert.match(text, /seen: write page: the target state did not show within the settled wait; list: /);
   assert.match(text, /verdict: not applied$/);
 });
 
