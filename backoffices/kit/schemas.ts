@@ -47,6 +47,7 @@ export const FAULT_KINDS = [
   'session_revoked',
   'permission_denied',
   'rate_limited',
+  'applied_then_reverted',
 ] as const;
 
 export const SeedSchema = z

@@ -15,6 +15,8 @@ interface Entry {
   /** Where a PROCESSING bill will settle; undefined when not PROCESSING. */
   settlesTo?: BillStatus;
   timer?: NodeJS.Timeout;
+  /** An `applied_then_reverted` fault: once the writing session has been shown the settled state, the bill goes back to `to`. */
+  revert?: { shownTo: string; to: BillStatus; actor: Actor };
 }
 
 export interface NoteReceipt {
@@ -125,6 +127,37 @@ export class Ledger {
       entry.timer.unref();
     }
     return journalEntry;
+  }
+
+  /**
+   * Arms the `applied_then_reverted` fault on a committed write: the vendor shows the settled change to the session
+   * that wrote it, then undoes it (a downstream check rejecting it). The revert happens right after the first page
+   * that shows the writing session the bill settled (`shownTo`), so every other session and the API only ever read
+   * the state before the write: the writer saw the change land, an independent readback sees it gone.
+   */
+  revertOnceShown(billNo: string, actor: Actor, to: BillStatus): void {
+    const entry = this.entries.get(billNo);
+    if (entry) entry.revert = { shownTo: actor.sessionId, to, actor };
+  }
+
+  /** A page was shown to session `sid`: reverts the settled writes armed to revert once that session saw them. */
+  shownTo(sid: string): void {
+    for (const entry of this.ordered) {
+      const { revert } = entry;
+      if (!revert || revert.shownTo !== sid || entry.settlesTo !== undefined) continue;
+      entry.revert = undefined;
+      const at = new Date().toISOString();
+      entry.bill.status = revert.to;
+      entry.bill.updatedAt = at;
+      this.appendJournal({
+        at,
+        tenant: entry.bill.tenant,
+        billNo: entry.bill.billNo,
+        action: 'revert',
+        ...revert.actor,
+        detail: { fault: 'applied_then_reverted', revertedTo: revert.to },
+      });
+    }
   }
 
   /**

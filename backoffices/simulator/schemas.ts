@@ -15,7 +15,8 @@ export const TENANT_ID_PATTERN = /^[a-z]{1,20}$/;
 
 export const BILL_STATUSES = ['PENDING', 'PROCESSING', 'PROCESSED', 'REFUNDED'] as const;
 export const BILL_KINDS = ['mismatch', 'overcharge'] as const;
-export const JOURNAL_ACTIONS = ['mark', 'unmark', 'refund', 'note'] as const;
+/** `revert`: the vendor undid a settled write by itself (the `applied_then_reverted` fault). */
+export const JOURNAL_ACTIONS = ['mark', 'unmark', 'refund', 'note', 'revert'] as const;
 
 export const BillStatusSchema = z.enum(BILL_STATUSES);
 export const BillKindSchema = z.enum(BILL_KINDS);

@@ -57,7 +57,19 @@ export function configForFolder(dataDir: string, given: string | undefined, fall
           `naming prefix "${record.prefix}" and evidence bucket "${record.bucket}"`,
       );
     }
-    return resolve(recordedConfigPath(dataDir) ?? fallback);
+    const recorded = recordedConfigPath(dataDir);
+    if (record && recorded) {
+      // The file is still there, but it may have been edited since: its tables must still be the folder's.
+      const config = loadConfig(recorded);
+      if (config.prefix !== record.prefix || config.evidence.bucket !== record.bucket) {
+        throw new DataFolderError(
+          `the data folder ${resolve(dataDir)} was run with ${record.configPath}, which now names prefix "${config.prefix}" and ` +
+            `bucket "${config.evidence.bucket}" instead of the folder's prefix "${record.prefix}" and bucket "${record.bucket}"; ` +
+            "pass --config with a config naming the folder's prefix and bucket",
+        );
+      }
+    }
+    return resolve(recorded ?? fallback);
   }
   const configPath = resolve(given);
   if (record) {
@@ -153,6 +165,10 @@ export async function startEmbeddedSession(options: SessionOptions): Promise<Emb
   const configPath = resolve(options.configPath ?? 'config/paperclip.local.yaml');
   // Loaded here, not at the top: the runtime is most of the CLI's modules, and only the commands that start a stack need it.
   const { startEmbeddedPaperclip } = await import('../../twin/runtime/index.js');
+  // A folder made before folders recorded their config is not recorded now: the config given here may not be the one
+  // its tables were made with (takeover list checks the folder's queues instead); a fresh folder, or one with a
+  // record (which configForFolder has matched), is.
+  const recordIt = folderRecord(dataDir) !== undefined || !existsSync(join(dataDir, 'dynamodb'));
   const paperclip = await startEmbeddedPaperclip({ ...options, dataDir, configPath });
   const record: StackRecord = {
     pid: process.pid,
@@ -167,7 +183,7 @@ export async function startEmbeddedSession(options: SessionOptions): Promise<Emb
   writeFileSync(stackFile(dataDir), `${JSON.stringify(record, null, 2)}\n`, { mode: 0o600 });
   chmodSync(stackFile(dataDir), 0o600); // a file left by an earlier start keeps its old mode otherwise
   const folder: FolderRecord = { configPath, prefix: paperclip.services.config.prefix, bucket: paperclip.services.config.evidence.bucket };
-  writeFileSync(join(dataDir, FOLDER_FILE), `${JSON.stringify(folder, null, 2)}\n`);
+  if (recordIt) writeFileSync(join(dataDir, FOLDER_FILE), `${JSON.stringify(folder, null, 2)}\n`);
   let closing: Promise<void> | undefined;
   return {
     dataDir,

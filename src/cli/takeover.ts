@@ -1,3 +1,4 @@
+import { describeElsewhere, takeoverQueuesElsewhere } from './takeover-elsewhere.js';
 import { z } from 'zod';
 import { visibleText } from '../domain/visible-text.js';
 import type { Services } from '../app/services.js';
@@ -182,7 +183,13 @@ function entryLine(e: TakeoverEntry): string {
 }
 
 /** Runs a parsed command against open services; returns the exit code. */
-export async function executeTakeover(s: Services, command: TakeoverCommand, io: Io = processIo): Promise<number> {
+export async function executeTakeover(
+  s: Services,
+  command: TakeoverCommand,
+  io: Io = processIo,
+  /** Where else the folder holds takeover items, when this config's queue has none: the refusal's text, else undefined. */
+  elsewhere?: () => Promise<string | undefined>,
+): Promise<number> {
   const store = s.takeovers;
   switch (command.sub) {
     case 'list': {
@@ -192,6 +199,9 @@ export async function executeTakeover(s: Services, command: TakeoverCommand, io:
           : ([command.flags.status.toUpperCase() as 'OPEN' | 'RESOLVED'] as const);
       const entries = (await Promise.all(statuses.map((st) => store.list(st, command.flags.tenant)))).flat();
       entries.sort((a, b) => a.createdAt.localeCompare(b.createdAt));
+      // An empty queue is printed only when the folder holds no queue this config does not read.
+      const unread = entries.length === 0 && elsewhere ? await elsewhere() : undefined;
+      if (unread) throw new TakeoverRefusedError(unread);
       if (command.flags.json) {
         for (const e of entries) io.out(JSON.stringify(e));
         return 0;
@@ -208,6 +218,8 @@ export async function executeTakeover(s: Services, command: TakeoverCommand, io:
     }
     case 'show': {
       const entry = await store.get(command.key);
+      const unread = !entry && elsewhere ? await elsewhere() : undefined;
+      if (unread) throw new TakeoverRefusedError(unread);
       if (!entry) throw new TakeoverRefusedError(`no takeover item ${command.key}; paperclip takeover list --status all shows every item`);
       const claim = await s.claims.get(command.key);
       const audit = await s.audit.events(command.key);
@@ -312,7 +324,12 @@ export async function runTakeover(argv: string[], io: Io = processIo): Promise<n
   }
   try {
     if (session.mode === 'attached') io.err(`using the running Paperclip on ${session.dataDir}`);
-    return await executeTakeover(session.services, command, io);
+    const services = session.services;
+    const elsewhere = async () => {
+      const found = await takeoverQueuesElsewhere(services);
+      return found.length > 0 ? describeElsewhere(found, services.config.prefix, session.dataDir) : undefined;
+    };
+    return await executeTakeover(services, command, io, elsewhere);
   } catch (error) {
     if (error instanceof TakeoverRefusedError) {
       io.err(error.message);

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import type { AuditEvent } from './audit-chain.js';
 import { PaperclipError } from './errors.js';
 import { RoutedItem } from './routing.js';
+import { KnownFacts, SourceObservation } from './known-facts.js';
 
 /**
  * Every event type of the audit trail, with the fields of its data: one schema per type, one discriminated union
@@ -154,11 +155,21 @@ const DATA = {
     why: Text,
     degraded: z.boolean(),
     evidence: Evidence,
+    /** Each source's last reading: the deciding one, the unreadable ones, and one read of the others when not confirmed. */
+    sources: z.array(SourceObservation).optional(),
   }),
   completed: ClosedData,
   expired: ClosedData,
   // Takeover
-  takeover: z.strictObject({ reason: Text, error: Text.nullable(), round: z.number().int(), stage: Text.optional(), evidence: Evidence }),
+  takeover: z.strictObject({
+    reason: Text,
+    error: Text.nullable(),
+    round: z.number().int(),
+    stage: Text.optional(),
+    evidence: Evidence,
+    /** What the reason says, as fields (src/domain/reason.ts): the commit click, each source's reading, the verdict. */
+    known: KnownFacts.optional(),
+  }),
   takeover_not_taken: z.strictObject({
     reason: Text,
     error: Text.nullable(),

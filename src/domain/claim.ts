@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { tenantKeyPrefix } from './task.js';
 import type { StageRecord } from './stage-proof.js';
+import type { KnownFacts } from './known-facts.js';
 
 /**
  * The idempotency registry's rules, without storage. A claim is taken with a
@@ -107,6 +108,8 @@ export interface Claim extends WriteIdentity {
   inverse?: { action: string; targetStatus?: string };
   outcome?: string;
   reason?: string;
+  /** What a takeover reason says, as fields (src/domain/reason.ts). */
+  known?: KnownFacts;
   /** Which stages of the write committed and what their done checks saw (src/domain/stage-proof.ts). */
   stages?: StageRecord[];
 }

@@ -155,6 +155,8 @@ export function getList(ex: Exchange): void {
   const view = buildListView(ex, auth, parsed.query);
   const redesigned = ex.office.faults.fire('redesign', { identity: auth.session.username, tenant });
   sendHtml(ex.res, 200, redesigned ? listPageV2(view) : listPageV1(view));
+  // An applied_then_reverted write is undone once its writer has been shown it settled.
+  ex.office.ledger.shownTo(auth.session.sid);
 }
 
 /* ---------- detail ---------- */
@@ -174,4 +176,5 @@ export function getDetail(ex: Exchange, billNo: string): void {
   }
   const redesigned = ex.office.faults.fire('redesign', { identity: auth.session.username, tenant: bill.tenant, bill: billNo });
   sendHtml(ex.res, 200, redesigned ? detailPageV2(bill, viewer) : detailPageV1(bill, viewer));
+  ex.office.ledger.shownTo(auth.session.sid);
 }

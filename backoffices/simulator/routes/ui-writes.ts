@@ -78,10 +78,13 @@ export async function postMarkOrUnmark(ex: Exchange, billNo: string, action: Ext
     return;
   }
   const hang = office.faults.fire('commit_then_timeout', target.context);
+  const fromStatus = target.bill.status;
+  const revert = office.faults.fire('applied_then_reverted', target.context);
   office.ledger.commit(action, billNo, target.actor, office.settleDelayMs(target.context), {
-    fromStatus: target.bill.status,
+    fromStatus,
     ...(hang ? { fault: 'commit_then_timeout' } : {}),
   });
+  if (revert) office.ledger.revertOnceShown(billNo, target.actor, fromStatus);
   if (hang) {
     await hangAfterCommit(ex, hang.ms, () => jsonError(ex, 504, 'gateway_timeout', '网关超时'));
     return;

@@ -52,6 +52,7 @@ export class TakeoverStore implements TakeoverPort {
         round: existing.round,
         openedAt: existing.createdAt,
         reason: existing.reason,
+        ...(existing.known ? { known: existing.known } : {}),
         errorName: existing.errorName,
         executionArn: existing.executionArn,
         ...(existing.resolution ? { resolution: existing.resolution } : {}),

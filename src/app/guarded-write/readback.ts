@@ -1,6 +1,7 @@
 import type { Services } from '../services.js';
 import { ReadFailedError, StructuredContractMissingError } from '../../domain/errors.js';
-import { pollUntilSettled, type ReadbackResult } from '../../domain/readback.js';
+import { pollUntilSettled, type Observation, type ReadbackResult } from '../../domain/readback.js';
+import type { SourceObservation } from '../../domain/reason.js';
 import { decideNext } from '../../domain/next-after-readback.js';
 import type { StoredObject } from '../ports/evidence.js';
 import { hasRow } from '../../browser/evidence-screenshot.js';
@@ -28,6 +29,9 @@ export async function readback(s: Services, state: ItemState): Promise<ReadbackO
     const evidence: StoredObject[] = [];
     let degraded = false;
     const unreadable: string[] = [];
+    // Every source's last reading, for the reason: the source that decided, the ones that could not read, and (when
+    // the item is not confirmed) one read of each other source, so a person sees what each of them shows.
+    const sources: SourceObservation[] = [];
     let result: ReadbackResult | undefined;
     const poll = { deadlineMs: s.config.write_policy.readback_deadline_ms, intervalMs: s.config.write_policy.readback_poll_ms };
     if (action.verify) {
@@ -68,6 +72,7 @@ export async function readback(s: Services, state: ItemState): Promise<ReadbackO
         if (!(error instanceof StructuredContractMissingError)) throw error;
         degraded = true;
         unreadable.push(`${source}: ${error.message}`);
+        sources.push({ source, error: error.message, at: new Date().toISOString() });
       }
     }
     if (!result) throw new StructuredContractMissingError(`no readback source could read the item (${unreadable.join('; ')})`);
@@ -82,6 +87,23 @@ export async function readback(s: Services, state: ItemState): Promise<ReadbackO
     }
     const claim = await claimRead;
     const decided = decideNext(result, state, policy, claim?.attempts ?? 1);
+    const last = result.observations.at(-1);
+    if (last) sources.push(toSourceObservation(last));
+    if (decided.next === 'takeover' || decided.next === 'compensate') {
+      const ctx = { ...readContextFor(s, item.tenant), billNo: item.billNo, session, api };
+      for (const source of action.verify ? [] : s.config.write_policy.readback_sources) {
+        if (sources.some((o) => o.source === source)) continue;
+        sources.push(
+          await observeStatus(source, ctx)
+            .then(toSourceObservation)
+            .catch((error: unknown) => ({
+              source,
+              error: error instanceof Error ? error.message : String(error),
+              at: new Date().toISOString(),
+            })),
+        );
+      }
+    }
     if (decided.next === 'retry' && claim) {
       await s.claims.transition(item.key, { ...heldClaim(state), from: ['WRITING'] }, 'CLAIMED', {
         attempts: claim.attempts + 1,
@@ -100,10 +122,20 @@ export async function readback(s: Services, state: ItemState): Promise<ReadbackO
         why: decided.why,
         degraded,
         evidence,
+        sources,
       },
     });
-    return { ...result, ...decided, degraded, evidence };
+    return { ...result, ...decided, degraded, evidence, sources };
   });
+}
+
+function toSourceObservation(o: Observation): SourceObservation {
+  return {
+    source: o.source,
+    at: o.at,
+    ...(o.status !== undefined ? { status: o.status } : {}),
+    ...(o.error !== undefined ? { error: o.error } : {}),
+  };
 }
 
 /**

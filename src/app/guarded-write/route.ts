@@ -1,3 +1,4 @@
+import { renderReason } from '../../domain/reason.js';
 import type { Services } from '../services.js';
 import { routeTask, type RoutedItem } from '../../domain/routing.js';
 import { InputRejectedError, ReadFailedError, SessionLostError } from '../../domain/errors.js';
@@ -46,7 +47,11 @@ export async function validateAndRoute(s: Services, input: { task: unknown; exec
  * retries it. A mail failure is logged, never fatal.
  */
 async function reportRoutingFailure(s: Services, item: RoutedItem, error: Error, executionArn: string): Promise<void> {
-  const reason = `${error.name}: ${error.message}`;
+  // Before any claim: nothing was clicked and nothing read back, and the reason says so like every other.
+  const reason = renderReason({
+    headline: `${error.name}: ${error.message}`,
+    known: { commitClick: 'not_clicked', clicks: 0, observations: [], verdict: 'not_read' },
+  });
   log().warn(`routing failed before any claim: ${item.tenant} ${item.billNo} ${item.action}: ${reason}`, {
     tenant: item.tenant,
     idempotencyKey: item.key,

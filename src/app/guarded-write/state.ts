@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { RoutedItem } from '../../domain/routing.js';
 import { WriteTask } from '../../domain/task.js';
 import { StoredObject } from '../ports/evidence.js';
+import { SourceObservation } from '../../domain/known-facts.js';
 
 /**
  * What the guarded-write workflow (statemachines/guarded-write.asl.json)
@@ -65,6 +66,8 @@ export const ReadbackOutcome = z.object({
   why: z.string(),
   degraded: z.boolean(),
   evidence: z.array(StoredObject),
+  /** Each readback source's last reading (src/domain/reason.ts); absent in a state from before it was recorded. */
+  sources: z.array(SourceObservation).optional(),
 });
 export type ReadbackOutcome = z.infer<typeof ReadbackOutcome>;
 

@@ -6,14 +6,19 @@ import { recordClosedItem } from '../../evidence/item-closed.js';
 import { enqueueTakeover } from '../takeover/queue.js';
 import type { CompensationOutcome, ItemOutcome, ItemState } from './state.js';
 import { outcomeRecord } from './outcome-record.js';
+import { buildReason, renderReason, type StructuredReason } from '../../domain/reason.js';
 
 /** Takeover: the machine refuses to decide; a person gets the item with its evidence. */
 export async function takeover(s: Services, input: { state: ItemState; executionArn: string }): Promise<ItemOutcome> {
   const { state, executionArn } = input;
   const { item } = state;
   const compensation = compensationNote(state.compensation);
-  const reason = (state.readback?.why ?? failureMessage(state.takeoverReason)) + compensation;
+  const headline = (state.readback?.why ?? failureMessage(state.takeoverReason)) + compensation;
   const errorName = state.takeoverReason?.Error;
+  // The reason states what is known, not only what stopped the item: the commit click, each source's reading, the verdict.
+  const structured = await takeoverReason(s, state, headline);
+  const { known } = structured;
+  const reason = renderReason(structured);
   // Only the run that holds the claim hands the item over: a run fenced out meanwhile must not queue, overwrite records or move the claim.
   // A run that lost the claim holds nothing, whatever brought it here: it never moves or queues another run's claim.
   const lost = state.claim?.decision === 'skip' || state.claim?.decision === 'blocked';
@@ -29,6 +34,7 @@ export async function takeover(s: Services, input: { state: ItemState; execution
         {
           outcome: 'takeover',
           reason,
+          known,
         },
       );
     } catch (error) {
@@ -49,18 +55,54 @@ export async function takeover(s: Services, input: { state: ItemState; execution
       reason: `not handed over: the claim is ${claim?.status ?? 'missing'} under another run (${reason})`,
     };
   }
-  const record = outcomeRecord(state, 'takeover', executionArn, { reason, error: errorName ?? null });
+  const record = outcomeRecord(state, 'takeover', executionArn, { reason, error: errorName ?? null, known });
   await s.evidence.put(evidenceKey(item, 'record.json'), JSON.stringify(record, null, 2), 'application/json');
-  const queued = await enqueueTakeover(s, { state, executionArn, claimVersion: claim.version, reason, errorName: errorName ?? null });
+  const queued = await enqueueTakeover(s, {
+    state,
+    executionArn,
+    claimVersion: claim.version,
+    reason,
+    known,
+    errorName: errorName ?? null,
+  });
   if (queued.change !== 'unchanged') {
     await s.audit.append(item.key, {
       type: 'takeover',
       actor: item.identity,
-      data: { reason, error: errorName ?? null, round: queued.entry.round, stage: queued.entry.stage, evidence: queued.entry.evidence },
+      data: {
+        reason,
+        error: errorName ?? null,
+        round: queued.entry.round,
+        stage: queued.entry.stage,
+        evidence: queued.entry.evidence,
+        known,
+      },
     });
     await recordClosedItem(s, item, 'takeover');
   }
   return { outcome: 'takeover', key: item.key, billNo: item.billNo, reason };
+}
+
+/**
+ * The item's reason from its trail: whether the commit click happened, what the write page and each readback source
+ * saw (src/domain/reason.ts). The state before the write is the snapshot's, else the one registered on the claim.
+ */
+export async function takeoverReason(s: Services, state: ItemState, headline: string): Promise<StructuredReason> {
+  const { item } = state;
+  const [events, claim] = await Promise.all([s.audit.events(item.key), s.claims.get(item.key)]);
+  const action = s.pack.actions[item.action];
+  const preStatus = state.snapshot?.preStatus ?? claim?.preState?.status;
+  // An action verified through the API reads PRESENT/ABSENT (src/app/guarded-write/readback.ts), not statuses.
+  const verified = action?.verify !== undefined;
+  const targetStatus = verified ? 'PRESENT' : action?.targetStatus;
+  return buildReason({
+    headline,
+    events,
+    writeReturned: state.write != null,
+    readback: state.readback?.verdict,
+    targetStatus,
+    preStatus: verified ? 'ABSENT' : preStatus,
+  });
 }
 
 function compensationNote(compensation: CompensationOutcome | null): string {

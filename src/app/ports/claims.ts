@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { Claim, ClaimStatus, ItemLock } from '../../domain/claim.js';
+import { KnownFacts } from '../../domain/known-facts.js';
 
 /**
  * The idempotency registry as the guarded-write steps use it: a conditional create takes a claim, conditional
@@ -84,6 +85,7 @@ export const ClaimRecord = WriteIdentityRecord.extend({
   inverse: z.object({ action: z.string(), targetStatus: z.string().optional() }).optional(),
   outcome: z.string().optional(),
   reason: z.string().optional(),
+  known: KnownFacts.optional(),
   stages: z.array(z.object({ stage: z.string(), mark: z.enum(['committing', 'seen', 'unseen']), at: z.string() })).optional(),
 }) satisfies z.ZodType<Claim>;
 

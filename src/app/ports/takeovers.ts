@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { WriteIdentityRecord } from './claims.js';
+import { KnownFacts } from '../../domain/known-facts.js';
 
 /**
  * The human takeover queue as the app layer and the operators' commands use it. The DynamoDB adapter implements
@@ -30,6 +31,7 @@ export const TakeoverRound = z.object({
   round: z.number(),
   openedAt: z.string(),
   reason: z.string(),
+  known: KnownFacts.optional(),
   errorName: z.string().nullable(),
   executionArn: z.string(),
   resolution: TakeoverResolution.optional(),
@@ -42,6 +44,8 @@ export type TakeoverRound = z.infer<typeof TakeoverRound>;
  */
 export const TakeoverEntry = WriteIdentityRecord.extend({
   reason: z.string(),
+  /** What the reason says, as fields: the commit click, each source's reading, the verdict (src/domain/reason.ts). */
+  known: KnownFacts.optional(),
   errorName: z.string().nullable(),
   /** The tool-ladder tier the item reached (api, browser, visual). */
   tier: z.string(),

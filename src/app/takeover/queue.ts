@@ -5,6 +5,7 @@ import { evidenceKey } from '../ports/evidence.js';
 import { log } from '../../observability/telemetry.js';
 import type { OpenResult, TakeoverEntry } from '../ports/takeovers.js';
 import { html, joinHtml } from '../../http/html.js';
+import type { KnownFacts } from '../../domain/known-facts.js';
 
 /**
  * Putting an item in the human takeover queue and telling operators. The
@@ -38,6 +39,8 @@ export interface EnqueueInput {
   executionArn: string;
   claimVersion: number;
   reason: string;
+  /** What the reason says, as fields (src/domain/reason.ts). */
+  known?: KnownFacts;
   errorName: string | null;
 }
 
@@ -52,6 +55,7 @@ export async function enqueueTakeover(s: Services, input: EnqueueInput): Promise
   const opened = await s.takeovers.open({
     ...writeIdentity(item),
     reason: input.reason,
+    ...(input.known ? { known: input.known } : {}),
     errorName: input.errorName,
     tier: state.write?.tier ?? item.tier,
     stage: stageReached(state),

@@ -232,3 +232,28 @@ test('slow_ms delays matching responses; async_delay_ms keeps one bill PROCESSIN
   assert.equal(list?.status, 200);
   await context.close();
 });
+
+test('applied_then_reverted: the writer is shown the bill settled, then the vendor undoes it; everyone else reads the state before', async () => {
+  const billNo = 'ACME-202611-0007';
+  await t.ctl.setFaults([{ kind: 'applied_then_reverted', bill: billNo, times: 1 }]);
+  const { context, page } = await openList();
+  await confirmRowAction(page, billNo, '标记处理');
+  await waitFor(
+    () => billStatus(billNo),
+    (s) => s === 'PROCESSED',
+  );
+  // The writer's next page shows the change landed; right after it the vendor reverts it.
+  await page.reload();
+  assert.equal((await readRows(page)).find((r) => r.billNo === billNo)?.status, 'PROCESSED');
+  assert.equal(await billStatus(billNo), 'PENDING');
+  const journal = await t.ctl.journal();
+  assert.deepEqual(
+    journal.map((e) => `${e.billNo}:${e.action}`),
+    [`${billNo}:mark`, `${billNo}:revert`],
+  );
+  assert.equal(journal[1]?.detail?.revertedTo, 'PENDING');
+  const other = await openList();
+  assert.equal((await readRows(other.page)).find((r) => r.billNo === billNo)?.status, 'PENDING', 'another session reads it reverted');
+  await other.context.close();
+  await context.close();
+});
