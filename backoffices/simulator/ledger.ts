@@ -1,20 +1,11 @@
+import { JournaledBook, type Actor as BookActor } from '../kit/journaled-book.js';
 import type { Bill, BillStatus, JournalEntry, Note } from './schemas.js';
 
 export type WriteAction = 'mark' | 'unmark' | 'refund';
 
-/** Who committed a mutation, as the journal records it. */
-export interface Actor {
-  identity: string;
-  /** The sid of the UI session, or 'api'. */
-  sessionId: string;
+/** Who committed a mutation, as the journal records it: the kit's actor and the door it came through. */
+export interface Actor extends BookActor {
   via: 'ui' | 'api';
-}
-
-interface Entry {
-  bill: Bill;
-  /** Where a PROCESSING bill will settle; undefined when not PROCESSING. */
-  settlesTo?: BillStatus;
-  timer?: NodeJS.Timeout;
 }
 
 export interface NoteReceipt {
@@ -41,50 +32,25 @@ const SETTLED_STATUS: Record<WriteAction, BillStatus> = {
  * is semantically impossible. Writes settle asynchronously: PROCESSING first,
  * the target status after the settle delay.
  */
-export class Ledger {
-  private entries = new Map<string, Entry>();
-  private ordered: Entry[] = [];
-  private readonly journalEntries: JournalEntry[] = [];
+export class Ledger extends JournaledBook<Bill, BillStatus, JournalEntry> {
   private idempotentNotes = new Map<string, IdempotentNote>();
   private noteSeq = 0;
 
-  /** Takes ownership of the bills (they come fresh from the seed generator). */
+  /** Bills are listed by bill number. */
   constructor(bills: Bill[]) {
-    for (const bill of bills) {
-      const entry: Entry = { bill };
-      this.entries.set(bill.billNo, entry);
-      this.ordered.push(entry);
-    }
-    this.ordered.sort((a, b) => (a.bill.billNo < b.bill.billNo ? -1 : 1));
+    super(bills, { id: (b) => b.billNo, tenant: (b) => b.tenant, compare: (a, b) => (a.billNo < b.billNo ? -1 : 1), noun: 'bill' });
   }
 
-  /** The live bill (do not mutate outside the ledger). */
-  get(billNo: string): Bill | undefined {
-    return this.entries.get(billNo)?.bill;
-  }
-
-  /** A tenant's bills ordered by bill number. */
-  forTenant(tenant: string): Bill[] {
-    return this.ordered.filter((e) => e.bill.tenant === tenant).map((e) => e.bill);
-  }
-
-  get size(): number {
-    return this.ordered.length;
-  }
-
-  snapshot(): Bill[] {
-    return this.ordered.map((e) => structuredClone(e.bill));
-  }
-
-  journal(): JournalEntry[] {
-    return structuredClone(this.journalEntries);
+  protected settled(bill: Bill, to: BillStatus): void {
+    bill.status = to;
+    bill.updatedAt = new Date().toISOString();
   }
 
   /** The Chinese reason a write is impossible, or null when it may go ahead. */
   refusal(action: WriteAction, billNo: string): string | null {
-    const entry = this.entries.get(billNo);
+    const entry = this.entryOf(billNo);
     if (!entry) return '差异单不存在';
-    const { bill, settlesTo } = entry;
+    const { record: bill, settlesTo } = entry;
     switch (action) {
       case 'mark':
         if (bill.status === 'REFUNDED') return '该差异单已退款，不能标记处理';
@@ -107,23 +73,14 @@ export class Ledger {
    * and a timer that settles the bill after settleDelayMs (0 settles at once).
    */
   commit(action: WriteAction, billNo: string, actor: Actor, settleDelayMs: number, detail?: Record<string, unknown>): JournalEntry {
-    const entry = this.entries.get(billNo);
-    if (!entry) throw new Error(`commit on unknown bill ${billNo}`);
+    const entry = this.startCommit(billNo);
     const at = new Date().toISOString();
-    const { bill } = entry;
+    const bill = entry.record;
     const journalEntry = this.appendJournal({ at, tenant: bill.tenant, billNo, action, ...actor, detail });
     bill.records.push({ at, action, identity: actor.identity, via: actor.via, ...(detail ? { detail } : {}) });
     bill.status = 'PROCESSING';
     bill.updatedAt = at;
-    entry.settlesTo = SETTLED_STATUS[action];
-    if (entry.timer) clearTimeout(entry.timer);
-    entry.timer = undefined;
-    if (settleDelayMs <= 0) {
-      settle(entry);
-    } else {
-      entry.timer = setTimeout(() => settle(entry), settleDelayMs);
-      entry.timer.unref();
-    }
+    this.settleLater(entry, SETTLED_STATUS[action], settleDelayMs);
     return journalEntry;
   }
 
@@ -144,15 +101,15 @@ export class Ledger {
     if (previous) {
       return previous.fingerprint === fingerprint ? { receipt: previous.receipt, replayed: true } : { conflict: true };
     }
-    const entry = this.entries.get(billNo);
+    const entry = this.entryOf(billNo);
     if (!entry) throw new Error(`note on unknown bill ${billNo}`);
     this.noteSeq += 1;
     const at = new Date().toISOString();
     const note: Note = { noteId: `NOTE-${this.noteSeq.toString().padStart(6, '0')}`, text, identity: actor.identity, at };
-    entry.bill.notes.push(note);
+    entry.record.notes.push(note);
     this.appendJournal({
       at,
-      tenant: entry.bill.tenant,
+      tenant: entry.record.tenant,
       billNo,
       action: 'note',
       ...actor,
@@ -162,27 +119,4 @@ export class Ledger {
     this.idempotentNotes.set(scopedKey, { fingerprint, receipt });
     return { receipt, replayed: false };
   }
-
-  /** Stops pending settle timers; the ledger is being replaced or the server is closing. */
-  dispose(): void {
-    for (const entry of this.ordered) {
-      if (entry.timer) clearTimeout(entry.timer);
-      entry.timer = undefined;
-    }
-  }
-
-  private appendJournal(fields: Omit<JournalEntry, 'seq'>): JournalEntry {
-    const entry: JournalEntry = { seq: this.journalEntries.length + 1, ...fields };
-    if (entry.detail === undefined) delete entry.detail;
-    this.journalEntries.push(entry);
-    return entry;
-  }
-}
-
-function settle(entry: Entry): void {
-  if (entry.settlesTo === undefined) return;
-  entry.bill.status = entry.settlesTo;
-  entry.bill.updatedAt = new Date().toISOString();
-  entry.settlesTo = undefined;
-  entry.timer = undefined;
 }
