@@ -3,7 +3,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { z } from 'zod';
 import type { FaultBook, ScopedFaultSpec } from './faults.js';
 import { sendJson } from './http-util.js';
-import { describeIssues } from './schemas.js';
+import { parseJsonText } from './schemas.js';
 
 /**
  * /__sim/*: test and chaos control. Absent (404) unless the back office was
@@ -39,27 +39,11 @@ export interface ControlSurface<Reset, Fault extends ScopedFaultSpec> {
 
 function parseBody<T extends z.ZodType>(ex: ControlExchange, schema: T, allowEmpty: boolean): z.infer<T> | undefined {
   const raw = ex.body.trim();
-  let json: unknown;
-  if (raw === '' && allowEmpty) {
-    json = {};
-  } else {
-    try {
-      json = JSON.parse(raw);
-    } catch {
-      sendJson(ex.res, 400, { error: 'invalid_request', message: 'body: not valid JSON' });
-      return undefined;
-    }
-  }
-  const parsed = schema.safeParse(json);
-  if (!parsed.success) {
-    sendJson(ex.res, 400, {
-      error: 'invalid_request',
-      message: describeIssues(parsed.error, 'body'),
-      issues: parsed.error.issues.map((i) => ({ path: i.path.map(String).join('.'), message: i.message })),
-    });
-    return undefined;
-  }
-  return parsed.data;
+  const parsed = parseJsonText(raw === '' && allowEmpty ? '{}' : raw, schema);
+  if (parsed.ok) return parsed.data;
+  const issues = parsed.error?.issues.map((i) => ({ path: i.path.map(String).join('.'), message: i.message }));
+  sendJson(ex.res, 400, { error: 'invalid_request', message: parsed.message, ...(issues ? { issues } : {}) });
+  return undefined;
 }
 
 /** The control API of any in-repo back office: the same paths, header and answers for all. */

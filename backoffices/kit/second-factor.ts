@@ -34,14 +34,18 @@ export class PendingSecondFactors {
     return login;
   }
 
-  /** A wrong code: counted; the pending login is dropped once it has had its attempts. */
-  refused(token: string): void {
-    const login = this.pending.get(token);
-    if (login) login.attempts += 1;
-  }
-
-  finish(token: string): void {
+  /**
+   * Whether `code` is the pending login's code (see `codeAccepted`): a right one ends the pending login, a wrong
+   * one is counted, and the login is dropped once it has had its attempts.
+   */
+  answer(token: string, secret: string, periodSeconds: number, code: string): boolean {
+    if (!codeAccepted(secret, periodSeconds, code)) {
+      const login = this.pending.get(token);
+      if (login) login.attempts += 1;
+      return false;
+    }
     this.pending.delete(token);
+    return true;
   }
 
   clear(): void {
@@ -54,4 +58,14 @@ export function codeAccepted(secret: string, periodSeconds: number, code: string
   if (!/^\d{6}$/.test(code)) return false;
   const totp = new TOTP({ secret: Secret.fromBase32(secret), period: periodSeconds, digits: 6, algorithm: 'SHA1' });
   return totp.validate({ token: code, timestamp: now, window: 1 }) !== null;
+}
+
+/**
+ * A TOTP enrolment secret derived from `text` (a back office derives it from the tenant id, like the password,
+ * so tests and configs can name it): the text's UTF-8 bytes in base32 without padding, the form enrolment
+ * pages show.
+ */
+export function totpSecretFrom(text: string): string {
+  const bytes = new TextEncoder().encode(text);
+  return new Secret({ buffer: bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) }).base32;
 }

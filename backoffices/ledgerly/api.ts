@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { parseYuan, plainYuan } from '../kit/yuan.js';
 import { sendJson, sendText } from '../kit/http-util.js';
 import { hangAfterCommit } from '../kit/http-util.js';
-import { describeIssues } from '../kit/schemas.js';
+import { describeIssues, parseJsonText } from '../kit/schemas.js';
 import type { Actor } from './book.js';
 import { requireSession, SESSION_COOKIE, sendError, sidOf, type LedgerlyExchange, type Signed } from './exchange.js';
 import {
@@ -51,19 +51,10 @@ function publicRecord(ex: LedgerlyExchange, record: Discrepancy, withHistory: bo
 }
 
 function parseJsonBody<T extends z.ZodType>(ex: LedgerlyExchange, schema: T): z.infer<T> | undefined {
-  let json: unknown;
-  try {
-    json = JSON.parse(ex.body || 'null');
-  } catch {
-    sendError(ex, 400, 'invalid_request', 'body: not valid JSON');
-    return undefined;
-  }
-  const parsed = schema.safeParse(json);
-  if (!parsed.success) {
-    sendError(ex, 400, 'invalid_request', describeIssues(parsed.error, 'body'));
-    return undefined;
-  }
-  return parsed.data;
+  const parsed = parseJsonText(ex.body || 'null', schema);
+  if (parsed.ok) return parsed.data;
+  sendError(ex, 400, 'invalid_request', parsed.message);
+  return undefined;
 }
 
 function meOf(ex: LedgerlyExchange, signed: Signed) {
@@ -145,7 +136,7 @@ function filtered(ex: LedgerlyExchange, signed: Signed): { records: Discrepancy[
   const query = parsed.data;
   const needle = query.q.trim().toLowerCase();
   const records = ex.office.book
-    .forOrg(signed.org)
+    .forTenant(signed.org)
     .filter((r) => query.state === '' || r.state === query.state)
     .filter((r) => needle === '' || [r.id, r.customer, r.invoice].some((v) => v.toLowerCase().includes(needle)));
   return { records, query };

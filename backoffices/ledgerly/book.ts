@@ -1,24 +1,7 @@
+import { JournaledBook, type Actor, type Refusal } from '../kit/journaled-book.js';
 import type { Discrepancy, DiscrepancyState, LedgerlyAction, LedgerlyJournalEntry } from './schemas.js';
 
-/** Who committed a mutation, as the journal records it. */
-export interface Actor {
-  identity: string;
-  sessionId: string;
-}
-
-interface Entry {
-  record: Discrepancy;
-  /** Where an under_review / refund_pending record settles; undefined otherwise. */
-  settlesTo?: DiscrepancyState;
-  timer?: NodeJS.Timeout;
-}
-
-/** A refused write: 409 for a state that forbids it, 422 for bad input. */
-export interface Refusal {
-  status: 409 | 422;
-  code: string;
-  message: string;
-}
+export type { Actor, Refusal };
 
 function snapshotOf(record: Discrepancy) {
   return { state: record.state, resolution_reason: record.resolutionReason };
@@ -31,38 +14,14 @@ function snapshotOf(record: Discrepancy) {
  * Resolve and refund settle asynchronously: under_review / refund_pending
  * first, resolved / refunded after the review delay.
  */
-export class DiscrepancyBook {
-  private entries = new Map<string, Entry>();
-  private ordered: Entry[] = [];
-  private readonly journalEntries: LedgerlyJournalEntry[] = [];
-
+export class DiscrepancyBook extends JournaledBook<Discrepancy, DiscrepancyState, LedgerlyJournalEntry> {
   constructor(records: Discrepancy[]) {
-    for (const record of records) {
-      const entry: Entry = { record };
-      this.entries.set(record.id, entry);
-      this.ordered.push(entry);
-    }
-    this.ordered.sort((a, b) => compareIds(a.record.id, b.record.id));
+    super(records, { id: (r) => r.id, tenant: (r) => r.org, compare: (a, b) => compareIds(a.id, b.id), noun: 'discrepancy' });
   }
 
-  get(id: string): Discrepancy | undefined {
-    return this.entries.get(id)?.record;
-  }
-
-  forOrg(org: string): Discrepancy[] {
-    return this.ordered.filter((e) => e.record.org === org).map((e) => e.record);
-  }
-
-  get size(): number {
-    return this.ordered.length;
-  }
-
-  snapshot(): Discrepancy[] {
-    return this.ordered.map((e) => structuredClone(e.record));
-  }
-
-  journal(): LedgerlyJournalEntry[] {
-    return structuredClone(this.journalEntries);
+  protected settled(record: Discrepancy, to: DiscrepancyState): void {
+    record.state = to;
+    record.updatedAt = new Date().toISOString();
   }
 
   /** Why a write may not go ahead, or null. Input (reason, amount) is checked by the caller. */
@@ -101,14 +60,11 @@ export class DiscrepancyBook {
     actor: Actor,
     change: { resolutionReason?: string; settleDelayMs: number; detail?: Record<string, unknown> },
   ): LedgerlyJournalEntry {
-    const entry = this.entries.get(id);
-    if (!entry) throw new Error(`commit on unknown discrepancy ${id}`);
+    const entry = this.startCommit(id);
     const { record } = entry;
     const before = snapshotOf(record);
     const at = new Date().toISOString();
-    if (entry.timer) clearTimeout(entry.timer);
-    entry.timer = undefined;
-    entry.settlesTo = undefined;
+    let settlesTo: DiscrepancyState | undefined;
     switch (action) {
       case 'edit':
         record.resolutionReason = change.resolutionReason ?? null;
@@ -118,17 +74,16 @@ export class DiscrepancyBook {
         break;
       case 'resolve':
         record.state = 'under_review';
-        entry.settlesTo = 'resolved';
+        settlesTo = 'resolved';
         break;
       case 'refund':
         record.state = 'refund_pending';
-        entry.settlesTo = 'refunded';
+        settlesTo = 'refunded';
         break;
     }
     record.updatedAt = at;
     record.history.push({ at, action, actor: actor.identity, ...(change.detail ? { detail: change.detail } : {}) });
-    const journalEntry: LedgerlyJournalEntry = {
-      seq: this.journalEntries.length + 1,
+    const journalEntry = this.appendJournal({
       at,
       tenant: record.org,
       billNo: id,
@@ -137,32 +92,10 @@ export class DiscrepancyBook {
       sessionId: actor.sessionId,
       via: 'ui',
       detail: { before, after: snapshotOf(record), ...change.detail },
-    };
-    this.journalEntries.push(journalEntry);
-    if (entry.settlesTo !== undefined) {
-      if (change.settleDelayMs <= 0) settle(entry);
-      else {
-        entry.timer = setTimeout(() => settle(entry), change.settleDelayMs);
-        entry.timer.unref();
-      }
-    }
+    });
+    if (settlesTo !== undefined) this.settleLater(entry, settlesTo, change.settleDelayMs);
     return journalEntry;
   }
-
-  dispose(): void {
-    for (const entry of this.ordered) {
-      if (entry.timer) clearTimeout(entry.timer);
-      entry.timer = undefined;
-    }
-  }
-}
-
-function settle(entry: Entry): void {
-  if (entry.settlesTo === undefined) return;
-  entry.record.state = entry.settlesTo;
-  entry.record.updatedAt = new Date().toISOString();
-  entry.settlesTo = undefined;
-  entry.timer = undefined;
 }
 
 /** N-7002 before N-7010 before N-10001. */

@@ -1,10 +1,13 @@
 import { z } from 'zod';
 import {
   ActiveFaultSchema,
-  AsyncDelayMsSchema,
   faultSpecSchemaFor,
-  SeedSchema,
-  SessionTtlSecondsSchema,
+  journalEntrySchemaFor,
+  officeStateShape,
+  recordCount,
+  resetSpecShape,
+  specListSchema,
+  startOptionsShape,
   type FaultKind,
 } from '../kit/schemas.js';
 
@@ -35,43 +38,37 @@ export type DiscrepancyType = z.infer<typeof DiscrepancyTypeSchema>;
 export const LEDGERLY_ACTIONS = ['edit', 'resolve', 'reopen', 'refund'] as const;
 export type LedgerlyAction = (typeof LEDGERLY_ACTIONS)[number];
 
-const count = (max: number) => z.number().int().min(0).max(max);
+/** How many records of each group a spec makes when it does not say. */
+export const DEFAULT_ORG_COUNTS = { billingErrors: 6, duplicateCharges: 2, resolved: 2, refunded: 1 } as const;
 
 export const OrgSpecSchema = z.strictObject({
   id: OrgSlugSchema,
   /** Display name; default: the slug capitalised plus "Corp". */
   name: z.string().min(1).max(80).optional(),
   /** Open discrepancies of type billing_error (resolved with a reason; reversible). */
-  billingErrors: count(900).optional(),
+  billingErrors: recordCount(900),
   /** Open discrepancies of type duplicate_charge (refunded; irreversible). */
-  duplicateCharges: count(900).optional(),
+  duplicateCharges: recordCount(900),
   /** Already resolved billing errors. */
-  resolved: count(900).optional(),
+  resolved: recordCount(900),
   /** Already refunded duplicate charges. */
-  refunded: count(900).optional(),
+  refunded: recordCount(900),
 });
 export type OrgSpec = z.infer<typeof OrgSpecSchema>;
 
-export const OrgListSchema = z
-  .array(OrgSpecSchema)
-  .min(1, 'give at least one org')
-  .max(9, 'at most 9 orgs (each org numbers its discrepancies in its own block of 1000)')
-  .superRefine((orgs, ctx) => {
-    const seen = new Set<string>();
-    orgs.forEach((o, i) => {
-      if (seen.has(o.id)) ctx.addIssue({ code: 'custom', path: [i, 'id'], message: `duplicate org id "${o.id}"` });
-      seen.add(o.id);
-      const total = (o.billingErrors ?? 6) + (o.duplicateCharges ?? 2) + (o.resolved ?? 2) + (o.refunded ?? 1);
-      if (total > 999) ctx.addIssue({ code: 'custom', path: [i], message: `org "${o.id}" would have ${total} discrepancies (max 999)` });
-    });
-  });
+export const OrgListSchema = specListSchema(OrgSpecSchema, {
+  noun: 'org',
+  max: 9,
+  maxMessage: 'at most 9 orgs (each org numbers its discrepancies in its own block of 1000)',
+  counts: DEFAULT_ORG_COUNTS,
+  capacity: 999,
+  overCapacity: (id, total) => `org "${id}" would have ${total} discrepancies (max 999)`,
+});
 
+/** The kit's reset settings (the async delay: how long a resolve stays "Under review", a refund "Refund pending") and the orgs. */
 export const LedgerlyResetSpecSchema = z.strictObject({
-  seed: SeedSchema.optional(),
+  ...resetSpecShape,
   orgs: OrgListSchema.optional(),
-  /** How long a resolved discrepancy stays "Under review" (and a refund "Refund pending"). */
-  asyncDelayMs: AsyncDelayMsSchema.optional(),
-  sessionTtlSeconds: SessionTtlSecondsSchema.optional(),
 });
 export type LedgerlyResetSpec = z.infer<typeof LedgerlyResetSpecSchema>;
 
@@ -103,41 +100,22 @@ export const DiscrepancySchema = z.object({
 });
 export type Discrepancy = z.infer<typeof DiscrepancySchema>;
 
-/** Who/org/record/action and the record's state before and after, for every committed mutation. */
-export const LedgerlyJournalEntrySchema = z.object({
-  seq: z.number().int(),
-  at: z.string(),
-  /** The org slug (named `tenant` like the bundled simulator's journal). */
-  tenant: z.string(),
-  /** The discrepancy id (named `billNo` like the bundled simulator's journal). */
-  billNo: z.string(),
-  action: z.enum(LEDGERLY_ACTIONS),
-  /** The user's email. */
-  identity: z.string(),
-  sessionId: z.string(),
-  via: z.literal('ui'),
-  detail: z.record(z.string(), z.unknown()).optional(),
-});
+/**
+ * Who/org/record/action and the record's state before and after, for every committed mutation: `tenant` holds
+ * the org slug, `billNo` the discrepancy id, `identity` the user's email (named like the bundled simulator's journal).
+ */
+export const LedgerlyJournalEntrySchema = journalEntrySchemaFor(z.enum(LEDGERLY_ACTIONS), z.literal('ui'));
 export type LedgerlyJournalEntry = z.infer<typeof LedgerlyJournalEntrySchema>;
 
 export const LedgerlyStateSchema = z.object({
   discrepancies: z.array(DiscrepancySchema),
-  sessions: z.number().int(),
-  faults: z.array(ActiveFaultSchema),
+  ...officeStateShape,
 });
 export type LedgerlyState = z.infer<typeof LedgerlyStateSchema>;
 
+/** Start options: the kit's (page size: cards per "Load more") and the orgs. */
 export const LedgerlyOptionsSchema = z.strictObject({
-  port: z.number().int().min(0).max(65535).optional(),
-  host: z.string().min(1).optional(),
-  controlToken: z.string().min(1).max(200).optional(),
-  seed: SeedSchema.optional(),
+  ...startOptionsShape,
   orgs: OrgListSchema.optional(),
-  sessionTtlSeconds: SessionTtlSecondsSchema.optional(),
-  asyncDelayMs: AsyncDelayMsSchema.optional(),
-  /** Cards per page (per "Load more"). */
-  pageSize: z.number().int().min(1).max(100).optional(),
-  /** How long the app waits for a write before it says the request timed out. */
-  clientTimeoutMs: z.number().int().min(100).max(120_000).optional(),
 });
 export type LedgerlyOptions = z.infer<typeof LedgerlyOptionsSchema>;

@@ -1,6 +1,6 @@
-import { seededRandom } from '../../src/lib/seeded-random.js';
+import { drawOne, drawTime, seedRecords, someWhole } from '../kit/seed-data.js';
 import { capitalise } from './accounts.js';
-import type { Discrepancy, DiscrepancyState, DiscrepancyType, OrgSpec } from './schemas.js';
+import { DEFAULT_ORG_COUNTS, type Discrepancy, type DiscrepancyState, type DiscrepancyType, type OrgSpec } from './schemas.js';
 
 /**
  * Deterministic discrepancies. The org at position i numbers its records from
@@ -9,9 +9,7 @@ import type { Discrepancy, DiscrepancyState, DiscrepancyType, OrgSpec } from './
  * amounts and times only.
  */
 
-export const DEFAULT_ORG_COUNTS = { billingErrors: 6, duplicateCharges: 2, resolved: 2, refunded: 1 } as const;
-
-const CUSTOMERS = [
+const CUSTOMERS: [string, ...string[]] = [
   'Initrode LLC',
   'Umbrella Retail',
   'Vandelay Imports',
@@ -27,7 +25,6 @@ const CUSTOMERS = [
 ];
 
 const PERIOD_START_MS = Date.parse('2026-11-01T09:00:00Z');
-const PERIOD_SPAN_MS = 27 * 24 * 3600_000;
 
 export function discrepancyIdFor(orgIndex: number, n: number): string {
   return `N-${7000 + 1000 * orgIndex + n}`;
@@ -37,33 +34,26 @@ export function orgName(spec: OrgSpec): string {
   return spec.name ?? `${capitalise(spec.id)} Corp`;
 }
 
-function hashString(text: string, seed: number): number {
-  let h = (2166136261 ^ seed) >>> 0;
-  for (let i = 0; i < text.length; i++) {
-    h ^= text.charCodeAt(i);
-    h = Math.imul(h, 16777619) >>> 0;
-  }
-  return h;
-}
-
 function drawAmountCents(random: () => number): number {
   const roll = random();
   const dollars = roll < 0.7 ? 5 + random() * 395 : 400 + random() * 4600;
-  const cents = Math.round(dollars * 100);
-  return random() < 0.3 ? Math.round(cents / 100) * 100 : cents;
+  return someWhole(random, Math.round(dollars * 100), 0.3);
 }
 
 export function generateDiscrepancies(seed: number, orgs: readonly OrgSpec[]): Discrepancy[] {
-  const out: Discrepancy[] = [];
-  orgs.forEach((spec, orgIndex) => {
-    const random = seededRandom(hashString(spec.id, seed ^ 0x5eed));
-    let n = 0;
-    const make = (type: DiscrepancyType, state: DiscrepancyState): Discrepancy => {
-      n += 1;
-      const at = PERIOD_START_MS + Math.floor((random() * PERIOD_SPAN_MS) / 1000) * 1000;
-      const customer = CUSTOMERS[Math.floor(random() * CUSTOMERS.length)] ?? 'Initrode LLC';
+  return seedRecords<OrgSpec, [DiscrepancyType, DiscrepancyState], Discrepancy>(seed, orgs, {
+    salt: 0x5eed,
+    groups: (spec) => [
+      [spec.billingErrors ?? DEFAULT_ORG_COUNTS.billingErrors, ['billing_error', 'open']],
+      [spec.duplicateCharges ?? DEFAULT_ORG_COUNTS.duplicateCharges, ['duplicate_charge', 'open']],
+      [spec.resolved ?? DEFAULT_ORG_COUNTS.resolved, ['billing_error', 'resolved']],
+      [spec.refunded ?? DEFAULT_ORG_COUNTS.refunded, ['duplicate_charge', 'refunded']],
+    ],
+    make: ({ spec, index, n, random }, [type, state]) => {
+      const at = drawTime(random, PERIOD_START_MS);
+      const customer = drawOne(random, CUSTOMERS);
       const record: Discrepancy = {
-        id: discrepancyIdFor(orgIndex, n),
+        id: discrepancyIdFor(index, n),
         org: spec.id,
         customer,
         invoice: `INV-${2600 + Math.floor(random() * 400)}-${(1000 + n).toString()}`,
@@ -80,11 +70,6 @@ export function generateDiscrepancies(seed: number, orgs: readonly OrgSpec[]): D
       }
       if (state === 'refunded') record.history.push({ at: record.updatedAt, action: 'refund', actor: 'ops@ledgerly.test' });
       return record;
-    };
-    for (let i = 0; i < (spec.billingErrors ?? DEFAULT_ORG_COUNTS.billingErrors); i++) out.push(make('billing_error', 'open'));
-    for (let i = 0; i < (spec.duplicateCharges ?? DEFAULT_ORG_COUNTS.duplicateCharges); i++) out.push(make('duplicate_charge', 'open'));
-    for (let i = 0; i < (spec.resolved ?? DEFAULT_ORG_COUNTS.resolved); i++) out.push(make('billing_error', 'resolved'));
-    for (let i = 0; i < (spec.refunded ?? DEFAULT_ORG_COUNTS.refunded); i++) out.push(make('duplicate_charge', 'refunded'));
+    },
   });
-  return out;
 }

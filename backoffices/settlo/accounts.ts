@@ -1,3 +1,5 @@
+import { totpSecretFrom } from '../kit/second-factor.js';
+
 /**
  * Settlo's users: one settlement clerk per tenant, scoped to that tenant. Every user must type a TOTP code
  * after the password (the portal enforces it). Passwords and enrolment secrets follow a fixed pattern so
@@ -26,23 +28,5 @@ export function settloUsersFor(tenants: readonly string[]): SettloUser[] {
 }
 
 export function settloTotpSecretFor(tenant: string): string {
-  return base32(Buffer.from(`settlo-totp-${tenant}`, 'utf8'));
-}
-
-/** RFC 4648 base32 without padding. */
-function base32(bytes: Buffer): string {
-  const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ234567';
-  let bits = 0;
-  let value = 0;
-  let out = '';
-  for (const byte of bytes) {
-    value = (value << 8) | byte;
-    bits += 8;
-    while (bits >= 5) {
-      out += alphabet[(value >>> (bits - 5)) & 31];
-      bits -= 5;
-    }
-  }
-  if (bits > 0) out += alphabet[(value << (5 - bits)) & 31];
-  return out;
+  return totpSecretFrom(`settlo-totp-${tenant}`);
 }

@@ -1,7 +1,7 @@
 import iconv from 'iconv-lite';
 import { z } from 'zod';
 import { hangAfterCommit, sendJson } from '../kit/http-util.js';
-import { describeIssues } from '../kit/schemas.js';
+import { describeIssues, parseJsonText } from '../kit/schemas.js';
 import type { Actor } from './book.js';
 import { apiError, requireSession, type SettloExchange, type Signed } from './exchange.js';
 import { BILL_NO_PATTERN, BillStatusSchema, type Bill, type SettloAction } from './schemas.js';
@@ -30,19 +30,10 @@ export function publicBill(bill: Bill) {
 }
 
 function parseJson<T extends z.ZodType>(ex: SettloExchange, schema: T): z.infer<T> | undefined {
-  let json: unknown;
-  try {
-    json = JSON.parse(ex.body || '{}');
-  } catch {
-    apiError(ex, 400, 'invalid_request', 'body: not valid JSON');
-    return undefined;
-  }
-  const parsed = schema.safeParse(json);
-  if (!parsed.success) {
-    apiError(ex, 400, 'invalid_request', describeIssues(parsed.error, 'body'));
-    return undefined;
-  }
-  return parsed.data;
+  const parsed = parseJsonText(ex.body || '{}', schema);
+  if (parsed.ok) return parsed.data;
+  apiError(ex, 400, 'invalid_request', parsed.message);
+  return undefined;
 }
 
 const ListQuerySchema = z.object({

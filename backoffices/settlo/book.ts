@@ -1,20 +1,7 @@
+import { JournaledBook, type Actor, type Refusal } from '../kit/journaled-book.js';
 import type { Bill, BillStatus, SettloAction, SettloJournalEntry } from './schemas.js';
 
-export interface Actor {
-  identity: string;
-  sessionId: string;
-}
-
-export interface Refusal {
-  status: 409 | 422;
-  code: string;
-  message: string;
-}
-
-interface Entry {
-  bill: Bill;
-  timer?: NodeJS.Timeout;
-}
+export type { Actor, Refusal };
 
 function snapshotOf(bill: Bill) {
   return { status: bill.status, note: bill.note };
@@ -25,37 +12,14 @@ function snapshotOf(bill: Bill) {
  * after. 处理 (settle) moves a pending mismatch to 处理中 (PROCESSING) and, after the review delay, to 已处理;
  * 撤回 (reopen) puts it back to 待处理; 退款 (refund) refunds an overcharge at once.
  */
-export class BillBook {
-  private readonly entries = new Map<string, Entry>();
-  private readonly ordered: Entry[] = [];
-  private readonly journalEntries: SettloJournalEntry[] = [];
-
+export class BillBook extends JournaledBook<Bill, BillStatus, SettloJournalEntry> {
   constructor(bills: Bill[]) {
-    for (const bill of bills) {
-      const entry = { bill };
-      this.entries.set(bill.billNo, entry);
-      this.ordered.push(entry);
-    }
+    super(bills, { id: (b) => b.billNo, tenant: (b) => b.tenant, noun: 'bill' });
   }
 
-  get(billNo: string): Bill | undefined {
-    return this.entries.get(billNo)?.bill;
-  }
-
-  forTenant(tenant: string): Bill[] {
-    return this.ordered.filter((e) => e.bill.tenant === tenant).map((e) => e.bill);
-  }
-
-  get size(): number {
-    return this.ordered.length;
-  }
-
-  snapshot(): Bill[] {
-    return this.ordered.map((e) => structuredClone(e.bill));
-  }
-
-  journal(): SettloJournalEntry[] {
-    return structuredClone(this.journalEntries);
+  protected settled(bill: Bill, to: BillStatus): void {
+    bill.status = to;
+    bill.updatedAt = new Date().toISOString();
   }
 
   refusal(action: SettloAction, billNo: string): Refusal | null {
@@ -85,19 +49,14 @@ export class BillBook {
     actor: Actor,
     change: { note?: string; settleDelayMs: number; detail?: Record<string, unknown> },
   ): SettloJournalEntry {
-    const entry = this.entries.get(billNo);
-    if (!entry) throw new Error(`commit on unknown bill ${billNo}`);
-    const { bill } = entry;
+    const entry = this.startCommit(billNo);
+    const bill = entry.record;
     const before = snapshotOf(bill);
     const at = new Date().toISOString();
-    if (entry.timer) clearTimeout(entry.timer);
-    entry.timer = undefined;
-    let settlesTo: BillStatus | undefined;
     switch (action) {
       case 'settle':
         bill.status = 'PROCESSING';
         bill.note = change.note ?? null;
-        settlesTo = 'PROCESSED';
         break;
       case 'reopen':
         bill.status = 'PENDING';
@@ -107,8 +66,7 @@ export class BillBook {
         break;
     }
     bill.updatedAt = at;
-    const journalEntry: SettloJournalEntry = {
-      seq: this.journalEntries.length + 1,
+    const journalEntry = this.appendJournal({
       at,
       tenant: bill.tenant,
       billNo,
@@ -117,25 +75,8 @@ export class BillBook {
       sessionId: actor.sessionId,
       via: 'ui',
       detail: { before, after: snapshotOf(bill), ...change.detail },
-    };
-    this.journalEntries.push(journalEntry);
-    if (settlesTo !== undefined) {
-      const target = settlesTo;
-      const settle = () => {
-        bill.status = target;
-        bill.updatedAt = new Date().toISOString();
-        entry.timer = undefined;
-      };
-      if (change.settleDelayMs <= 0) settle();
-      else {
-        entry.timer = setTimeout(settle, change.settleDelayMs);
-        entry.timer.unref();
-      }
-    }
+    });
+    if (action === 'settle') this.settleLater(entry, 'PROCESSED', change.settleDelayMs);
     return journalEntry;
-  }
-
-  dispose(): void {
-    for (const entry of this.ordered) if (entry.timer) clearTimeout(entry.timer);
   }
 }

@@ -1,5 +1,13 @@
 import { z } from 'zod';
-import { ActiveFaultSchema, AsyncDelayMsSchema, faultSpecSchemaFor, SeedSchema, SessionTtlSecondsSchema } from '../kit/schemas.js';
+import {
+  faultSpecSchemaFor,
+  journalEntrySchemaFor,
+  officeStateShape,
+  recordCount,
+  resetSpecShape,
+  specListSchema,
+  startOptionsShape,
+} from '../kit/schemas.js';
 
 /**
  * Every shape that crosses Settlo's boundary: start options, control API bodies and answers. The control
@@ -27,34 +35,30 @@ export const SETTLO_ACTIONS = ['settle', 'reopen', 'refund'] as const;
 export const SettloActionSchema = z.enum(SETTLO_ACTIONS);
 export type SettloAction = z.infer<typeof SettloActionSchema>;
 
-const count = (max: number) => z.number().int().min(0).max(max);
+/** How many records of each group a spec makes when it does not say. */
+export const DEFAULT_TENANT_COUNTS = { pending: 26, overcharge: 1, processed: 3 } as const;
 
 export const TenantSpecSchema = z.strictObject({
   id: TenantIdSchema,
   /** Display name; default: a 结算中心 name (华东结算中心 for the first tenant, ...). */
   name: z.string().min(1).max(40).optional(),
   /** Pending amount mismatches (处理 with a note; reversible by 撤回). Default 26. */
-  pending: count(2000).optional(),
+  pending: recordCount(2000),
   /** Pending overcharges (退款, irreversible). Default 1. */
-  overcharge: count(2000).optional(),
+  overcharge: recordCount(2000),
   /** Already processed mismatches. Default 3. */
-  processed: count(2000).optional(),
+  processed: recordCount(2000),
 });
 export type TenantSpec = z.infer<typeof TenantSpecSchema>;
 
-export const TenantListSchema = z
-  .array(TenantSpecSchema)
-  .min(1, 'give at least one tenant')
-  .max(9, 'at most 9 tenants (the tenant position is the first digit of its bill numbers)')
-  .superRefine((tenants, ctx) => {
-    const seen = new Set<string>();
-    tenants.forEach((t, i) => {
-      if (seen.has(t.id)) ctx.addIssue({ code: 'custom', path: [i, 'id'], message: `duplicate tenant id "${t.id}"` });
-      seen.add(t.id);
-      const total = (t.pending ?? 26) + (t.overcharge ?? 1) + (t.processed ?? 3);
-      if (total > 9999) ctx.addIssue({ code: 'custom', path: [i], message: `tenant "${t.id}" would have ${total} bills (max 9999)` });
-    });
-  });
+export const TenantListSchema = specListSchema(TenantSpecSchema, {
+  noun: 'tenant',
+  max: 9,
+  maxMessage: 'at most 9 tenants (the tenant position is the first digit of its bill numbers)',
+  counts: DEFAULT_TENANT_COUNTS,
+  capacity: 9999,
+  overCapacity: (id, total) => `tenant "${id}" would have ${total} bills (max 9999)`,
+});
 
 /** The portal's own request limit per signed-in user on its JSON calls: over it, 429 with Retry-After. */
 export const RateLimitSchema = z.strictObject({
@@ -74,11 +78,8 @@ const controls = {
 };
 
 export const SettloResetSpecSchema = z.strictObject({
-  seed: SeedSchema.optional(),
+  ...resetSpecShape,
   tenants: TenantListSchema.optional(),
-  /** How long a processed bill stays 处理中. */
-  asyncDelayMs: AsyncDelayMsSchema.optional(),
-  sessionTtlSeconds: SessionTtlSecondsSchema.optional(),
   ...controls,
 });
 export type SettloResetSpec = z.infer<typeof SettloResetSpecSchema>;
@@ -99,41 +100,22 @@ export const BillSchema = z.object({
 export type Bill = z.infer<typeof BillSchema>;
 
 /** One committed vendor mutation, in the shape every in-repo back office journals. */
-export const SettloJournalEntrySchema = z.object({
-  seq: z.number().int(),
-  at: z.string(),
-  tenant: z.string(),
-  billNo: z.string(),
-  action: SettloActionSchema,
-  identity: z.string(),
-  sessionId: z.string(),
-  via: z.literal('ui'),
-  detail: z.record(z.string(), z.unknown()).optional(),
-});
+export const SettloJournalEntrySchema = journalEntrySchemaFor(SettloActionSchema, z.literal('ui'));
 export type SettloJournalEntry = z.infer<typeof SettloJournalEntrySchema>;
 
 export const SettloStateSchema = z.object({
   bills: z.array(BillSchema),
-  sessions: z.number().int(),
-  faults: z.array(ActiveFaultSchema),
+  ...officeStateShape,
   /** Writes sent to the undo window and neither sent nor undone yet. */
   pendingWrites: z.number().int(),
   controls: z.object({ undoWindowSeconds: z.number(), rateLimit: RateLimitSchema, allowTopLevelWork: z.boolean() }),
 });
 export type SettloState = z.infer<typeof SettloStateSchema>;
 
+/** Start options: the kit's (page size: grid rows in the paged view), the tenants and Settlo's own controls. */
 export const SettloOptionsSchema = z.strictObject({
-  port: z.number().int().min(0).max(65535).optional(),
-  host: z.string().min(1).optional(),
-  controlToken: z.string().min(1).max(200).optional(),
-  seed: SeedSchema.optional(),
+  ...startOptionsShape,
   tenants: TenantListSchema.optional(),
-  sessionTtlSeconds: SessionTtlSecondsSchema.optional(),
-  asyncDelayMs: AsyncDelayMsSchema.optional(),
-  /** Rows per page in the grid's paged view. */
-  pageSize: z.number().int().min(1).max(100).optional(),
-  /** How long the page waits for a write before it says the request timed out. */
-  clientTimeoutMs: z.number().int().min(100).max(120_000).optional(),
   ...controls,
 });
 export type SettloOptions = z.infer<typeof SettloOptionsSchema>;

@@ -3,7 +3,7 @@ import { createRequire } from 'node:module';
 import { join, normalize, sep } from 'node:path';
 import { z } from 'zod';
 import { BACK_OFFICE_DEFAULTS, startOptions } from '../kit/office-state.js';
-import { codeAccepted, PENDING_COOKIE } from '../kit/second-factor.js';
+import { PENDING_COOKIE } from '../kit/second-factor.js';
 import { serveBackOffice, type BackOfficeRoutes, type RunningBackOffice } from '../kit/serve.js';
 import { redirect, sendHtml, sendJson, sendText } from '../kit/http-util.js';
 import { parseCookies } from '../../src/http/cookies.js';
@@ -114,12 +114,10 @@ function postCode(ex: SettloExchange): void {
   }
   ex.identity = user.username;
   const parsed = CodeFormSchema.safeParse(form(ex));
-  if (!codeAccepted(user.totpSecret, TOTP_PERIOD_SECONDS, parsed.success ? parsed.data.code.trim() : '')) {
-    ex.office.pendingLogins.refused(token);
+  if (!ex.office.pendingLogins.answer(token, user.totpSecret, TOTP_PERIOD_SECONDS, parsed.success ? parsed.data.code.trim() : '')) {
     sendHtml(ex.res, 401, codePage({ failed: true }));
     return;
   }
-  ex.office.pendingLogins.finish(token);
   ex.office.sessions.destroy(sidOf(ex));
   const session = ex.office.sessions.create(user.username);
   redirect(ex.res, '/portal', {

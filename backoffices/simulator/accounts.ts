@@ -1,3 +1,5 @@
+import { totpSecretFrom } from '../kit/second-factor.js';
+
 /**
  * The vendor's accounts. Each tenant has its own service identity scoped to
  * that tenant; the shared ops account (the "super-user" of the incidents) sees
@@ -19,25 +21,7 @@ export interface SimAccount {
  * Derived from the tenant id like the password, so tests and configs can name it.
  */
 export function totpSecretFor(tenant: string): string {
-  return base32(Buffer.from(`paperclip-sim-totp-${tenant}`, 'utf8'));
-}
-
-/** RFC 4648 base32 without padding (the form enrolment pages show). */
-function base32(bytes: Buffer): string {
-  const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ234567';
-  let bits = 0;
-  let value = 0;
-  let out = '';
-  for (const byte of bytes) {
-    value = (value << 8) | byte;
-    bits += 8;
-    while (bits >= 5) {
-      out += alphabet[(value >>> (bits - 5)) & 31];
-      bits -= 5;
-    }
-  }
-  if (bits > 0) out += alphabet[(value << (5 - bits)) & 31];
-  return out;
+  return totpSecretFrom(`paperclip-sim-totp-${tenant}`);
 }
 
 export const DEFAULT_TENANTS = ['acme', 'globex', 'initech'] as const;

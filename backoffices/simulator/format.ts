@@ -1,6 +1,7 @@
 import type { BillKind, BillStatus } from './schemas.js';
 
-export { parseYuan, plainYuan } from '../kit/yuan.js';
+/** The vendor is in China: pages show Beijing time. */
+export { beijingTime as formatBeijingTime, parseYuan, plainYuan } from '../kit/yuan.js';
 
 export const STATUS_LABELS: Record<BillStatus, string> = {
   PENDING: '待处理',
@@ -29,10 +30,4 @@ export function formatYuan(amountCents: number): string {
     .toString()
     .replace(/\B(?=(\d{3})+(?!\d))/g, ',');
   return `${sign}¥${yuan}.${(abs % 100).toString().padStart(2, '0')}`;
-}
-
-/** The vendor is in China: pages show Beijing time, 2026-11-03 14:22:10. */
-export function formatBeijingTime(iso: string): string {
-  const shifted = new Date(Date.parse(iso) + 8 * 3600_000);
-  return shifted.toISOString().slice(0, 19).replace('T', ' ');
 }

@@ -1,22 +1,18 @@
+import { JournaledBook, type Actor as BookActor } from '../kit/journaled-book.js';
 import type { Bill, BillStatus, JournalEntry, Note } from './schemas.js';
 
 export type WriteAction = 'mark' | 'unmark' | 'refund';
 
-/** Who committed a mutation, as the journal records it. */
-export interface Actor {
-  identity: string;
-  /** The sid of the UI session, or 'api'. */
-  sessionId: string;
+/** Who committed a mutation, as the journal records it: the kit's actor and the door it came through. */
+export interface Actor extends BookActor {
   via: 'ui' | 'api';
 }
 
-interface Entry {
-  bill: Bill;
-  /** Where a PROCESSING bill will settle; undefined when not PROCESSING. */
-  settlesTo?: BillStatus;
-  timer?: NodeJS.Timeout;
-  /** An `applied_then_reverted` fault: once the writing session has been shown the settled state, the bill goes back to `to`. */
-  revert?: { shownTo: string; to: BillStatus; actor: Actor };
+/** An `applied_then_reverted` fault armed on a committed write: once the writing session has been shown the settled state, the bill goes back to `to`. */
+interface ArmedRevert {
+  shownTo: string;
+  to: BillStatus;
+  actor: Actor;
 }
 
 export interface NoteReceipt {
@@ -43,50 +39,26 @@ const SETTLED_STATUS: Record<WriteAction, BillStatus> = {
  * is semantically impossible. Writes settle asynchronously: PROCESSING first,
  * the target status after the settle delay.
  */
-export class Ledger {
-  private entries = new Map<string, Entry>();
-  private ordered: Entry[] = [];
-  private readonly journalEntries: JournalEntry[] = [];
+export class Ledger extends JournaledBook<Bill, BillStatus, JournalEntry> {
   private idempotentNotes = new Map<string, IdempotentNote>();
+  private readonly armedReverts = new Map<string, ArmedRevert>();
   private noteSeq = 0;
 
-  /** Takes ownership of the bills (they come fresh from the seed generator). */
+  /** Bills are listed by bill number. */
   constructor(bills: Bill[]) {
-    for (const bill of bills) {
-      const entry: Entry = { bill };
-      this.entries.set(bill.billNo, entry);
-      this.ordered.push(entry);
-    }
-    this.ordered.sort((a, b) => (a.bill.billNo < b.bill.billNo ? -1 : 1));
+    super(bills, { id: (b) => b.billNo, tenant: (b) => b.tenant, compare: (a, b) => (a.billNo < b.billNo ? -1 : 1), noun: 'bill' });
   }
 
-  /** The live bill (do not mutate outside the ledger). */
-  get(billNo: string): Bill | undefined {
-    return this.entries.get(billNo)?.bill;
-  }
-
-  /** A tenant's bills ordered by bill number. */
-  forTenant(tenant: string): Bill[] {
-    return this.ordered.filter((e) => e.bill.tenant === tenant).map((e) => e.bill);
-  }
-
-  get size(): number {
-    return this.ordered.length;
-  }
-
-  snapshot(): Bill[] {
-    return this.ordered.map((e) => structuredClone(e.bill));
-  }
-
-  journal(): JournalEntry[] {
-    return structuredClone(this.journalEntries);
+  protected settled(bill: Bill, to: BillStatus): void {
+    bill.status = to;
+    bill.updatedAt = new Date().toISOString();
   }
 
   /** The Chinese reason a write is impossible, or null when it may go ahead. */
   refusal(action: WriteAction, billNo: string): string | null {
-    const entry = this.entries.get(billNo);
+    const entry = this.entryOf(billNo);
     if (!entry) return '差异单不存在';
-    const { bill, settlesTo } = entry;
+    const { record: bill, settlesTo } = entry;
     switch (action) {
       case 'mark':
         if (bill.status === 'REFUNDED') return '该差异单已退款，不能标记处理';
@@ -109,23 +81,14 @@ export class Ledger {
    * and a timer that settles the bill after settleDelayMs (0 settles at once).
    */
   commit(action: WriteAction, billNo: string, actor: Actor, settleDelayMs: number, detail?: Record<string, unknown>): JournalEntry {
-    const entry = this.entries.get(billNo);
-    if (!entry) throw new Error(`commit on unknown bill ${billNo}`);
+    const entry = this.startCommit(billNo);
     const at = new Date().toISOString();
-    const { bill } = entry;
+    const bill = entry.record;
     const journalEntry = this.appendJournal({ at, tenant: bill.tenant, billNo, action, ...actor, detail });
     bill.records.push({ at, action, identity: actor.identity, via: actor.via, ...(detail ? { detail } : {}) });
     bill.status = 'PROCESSING';
     bill.updatedAt = at;
-    entry.settlesTo = SETTLED_STATUS[action];
-    if (entry.timer) clearTimeout(entry.timer);
-    entry.timer = undefined;
-    if (settleDelayMs <= 0) {
-      settle(entry);
-    } else {
-      entry.timer = setTimeout(() => settle(entry), settleDelayMs);
-      entry.timer.unref();
-    }
+    this.settleLater(entry, SETTLED_STATUS[action], settleDelayMs);
     return journalEntry;
   }
 
@@ -136,23 +99,22 @@ export class Ledger {
    * the state before the write: the writer saw the change land, an independent readback sees it gone.
    */
   revertOnceShown(billNo: string, actor: Actor, to: BillStatus): void {
-    const entry = this.entries.get(billNo);
-    if (entry) entry.revert = { shownTo: actor.sessionId, to, actor };
+    if (this.entryOf(billNo)) this.armedReverts.set(billNo, { shownTo: actor.sessionId, to, actor });
   }
 
   /** A page was shown to session `sid`: reverts the settled writes armed to revert once that session saw them. */
   shownTo(sid: string): void {
-    for (const entry of this.ordered) {
-      const { revert } = entry;
-      if (!revert || revert.shownTo !== sid || entry.settlesTo !== undefined) continue;
-      entry.revert = undefined;
+    for (const [billNo, revert] of this.armedReverts) {
+      const entry = this.entryOf(billNo);
+      if (!entry || revert.shownTo !== sid || entry.settlesTo !== undefined) continue;
+      this.armedReverts.delete(billNo);
       const at = new Date().toISOString();
-      entry.bill.status = revert.to;
-      entry.bill.updatedAt = at;
+      entry.record.status = revert.to;
+      entry.record.updatedAt = at;
       this.appendJournal({
         at,
-        tenant: entry.bill.tenant,
-        billNo: entry.bill.billNo,
+        tenant: entry.record.tenant,
+        billNo,
         action: 'revert',
         ...revert.actor,
         detail: { fault: 'applied_then_reverted', revertedTo: revert.to },
@@ -177,15 +139,15 @@ export class Ledger {
     if (previous) {
       return previous.fingerprint === fingerprint ? { receipt: previous.receipt, replayed: true } : { conflict: true };
     }
-    const entry = this.entries.get(billNo);
+    const entry = this.entryOf(billNo);
     if (!entry) throw new Error(`note on unknown bill ${billNo}`);
     this.noteSeq += 1;
     const at = new Date().toISOString();
     const note: Note = { noteId: `NOTE-${this.noteSeq.toString().padStart(6, '0')}`, text, identity: actor.identity, at };
-    entry.bill.notes.push(note);
+    entry.record.notes.push(note);
     this.appendJournal({
       at,
-      tenant: entry.bill.tenant,
+      tenant: entry.record.tenant,
       billNo,
       action: 'note',
       ...actor,
@@ -195,27 +157,4 @@ export class Ledger {
     this.idempotentNotes.set(scopedKey, { fingerprint, receipt });
     return { receipt, replayed: false };
   }
-
-  /** Stops pending settle timers; the ledger is being replaced or the server is closing. */
-  dispose(): void {
-    for (const entry of this.ordered) {
-      if (entry.timer) clearTimeout(entry.timer);
-      entry.timer = undefined;
-    }
-  }
-
-  private appendJournal(fields: Omit<JournalEntry, 'seq'>): JournalEntry {
-    const entry: JournalEntry = { seq: this.journalEntries.length + 1, ...fields };
-    if (entry.detail === undefined) delete entry.detail;
-    this.journalEntries.push(entry);
-    return entry;
-  }
-}
-
-function settle(entry: Entry): void {
-  if (entry.settlesTo === undefined) return;
-  entry.bill.status = entry.settlesTo;
-  entry.bill.updatedAt = new Date().toISOString();
-  entry.settlesTo = undefined;
-  entry.timer = undefined;
 }

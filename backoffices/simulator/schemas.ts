@@ -1,5 +1,13 @@
 import { z } from 'zod';
-import { ActiveFaultSchema, AsyncDelayMsSchema, faultSpecSchemaFor, SeedSchema, SessionTtlSecondsSchema } from '../kit/schemas.js';
+import {
+  faultSpecSchemaFor,
+  journalEntrySchemaFor,
+  officeStateShape,
+  recordCount,
+  resetSpecShape,
+  specListSchema,
+  startOptionsShape,
+} from '../kit/schemas.js';
 
 /**
  * Every shape that crosses the simulator's boundary (startup options, control
@@ -28,16 +36,17 @@ export const TenantIdSchema = z
   .regex(TENANT_ID_PATTERN, 'tenant ids are 1-20 lowercase letters (they become the bill number prefix)');
 export const BillNoSchema = z.string().regex(BILL_NO_PATTERN, 'bill numbers look like ACME-202611-0001');
 
-const count = (max: number) => z.number().int().min(0).max(max);
+/** How many records of each group a spec makes when it does not say. */
+export const DEFAULT_TENANT_COUNTS = { pending: 12, overcharge: 1, processed: 3 } as const;
 
 export const TenantSpecSchema = z.strictObject({
   id: TenantIdSchema,
   /** Pending bills of kind mismatch. */
-  pending: count(3000).optional(),
+  pending: recordCount(3000),
   /** Pending bills of kind overcharge (the refundable ones). */
-  overcharge: count(3000).optional(),
+  overcharge: recordCount(3000),
   /** Bills already PROCESSED before the run, by the shared ops account. */
-  processed: count(3000).optional(),
+  processed: recordCount(3000),
   /**
    * The tenant's service account must type a TOTP code after its password (off by default). The code comes
    * from totpSecretFor(tenant) (accounts.ts) with `periodSeconds` per code (30 by default).
@@ -49,33 +58,17 @@ export const TenantSpecSchema = z.strictObject({
 export type TenantSpec = z.infer<typeof TenantSpecSchema>;
 
 /** Tenant lists: at least one, unique ids, bill numbers must fit in four digits. */
-export const TenantListSchema = z
-  .array(TenantSpecSchema)
-  .min(1, 'give at least one tenant')
-  .max(50)
-  .superRefine((tenants, ctx) => {
-    const seen = new Set<string>();
-    tenants.forEach((t, i) => {
-      if (seen.has(t.id)) {
-        ctx.addIssue({ code: 'custom', path: [i, 'id'], message: `duplicate tenant id "${t.id}"` });
-      }
-      seen.add(t.id);
-      const total = (t.pending ?? 12) + (t.overcharge ?? 1) + (t.processed ?? 3);
-      if (total > 9999) {
-        ctx.addIssue({
-          code: 'custom',
-          path: [i],
-          message: `tenant "${t.id}" would have ${total} bills; bill numbers have four digits (max 9999)`,
-        });
-      }
-    });
-  });
+export const TenantListSchema = specListSchema(TenantSpecSchema, {
+  noun: 'tenant',
+  max: 50,
+  counts: DEFAULT_TENANT_COUNTS,
+  capacity: 9999,
+  overCapacity: (id, total) => `tenant "${id}" would have ${total} bills; bill numbers have four digits (max 9999)`,
+});
 
 export const ResetSpecSchema = z.strictObject({
-  seed: SeedSchema.optional(),
+  ...resetSpecShape,
   tenants: TenantListSchema.optional(),
-  asyncDelayMs: AsyncDelayMsSchema.optional(),
-  sessionTtlSeconds: SessionTtlSecondsSchema.optional(),
 });
 export type ResetSpec = z.infer<typeof ResetSpecSchema>;
 
@@ -112,17 +105,7 @@ export const BillSchema = z.object({
 });
 export type Bill = z.infer<typeof BillSchema>;
 
-export const JournalEntrySchema = z.object({
-  seq: z.number().int(),
-  at: z.string(),
-  tenant: z.string(),
-  billNo: z.string(),
-  action: z.enum(JOURNAL_ACTIONS),
-  identity: z.string(),
-  sessionId: z.string(),
-  via: z.enum(['ui', 'api']),
-  detail: z.record(z.string(), z.unknown()).optional(),
-});
+export const JournalEntrySchema = journalEntrySchemaFor(z.enum(JOURNAL_ACTIONS), z.enum(['ui', 'api']));
 export type JournalEntry = z.infer<typeof JournalEntrySchema>;
 
 export {
@@ -144,23 +127,13 @@ export {
 
 export const SimStateSchema = z.object({
   bills: z.array(BillSchema),
-  /** Live sessions: not expired, not revoked. */
-  sessions: z.number().int(),
-  faults: z.array(ActiveFaultSchema),
+  ...officeStateShape,
 });
 export type SimState = z.infer<typeof SimStateSchema>;
 
 export const SimulatorOptionsSchema = z.strictObject({
-  port: z.number().int().min(0).max(65535).optional(),
-  host: z.string().min(1).optional(),
-  controlToken: z.string().min(1).max(200).optional(),
-  seed: SeedSchema.optional(),
+  ...startOptionsShape,
   tenants: TenantListSchema.optional(),
-  sessionTtlSeconds: SessionTtlSecondsSchema.optional(),
-  asyncDelayMs: AsyncDelayMsSchema.optional(),
-  pageSize: z.number().int().min(1).max(100).optional(),
-  /** How long the list page's script waits for a write before showing 请求超时 (default 10000). */
-  clientTimeoutMs: z.number().int().min(100).max(120_000).optional(),
   /** `portal`: the work pages show inside a legacy portal's iframe (a top bar, a menu, the work area framed). */
   layout: z.enum(['plain', 'portal']).optional(),
 });

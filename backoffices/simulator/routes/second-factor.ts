@@ -4,7 +4,7 @@ import { parseCookies } from '../../../src/http/cookies.js';
 import { redirect, sendHtml } from '../../kit/http-util.js';
 import { totpSecretFor, type SimAccount } from '../accounts.js';
 import { PRODUCT_NAME, baseCss } from '../pages/layout.js';
-import { codeAccepted, PENDING_COOKIE } from '../../kit/second-factor.js';
+import { PENDING_COOKIE } from '../../kit/second-factor.js';
 import { SESSION_COOKIE, sidOf, type Exchange } from './exchange.js';
 
 /**
@@ -39,12 +39,10 @@ export function postSecondFactor(ex: Exchange): void {
   ex.identity = account.username;
   const form = CodeFormSchema.safeParse(Object.fromEntries(new URLSearchParams(ex.body)));
   const code = form.success ? form.data.code.trim() : '';
-  if (!codeAccepted(totpSecretFor(account.tenant ?? ''), period, code)) {
-    ex.office.pendingLogins.refused(token);
+  if (!ex.office.pendingLogins.answer(token, totpSecretFor(account.tenant ?? ''), period, code)) {
     sendHtml(ex.res, 401, secondFactorPage({ failed: true }));
     return;
   }
-  ex.office.pendingLogins.finish(token);
   ex.office.sessions.destroy(sidOf(ex));
   const session = ex.office.sessions.create(account.username);
   ex.sessionId = session.sid;

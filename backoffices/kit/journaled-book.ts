@@ -1,0 +1,130 @@
+/**
+ * What every in-repo back office keeps of its records: the live records in their listing order, the
+ * ground-truth journal (one entry per committed mutation, numbered from 1), and the timers of writes that
+ * settle later (a record shows a pending state first, its target state after the settle delay). A back office
+ * adds what it refuses and what each of its actions changes.
+ */
+
+/** Who committed a mutation, as the journal records it. */
+export interface Actor {
+  identity: string;
+  /** The sid of the UI session (the simulator's API: 'api'). */
+  sessionId: string;
+}
+
+/** A refused write: 409 for a state that forbids it, 422 for bad input. */
+export interface Refusal {
+  status: 409 | 422;
+  code: string;
+  message: string;
+}
+
+export interface BookEntry<R, S> {
+  record: R;
+  /** Where a pending record settles; undefined when it is not pending. */
+  settlesTo?: S;
+  timer?: NodeJS.Timeout;
+}
+
+/** How a book knows its records: their id, their tenant (org), their listing order, what one is called. */
+export interface BookKeys<R> {
+  id(record: R): string;
+  tenant(record: R): string;
+  /** The listing order; the order given when absent. */
+  compare?(a: R, b: R): number;
+  /** e.g. `bill`, in the error of a commit on an unknown id. */
+  noun: string;
+}
+
+export abstract class JournaledBook<R, S, J extends { seq: number; detail?: Record<string, unknown> }> {
+  private readonly entries = new Map<string, BookEntry<R, S>>();
+  private readonly ordered: BookEntry<R, S>[] = [];
+  private readonly journalEntries: J[] = [];
+
+  /** Takes ownership of the records (they come fresh from the seed generator). */
+  constructor(
+    records: R[],
+    private readonly keys: BookKeys<R>,
+  ) {
+    for (const record of records) {
+      const entry: BookEntry<R, S> = { record };
+      this.entries.set(keys.id(record), entry);
+      this.ordered.push(entry);
+    }
+    const { compare } = keys;
+    if (compare) this.ordered.sort((a, b) => compare(a.record, b.record));
+  }
+
+  /** Puts a pending record in its target state (and stamps it). */
+  protected abstract settled(record: R, to: S): void;
+
+  /** The live record (do not mutate outside the book). */
+  get(id: string): R | undefined {
+    return this.entries.get(id)?.record;
+  }
+
+  /** A tenant's records in listing order. */
+  forTenant(tenant: string): R[] {
+    return this.ordered.filter((e) => this.keys.tenant(e.record) === tenant).map((e) => e.record);
+  }
+
+  get size(): number {
+    return this.ordered.length;
+  }
+
+  snapshot(): R[] {
+    return this.ordered.map((e) => structuredClone(e.record));
+  }
+
+  journal(): J[] {
+    return structuredClone(this.journalEntries);
+  }
+
+  /** Stops pending settle timers; the book is being replaced or the server is closing. */
+  dispose(): void {
+    for (const entry of this.ordered) {
+      if (entry.timer) clearTimeout(entry.timer);
+      entry.timer = undefined;
+    }
+  }
+
+  protected entryOf(id: string): BookEntry<R, S> | undefined {
+    return this.entries.get(id);
+  }
+
+  /** The entry a commit changes, its earlier pending settle called off. */
+  protected startCommit(id: string): BookEntry<R, S> {
+    const entry = this.entries.get(id);
+    if (!entry) throw new Error(`commit on unknown ${this.keys.noun} ${id}`);
+    if (entry.timer) clearTimeout(entry.timer);
+    entry.timer = undefined;
+    entry.settlesTo = undefined;
+    return entry;
+  }
+
+  /** The record settles to `to` after `delayMs` (0 settles at once). */
+  protected settleLater(entry: BookEntry<R, S>, to: S, delayMs: number): void {
+    entry.settlesTo = to;
+    if (delayMs <= 0) {
+      this.settle(entry);
+      return;
+    }
+    entry.timer = setTimeout(() => this.settle(entry), delayMs);
+    entry.timer.unref();
+  }
+
+  /** Journals a committed mutation; an entry without detail has no `detail` key. */
+  protected appendJournal(fields: Omit<J, 'seq'>): J {
+    const entry = { seq: this.journalEntries.length + 1, ...fields } as J;
+    if (entry.detail === undefined) delete entry.detail;
+    this.journalEntries.push(entry);
+    return entry;
+  }
+
+  private settle(entry: BookEntry<R, S>): void {
+    if (entry.settlesTo === undefined) return;
+    this.settled(entry.record, entry.settlesTo);
+    entry.settlesTo = undefined;
+    entry.timer = undefined;
+  }
+}
