@@ -1,25 +1,15 @@
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { sharedBrowser } from '../../src/browser/chromium.js';
 import { compensate, CompensationRefusedError } from '../../src/app/compensation.js';
 import { evidenceKey } from '../../src/app/ports/evidence.js';
 import { handler as approvalHttp } from '../../lambdas/approval-http.js';
 import { idempotencyKey } from '../../src/domain/task.js';
-import type { LedgerlyControl } from '../../backoffices/ledgerly/control-client.js';
 import { SendTaskSuccessCommand } from '@aws-sdk/client-sfn';
 import { LEDGERLY } from '../support/back-offices.js';
-import { startHarness, startLedgerlyHarness, type Harness } from '../support/embedded.js';
-import {
-  APPROVERS,
-  approvalRequestFor,
-  executionStatus,
-  linkFromInbox,
-  OVERCHARGE_BILL,
-  openLink,
-  postDecision,
-  refundTask,
-  signedLink,
-} from './helpers.js';
+import { startLedgerlyHarness, useHarness } from '../support/embedded.js';
+import { APPROVERS, approvalRequestFor, approveOnPage, executionStatus, linkFromInbox, OVERCHARGE_BILL } from './helpers.js';
+import { openLink, postDecision, refundTask, signedLink } from './helpers.js';
 
 /**
  * The approval gate end to end: the real guarded-write ASL waiting on
@@ -28,14 +18,8 @@ import {
  * browser, and the refund in the simulator's journal.
  */
 describe('approval gate for irreversible actions', () => {
-  let h: Harness;
+  const h = useHarness();
   let approvedRefundKey = '';
-  before(async () => {
-    h = await startHarness();
-  });
-  after(async () => {
-    await h?.stop();
-  });
 
   const refunds = async () => (await h.control.journal()).filter((e) => e.action === 'refund');
   const decisions = async (key: string) =>
@@ -92,8 +76,7 @@ describe('approval gate for irreversible actions', () => {
       assert.equal((await h.paperclip.services.approvals.get(request.approvalId))?.status, 'PENDING');
       assert.deepEqual(await refunds(), []);
 
-      await page.getByRole('button', { name: /批准/ }).click();
-      await page.getByRole('heading', { name: /已批准/ }).waitFor();
+      await approveOnPage(page);
     } finally {
       await context.close();
     }
@@ -316,13 +299,7 @@ describe('approval gate for irreversible actions', () => {
  * an approval, and Ledgerly's journal proving what was and was not written.
  */
 describe('approval gate on Ledgerly', () => {
-  let h: Harness<LedgerlyControl>;
-  before(async () => {
-    h = await startLedgerlyHarness();
-  });
-  after(async () => {
-    await h?.stop();
-  });
+  const h = useHarness(startLedgerlyHarness);
 
   const approver = 'finance.lead@acme.example';
   const [firstCharge, secondCharge] = LEDGERLY.pending('acme').irreversible as [string, string];

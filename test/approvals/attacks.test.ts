@@ -6,7 +6,8 @@ import { useHarness, type Harness } from '../support/embedded.js';
 import { appendUnchecked } from '../support/audit-events.js';
 import { idempotencyKey } from '../../src/domain/task.js';
 import { attestCompensationStart, attestedTask } from '../../src/app/requester.js';
-import { APPROVERS, approvalRequestFor, executionStatus, linkFromInbox, openLink, refundTask, signedLink, waitUntil } from './helpers.js';
+import { APPROVERS, approvalRequestFor, executionStatus, linkFromInbox, openLink } from './helpers.js';
+import { operatorsAlertAbout, refundTask, signedLink, waitUntil } from './helpers.js';
 
 /**
  * Attacks on the write path and the approval gate, through the real local
@@ -176,11 +177,7 @@ describe('attacks on routing and approvals', () => {
     assert.deepEqual((refused.data['claimedByWorkflow'] as { approver?: string }).approver, 'mallory@evil.example');
     assert.ok(!trail.some((e) => e.type === 'write_started' || e.type === 'approved'));
     assert.equal((await h.paperclip.services.claims.get(key))?.status, 'TAKEOVER');
-    const alert = await waitUntil('the operators alert', async () =>
-      (await h.paperclip.stack.fetchEmails()).find(
-        (m) => m.destination.to.includes('ops-oncall@ops.example') && JSON.stringify(m).includes(key),
-      ),
-    );
+    const alert = await operatorsAlertAbout(h, key);
     assert.ok(alert);
   });
 

@@ -1,3 +1,4 @@
+import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -8,6 +9,7 @@ import { approvalUrl } from '../../src/domain/approval-link.js';
 import { idempotencyKey } from '../../src/domain/task.js';
 import type { Harness } from '../support/embedded.js';
 import { setTimeout as sleep } from 'node:timers/promises';
+import type { Page } from 'playwright-core';
 
 /** Either back office's harness: the approval helpers only use Paperclip's side of it. */
 type AnyHarness = Harness<unknown>;
@@ -47,6 +49,41 @@ export async function waitUntil<T>(what: string, probe: () => Promise<T | undefi
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await sleep(200);
   }
+}
+
+/** Approves on the open approval page as the approver does: 批准, then the page says 已批准. */
+export async function approveOnPage(page: Page): Promise<void> {
+  await page.getByRole('button', { name: /批准/ }).click();
+  await page.getByRole('heading', { name: /已批准/ }).waitFor();
+}
+
+/** The operators' alert mail (to ops-oncall@ops.example) that names `key`, once it is in the local SES inbox. */
+export function operatorsAlertAbout(h: AnyHarness, key: string, timeoutMs?: number) {
+  const alert = async () =>
+    (await h.paperclip.stack.fetchEmails()).find(
+      (m) => m.destination.to.includes('ops-oncall@ops.example') && JSON.stringify(m).includes(key),
+    );
+  return waitUntil('the operators alert', alert, timeoutMs);
+}
+
+/**
+ * Runs a refund whose amount is not the vendor's and asserts it was refused before anyone was asked: outcome
+ * rejected with `reason`, no approval request, nobody mailed, the vendor's journal empty, the claim REJECTED.
+ */
+export async function assertRefusedBeforeApproval(
+  h: Harness<{ journal(): Promise<unknown[]> }>,
+  task: unknown,
+  key: string,
+  reason: string,
+): Promise<void> {
+  const mailsBefore = (await h.paperclip.stack.fetchEmails()).length;
+  const result = await h.waitForExecution(await h.startTask(task));
+  assert.equal(result.output['outcome'], 'rejected', JSON.stringify(result.output));
+  assert.equal(result.output['reason'], reason);
+  assert.deepEqual(await h.paperclip.services.approvals.byKey(key), [], 'no approval request');
+  assert.equal((await h.paperclip.stack.fetchEmails()).length, mailsBefore, 'nobody was mailed');
+  assert.deepEqual(await h.control.journal(), [], 'the vendor was not written');
+  assert.equal((await h.paperclip.services.claims.get(key))?.status, 'REJECTED');
 }
 
 /** Waits until the item's execution asked for approval, and returns the stored request. */

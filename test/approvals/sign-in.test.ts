@@ -1,4 +1,4 @@
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -9,12 +9,13 @@ import { sharedBrowser } from '../../src/browser/chromium.js';
 import { csrfToken } from '../../src/approval-server/csrf.js';
 import { signInRequired } from '../../src/approval-server/sign-in.js';
 import { ApproverSignIn } from '../../src/config/schema.js';
-import { startHarness, type Harness } from '../support/embedded.js';
+import { startHarness, useHarness } from '../support/embedded.js';
 import { readZip } from '../../src/lib/zip.js';
 import { evidenceKey } from '../../src/app/ports/evidence.js';
 import { decideApproval } from '../../src/app/approvals/decide-approval.js';
 import { decodeJwt, decodeProtectedHeader, generateKeyPair, SignJWT } from 'jose';
-import { APPROVERS, approvalRequestFor, executionStatus, linkFromInbox, openLink, postDecision, refundTask, waitUntil } from './helpers.js';
+import { APPROVERS, approvalRequestFor, approveOnPage, executionStatus, linkFromInbox } from './helpers.js';
+import { openLink, operatorsAlertAbout, postDecision, refundTask } from './helpers.js';
 
 /**
  * Approver sign-in through the embedded OpenID provider, with real Chromium:
@@ -40,13 +41,7 @@ function configWithSignIn(): string {
 }
 
 describe('approver sign-in (OIDC) required by policy', () => {
-  let h: Harness;
-  before(async () => {
-    h = await startHarness({ configPath: configWithSignIn() });
-  });
-  after(async () => {
-    await h?.stop();
-  });
+  const h = useHarness(() => startHarness({ configPath: configWithSignIn() }));
 
   const refunds = async () => (await h.control.journal()).filter((e) => e.action === 'refund');
   /** The ID token finance.lead's real sign-in left on the first approval (the forgeries below start from it). */
@@ -124,8 +119,7 @@ describe('approver sign-in (OIDC) required by policy', () => {
     try {
       const page = await signInAs(named, link, APPROVERS[0]);
       assert.match(await page.locator('main').innerText(), /已登录：finance\.lead@acme\.example/);
-      await page.getByRole('button', { name: /批准/ }).click();
-      await page.getByRole('heading', { name: /已批准/ }).waitFor();
+      await approveOnPage(page);
     } finally {
       await named.close();
     }
@@ -193,11 +187,7 @@ describe('approver sign-in (OIDC) required by policy', () => {
     );
     assert.ok(!trail.some((e) => e.type === 'write_started'));
     assert.equal((await h.paperclip.services.claims.get(key))?.status, 'TAKEOVER');
-    const alert = await waitUntil('the operators alert', async () =>
-      (await h.paperclip.stack.fetchEmails()).find(
-        (m) => m.destination.to.includes('ops-oncall@ops.example') && JSON.stringify(m).includes(key),
-      ),
-    );
+    const alert = await operatorsAlertAbout(h, key);
     assert.ok(alert);
   });
 

@@ -1,5 +1,5 @@
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { ServerResponse } from 'node:http';
+import { type PageServer, startPageServer } from '../support/page-server.js';
 
 /**
  * Pages shaped like the tables, grids and portals real back offices draw: header rows of <td> cells, a header
@@ -138,18 +138,12 @@ const WORK_DETAIL = (no: string) =>
 
 const LOGIN = page('<form><label>账号<input></label><label>密码<input type="password"></label><button>登录</button></form>');
 
-export interface GridPages {
-  url: string;
-  journal: Array<Record<string, unknown>>;
-  close(): Promise<void>;
-}
+export type GridPages = PageServer;
 
-export async function startGridPages(): Promise<GridPages> {
-  const journal: Array<Record<string, unknown>> = [];
-  const server: Server = createServer((req, res) => {
-    const url = new URL(req.url ?? '/', 'http://grid');
+export function startGridPages(): Promise<GridPages> {
+  return startPageServer((url, _req, res) => {
     const html = (body: string) => res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(body);
-    const routes: Record<string, () => void> = {
+    const routes: Record<string, () => ServerResponse> = {
       '/thead-td': () => html(THEAD_TD),
       '/split-header': () => html(SPLIT_HEADER),
       '/div-table': () => html(DIV_TABLE),
@@ -160,26 +154,6 @@ export async function startGridPages(): Promise<GridPages> {
       '/work/detail': () => html(WORK_DETAIL(url.searchParams.get('no') ?? '')),
       '/login': () => html(LOGIN),
     };
-    const route = routes[url.pathname];
-    if (route) return route();
-    if (url.pathname === '/journal' && req.method === 'POST') {
-      let body = '';
-      req.on('data', (chunk) => {
-        body += chunk;
-      });
-      req.on('end', () => {
-        journal.push(JSON.parse(body) as Record<string, unknown>);
-        res.writeHead(200, { 'content-type': 'application/json' }).end('{"ok":true}');
-      });
-      return;
-    }
-    res.writeHead(404).end();
+    return routes[url.pathname]?.();
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  return {
-    url: `http://127.0.0.1:${port}`,
-    journal,
-    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
-  };
 }

@@ -1,24 +1,17 @@
-import { test, after, before } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { BrowserContext, Page } from 'playwright-core';
-import { closeSharedBrowser, sharedBrowser } from '../../src/browser/chromium.js';
+import type { Page } from 'playwright-core';
+import { useBrowserContext } from '../support/browser-back-office.js';
 import { locateRow } from '../../src/browser/locate.js';
 
 // The key is the cell under the 单号 header, read and compared as a value.
 const list = { rows: { table: {} }, key: { column: '单号' } };
 
-let context: BrowserContext;
-before(async () => {
-  context = await (await sharedBrowser()).newContext();
-});
-after(async () => {
-  await context.close();
-  await closeSharedBrowser();
-});
+const browser = useBrowserContext();
 
 /** A list whose 处理 buttons record which bill they were pressed for (`window.pressed`). */
 async function listPage(bills: string[]): Promise<Page> {
-  const page = await context.newPage();
+  const page = await browser.context.newPage();
   await page.setContent(
     `<script>window.pressed = []</script><table><thead><tr><th>单号</th><th>操作</th></tr></thead><tbody>${rowsHtml(bills)}</tbody></table>`,
   );

@@ -1,18 +1,11 @@
-import { test, after, before } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { BrowserContext, Page } from 'playwright-core';
-import { closeSharedBrowser, sharedBrowser } from '../../src/browser/chromium.js';
+import type { Page } from 'playwright-core';
+import { useBrowserContext } from '../support/browser-back-office.js';
 import { runSteps, type StepContext } from '../../src/browser/executor.js';
 import type { Step } from '../../src/sitepack/action-language.js';
 
-let context: BrowserContext;
-before(async () => {
-  context = await (await sharedBrowser()).newContext();
-});
-after(async () => {
-  await context.close();
-  await closeSharedBrowser();
-});
+const browser = useBrowserContext();
 
 /**
  * A dialog drawn the way web-component libraries draw one (Shoelace's <sl-dialog>, Ionic's <ion-modal>): the
@@ -42,7 +35,7 @@ const pressed = (page: Page) => page.evaluate(() => (window as unknown as { pres
 const ctx: StepContext = { baseUrl: 'http://fixture.invalid', params: {}, sessionLost: { texts: [] }, traced: false, timeoutMs: 2000 };
 
 async function shadowPage(): Promise<Page> {
-  const page = await context.newPage();
+  const page = await browser.context.newPage();
   await page.setContent(SHADOW_DIALOG);
   return page;
 }
@@ -76,7 +69,7 @@ test("a modal found by its text inside a web component's shadow root scopes to t
 });
 
 test('a dialog an app draws wholly inside its own shadow root (no slots) stays the scope: the rest of the app is not in it', async () => {
-  const page = await context.newPage();
+  const page = await browser.context.newPage();
   await page.setContent(`<script>
     window.pressed = [];
     customElements.define('x-shell', class extends HTMLElement {

@@ -1,13 +1,27 @@
+import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { runNode, type Finished } from '../support/processes.js';
+import { useFixture } from '../support/fixture.js';
+import { startSimulator } from '../../backoffices/simulator/server.js';
+import { SimulatorControl } from '../../backoffices/simulator/control-client.js';
+import { startLedgerly } from '../../backoffices/ledgerly/server.js';
+import { LedgerlyControl } from '../../backoffices/ledgerly/control-client.js';
 
 /** `npx paperclip ...` as a user runs it: the package's bin launcher in a child process. */
 export function paperclip(args: string[]): Promise<Finished> {
   return runNode(['bin/paperclip.js', ...args]);
+}
+
+/** Every stdout line as JSON (`run --json-lines`, `items --json`). */
+export function jsonLines(stdout: string): Array<Record<string, unknown>> {
+  return stdout
+    .trim()
+    .split('\n')
+    .map((line) => JSON.parse(line) as Record<string, unknown>);
 }
 
 /** The last stdout line as JSON (the summary or outcome line). */
@@ -81,4 +95,79 @@ export function evidenceObjects(dataDir: string): Map<string, string> {
   };
   walk(root);
   return found;
+}
+
+/**
+ * A back office running in this process and a config pointed at it, for a file whose tests run `npx paperclip`
+ * against it: `dir` holds the config, `dataDir` is the data folder the commands share.
+ */
+export interface CliBackOffice<Control> {
+  url: string;
+  control: Control;
+  dir: string;
+  config: string;
+  dataDir: string;
+}
+
+type SimulatorStart = NonNullable<Parameters<typeof startSimulator>[0]> & { controlToken: string };
+type LedgerlyStart = NonNullable<Parameters<typeof startLedgerly>[0]> & { controlToken: string };
+
+/** The simulator and its config for the whole test file: started before its first test, closed after its last. */
+export function useSimulatorForCli(options: SimulatorStart): CliBackOffice<SimulatorControl> {
+  return useBackOfficeForCli(
+    () => startSimulator(options),
+    (url) => new SimulatorControl(url, options.controlToken),
+  );
+}
+
+/** Ledgerly and its config (sitepacks/ledgerly.yaml) for the whole test file, as useSimulatorForCli. */
+export function useLedgerlyForCli(options: LedgerlyStart): CliBackOffice<LedgerlyControl> {
+  const control = (url: string) => new LedgerlyControl(url, options.controlToken);
+  return useBackOfficeForCli(() => startLedgerly(options), control, 'sitepacks/ledgerly.yaml', 'config/ledgerly.local.yaml');
+}
+
+function useBackOfficeForCli<Control>(
+  start: () => Promise<{ url: string; close(): Promise<void> }>,
+  controlFor: (url: string) => Control,
+  sitePack?: string,
+  configFile?: string,
+): CliBackOffice<Control> {
+  return useFixture(
+    async () => {
+      const backOffice = await start();
+      const setup = configFor(backOffice.url, sitePack, configFile);
+      return {
+        url: backOffice.url,
+        control: controlFor(backOffice.url),
+        dir: setup.dir,
+        config: setup.config,
+        dataDir: join(setup.dir, 'data'),
+        async stop() {
+          await backOffice.close();
+          setup.remove();
+        },
+      };
+    },
+    { stop: (started) => started.stop() },
+  );
+}
+
+/** `npx paperclip run` with the file's config and data folder for one tenant, plus the test's own flags. */
+export function paperclipRun(cli: { config: string; dataDir: string }, tenant: string, ...flags: string[]): Promise<Finished> {
+  return paperclip(['run', '--config', cli.config, '--tenant', tenant, '--data-dir', cli.dataDir, ...flags]);
+}
+
+/**
+ * `paperclip run --task <task> --json-lines` for one tenant, which must exit 0: its item lines as they settled,
+ * and its summary line (the last).
+ */
+export async function runWithJsonLines(
+  cli: { config: string; dataDir: string },
+  tenant: string,
+  task: string,
+): Promise<{ run: Finished; items: Array<Record<string, unknown>>; summary: Record<string, unknown> }> {
+  const run = await paperclipRun(cli, tenant, '--task', task, '--json-lines');
+  assert.equal(run.code, 0, run.stderr);
+  const lines = jsonLines(run.stdout);
+  return { run, items: lines.slice(0, -1), summary: lines.at(-1)! };
 }

@@ -1,13 +1,11 @@
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { KEY_PATTERN } from '../../src/domain/task.js';
-import { startSimulator, type RunningSimulator } from '../../backoffices/simulator/server.js';
-import { SimulatorControl } from '../../backoffices/simulator/control-client.js';
 import { openDataSource } from '../../src/cli/data-source.js';
 import { configForFolder, DataFolderError } from '../../src/cli/data-folder.js';
-import { configFor, evidenceObjects, lastJson, paperclip } from './helpers.js';
+import { evidenceObjects, jsonLines, lastJson, paperclip, runWithJsonLines, useSimulatorForCli } from './helpers.js';
 
 /** A stack trace line, which an expected condition must never print. */
 const STACK_LINE = /\n {4}at /;
@@ -18,50 +16,19 @@ const STACK_LINE = /\n {4}at /;
  * runs it. One simulator and one data folder for the whole file: acme has 3 pending mismatches.
  */
 describe('operator commands on a data folder', () => {
-  let sim: RunningSimulator;
-  let control: SimulatorControl;
-  let setup: ReturnType<typeof configFor>;
-  const dataDir = () => join(setup.dir, 'data');
+  const cli = useSimulatorForCli({
+    controlToken: 'cli-operator-test',
+    asyncDelayMs: 100,
+    tenants: [{ id: 'acme', pending: 3, overcharge: 0, processed: 0 }],
+  });
   const task = 'T-cli-operator';
-  const batchFile = () => evidenceObjects(dataDir()).get(`paperclip-evidence/evidence/acme/${task}/batch.json`)!;
+  const batchFile = () => evidenceObjects(cli.dataDir).get(`paperclip-evidence/evidence/acme/${task}/batch.json`)!;
   let keys: string[] = [];
   let firstSummary = '';
 
-  before(async () => {
-    sim = await startSimulator({
-      controlToken: 'cli-operator-test',
-      asyncDelayMs: 100,
-      tenants: [{ id: 'acme', pending: 3, overcharge: 0, processed: 0 }],
-    });
-    control = new SimulatorControl(sim.url, 'cli-operator-test');
-    setup = configFor(sim.url);
-  });
-  after(async () => {
-    await sim?.close();
-    setup?.remove();
-  });
-
   test('run --json-lines: one line per item as it settles, each with its key and evidence page; the summary line last', async () => {
-    const run = await paperclip([
-      'run',
-      '--config',
-      setup.config,
-      '--tenant',
-      'acme',
-      '--task',
-      task,
-      '--data-dir',
-      dataDir(),
-      '--json-lines',
-    ]);
-    assert.equal(run.code, 0, run.stderr);
-    const lines = run.stdout
-      .trim()
-      .split('\n')
-      .map((l) => JSON.parse(l) as Record<string, unknown>);
-    const summary = lines.at(-1)!;
+    const { items, summary } = await runWithJsonLines(cli, 'acme', task);
     assert.deepEqual({ task: summary['task'], done: summary['done'] }, { task, done: 3 });
-    const items = lines.slice(0, -1);
     assert.deepEqual(items.map((l) => `${l['item']} ${l['action']} ${l['outcome']}`).sort(), [
       'ACME-202611-0001 mark_processed done',
       'ACME-202611-0002 mark_processed done',
@@ -76,7 +43,7 @@ describe('operator commands on a data folder', () => {
   });
 
   test('items: the batch with its keys, as a table and as JSON; an unknown task is refused in one line naming the tasks there', async () => {
-    const table = await paperclip(['items', '--task', task, '--data-dir', dataDir()]);
+    const table = await paperclip(['items', '--task', task, '--data-dir', cli.dataDir]);
     assert.equal(table.code, 0, table.stderr);
     assert.match(table.stdout, /^KEY +BILL +ACTION +OUTCOME +EVIDENCE$/m);
     for (const key of keys)
@@ -85,43 +52,23 @@ describe('operator commands on a data folder', () => {
         new RegExp(`^${key} +ACME-202611-000\\d +mark_processed +done +evidence/acme/${task}/${key}/index\\.html$`, 'm'),
       );
     assert.match(table.stdout, /3 item\(s\): done 3/);
-    const json = await paperclip(['items', '--task', task, '--data-dir', dataDir(), '--json']);
+    const json = await paperclip(['items', '--task', task, '--data-dir', cli.dataDir, '--json']);
     assert.equal(json.code, 0, json.stderr);
-    const rows = json.stdout
-      .trim()
-      .split('\n')
-      .map((l) => JSON.parse(l) as Record<string, unknown>);
+    const rows = jsonLines(json.stdout);
     assert.deepEqual(rows.map((r) => r['key']).sort(), keys);
     assert.ok(rows.every((r) => r['outcome'] === 'done' && r['tenant'] === 'acme'));
 
-    const unknown = await paperclip(['items', '--task', 'T-nothing-here', '--data-dir', dataDir()]);
+    const unknown = await paperclip(['items', '--task', 'T-nothing-here', '--data-dir', cli.dataDir]);
     assert.equal(unknown.code, 2, unknown.stderr);
     assert.match(unknown.stderr, new RegExp(`^paperclip items: no item of task T-nothing-here in .*; its tasks: acme/${task}\\n$`));
     assert.doesNotMatch(unknown.stderr, STACK_LINE);
   });
 
   test('a re-run of the task: the first summary and batch page stay, every item is reported already_done, bar and summary agree', async () => {
-    const page = evidenceObjects(dataDir()).get(`paperclip-evidence/evidence/acme/${task}/index.html`)!;
+    const page = evidenceObjects(cli.dataDir).get(`paperclip-evidence/evidence/acme/${task}/index.html`)!;
     const firstPage = readFileSync(page, 'utf8');
-    const journal = (await control.journal()).length;
-    const run = await paperclip([
-      'run',
-      '--config',
-      setup.config,
-      '--tenant',
-      'acme',
-      '--task',
-      task,
-      '--data-dir',
-      dataDir(),
-      '--json-lines',
-    ]);
-    assert.equal(run.code, 0, run.stderr);
-    const lines = run.stdout
-      .trim()
-      .split('\n')
-      .map((l) => JSON.parse(l) as Record<string, unknown>);
-    const summary = lines.at(-1)!;
+    const journal = (await cli.control.journal()).length;
+    const { run, items, summary } = await runWithJsonLines(cli, 'acme', task);
     assert.deepEqual(
       {
         done: summary['done'],
@@ -132,56 +79,52 @@ describe('operator commands on a data folder', () => {
       { done: 3, skipped: 0, settled_earlier: 3, already_done: 3 },
     );
     assert.deepEqual(
-      lines
-        .slice(0, -1)
-        .map((l) => `${String(l['key'])} ${String(l['outcome'])}`)
-        .sort(),
+      items.map((l) => `${String(l['key'])} ${String(l['outcome'])}`).sort(),
       keys.map((k) => `${k} already_done`),
     );
     assert.match(run.stderr, /3\/3 items \(done 3\)/, 'the bar counts what the summary counts');
     assert.doesNotMatch(run.stderr, /\d+\/0 items/);
-    assert.equal((await control.journal()).length, journal, 'nothing written twice');
+    assert.equal((await cli.control.journal()).length, journal, 'nothing written twice');
     assert.equal(readFileSync(batchFile(), 'utf8'), firstSummary, "the first run's batch.json is kept");
     assert.equal(readFileSync(page, 'utf8'), firstPage, "the first run's batch page is kept");
-    const rerunFiles = [...evidenceObjects(dataDir()).keys()].filter((k) => k.includes(`/${task}/batch.rerun-`));
+    const rerunFiles = [...evidenceObjects(cli.dataDir).keys()].filter((k) => k.includes(`/${task}/batch.rerun-`));
     assert.equal(rerunFiles.length, 1, "the re-run's summary is stored beside the first");
-    const rerun = JSON.parse(readFileSync(evidenceObjects(dataDir()).get(rerunFiles[0]!)!, 'utf8')) as { already: unknown; items: number };
+    const rerun = JSON.parse(readFileSync(evidenceObjects(cli.dataDir).get(rerunFiles[0]!)!, 'utf8')) as {
+      already: unknown;
+      items: number;
+    };
     assert.deepEqual({ items: rerun.items, already: rerun.already }, { items: 3, already: { done: 3 } });
   });
 
   test('compensate <key> from the folder alone undoes the write (journal), items then shows it compensated; unknown keys refused without a stack', async () => {
     const key = keys[0]!;
-    const before = (await control.journal()).length;
-    const unknown = await paperclip(['compensate', `k-acme_${'0'.repeat(32)}`, '--reason', 'no such write', '--data-dir', dataDir()]);
+    const before = (await cli.control.journal()).length;
+    const unknown = await paperclip(['compensate', `k-acme_${'0'.repeat(32)}`, '--reason', 'no such write', '--data-dir', cli.dataDir]);
     assert.equal(unknown.code, 2, unknown.stderr);
     assert.doesNotMatch(unknown.stderr, STACK_LINE);
-    const undone = await paperclip(['compensate', key, '--reason', 'marked by mistake', '--data-dir', dataDir()]);
+    const undone = await paperclip(['compensate', key, '--reason', 'marked by mistake', '--data-dir', cli.dataDir]);
     assert.equal(undone.code, 0, undone.stderr);
     assert.equal(lastJson(undone.stdout)['rolledBack'], true, undone.stdout);
-    const journal = (await control.journal()).slice(before);
+    const journal = (await cli.control.journal()).slice(before);
     assert.deepEqual(
       journal.map((e) => e.action),
       ['unmark'],
       'the inverse ran once',
     );
-    const items = await paperclip(['items', '--task', task, '--data-dir', dataDir(), '--json']);
-    const row = items.stdout
-      .trim()
-      .split('\n')
-      .map((l) => JSON.parse(l) as Record<string, unknown>)
-      .find((r) => r['key'] === key);
+    const items = await paperclip(['items', '--task', task, '--data-dir', cli.dataDir, '--json']);
+    const row = jsonLines(items.stdout).find((r) => r['key'] === key);
     assert.equal(row?.['outcome'], 'compensated');
   });
 
   test('audit verify without flags checks every chain, also one no batch leads to', async () => {
     const stray = `k-acme_${'f'.repeat(32)}`;
-    const source = await openDataSource({ dataDir: dataDir() });
+    const source = await openDataSource({ dataDir: cli.dataDir });
     try {
       await source.services.audit.append(stray, { type: 'stage_already_done', actor: 'svc-recon-acme', data: { stage: 'save' } });
     } finally {
       await source.close();
     }
-    const verify = await paperclip(['audit', 'verify', '--data-dir', dataDir(), '--json']);
+    const verify = await paperclip(['audit', 'verify', '--data-dir', cli.dataDir, '--json']);
     assert.equal(verify.code, 0, verify.stderr);
     const result = JSON.parse(verify.stdout) as { notes: string[]; findings: unknown[] };
     assert.deepEqual(result.findings, []);
@@ -192,11 +135,11 @@ describe('operator commands on a data folder', () => {
   });
 
   test('a folder whose recorded config is gone: refused naming the prefix and bucket, never read with the sample', () => {
-    const folder = join(setup.dir, 'moved');
+    const folder = join(cli.dir, 'moved');
     mkdirSync(folder, { recursive: true });
     writeFileSync(
       join(folder, 'folder.json'),
-      JSON.stringify({ configPath: join(setup.dir, 'deleted.yaml'), prefix: 'elsewhere', bucket: 'elsewhere-evidence' }),
+      JSON.stringify({ configPath: join(cli.dir, 'deleted.yaml'), prefix: 'elsewhere', bucket: 'elsewhere-evidence' }),
     );
     assert.throws(
       () => configForFolder(folder, undefined),
@@ -207,7 +150,7 @@ describe('operator commands on a data folder', () => {
   });
 
   test('no data folder: every operator command refuses in one line (exit 2), no stack trace', async () => {
-    const missing = join(setup.dir, 'no-such-folder');
+    const missing = join(cli.dir, 'no-such-folder');
     for (const args of [
       ['items', '--task', task, '--data-dir', missing],
       ['audit', 'verify', '--data-dir', missing],

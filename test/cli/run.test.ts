@@ -1,4 +1,4 @@
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -7,13 +7,18 @@ import { runRun } from '../../src/cli/run.js';
 import { approvalRecipients } from '../../src/cli/batch-output.js';
 import type { EmbeddedPaperclip } from '../../twin/runtime/embedded-paperclip.js';
 import { idempotencyKey, KEY_PATTERN } from '../../src/domain/task.js';
-import { startSimulator, type RunningSimulator } from '../../backoffices/simulator/server.js';
-import { SimulatorControl } from '../../backoffices/simulator/control-client.js';
-import { startLedgerly, type RunningLedgerly } from '../../backoffices/ledgerly/server.js';
-import { LedgerlyControl } from '../../backoffices/ledgerly/control-client.js';
 import { openLink } from '../approvals/helpers.js';
 import { readSesInbox } from '../../twin/aws/ses.js';
-import { configFor, evidenceObjects, lastJson, paperclip, paperclipLive } from './helpers.js';
+import {
+  type CliBackOffice,
+  evidenceObjects,
+  lastJson,
+  paperclip,
+  paperclipLive,
+  paperclipRun,
+  useLedgerlyForCli,
+  useSimulatorForCli,
+} from './helpers.js';
 
 /** Approves from the approval mail in a running CLI's local SES inbox, as the approver would. */
 async function approveFromInbox(inbox: string): Promise<void> {
@@ -32,14 +37,33 @@ async function approveFromInbox(inbox: string): Promise<void> {
 }
 
 /**
- * A `paperclip run --item ... --action refund` that must wait for its approval: nothing refunded while the
- * mail waits, then approved from the mail, the run ends done and the vendor's journal shows one refund.
+ * A `paperclip run --item <billNo> --action refund` for acme that must wait for its approval: nothing refunded while
+ * the mail waits, then approved from the mail, the run ends done and the vendor's journal shows one refund.
  */
 async function refundsOnceAfterApproval(
-  run: ReturnType<typeof paperclipLive>,
-  control: { journal(): Promise<Array<{ action: string; billNo: string }>> },
+  cli: CliBackOffice<{ journal(): Promise<Array<{ action: string; billNo: string }>> }>,
   billNo: string,
+  ...flags: string[]
 ): Promise<void> {
+  const control = cli.control;
+  const run = paperclipLive(
+    // A data folder of its own: the file's batch left its refund of this bill waiting for an approval, and while that
+    // write is open no other task writes the bill (one open write per item, docs/guarded-write.md).
+    [
+      'run',
+      '--config',
+      cli.config,
+      '--tenant',
+      'acme',
+      '--item',
+      billNo,
+      '--action',
+      'refund',
+      ...flags,
+      '--data-dir',
+      join(cli.dir, 'data-refund'),
+    ],
+  );
   await run.stderrMatch(/approval mailed to finance\.lead@acme\.example: open it in the inbox at \S+ \(the approval emails URL above\)/);
   const [, inbox] = await run.stderrMatch(/approval emails +(\S+\?token=\S+)/);
   const refunds = async () => (await control.journal()).filter((e) => e.action === 'refund').map((e) => e.billNo);
@@ -49,6 +73,27 @@ async function refundsOnceAfterApproval(
   assert.equal(finished.code, 0, finished.stderr);
   assert.equal(lastJson(finished.stdout)['outcome'], 'done');
   assert.deepEqual(await refunds(), [billNo], 'refunded exactly once');
+}
+
+/**
+ * `paperclip run --item` for acme on an item acme may not write: exit 1, outcome rejected, the vendor's journal
+ * unchanged and the API asked. Returns the reason and the vendor requests the run made, for the test to say which.
+ */
+async function rejectedAtRouting(
+  cli: CliBackOffice<{ journal(): Promise<unknown[]>; timings(): Promise<Array<{ method: string; path: string }>> }>,
+  item: string,
+  action: string,
+): Promise<{ reason: string; requests: string[] }> {
+  const journal = await cli.control.journal();
+  const before = (await cli.control.timings()).length;
+  const run = await paperclipRun(cli, 'acme', '--item', item, '--action', action);
+  assert.equal(run.code, 1, run.stderr);
+  const outcome = lastJson(run.stdout);
+  assert.equal(outcome['outcome'], 'rejected');
+  const requests = (await cli.control.timings()).slice(before).map((t) => `${t.method} ${t.path}`);
+  assert.ok(requests.length > 0, 'the API was asked');
+  assert.deepEqual(await cli.control.journal(), journal, 'nothing written');
+  return { reason: String(outcome['reason']), requests };
 }
 
 /**
@@ -89,84 +134,53 @@ describe('approval mail of a waiting write', () => {
  * processed bill; the simulator knows no initech, whose login therefore fails.
  */
 describe('paperclip run', () => {
-  let sim: RunningSimulator;
-  let control: SimulatorControl;
-  let setup: ReturnType<typeof configFor>;
-  const dataDir = () => join(setup.dir, 'data');
-
-  before(async () => {
-    sim = await startSimulator({
-      controlToken: 'cli-run-test',
-      asyncDelayMs: 100,
-      tenants: [
-        { id: 'acme', pending: 2, overcharge: 1, processed: 1 },
-        { id: 'globex', pending: 1, overcharge: 0, processed: 0 },
-      ],
-    });
-    control = new SimulatorControl(sim.url, 'cli-run-test');
-    setup = configFor(sim.url);
-  });
-  after(async () => {
-    await sim?.close();
-    setup?.remove();
+  const cli = useSimulatorForCli({
+    controlToken: 'cli-run-test',
+    asyncDelayMs: 100,
+    tenants: [
+      { id: 'acme', pending: 2, overcharge: 1, processed: 1 },
+      { id: 'globex', pending: 1, overcharge: 0, processed: 0 },
+    ],
   });
 
   test('bad flags and a tenant or item the config does not allow: refused naming the flag, nothing started or written', async () => {
     const cases: Array<[string[], RegExp]> = [
       [['--tenant', 'acme'], /--config: is required; give --config <file>/],
-      [['--config', setup.config, '--tenant', 'acme', '--dry'], /unknown flag --dry; did you mean --keep\?|unknown flag --dry/],
+      [['--config', cli.config, '--tenant', 'acme', '--dry'], /unknown flag --dry; did you mean --keep\?|unknown flag --dry/],
+      [['--config', cli.config, '--tenant', 'umbrella'], /--tenant: "umbrella" is not a tenant of .*; its tenants: acme, globex, initech/],
+      [['--config', cli.config, '--tenant', 'acme', '--item', 'ACME-202611-0001'], /--action: is required with --item/],
       [
-        ['--config', setup.config, '--tenant', 'umbrella'],
-        /--tenant: "umbrella" is not a tenant of .*; its tenants: acme, globex, initech/,
-      ],
-      [['--config', setup.config, '--tenant', 'acme', '--item', 'ACME-202611-0001'], /--action: is required with --item/],
-      [
-        ['--config', setup.config, '--tenant', 'acme', '--fail-on', 'takeover,lost'],
+        ['--config', cli.config, '--tenant', 'acme', '--fail-on', 'takeover,lost'],
         /--fail-on: "lost" is not outcome or outcome:N; outcomes are done, /,
       ],
+      [['--config', cli.config, '--tenant', 'acme', '--fail-on', 'takeover:0'], /--fail-on: "takeover:0": N counts items and starts at 1/],
       [
-        ['--config', setup.config, '--tenant', 'acme', '--fail-on', 'takeover:0'],
-        /--fail-on: "takeover:0": N counts items and starts at 1/,
-      ],
-      [
-        ['--config', setup.config, '--tenant', 'acme', '--item', 'acme-1', '--action', 'mark_processed'],
+        ['--config', cli.config, '--tenant', 'acme', '--item', 'acme-1', '--action', 'mark_processed'],
         /--item: billNo "acme-1" is not a bill number of vendor-sim/,
       ],
       [
-        ['--config', setup.config, '--tenant', 'acme', '--item', 'ACME-202611-0003', '--action', 'refund'],
+        ['--config', cli.config, '--tenant', 'acme', '--item', 'ACME-202611-0003', '--action', 'refund'],
         /--param: task\.params\.amount: action "refund" needs amount/,
       ],
       [
-        ['--config', setup.config, '--tenant', 'acme', '--item', 'ACME-202611-0001', '--action', 'mark_processed', '--param', 'x'],
+        ['--config', cli.config, '--tenant', 'acme', '--item', 'ACME-202611-0001', '--action', 'mark_processed', '--param', 'x'],
         /--param: "x" is not name=value/,
       ],
     ];
     // In-process: these are refused before anything starts (main.ts turns the UsageError into exit code 2, see args.test.ts).
     for (const [args, message] of cases) {
       await assert.rejects(
-        runRun([...args, '--data-dir', dataDir()]),
+        runRun([...args, '--data-dir', cli.dataDir]),
         (error: unknown) => error instanceof UsageError && message.test(error.message),
         args.join(' '),
       );
     }
-    assert.equal(existsSync(dataDir()), false, 'no data folder was created');
-    assert.deepEqual(await control.journal(), [], 'the vendor saw no write');
+    assert.equal(existsSync(cli.dataDir), false, 'no data folder was created');
+    assert.deepEqual(await cli.control.journal(), [], 'the vendor saw no write');
   });
 
   test('a batch against the running back office: progress on stderr, one summary line, one mutation per pending item; --fail-on exits 3', async () => {
-    const run = await paperclip([
-      'run',
-      '--config',
-      setup.config,
-      '--tenant',
-      'acme',
-      '--task',
-      'T-cli-run-acme',
-      '--data-dir',
-      dataDir(),
-      '--fail-on',
-      'takeover,awaiting_approval',
-    ]);
+    const run = await paperclipRun(cli, 'acme', '--task', 'T-cli-run-acme', '--fail-on', 'takeover,awaiting_approval');
     assert.equal(run.code, 3, run.stderr);
     assert.match(run.stderr, /exit 3: --fail-on awaiting_approval 1 ≥ 1 \(the batch itself succeeded\)/);
     assert.equal(run.stdout.trim().split('\n').length, 1, 'stdout is the summary line alone');
@@ -181,33 +195,33 @@ describe('paperclip run', () => {
       },
       { task: 'T-cli-run-acme', read: 4, done: 2, awaiting: 1, error: 0 },
     );
-    assert.match(run.stderr, new RegExp(`vendor +${sim.url.replace(/[.]/g, '\\.')}`));
+    assert.match(run.stderr, new RegExp(`vendor +${cli.url.replace(/[.]/g, '\\.')}`));
     assert.match(run.stderr, /batch succeeded/);
     assert.match(run.stderr, /ACME-202611-0003 → finance\.lead@acme\.example \(open the mail/);
     assert.doesNotMatch(run.stderr, /\/approvals\/|pw-acme-2026/, 'no approval link or vendor password on the terminal');
-    const journal = await control.journal();
+    const journal = await cli.control.journal();
     assert.deepEqual(journal.map((e) => `${e.billNo} ${e.action}`).sort(), ['ACME-202611-0001 mark', 'ACME-202611-0002 mark']);
   });
 
   test('from the data folder alone, no process running and no --config: takeover list reads it, compensate undoes a write', async () => {
     const key = idempotencyKey({ taskId: 'T-cli-run-acme', tenant: 'acme', billNo: 'ACME-202611-0001', action: 'mark_processed' });
-    const before = (await control.journal()).length;
-    const queue = await paperclip(['takeover', 'list', '--data-dir', dataDir()]);
+    const before = (await cli.control.journal()).length;
+    const queue = await paperclip(['takeover', 'list', '--data-dir', cli.dataDir]);
     assert.equal(queue.code, 0, queue.stderr);
     assert.match(queue.stdout, /no open takeover items/, 'the folder has none: every item of its batches ended done or awaits approval');
-    const otherPrefix = join(setup.dir, 'other-prefix.yaml');
-    writeFileSync(otherPrefix, readFileSync(setup.config, 'utf8').replace(/^prefix: .*/m, 'prefix: elsewhere'));
-    const mismatched = await paperclip(['takeover', 'list', '--data-dir', dataDir(), '--config', otherPrefix]);
+    const otherPrefix = join(cli.dir, 'other-prefix.yaml');
+    writeFileSync(otherPrefix, readFileSync(cli.config, 'utf8').replace(/^prefix: .*/m, 'prefix: elsewhere'));
+    const mismatched = await paperclip(['takeover', 'list', '--data-dir', cli.dataDir, '--config', otherPrefix]);
     assert.equal(mismatched.code, 2, mismatched.stderr);
     assert.match(mismatched.stderr, /names prefix "elsewhere" .* but the data folder .* holds prefix "paperclip-local"/);
     assert.doesNotMatch(mismatched.stdout, /no open takeover items/, 'a folder read with the wrong tables never shows an empty queue');
-    const unknown = await paperclip(['compensate', `k-acme_${'0'.repeat(32)}`, '--reason', 'no such write', '--data-dir', dataDir()]);
+    const unknown = await paperclip(['compensate', `k-acme_${'0'.repeat(32)}`, '--reason', 'no such write', '--data-dir', cli.dataDir]);
     assert.equal(unknown.code, 2, unknown.stderr);
     assert.doesNotMatch(unknown.stderr, /\n\s+at /, 'no stack trace for an unknown key');
-    const undone = await paperclip(['compensate', key, '--reason', 'marked by mistake', '--data-dir', dataDir()]);
+    const undone = await paperclip(['compensate', key, '--reason', 'marked by mistake', '--data-dir', cli.dataDir]);
     assert.equal(undone.code, 0, undone.stderr);
     assert.equal(lastJson(undone.stdout)['rolledBack'], true, undone.stdout);
-    const journal = await control.journal();
+    const journal = await cli.control.journal();
     assert.deepEqual(
       journal.slice(before).map((e) => `${e.billNo} ${e.action}`),
       ['ACME-202611-0001 unmark'],
@@ -216,55 +230,31 @@ describe('paperclip run', () => {
   });
 
   test('--item runs one guarded write and prints its outcome as one JSON line', async () => {
-    const before = (await control.journal()).length;
-    const run = await paperclip([
-      'run',
-      '--config',
-      setup.config,
-      '--tenant',
-      'acme',
-      '--item',
-      'ACME-202611-0004',
-      '--action',
-      'unmark_processed',
-      '--data-dir',
-      dataDir(),
-    ]);
+    const before = (await cli.control.journal()).length;
+    const run = await paperclipRun(cli, 'acme', '--item', 'ACME-202611-0004', '--action', 'unmark_processed');
     assert.equal(run.code, 0, run.stderr);
     const outcome = lastJson(run.stdout);
     assert.equal(outcome['outcome'], 'done');
     assert.equal(outcome['item'], 'ACME-202611-0004');
     assert.equal(outcome['claim'], 'DONE');
     assert.match(String(outcome['key']), KEY_PATTERN);
-    const journal = await control.journal();
+    const journal = await cli.control.journal();
     assert.equal(journal.length, before + 1);
     assert.equal(journal.at(-1)?.billNo, 'ACME-202611-0004');
   });
 
   test('a second tenant: its one pending bill done on an independent readback with complete evidence; nothing of acme touched', async () => {
-    const before = (await control.journal()).length;
-    const run = await paperclip([
-      'run',
-      '--config',
-      setup.config,
-      '--tenant',
-      'globex',
-      '--task',
-      'T-cli-run-globex',
-      '--data-dir',
-      dataDir(),
-      '--fail-on',
-      'takeover,error,awaiting_approval:1',
-    ]);
+    const before = (await cli.control.journal()).length;
+    const run = await paperclipRun(cli, 'globex', '--task', 'T-cli-run-globex', '--fail-on', 'takeover,error,awaiting_approval:1');
     assert.equal(run.code, 0, run.stderr);
     const summary = lastJson(run.stdout);
     assert.deepEqual({ read: summary['read'], done: summary['done'], error: summary['error'] }, { read: 1, done: 1, error: 0 });
-    const journal = (await control.journal()).slice(before);
+    const journal = (await cli.control.journal()).slice(before);
     assert.deepEqual(
       journal.map((e) => `${e.tenant} ${e.billNo} ${e.action}`),
       ['globex GLOBEX-202611-0001 mark'],
     );
-    const records = [...evidenceObjects(dataDir()).entries()].filter(([name]) => name.endsWith('/record.json'));
+    const records = [...evidenceObjects(cli.dataDir).entries()].filter(([name]) => name.endsWith('/record.json'));
     const found = records
       .map(([name, path]) => ({ name, record: JSON.parse(readFileSync(path, 'utf8')) }))
       .find((r) => r.record.billNo === 'GLOBEX-202611-0001');
@@ -273,73 +263,36 @@ describe('paperclip run', () => {
       ['list', 'detail', 'export'].includes(found?.record.readbackSource),
       'read back in a session of its own, from a configured source',
     );
-    const objects = evidenceObjects(dataDir());
+    const objects = evidenceObjects(cli.dataDir);
     const prefix = found!.name.slice(0, -'record.json'.length);
     for (const name of ['before.png', 'after.png', 'trace.zip']) assert.ok(objects.has(prefix + name), name);
     assert.ok(!objects.has(prefix + 'readback.png'), 'a confirmed readback is recorded by its observations, not a picture');
   });
 
   test("another tenant's bill: rejected at routing with only the token API asked, before any browser; nothing written", async () => {
-    const journal = await control.journal();
-    const requests = (await control.timings()).length;
-    const run = await paperclip([
-      'run',
-      '--config',
-      setup.config,
-      '--tenant',
-      'acme',
-      '--item',
-      'GLOBEX-202611-0001',
-      '--action',
-      'unmark_processed',
-      '--data-dir',
-      dataDir(),
-    ]);
-    assert.equal(run.code, 1, run.stderr);
-    const outcome = lastJson(run.stdout);
-    assert.equal(outcome['outcome'], 'rejected');
-    assert.match(String(outcome['reason']), /GLOBEX-202611-0001/);
-    const seen = (await control.timings()).slice(requests).map((t) => `${t.method} ${t.path}`);
-    assert.ok(seen.length > 0, 'the API was asked');
+    const { reason, requests } = await rejectedAtRouting(cli, 'GLOBEX-202611-0001', 'unmark_processed');
+    assert.match(reason, /GLOBEX-202611-0001/);
     assert.deepEqual(
-      seen.filter((r) => !r.startsWith('GET /api/v1/bills/GLOBEX-202611-0001')),
+      requests.filter((r) => !r.startsWith('GET /api/v1/bills/GLOBEX-202611-0001')),
       [],
       'no login page, list or any other page: no browser',
     );
-    assert.deepEqual(await control.journal(), journal);
   });
 
   test('the irreversible refund waits for its approval, then runs once', async () => {
-    const bill = (await control.state()).bills.find((b) => b.billNo === 'ACME-202611-0003');
+    const bill = (await cli.control.state()).bills.find((b) => b.billNo === 'ACME-202611-0003');
     assert.ok(bill, 'the simulator has the acme overcharge');
-    const run = paperclipLive([
-      'run',
-      '--config',
-      setup.config,
-      '--tenant',
-      'acme',
-      '--item',
-      'ACME-202611-0003',
-      '--action',
-      'refund',
-      '--param',
-      `amount=${(bill.amountCents / 100).toFixed(2)}`,
-      // A data folder of its own: the batch above left its refund of this bill waiting for an approval, and while that
-      // write is open no other task writes the bill (one open write per item, docs/guarded-write.md).
-      '--data-dir',
-      join(setup.dir, 'data-refund'),
-    ]);
-    await refundsOnceAfterApproval(run, control, 'ACME-202611-0003');
+    await refundsOnceAfterApproval(cli, 'ACME-202611-0003', '--param', `amount=${(bill.amountCents / 100).toFixed(2)}`);
   });
 
   test('a batch whose list cannot be read exits 1 with the error in the summary line', async () => {
-    const before = await control.journal();
-    const run = await paperclip(['run', '--config', setup.config, '--tenant', 'initech', '--data-dir', dataDir()]);
+    const before = await cli.control.journal();
+    const run = await paperclipRun(cli, 'initech');
     assert.equal(run.code, 1, run.stderr);
     const summary = lastJson(run.stdout);
     assert.equal(summary['tenant'], 'initech');
     assert.ok(summary['error'], run.stdout);
-    assert.deepEqual(await control.journal(), before);
+    assert.deepEqual(await cli.control.journal(), before);
   });
 });
 
@@ -349,26 +302,13 @@ describe('paperclip run', () => {
  * acme: N-7001, N-7002 billing errors, N-7003 a duplicate charge, N-7004 resolved; globex: N-8001.
  */
 describe('paperclip run on Ledgerly', () => {
-  let ledgerly: RunningLedgerly;
-  let control: LedgerlyControl;
-  let setup: ReturnType<typeof configFor>;
-  const dataDir = () => join(setup.dir, 'data');
-
-  before(async () => {
-    ledgerly = await startLedgerly({
-      controlToken: 'cli-run-ledgerly',
-      asyncDelayMs: 100,
-      orgs: [
-        { id: 'acme', billingErrors: 2, duplicateCharges: 1, resolved: 1, refunded: 0 },
-        { id: 'globex', billingErrors: 1, duplicateCharges: 0, resolved: 0, refunded: 0 },
-      ],
-    });
-    control = new LedgerlyControl(ledgerly.url, 'cli-run-ledgerly');
-    setup = configFor(ledgerly.url, 'sitepacks/ledgerly.yaml', 'config/ledgerly.local.yaml');
-  });
-  after(async () => {
-    await ledgerly?.close();
-    setup?.remove();
+  const cli = useLedgerlyForCli({
+    controlToken: 'cli-run-ledgerly',
+    asyncDelayMs: 100,
+    orgs: [
+      { id: 'acme', billingErrors: 2, duplicateCharges: 1, resolved: 1, refunded: 0 },
+      { id: 'globex', billingErrors: 1, duplicateCharges: 0, resolved: 0, refunded: 0 },
+    ],
   });
 
   test('batches for two orgs: one resolve per pending billing error, each done on a readback through the API, complete evidence; the refund waits', async () => {
@@ -376,17 +316,7 @@ describe('paperclip run on Ledgerly', () => {
       ['acme', 4, 2, 1],
       ['globex', 1, 1, 0],
     ] as const) {
-      const run = await paperclip([
-        'run',
-        '--config',
-        setup.config,
-        '--tenant',
-        tenant,
-        '--task',
-        `T-cli-ledgerly-${tenant}`,
-        '--data-dir',
-        dataDir(),
-      ]);
+      const run = await paperclipRun(cli, tenant, '--task', `T-cli-ledgerly-${tenant}`);
       assert.equal(run.code, 0, run.stderr);
       const summary = lastJson(run.stdout);
       assert.deepEqual(
@@ -395,7 +325,7 @@ describe('paperclip run on Ledgerly', () => {
         run.stderr,
       );
     }
-    const journal = await control.journal();
+    const journal = await cli.control.journal();
     // A resolve is two vendor writes (the reason saved, then Resolve): each exactly once per item, nothing else.
     assert.deepEqual(journal.map((e) => `${e.billNo} ${e.action}`).sort(), [
       'N-7001 edit',
@@ -405,7 +335,7 @@ describe('paperclip run on Ledgerly', () => {
       'N-8001 edit',
       'N-8001 resolve',
     ]);
-    const objects = evidenceObjects(dataDir());
+    const objects = evidenceObjects(cli.dataDir);
     // Each item's folder is evidence/<tenant>/<task>/<key>/; its record.json names the bill.
     const records = [...objects.entries()]
       .filter(([name]) => name.endsWith('/record.json'))
@@ -422,51 +352,16 @@ describe('paperclip run on Ledgerly', () => {
   });
 
   test('an item of another org: rejected at routing, before any browser loads the app; nothing written', async () => {
-    const journal = await control.journal();
-    const requests = (await control.timings()).length;
-    const run = await paperclip([
-      'run',
-      '--config',
-      setup.config,
-      '--tenant',
-      'acme',
-      '--item',
-      'N-8001',
-      '--action',
-      'reopen',
-      '--data-dir',
-      dataDir(),
-    ]);
-    assert.equal(run.code, 1, run.stderr);
-    const outcome = lastJson(run.stdout);
-    assert.equal(outcome['outcome'], 'rejected');
-    assert.match(String(outcome['reason']), /N-8001 is not visible to svc-ledgerly-acme \(api\)/);
-    const seen = (await control.timings()).slice(requests).map((t) => `${t.method} ${t.path}`);
-    assert.ok(seen.length > 0, 'the API was asked');
+    const { reason, requests } = await rejectedAtRouting(cli, 'N-8001', 'reopen');
+    assert.match(reason, /N-8001 is not visible to svc-ledgerly-acme \(api\)/);
     assert.deepEqual(
-      seen.filter((r) => !r.startsWith('POST /api/session') && !r.startsWith('GET /api/discrepancies/N-8001')),
+      requests.filter((r) => !r.startsWith('POST /api/session') && !r.startsWith('GET /api/discrepancies/N-8001')),
       [],
       'only the API login and the item read: no page, script or browser call',
     );
-    assert.deepEqual(await control.journal(), journal);
   });
 
   test('the irreversible refund waits for its approval, then runs once', async () => {
-    const run = paperclipLive([
-      'run',
-      '--config',
-      setup.config,
-      '--tenant',
-      'acme',
-      '--item',
-      'N-7003',
-      '--action',
-      'refund',
-      // A data folder of its own: the batch above left its refund of this bill waiting for an approval, and while that
-      // write is open no other task writes the bill (one open write per item, docs/guarded-write.md).
-      '--data-dir',
-      join(setup.dir, 'data-refund'),
-    ]);
-    await refundsOnceAfterApproval(run, control, 'N-7003');
+    await refundsOnceAfterApproval(cli, 'N-7003');
   });
 });

@@ -3,11 +3,9 @@ import assert from 'node:assert/strict';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { runCheck } from '../../src/cli/sitepack.js';
-import { startSimulator, type RunningSimulator } from '../../backoffices/simulator/server.js';
-import { SimulatorControl } from '../../backoffices/simulator/control-client.js';
 import { startLedgerly, type RunningLedgerly } from '../../backoffices/ledgerly/server.js';
 import { LedgerlyControl } from '../../backoffices/ledgerly/control-client.js';
-import { configFor, paperclip } from './helpers.js';
+import { configFor, paperclip, useSimulatorForCli } from './helpers.js';
 
 /** Runs `sitepack check` in-process (it opens no browser) and collects what it prints. */
 async function check(...argv: string[]): Promise<{ code: number; text: string }> {
@@ -90,27 +88,16 @@ describe('paperclip sitepack check', () => {
  * it reads everything there is to read and the vendor's journal stays empty.
  */
 describe('paperclip sitepack probe', () => {
-  let sim: RunningSimulator;
-  let control: SimulatorControl;
-  let setup: ReturnType<typeof configFor>;
-  before(async () => {
-    sim = await startSimulator({
-      controlToken: 'cli-probe-test',
-      tenants: [{ id: 'acme', pending: 2, overcharge: 1, processed: 1 }],
-      pageSize: 2,
-    });
-    control = new SimulatorControl(sim.url, 'cli-probe-test');
-    setup = configFor(sim.url);
-  });
-  after(async () => {
-    await sim?.close();
-    setup?.remove();
+  const cli = useSimulatorForCli({
+    controlToken: 'cli-probe-test',
+    tenants: [{ id: 'acme', pending: 2, overcharge: 1, processed: 1 }],
+    pageSize: 2,
   });
 
   test('prints every row over all pages, what a batch would do, the state per source and the session-loss checks; writes nothing', async () => {
-    const out = join(setup.dir, 'probe');
-    const journalBefore = await control.journal();
-    const run = await paperclip(['sitepack', 'probe', '--config', setup.config, '--tenant', 'acme', '--out', out]);
+    const out = join(cli.dir, 'probe');
+    const journalBefore = await cli.control.journal();
+    const run = await paperclip(['sitepack', 'probe', '--config', cli.config, '--tenant', 'acme', '--out', out]);
     assert.equal(run.code, 0, `${run.stdout}\n${run.stderr}`);
     const text = run.stdout;
     assert.match(text, /list +4 row\(s\)/, 'all two pages read');
@@ -130,7 +117,7 @@ describe('paperclip sitepack probe', () => {
     const saved = JSON.parse(readFileSync(join(out, 'probe.json'), 'utf8'));
     assert.equal(saved.ok, true);
     assert.equal(saved.rows.length, 4);
-    assert.deepEqual(await control.journal(), journalBefore, 'the vendor journal is unchanged');
+    assert.deepEqual(await cli.control.journal(), journalBefore, 'the vendor journal is unchanged');
     assert.deepEqual(journalBefore, []);
   });
 
@@ -174,7 +161,7 @@ describe('paperclip sitepack probe', () => {
   });
 
   test('an item key the pack would refuse: exit 2 naming --item, before any browser', async () => {
-    const run = await paperclip(['sitepack', 'probe', '--config', setup.config, '--tenant', 'acme', '--item', 'acme 1']);
+    const run = await paperclip(['sitepack', 'probe', '--config', cli.config, '--tenant', 'acme', '--item', 'acme 1']);
     assert.equal(run.code, 2);
     assert.match(run.stderr, /--item: "acme 1" is not an item key of vendor-sim/);
   });

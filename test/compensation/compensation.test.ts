@@ -1,10 +1,9 @@
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { compensate } from '../../src/app/compensation.js';
 import { evidenceKey } from '../../src/app/ports/evidence.js';
 import { idempotencyKey } from '../../src/domain/task.js';
 import { runDrill } from '../../src/cli/drill.js';
-import type { LedgerlyControl } from '../../backoffices/ledgerly/control-client.js';
 import { LEDGERLY } from '../support/back-offices.js';
 import { GetExecutionHistoryCommand, type HistoryEvent } from '@aws-sdk/client-sfn';
 import { startHarness, startLedgerlyHarness, useHarness, type Harness } from '../support/embedded.js';
@@ -275,13 +274,7 @@ describe('compensation', () => {
  * own claim, evidence and readback through the cookie-authenticated API.
  */
 describe('compensation on Ledgerly', () => {
-  let h: Harness<LedgerlyControl>;
-  before(async () => {
-    h = await startLedgerlyHarness();
-  });
-  after(async () => {
-    await h?.stop();
-  });
+  const h = useHarness(startLedgerlyHarness);
 
   const journalOf = async (billNo: string) => (await h.control.journal()).filter((e) => e.billNo === billNo).map((e) => e.action);
   const stateOf = async (billNo: string) => (await h.control.state()).discrepancies.find((d) => d.id === billNo)?.state;

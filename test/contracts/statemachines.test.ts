@@ -80,23 +80,24 @@ test('every function the workflows call is in the shared function list', () => {
   assert.deepEqual([...new Set(called)].sort(), WORKFLOW_FUNCTIONS.map((f) => f.name).sort());
 });
 
+/** `name` runs the Complete function closing as `closeAs`, ends the workflow, and retries a failure of any kind. */
+function assertClosedByComplete(States: Record<string, State>, name: string, closeAs: string): void {
+  assert.equal(States[name]!['Resource'], States['Complete']!['Resource'], name);
+  assert.equal(States[name]!['Parameters']['closeAs'], closeAs, name);
+  assert.equal(States[name]!['End'], true, name);
+  assert.ok((States[name]!['Retry'] as State[]).at(-1)!['ErrorEquals'].includes('States.ALL'), name);
+}
+
 test('a stale item is closed by the Complete function, like every outcome without a person', () => {
-  const { States } = load('guarded-write.asl.json');
-  assert.equal(States['Stale']!['Resource'], States['Complete']!['Resource']);
-  assert.equal(States['Stale']!['Parameters']['closeAs'], 'stale');
-  assert.equal(States['Stale']!['End'], true);
   // Closing a stale item is safe to repeat (complete.ts closeStale), so a failure of any kind is tried again.
-  assert.ok((States['Stale']!['Retry'] as State[]).at(-1)!['ErrorEquals'].includes('States.ALL'));
+  assertClosedByComplete(load('guarded-write.asl.json').States, 'Stale', 'stale');
 });
 
 test('a blocked item is closed by the Complete function, safe to repeat, and ends there', () => {
   const { States } = load('guarded-write.asl.json');
   const choice = (States['ClaimDecision']!['Choices'] as State[]).find((c) => c['StringEquals'] === 'blocked');
   assert.equal(choice?.['Next'], 'Blocked');
-  assert.equal(States['Blocked']!['Resource'], States['Complete']!['Resource']);
-  assert.equal(States['Blocked']!['Parameters']['closeAs'], 'blocked');
-  assert.equal(States['Blocked']!['End'], true);
-  assert.ok((States['Blocked']!['Retry'] as State[]).at(-1)!['ErrorEquals'].includes('States.ALL'));
+  assertClosedByComplete(States, 'Blocked', 'blocked');
 });
 
 test('a close refused by the claim fence ends skipped, never as a failed execution', () => {

@@ -113,25 +113,18 @@ test('the state before the write settles only after the settle window of the las
     'a run started at readback does not know the old state',
   );
   assert.equal(judge(noSnapshot, [obs('PENDING'), obs('PENDING')], 5000)?.verdict, 'not_applied');
+  // A clock of its own per poll, moved on by the poll's own sleeps: 5 s of polling every 300 ms, no real wait.
   let clock = 0;
-  const result = await pollUntilSettled(windowed, async () => obs(clock >= 4000 ? 'PROCESSED' : 'PENDING'), {
-    deadlineMs: 5000,
-    intervalMs: 300,
-    now: () => clock,
-    sleep: async (ms) => {
+  const onFakeClock = () => {
+    clock = 0;
+    const sleep = async (ms: number) => {
       clock += ms;
-    },
-  });
+    };
+    return { deadlineMs: 5000, intervalMs: 300, now: () => clock, sleep };
+  };
+  const result = await pollUntilSettled(windowed, async () => obs(clock >= 4000 ? 'PROCESSED' : 'PENDING'), onFakeClock());
   assert.equal(result.verdict, 'confirmed', 'the landed write is seen once the vendor applies it');
-  clock = 0;
-  const never = await pollUntilSettled(windowed, async () => obs('PENDING'), {
-    deadlineMs: 5000,
-    intervalMs: 300,
-    now: () => clock,
-    sleep: async (ms) => {
-      clock += ms;
-    },
-  });
+  const never = await pollUntilSettled(windowed, async () => obs('PENDING'), onFakeClock());
   assert.equal(never.verdict, 'not_applied', 'the old state to the end of the window is settled, not unknown');
   assert.ok(clock >= 4700, 'and only then');
   assert.match(never.reason, /to the end of the settle window/);

@@ -1,10 +1,9 @@
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { evidenceKey } from '../../src/app/ports/evidence.js';
 import { idempotencyKey } from '../../src/domain/task.js';
-import type { LedgerlyControl } from '../../backoffices/ledgerly/control-client.js';
-import { startLedgerlyHarness, type Harness } from '../support/embedded.js';
-import { approvalRequestFor, linkFromInbox, openLink, postDecision, waitUntil } from '../approvals/helpers.js';
+import { startLedgerlyHarness, useHarness } from '../support/embedded.js';
+import { approvalRequestFor, linkFromInbox, openLink, operatorsAlertAbout, postDecision, waitUntil } from '../approvals/helpers.js';
 import { resolveTakeover } from '../../src/app/takeover/resolve.js';
 import { runDrill } from '../../src/cli/drill.js';
 import { packVariant, withPack } from '../support/pack-variants.js';
@@ -31,13 +30,7 @@ const resolveWithoutSecondStage = packVariant(
  * cookie-authenticated JSON API as the readback and ownership source.
  */
 describe('guarded writes on Ledgerly', () => {
-  let h: Harness<LedgerlyControl>;
-  before(async () => {
-    h = await startLedgerlyHarness();
-  });
-  after(async () => {
-    await h?.stop();
-  });
+  const h = useHarness(startLedgerlyHarness);
 
   // acme: N-7001, N-7002 billing errors, N-7003 a duplicate charge, N-7004 resolved; globex: N-8001, N-8002.
   const small = {
@@ -174,14 +167,7 @@ describe('guarded writes on Ledgerly', () => {
     const failed = await events(key, 'routing_failed');
     assert.equal(failed.length, 1, 'recorded once, no retry');
     assert.match(String(failed[0]?.data['reason']), /SessionLostError.*answered 401/);
-    const alert = await waitUntil(
-      'the operators alert',
-      async () =>
-        (await h.paperclip.stack.fetchEmails()).find(
-          (m) => m.destination.to.includes('ops-oncall@ops.example') && JSON.stringify(m).includes(key),
-        ),
-      5000,
-    );
+    const alert = await operatorsAlertAbout(h, key, 5000);
     assert.match(alert.subject, /Routing failed: acme N-7002 resolve/);
     const mails = (await h.paperclip.stack.fetchEmails()).filter((m) => JSON.stringify(m).includes(key));
     assert.equal(mails.length, 1, 'operators mailed once');

@@ -4,6 +4,8 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { StepInput } from '../../src/app/guarded-write/state.js';
 import { InputRejectedError } from '../../src/domain/errors.js';
+import type { RoutedItem } from '../../src/domain/routing.js';
+import { itemState } from '../app/guarded-write/memory-ports.js';
 import { handler as snapshotHandler } from '../../lambdas/snapshot.js';
 import { handler as takeoverHandler } from '../../lambdas/takeover.js';
 
@@ -20,7 +22,7 @@ interface AslState {
   Parameters?: Record<string, Json>;
 }
 
-const item = {
+const item: RoutedItem = {
   key: 'k-0123456789abcdef0123456789abcdef01234567',
   taskId: 'T-20261202-acme',
   tenant: 'acme',
@@ -40,15 +42,9 @@ const item = {
 /** The state as the workflow carries it after Claim: ValidateRoute's nulls, the routed item, a held claim. */
 const stateAfterClaim = {
   task: { taskId: item.taskId, tenant: item.tenant, billNo: item.billNo, action: item.action },
-  item,
-  claim: { decision: 'proceed', claim: { owner: 'arn:aws:states:us-east-1:000000000000:execution:x:y', version: 1 } },
-  snapshot: null,
-  approval: null,
-  write: null,
-  writeError: null,
-  readback: null,
-  takeoverReason: null,
-  compensation: null,
+  ...itemState(item, {
+    claim: { decision: 'proceed', claim: { owner: 'arn:aws:states:us-east-1:000000000000:execution:x:y', version: 1 } },
+  }),
   approvalError: { Error: 'ApprovalRejected', Cause: 'rejected by controller@acme.example' },
 };
 

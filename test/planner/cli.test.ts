@@ -40,19 +40,19 @@ const PLAN = JSON.stringify([
   { action: 'download', target: { role: 'link', name: '下载对账文件' }, as: 'settlement.csv' },
 ]);
 
+/** The flags every planner command here shares: tenant acme on this file's simulator, with the fake model's config. */
+const onTheSimulator = (extra: string[]) => [
+  '--tenant',
+  'acme',
+  '--base-url',
+  world.sim.url,
+  '--planner-config',
+  plannerConfigPath,
+  ...extra,
+];
+
 function argv(...extra: string[]) {
-  return planArgs([
-    '把今天待处理的差异导出成CSV',
-    '--site',
-    'vendor-sim',
-    '--tenant',
-    'acme',
-    '--base-url',
-    world.sim.url,
-    '--planner-config',
-    plannerConfigPath,
-    ...extra,
-  ]);
+  return planArgs(['把今天待处理的差异导出成CSV', '--site', 'vendor-sim', ...onTheSimulator(extra)]);
 }
 
 test('plan drafts a reviewable file: instruction, page hash, model, steps; nothing runs', async () => {
@@ -126,13 +126,7 @@ const draftArgv = (...extra: string[]) => [
   '/diff/list?tenant=acme&status=all&page=1&page_size=50',
   '--instruction',
   'show the pending mismatches and download the settlement file',
-  '--tenant',
-  'acme',
-  '--base-url',
-  world.sim.url,
-  '--planner-config',
-  plannerConfigPath,
-  ...extra,
+  ...onTheSimulator(extra),
 ];
 
 test('sitepack draft proposes steps for one page from its aria snapshot, as site-pack fragments to review; the vendor is not written', async () => {

@@ -97,32 +97,16 @@ describe('item classification', () => {
   });
 
   test('a second commit is fine after a settled negative readback, a misoperation without one', () => {
-    const retried = classifyItem(
-      claim('k-d', 'DONE'),
-      chain('k-d', [
-        routed(),
-        pre,
-        commit,
-        readback('not_applied', 'PENDING', 'retry'),
-        commit,
-        readback('confirmed', 'PROCESSED', 'complete'),
-        ['completed', {}],
-      ]),
-    );
+    // Two commit clicks, a confirmed readback after the second; `first` is the readback after the first.
+    const committedTwice = (key: string, first: ReturnType<typeof readback>) =>
+      classifyItem(
+        claim(key, 'DONE'),
+        chain(key, [routed(), pre, commit, first, commit, readback('confirmed', 'PROCESSED', 'complete'), ['completed', {}]]),
+      );
+    const retried = committedTwice('k-d', readback('not_applied', 'PENDING', 'retry'));
     assert.equal(retried.commits, 2);
     assert.equal(retried.unprovenRecommit, false);
-    const blind = classifyItem(
-      claim('k-e', 'DONE'),
-      chain('k-e', [
-        routed(),
-        pre,
-        commit,
-        readback('unknown', 'PROCESSING', 'takeover'),
-        commit,
-        readback('confirmed', 'PROCESSED', 'complete'),
-        ['completed', {}],
-      ]),
-    );
+    const blind = committedTwice('k-e', readback('unknown', 'PROCESSING', 'takeover'));
     assert.equal(blind.unprovenRecommit, true);
     assert.equal(blind.misoperation, true);
   });

@@ -1,7 +1,6 @@
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import ExcelJS from 'exceljs';
 import iconv from 'iconv-lite';
+import { type PageServer, startPageServer } from '../support/page-server.js';
 
 /**
  * Small back-office pages for the site-pack patterns, each in the shape real
@@ -114,17 +113,11 @@ async function xlsx(rows: string[][]): Promise<Buffer> {
   return Buffer.from(await book.xlsx.writeBuffer());
 }
 
-export interface Fixtures {
-  url: string;
-  journal: Array<Record<string, unknown>>;
-  close(): Promise<void>;
-}
+export type Fixtures = PageServer;
 
 export async function startFixtures(): Promise<Fixtures> {
-  const journal: Array<Record<string, unknown>> = [];
   const workbook = await xlsx([['编号', '状态', '组织'], ...BILLS.map((b) => [b.no, b.status, b.org])]);
-  const server: Server = createServer((req, res) => {
-    const url = new URL(req.url ?? '/', 'http://fixture');
+  return startPageServer((url, req, res) => {
     const loggedIn = (req.headers.cookie ?? '').includes('sid=ok');
     const html = (body: string) => res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(body);
     const json = (status: number, body: unknown) => res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
@@ -154,24 +147,6 @@ export async function startFixtures(): Promise<Fixtures> {
     if (url.pathname === '/export.xlsx') {
       return res.writeHead(200, { 'content-type': 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet' }).end(workbook);
     }
-    if (url.pathname === '/journal' && req.method === 'POST') {
-      let body = '';
-      req.on('data', (chunk) => {
-        body += chunk;
-      });
-      req.on('end', () => {
-        journal.push(JSON.parse(body) as Record<string, unknown>);
-        json(200, { ok: true });
-      });
-      return;
-    }
-    res.writeHead(404).end();
+    return undefined;
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  return {
-    url: `http://127.0.0.1:${port}`,
-    journal,
-    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
-  };
 }

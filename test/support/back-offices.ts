@@ -60,14 +60,21 @@ export interface BackOfficeUnderTest {
   journalActions: { reversible: readonly string[]; inverse: readonly string[]; irreversible: readonly string[] };
 }
 
+/** Starts a back office with the control API on (and its settle delay, when given), beside its control client. */
+async function startWithControl(
+  startServer: (options: { controlToken: string; asyncDelayMs?: number }) => Promise<{ url: string; close(): Promise<void> }>,
+  Control: new (url: string, token: string) => SharedControl,
+  { controlToken, asyncDelayMs }: { controlToken: string; asyncDelayMs?: number },
+): Promise<RunningBackOffice> {
+  const server = await startServer({ controlToken, ...(asyncDelayMs === undefined ? {} : { asyncDelayMs }) });
+  return { url: server.url, control: new Control(server.url, controlToken), close: () => server.close() };
+}
+
 const range = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => from + i);
 
 export const SIMULATOR: BackOfficeUnderTest = {
   name: 'simulator',
-  async start({ controlToken, asyncDelayMs }) {
-    const sim = await startSimulator({ controlToken, ...(asyncDelayMs === undefined ? {} : { asyncDelayMs }) });
-    return { url: sim.url, control: new SimulatorControl(sim.url, controlToken), close: () => sim.close() };
-  },
+  start: (options) => startWithControl(startSimulator, SimulatorControl, options),
   tenants: ['acme', 'globex'],
   credentials: (tenant) => accountFor(tenant),
   pending: (tenant) => ({ reversible: range(1, 12).map((n) => billNoFor(tenant, n)), irreversible: [billNoFor(tenant, 13)] }),
@@ -78,10 +85,7 @@ const LEDGERLY_ORG_INDEX: Record<string, number> = { acme: 0, globex: 1 };
 
 export const LEDGERLY: BackOfficeUnderTest = {
   name: 'ledgerly',
-  async start({ controlToken, asyncDelayMs }) {
-    const server = await startLedgerly({ controlToken, ...(asyncDelayMs === undefined ? {} : { asyncDelayMs }) });
-    return { url: server.url, control: new LedgerlyControl(server.url, controlToken), close: () => server.close() };
-  },
+  start: (options) => startWithControl(startLedgerly, LedgerlyControl, options),
   tenants: ['acme', 'globex'],
   credentials: (tenant) => ledgerlyUserFor(tenant),
   pending: (tenant) => {

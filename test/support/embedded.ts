@@ -168,7 +168,9 @@ async function releaseItemHolds(paperclip: EmbeddedPaperclip): Promise<void> {
 }
 
 /** One harness for the whole test file: started before its first test, stopped after its last. */
-export function useHarness(start: () => Promise<Harness> = () => startHarness()): Harness {
+export function useHarness(): Harness;
+export function useHarness<Control>(start: () => Promise<Harness<Control>>): Harness<Control>;
+export function useHarness(start: () => Promise<Harness<unknown>> = () => startHarness()): Harness<unknown> {
   return useFixture(start, { stop: (h) => h.stop() });
 }
 

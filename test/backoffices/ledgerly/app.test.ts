@@ -1,18 +1,11 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { detailValue, newContext, openDetail, saveReason, signIn, useTestLedgerly, waitFor } from './helpers.js';
+import { detailValue, newContext, openDetail, saveReason, settledValue, signedInPage, signIn, useTestLedgerly } from './helpers.js';
 
 const t = useTestLedgerly();
 
 async function stateOf(id: string): Promise<string | undefined> {
   return (await t.ctl.state()).discrepancies.find((d) => d.id === id)?.state;
-}
-
-async function signedInPage(who = 'acme') {
-  const context = await newContext();
-  const page = await context.newPage();
-  await signIn(page, t.url, who);
-  return { context, page };
 }
 
 test('hash-route login; the list is cards without data-* attributes, paged by "Load more", one org only, with a card menu', async () => {
@@ -67,7 +60,7 @@ test('hash-route login; the list is cards without data-* attributes, paged by "L
 });
 
 test('search, then a click on the card opens the detail route; another org’s record is not found', async () => {
-  const { context, page } = await signedInPage();
+  const { context, page } = await signedInPage(t.url, 'acme');
   await page.getByRole('searchbox', { name: 'Search discrepancies' }).fill('n-7003');
   await page.getByRole('button', { name: 'Search' }).click();
   await page.getByText('Showing 1 of 1').waitFor();
@@ -94,7 +87,7 @@ test('search, then a click on the card opens the detail route; another org’s r
 });
 
 test('resolve is two writes: a reason saved in a role-less modal (empty refused by the vendor), then Resolve; Under review, then Resolved; Reopen undoes it', async () => {
-  const { context, page } = await signedInPage();
+  const { context, page } = await signedInPage(t.url, 'acme');
   await openDetail(page, t.url, 'N-7002');
 
   await page.getByRole('button', { name: 'Resolve' }).click();
@@ -123,13 +116,7 @@ test('resolve is two writes: a reason saved in a role-less modal (empty refused 
   await page.getByText('Discrepancy resolved. It is under review now.').waitFor();
   assert.equal(await detailValue(page, 'Status'), 'Under review');
   assert.equal(await stateOf('N-7002'), 'under_review');
-  assert.equal(
-    await waitFor(
-      () => stateOf('N-7002'),
-      (s) => s === 'resolved',
-    ),
-    'resolved',
-  );
+  assert.equal(await settledValue(() => stateOf('N-7002'), 'resolved'), 'resolved');
   await page.reload();
   await page.getByRole('heading', { name: /^N-7002 · / }).waitFor();
   assert.equal(await detailValue(page, 'Status'), 'Resolved');
@@ -160,7 +147,7 @@ test('resolve is two writes: a reason saved in a role-less modal (empty refused 
 });
 
 test('refund: an alertdialog shows the amount and enables the confirm button only when it is typed exactly', async () => {
-  const { context, page } = await signedInPage();
+  const { context, page } = await signedInPage(t.url, 'acme');
   await openDetail(page, t.url, 'N-7007');
   const amount = (await t.ctl.state()).discrepancies.find((d) => d.id === 'N-7007')?.amountCents ?? 0;
   const plain = `${Math.floor(amount / 100)}.${String(amount % 100).padStart(2, '0')}`;
@@ -192,13 +179,7 @@ test('refund: an alertdialog shows the amount and enables the confirm button onl
     journal.map((e) => [e.billNo, e.action, e.detail?.amountCents]),
     [['N-7007', 'refund', amount]],
   );
-  assert.equal(
-    await waitFor(
-      () => stateOf('N-7007'),
-      (s) => s === 'refunded',
-    ),
-    'refunded',
-  );
+  assert.equal(await settledValue(() => stateOf('N-7007'), 'refunded'), 'refunded');
 
   // The vendor itself checks the typed amount.
   const wrong = await context.request.post(`${t.url}/api/discrepancies/N-7008/refund`, { data: { confirm_amount: '1.00' } });
@@ -208,7 +189,7 @@ test('refund: an alertdialog shows the amount and enables the confirm button onl
 });
 
 test('the JSON API authenticates with the session cookie, scopes to the selected org and answers 401 without it', async () => {
-  const { context, page } = await signedInPage('ops');
+  const { context, page } = await signedInPage(t.url, 'ops');
   const list = await context.request.get(`${t.url}/api/discrepancies?q=&page=2`);
   assert.equal(list.status(), 200);
   const body = await list.json();

@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { detailValue, newContext, openDetail, saveReason, signIn, useTestLedgerly, waitFor } from './helpers.js';
+import { detailValue, openDetail, saveReason, settledValue, signedInPage, useTestLedgerly } from './helpers.js';
 
 // The app gives up on an unanswered write after 1.5 s here (10 s by default).
 const t = useTestLedgerly({ clientTimeoutMs: 1500 });
@@ -16,15 +16,22 @@ async function journalLines(): Promise<string[]> {
 
 /** Signed in as acme, on the detail page of `id`, with a resolution reason already saved when asked. */
 async function onDetail(id: string, options: { reason?: string } = {}) {
-  const context = await newContext();
-  const page = await context.newPage();
-  await signIn(page, t.url, 'acme');
+  const { context, page } = await signedInPage(t.url, 'acme');
   await openDetail(page, t.url, id);
   if (options.reason) {
     await saveReason(page, options.reason);
     await page.getByText('Changes saved.').waitFor();
   }
   return { context, page };
+}
+
+/** On `id`'s detail page with `reason` saved, the fault set, then Resolve clicked; once the app shows `notice`. */
+async function resolveUnderFault(id: string, reason: string, fault: Parameters<typeof t.ctl.setFaults>[0][number], notice: string) {
+  const opened = await onDetail(id, { reason });
+  await t.ctl.setFaults([fault]);
+  await opened.page.getByRole('button', { name: 'Resolve' }).click();
+  await opened.page.getByText(notice).waitFor();
+  return opened;
 }
 
 async function refund(page: import('playwright-core').Page, id: string): Promise<void> {
@@ -38,10 +45,12 @@ async function refund(page: import('playwright-core').Page, id: string): Promise
 }
 
 test('half_success: the success notification and the new status show, yet nothing changed', async () => {
-  const { context, page } = await onDetail('N-7003', { reason: 'Duplicate invoice line' });
-  await t.ctl.setFaults([{ kind: 'half_success', bill: 'N-7003' }]);
-  await page.getByRole('button', { name: 'Resolve' }).click();
-  await page.getByText('Discrepancy resolved. It is under review now.').waitFor();
+  const { context, page } = await resolveUnderFault(
+    'N-7003',
+    'Duplicate invoice line',
+    { kind: 'half_success', bill: 'N-7003' },
+    'Discrepancy resolved. It is under review now.',
+  );
   assert.equal(await detailValue(page, 'Status'), 'Under review', 'the page lies');
   assert.deepEqual(await journalLines(), ['N-7003:edit']);
   assert.equal(await stateOf('N-7003'), 'open');
@@ -57,22 +66,14 @@ test('commit_then_timeout with ms: the refund lands while the app reports a time
   await refund(page, 'N-7008');
   await page.getByText('The request timed out. Check the discrepancy again in a moment.').waitFor();
   assert.deepEqual(await journalLines(), ['N-7008:refund:commit_then_timeout']);
-  assert.equal(
-    await waitFor(
-      () => stateOf('N-7008'),
-      (s) => s === 'refunded',
-    ),
-    'refunded',
-  );
+  assert.equal(await settledValue(() => stateOf('N-7008'), 'refunded'), 'refunded');
   assert.equal((await t.ctl.timings()).find((r) => r.path === '/api/discrepancies/N-7008/refund')?.status, 504);
   await context.close();
 });
 
 test('commit_then_timeout without ms: the resolve hangs until the app gives up; the commit stays', async () => {
-  const { context, page } = await onDetail('N-7004', { reason: 'Rounding error' });
-  await t.ctl.setFaults([{ kind: 'commit_then_timeout', bill: 'N-7004' }]);
-  await page.getByRole('button', { name: 'Resolve' }).click();
-  await page.getByText('The request timed out. Check the discrepancy again in a moment.').waitFor();
+  const timedOut = 'The request timed out. Check the discrepancy again in a moment.';
+  const { context, page } = await resolveUnderFault('N-7004', 'Rounding error', { kind: 'commit_then_timeout', bill: 'N-7004' }, timedOut);
   assert.equal(await detailValue(page, 'Status'), 'Open', 'the page never heard back');
   assert.deepEqual(await journalLines(), ['N-7004:edit', 'N-7004:resolve:commit_then_timeout']);
   assert.notEqual(await stateOf('N-7004'), 'open');
@@ -126,9 +127,7 @@ test('session_revoked: the API answers 401 and the app goes to #/login saying th
 
 test('an expired session is a 401 too, and the app returns to #/login', async () => {
   await t.ctl.reset({ sessionTtlSeconds: 1 });
-  const context = await newContext();
-  const page = await context.newPage();
-  await signIn(page, t.url, 'acme');
+  const { context, page } = await signedInPage(t.url, 'acme');
   await sleep(1300);
   await page.getByRole('button', { name: 'Search' }).click();
   await page.waitForURL(/\/#\/login$/);
@@ -157,9 +156,7 @@ test('async_delay_ms keeps a resolve under review; slow_ms delays every request 
 });
 
 test('redesign: one page load renders the new console (grid, other labels), the next the usual one', async () => {
-  const context = await newContext();
-  const page = await context.newPage();
-  await signIn(page, t.url, 'acme');
+  const { context, page } = await signedInPage(t.url, 'acme');
   await t.ctl.setFaults([{ kind: 'redesign', times: 1 }]);
   await page.reload();
   await page.getByRole('heading', { name: 'Cases' }).waitFor();

@@ -1,26 +1,22 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { Page } from 'playwright-core';
-import { browserTestStarts, CONTROL_TOKEN, newBrowserContext, type TestBackOffice } from '../../support/browser-back-office.js';
+import { browserTestKit, CONTROL_TOKEN, settledValue, type TestBackOffice, waitFor } from '../../support/browser-back-office.js';
 import { LedgerlyControl } from '../../../backoffices/ledgerly/control-client.js';
-import {
-  LEDGERLY_OPS_USER,
-  ledgerlyUserFor,
-  startLedgerly,
-  type LedgerlyOptions,
-  type RunningLedgerly,
-} from '../../../backoffices/ledgerly/server.js';
+import { LEDGERLY_OPS_USER, ledgerlyUserFor, startLedgerly, type RunningLedgerly } from '../../../backoffices/ledgerly/server.js';
 
-export { CONTROL_TOKEN };
+export { CONTROL_TOKEN, settledValue, waitFor };
 
-const starts = browserTestStarts(startLedgerly, (url, token) => new LedgerlyControl(url, token));
 export type TestLedgerly = TestBackOffice<RunningLedgerly, LedgerlyControl>;
+const kit = browserTestKit({ startServer: startLedgerly, Control: LedgerlyControl, locale: 'en-US', signIn });
 
-export const startTestLedgerly = (options: LedgerlyOptions = {}): Promise<TestLedgerly> => starts.start(options);
+export const startTestLedgerly = kit.start;
 
 /** One Ledgerly for the whole file, reset before each test (see useBrowserBackOffice). */
-export const useTestLedgerly = (options: LedgerlyOptions = {}): TestLedgerly => starts.use(options);
+export const useTestLedgerly = kit.use;
 
-export const newContext = () => newBrowserContext('en-US');
+export const newContext = kit.newContext;
+
+/** A new page signed in as `who` on the list, then at `path` (e.g. `/#/discrepancies/N-7001`) if given. */
+export const signedInPage = kit.signedIn;
 
 export function credentialsFor(who: string): { username: string; password: string } {
   return who === 'ops' ? LEDGERLY_OPS_USER : ledgerlyUserFor(who);
@@ -53,13 +49,4 @@ export async function saveReason(page: Page, reason: string): Promise<void> {
   await page.getByRole('menuitem', { name: 'Edit' }).click();
   await page.getByLabel('Resolution reason').fill(reason);
   await page.getByRole('button', { name: 'Save' }).click();
-}
-
-export async function waitFor<T>(probe: () => Promise<T>, accept: (value: T) => boolean, timeoutMs = 5000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (accept(value) || Date.now() > deadline) return value;
-    await sleep(50);
-  }
 }

@@ -1,7 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { plainYuan } from '../../../backoffices/simulator/format.js';
-import { confirmRowAction, login, newContext, readRows, row, useTestSimulator, startTestSimulator, waitFor } from './helpers.js';
+import { confirmRowAction, loggedInPage, markedOnTheList, readRows, row, settledValue, startTestSimulator } from './helpers.js';
+import { login, submitRefund, useTestSimulator, waitFor } from './helpers.js';
 
 const t = useTestSimulator();
 
@@ -10,17 +11,18 @@ async function billStatus(billNo: string, sim = t): Promise<string | undefined> 
 }
 
 async function openList(who = 'acme', query = 'tenant=acme') {
-  const context = await newContext();
-  const page = await context.newPage();
-  await login(page, t.url, who);
-  await page.goto(`${t.url}/diff/list?${query}`);
+  const { context, page } = await loggedInPage(t.url, who, `/diff/list?${query}`);
   return { context, page };
 }
 
+/** The fault set, then acme's list open with 标记处理 confirmed on `billNo`. */
+async function markWithFault(fault: Parameters<typeof t.ctl.setFaults>[0][number], billNo: string) {
+  await t.ctl.setFaults([fault]);
+  return markedOnTheList(t.url, billNo);
+}
+
 test('half_success: the success toast appears, yet nothing is committed', async () => {
-  await t.ctl.setFaults([{ kind: 'half_success', bill: 'ACME-202611-0004' }]);
-  const { context, page } = await openList();
-  await confirmRowAction(page, 'ACME-202611-0004', '标记处理');
+  const { context, page } = await markWithFault({ kind: 'half_success', bill: 'ACME-202611-0004' }, 'ACME-202611-0004');
   assert.equal(await page.getByRole('status').textContent(), '操作成功');
   assert.equal(await row(page, 'ACME-202611-0004').locator('[data-field="status"]').textContent(), '处理中', 'the page lies');
   assert.deepEqual(await t.ctl.journal(), []);
@@ -31,9 +33,7 @@ test('half_success: the success toast appears, yet nothing is committed', async 
 });
 
 test('commit_then_timeout with ms: the mutation is journaled while the client sees the timeout toast', async () => {
-  await t.ctl.setFaults([{ kind: 'commit_then_timeout', bill: 'ACME-202611-0006', ms: 200 }]);
-  const { context, page } = await openList();
-  await confirmRowAction(page, 'ACME-202611-0006', '标记处理');
+  const { context, page } = await markWithFault({ kind: 'commit_then_timeout', bill: 'ACME-202611-0006', ms: 200 }, 'ACME-202611-0006');
   assert.equal(await page.getByRole('alert').textContent(), '请求超时，请稍后查看结果');
   const journal = await t.ctl.journal();
   assert.deepEqual(
@@ -41,13 +41,7 @@ test('commit_then_timeout with ms: the mutation is journaled while the client se
     ['ACME-202611-0006:mark'],
   );
   assert.equal(journal[0]?.detail?.fault, 'commit_then_timeout');
-  assert.equal(
-    await waitFor(
-      () => billStatus('ACME-202611-0006'),
-      (s) => s === 'PROCESSED',
-    ),
-    'PROCESSED',
-  );
+  assert.equal(await settledValue(() => billStatus('ACME-202611-0006'), 'PROCESSED'), 'PROCESSED');
   const timing = (await t.ctl.timings()).find((r) => r.path === '/diff/ACME-202611-0006/mark');
   assert.equal(timing?.status, 504);
   await context.close();
@@ -58,11 +52,7 @@ test('commit_then_timeout without ms: the request hangs until the page gives up,
   const quick = await startTestSimulator({ clientTimeoutMs: 800 });
   try {
     await quick.ctl.setFaults([{ kind: 'commit_then_timeout', tenant: 'acme' }]);
-    const context = await newContext();
-    const page = await context.newPage();
-    await login(page, quick.url, 'acme');
-    await page.goto(`${quick.url}/diff/list?tenant=acme`);
-    await confirmRowAction(page, 'ACME-202611-0007', '标记处理');
+    const { context, page } = await markedOnTheList(quick.url, 'ACME-202611-0007');
     assert.equal(await page.getByRole('alert').textContent(), '请求超时，请稍后查看结果');
     assert.deepEqual(
       (await quick.ctl.journal()).map((e) => e.billNo),
@@ -80,9 +70,7 @@ test('commit_then_timeout without ms: the request hangs until the page gives up,
 });
 
 test('error_500: the failure toast, nothing committed', async () => {
-  await t.ctl.setFaults([{ kind: 'error_500', identity: 'svc-recon-acme' }]);
-  const { context, page } = await openList();
-  await confirmRowAction(page, 'ACME-202611-0001', '标记处理');
+  const { context, page } = await markWithFault({ kind: 'error_500', identity: 'svc-recon-acme' }, 'ACME-202611-0001');
   assert.equal(await page.getByRole('alert').textContent(), '操作失败：系统繁忙，请稍后再试');
   assert.deepEqual(await t.ctl.journal(), []);
   assert.equal(await billStatus('ACME-202611-0001'), 'PENDING');
@@ -90,9 +78,7 @@ test('error_500: the failure toast, nothing committed', async () => {
 });
 
 test('times is honoured: a fault that fires once fails the first write only', async () => {
-  await t.ctl.setFaults([{ kind: 'error_500', bill: 'ACME-202611-0008', times: 1 }]);
-  const { context, page } = await openList();
-  await confirmRowAction(page, 'ACME-202611-0008', '标记处理');
+  const { context, page } = await markWithFault({ kind: 'error_500', bill: 'ACME-202611-0008', times: 1 }, 'ACME-202611-0008');
   assert.match((await page.getByRole('alert').textContent()) ?? '', /^操作失败/);
   assert.deepEqual(await t.ctl.journal(), []);
   await confirmRowAction(page, 'ACME-202611-0008', '标记处理');
@@ -194,14 +180,7 @@ test('permission_denied: reads work, writes (mark and refund) get 403 无权限�
 
   const bill = (await t.ctl.state()).bills.find((b) => b.billNo === 'ACME-202611-0013');
   await page.goto(`${t.url}/diff/ACME-202611-0013/refund`);
-  const form = page.frameLocator('iframe[title="退款表单"]');
-  await form.getByLabel('退款金额').fill(plainYuan(bill!.amountCents));
-  await form.getByLabel('退款原因').fill('重复扣款');
-  page.on('dialog', (d) => void d.accept());
-  const [response] = await Promise.all([
-    page.waitForResponse((r) => r.request().method() === 'POST'),
-    form.getByRole('button', { name: '提交退款' }).click(),
-  ]);
+  const { form, response } = await submitRefund(page, plainYuan(bill!.amountCents), '重复扣款');
   assert.equal(response.status(), 403);
   assert.equal(await form.getByRole('alert').textContent(), '无权限执行该操作');
   assert.deepEqual(await t.ctl.journal(), []);
@@ -216,13 +195,7 @@ test('slow_ms delays matching responses; async_delay_ms keeps one bill PROCESSIN
   const { context, page } = await openList();
   await confirmRowAction(page, 'ACME-202611-0009', '标记处理');
   await confirmRowAction(page, 'ACME-202611-0010', '标记处理');
-  assert.equal(
-    await waitFor(
-      () => billStatus('ACME-202611-0009'),
-      (s) => s === 'PROCESSED',
-    ),
-    'PROCESSED',
-  );
+  assert.equal(await settledValue(() => billStatus('ACME-202611-0009'), 'PROCESSED'), 'PROCESSED');
   assert.equal(await billStatus('ACME-202611-0010'), 'PROCESSING', 'its settle delay is a minute');
   const timings = await t.ctl.timings();
   const slow = timings.find((r) => r.path === '/diff/ACME-202611-0009/mark');

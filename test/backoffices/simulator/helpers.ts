@@ -1,22 +1,24 @@
-import type { Page } from 'playwright-core';
+import type { BrowserContext, FrameLocator, Page, Response } from 'playwright-core';
 import { accountFor, OPS_ACCOUNT } from '../../../backoffices/simulator/accounts.js';
 import { SimulatorControl } from '../../../backoffices/simulator/control-client.js';
-import { startSimulator, type RunningSimulator, type SimulatorOptions } from '../../../backoffices/simulator/server.js';
-import { setTimeout as sleep } from 'node:timers/promises';
-import { browserTestStarts, CONTROL_TOKEN, newBrowserContext, type TestBackOffice } from '../../support/browser-back-office.js';
+import { startSimulator, type RunningSimulator } from '../../../backoffices/simulator/server.js';
+import { browserTestKit, CONTROL_TOKEN, settledValue, type TestBackOffice, waitFor } from '../../support/browser-back-office.js';
 
-export { CONTROL_TOKEN };
+export { CONTROL_TOKEN, settledValue, waitFor };
 
-const starts = browserTestStarts(startSimulator, (url, token) => new SimulatorControl(url, token));
 export type TestSimulator = TestBackOffice<RunningSimulator, SimulatorControl>;
+const kit = browserTestKit({ startServer: startSimulator, Control: SimulatorControl, locale: 'zh-CN', signIn: login });
 
 /** A simulator with the control API on and quick settling, as every browser test wants. */
-export const startTestSimulator = (options: SimulatorOptions = {}): Promise<TestSimulator> => starts.start(options);
+export const startTestSimulator = kit.start;
 
 /** One simulator for the whole test file, reset before each test (see useBrowserBackOffice). */
-export const useTestSimulator = (options: SimulatorOptions = {}): TestSimulator => starts.use(options);
+export const useTestSimulator = kit.use;
 
-export const newContext = () => newBrowserContext('zh-CN');
+export const newContext = kit.newContext;
+
+/** A new page logged in as `who` through the form, then at `path` (e.g. `/diff/list?tenant=acme`) if given. */
+export const loggedInPage = kit.signedIn;
 
 export function credentialsFor(who: string): { username: string; password: string } {
   if (who === 'ops') return OPS_ACCOUNT;
@@ -56,6 +58,13 @@ export function row(page: Page, billNo: string) {
   return page.locator('table#diff tbody tr').filter({ has: page.locator(`td[data-field="bill_no"]`, { hasText: billNo }) });
 }
 
+/** Logged in as acme on acme's list (page 1), 标记处理 confirmed on `billNo`: the page with the toast up. */
+export async function markedOnTheList(baseUrl: string, billNo: string): Promise<{ context: BrowserContext; page: Page }> {
+  const opened = await loggedInPage(baseUrl, 'acme', '/diff/list?tenant=acme');
+  await confirmRowAction(opened.page, billNo, '标记处理');
+  return opened;
+}
+
 /** Opens the row's confirm dialog and confirms; resolves when the toast is up. */
 export async function confirmRowAction(page: Page, billNo: string, button: '标记处理' | '撤销处理'): Promise<void> {
   await row(page, billNo).getByRole('button', { name: button }).click();
@@ -63,11 +72,18 @@ export async function confirmRowAction(page: Page, billNo: string, button: '标�
   await page.getByRole('dialog').waitFor({ state: 'detached' });
 }
 
-export async function waitFor<T>(probe: () => Promise<T>, accept: (value: T) => boolean, timeoutMs = 5000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (accept(value) || Date.now() > deadline) return value;
-    await sleep(50);
-  }
+/**
+ * On a bill's refund page: fills the refund form (in its iframe) with `amount` and `reason`, accepts the browser's
+ * confirm and submits; the form and the answer to its POST.
+ */
+export async function submitRefund(page: Page, amount: string, reason: string): Promise<{ form: FrameLocator; response: Response }> {
+  const form = page.frameLocator('iframe[title="退款表单"]');
+  await form.getByLabel('退款金额').fill(amount);
+  await form.getByLabel('退款原因').fill(reason);
+  page.on('dialog', (d) => void d.accept());
+  const [response] = await Promise.all([
+    page.waitForResponse((r) => r.request().method() === 'POST'),
+    form.getByRole('button', { name: '提交退款' }).click(),
+  ]);
+  return { form, response };
 }

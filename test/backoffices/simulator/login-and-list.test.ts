@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { confirmRowAction, login, newContext, readRows, row, useTestSimulator, waitFor } from './helpers.js';
+import { confirmRowAction, loggedInPage, markedOnTheList, login, newContext, readRows, row, useTestSimulator, waitFor } from './helpers.js';
 import { setTimeout as sleep } from 'node:timers/promises';
 
 const t = useTestSimulator();
@@ -54,9 +54,7 @@ test('a page asked for without a session returns there after login; 退出 ends 
 
 test('an idle session expires after the TTL and the next page asks to log in again', async () => {
   await t.ctl.reset({ sessionTtlSeconds: 1 });
-  const context = await newContext();
-  const page = await context.newPage();
-  await login(page, t.url, 'acme');
+  const { context, page } = await loggedInPage(t.url, 'acme');
   await sleep(1300);
   await page.goto(`${t.url}/diff/list?tenant=acme`);
   assert.equal(page.url(), `${t.url}/login?expired=1`);
@@ -65,9 +63,7 @@ test('an idle session expires after the TTL and the next page asks to log in aga
 });
 
 test('the list needs a tenant, pages by bill number, and filters by status', async () => {
-  const context = await newContext();
-  const page = await context.newPage();
-  await login(page, t.url, 'acme');
+  const { context, page } = await loggedInPage(t.url, 'acme');
   assert.equal(await page.title(), '差异清单 - 供应商对账后台');
   assert.equal(await page.getByText('请选择租户后点击查询').count(), 1);
   assert.equal(await page.locator('table#diff').count(), 0);
@@ -121,9 +117,7 @@ test('the list needs a tenant, pages by bill number, and filters by status', asy
 });
 
 test('tenant scope: a tenant identity sees only its tenant, the shared ops account sees all', async () => {
-  const context = await newContext();
-  const page = await context.newPage();
-  await login(page, t.url, 'acme');
+  const { context, page } = await loggedInPage(t.url, 'acme');
   assert.deepEqual(await page.getByLabel('租户').locator('option').allTextContents(), ['acme']);
   const denied = await page.goto(`${t.url}/diff/list?tenant=globex`);
   assert.equal(denied?.status(), 403);
@@ -144,9 +138,7 @@ test('tenant scope: a tenant identity sees only its tenant, the shared ops accou
 });
 
 test('bill numbers in URLs must match the pattern exactly; anything else is a 404', async () => {
-  const context = await newContext();
-  const page = await context.newPage();
-  await login(page, t.url, 'ops');
+  const { context, page } = await loggedInPage(t.url, 'ops');
   for (const path of [
     "/diff/ACME-202611-0001'",
     '/diff/acme-202611-0001',
@@ -165,9 +157,7 @@ test('bill numbers in URLs must match the pattern exactly; anything else is a 40
 
 test('标记处理: modal, confirm, toast, 处理中 at once, one journal entry, 已处理 after settling', async () => {
   await t.ctl.reset({ asyncDelayMs: 1500 });
-  const context = await newContext();
-  const page = await context.newPage();
-  await login(page, t.url, 'acme');
+  const { context, page } = await loggedInPage(t.url, 'acme');
   await page.getByRole('button', { name: '查询' }).click();
   const target = row(page, 'ACME-202611-0003');
   await target.getByRole('button', { name: '标记处理' }).click();
@@ -211,11 +201,7 @@ test('标记处理: modal, confirm, toast, 处理中 at once, one journal entry,
 });
 
 test('the vendor is not idempotent: two confirmed clicks on the same bill make two journal entries', async () => {
-  const context = await newContext();
-  const page = await context.newPage();
-  await login(page, t.url, 'acme');
-  await page.goto(`${t.url}/diff/list?tenant=acme`);
-  await confirmRowAction(page, 'ACME-202611-0001', '标记处理');
+  const { context, page } = await markedOnTheList(t.url, 'ACME-202611-0001');
   // The stale page still shows the button; the server accepts the second mark on a PROCESSING bill.
   await confirmRowAction(page, 'ACME-202611-0001', '标记处理');
   await page.getByRole('status').waitFor();

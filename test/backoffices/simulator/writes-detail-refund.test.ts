@@ -2,7 +2,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import { plainYuan } from '../../../backoffices/simulator/format.js';
-import { confirmRowAction, login, newContext, readRows, row, useTestSimulator, waitFor } from './helpers.js';
+import { confirmRowAction, loggedInPage, login, markedOnTheList, newContext, readRows, row, settledValue } from './helpers.js';
+import { submitRefund, useTestSimulator } from './helpers.js';
 import { setTimeout as sleep } from 'node:timers/promises';
 
 const t = useTestSimulator();
@@ -25,13 +26,7 @@ test('撤销处理 goes back to PENDING through PROCESSING; a stale page gets a 
   await fresh.getByRole('dialog').getByRole('button', { name: '确认' }).click();
   assert.equal(await fresh.getByRole('status').textContent(), '操作成功');
   assert.equal(await billStatus('ACME-202611-0014'), 'PROCESSING');
-  assert.equal(
-    await waitFor(
-      () => billStatus('ACME-202611-0014'),
-      (s) => s === 'PENDING',
-    ),
-    'PENDING',
-  );
+  assert.equal(await settledValue(() => billStatus('ACME-202611-0014'), 'PENDING'), 'PENDING');
 
   // The stale page still offers 撤销处理; the vendor refuses it now that the bill is PENDING.
   await confirmRowAction(stale, 'ACME-202611-0014', '撤销处理');
@@ -45,9 +40,7 @@ test('撤销处理 goes back to PENDING through PROCESSING; a stale page gets a 
 });
 
 test('writes without the page CSRF token, or outside the identity scope, are refused and commit nothing', async () => {
-  const context = await newContext();
-  const page = await context.newPage();
-  await login(page, t.url, 'acme');
+  const { context, page } = await loggedInPage(t.url, 'acme');
   // (A plain loop: tsx would wrap a named helper in __name, which the page does not have.)
   const statuses = await page.evaluate(
     async (requests) => {
@@ -79,11 +72,7 @@ test('writes without the page CSRF token, or outside the identity scope, are ref
 });
 
 test('详情 opens the detail page in a new tab with the dl contract and the 处理记录', async () => {
-  const context = await newContext();
-  const page = await context.newPage();
-  await login(page, t.url, 'acme');
-  await page.goto(`${t.url}/diff/list?tenant=acme`);
-  await confirmRowAction(page, 'ACME-202611-0005', '标记处理');
+  const { context, page } = await markedOnTheList(t.url, 'ACME-202611-0005');
   const [tab] = await Promise.all([
     context.waitForEvent('page'),
     row(page, 'ACME-202611-0005').getByRole('link', { name: '详情' }).click(),
@@ -106,10 +95,7 @@ test('详情 opens the detail page in a new tab with the dl contract and the 处
 });
 
 test('refund: the iframe form and its native confirm; dismissed sends nothing, accepted commits one refund', async () => {
-  const context = await newContext();
-  const page = await context.newPage();
-  await login(page, t.url, 'acme');
-  await page.goto(`${t.url}/diff/list?tenant=acme&page=2`);
+  const { context, page } = await loggedInPage(t.url, 'acme', '/diff/list?tenant=acme&page=2');
   const bill = (await t.ctl.state()).bills.find((b) => b.billNo === 'ACME-202611-0013');
   assert.equal(bill?.kind, 'overcharge');
   await row(page, 'ACME-202611-0013').getByRole('button', { name: '退款' }).click();
@@ -138,13 +124,7 @@ test('refund: the iframe form and its native confirm; dismissed sends nothing, a
   assert.equal(journal.length, 1);
   assert.equal(journal[0]?.action, 'refund');
   assert.equal(journal[0]?.detail?.amountCents, bill!.amountCents);
-  assert.equal(
-    await waitFor(
-      () => billStatus('ACME-202611-0013'),
-      (s) => s === 'REFUNDED',
-    ),
-    'REFUNDED',
-  );
+  assert.equal(await settledValue(() => billStatus('ACME-202611-0013'), 'REFUNDED'), 'REFUNDED');
 
   await page.goto(`${t.url}/diff/list?tenant=acme&page=2`);
   assert.equal((await readRows(page)).find((r) => r.billNo === 'ACME-202611-0013')?.statusLabel, '已退款');
@@ -153,18 +133,8 @@ test('refund: the iframe form and its native confirm; dismissed sends nothing, a
 });
 
 test('a refund for another amount is refused with 422 and commits nothing', async () => {
-  const context = await newContext();
-  const page = await context.newPage();
-  await login(page, t.url, 'acme');
-  await page.goto(`${t.url}/diff/ACME-202611-0013/refund`);
-  const form = page.frameLocator('iframe[title="退款表单"]');
-  await form.getByLabel('退款金额').fill('0.01');
-  await form.getByLabel('退款原因').fill('试一下');
-  page.on('dialog', (d) => void d.accept());
-  const [response] = await Promise.all([
-    page.waitForResponse((r) => r.request().method() === 'POST'),
-    form.getByRole('button', { name: '提交退款' }).click(),
-  ]);
+  const { context, page } = await loggedInPage(t.url, 'acme', '/diff/ACME-202611-0013/refund');
+  const { form, response } = await submitRefund(page, '0.01', '试一下');
   assert.equal(response.status(), 422);
   assert.equal(await form.getByRole('alert').textContent(), '退款金额与差异金额不符');
   assert.deepEqual(await t.ctl.journal(), []);
@@ -173,15 +143,8 @@ test('a refund for another amount is refused with 422 and commits nothing', asyn
 });
 
 test('下载对账文件 downloads the tenant settlement CSV with BOM, header and live statuses', async () => {
-  const context = await newContext();
-  const page = await context.newPage();
-  await login(page, t.url, 'acme');
-  await page.goto(`${t.url}/diff/list?tenant=acme`);
-  await confirmRowAction(page, 'ACME-202611-0002', '标记处理');
-  await waitFor(
-    () => billStatus('ACME-202611-0002'),
-    (s) => s === 'PROCESSED',
-  );
+  const { context, page } = await markedOnTheList(t.url, 'ACME-202611-0002');
+  await settledValue(() => billStatus('ACME-202611-0002'), 'PROCESSED');
   const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('link', { name: '下载对账文件' }).click()]);
   assert.equal(download.suggestedFilename(), 'settlement-acme.csv');
   const bytes = await readFile((await download.path())!);

@@ -416,35 +416,32 @@ describe('callbacks (lambda:invoke.waitForTaskToken)', () => {
 
 describe('more ASL shapes', () => {
   const task = (fn: string, extra: Record<string, unknown> = {}) => ({ Type: 'Task', Resource: fnArn(fn), ...extra });
+  /** A machine of `States`, started at the first of them; `top` adds top-level fields (TimeoutSeconds). */
+  const machine = (name: string, States: Record<string, unknown>, top: Record<string, unknown> = {}) =>
+    createMachine(name, JSON.stringify({ ...top, StartAt: Object.keys(States)[0], States }));
 
   test('Task states inside Parallel branches and Map iterations call their handlers', async () => {
-    const arn = await createMachine(
-      'nested-shapes',
-      JSON.stringify({
-        StartAt: 'Both',
-        States: {
-          Both: {
-            Type: 'Parallel',
-            Branches: [
-              { StartAt: 'Left', States: { Left: task('test-echo', { End: true }) } },
-              {
-                StartAt: 'Each',
-                States: {
-                  Each: {
-                    Type: 'Map',
-                    ItemsPath: '$.items',
-                    ItemSelector: { 'item.$': '$$.Map.Item.Value', 'index.$': '$$.Map.Item.Index' },
-                    ItemProcessor: { StartAt: 'Inner', States: { Inner: task('test-echo', { End: true }) } },
-                    End: true,
-                  },
-                },
+    const arn = await machine('nested-shapes', {
+      Both: {
+        Type: 'Parallel',
+        Branches: [
+          { StartAt: 'Left', States: { Left: task('test-echo', { End: true }) } },
+          {
+            StartAt: 'Each',
+            States: {
+              Each: {
+                Type: 'Map',
+                ItemsPath: '$.items',
+                ItemSelector: { 'item.$': '$$.Map.Item.Value', 'index.$': '$$.Map.Item.Index' },
+                ItemProcessor: { StartAt: 'Inner', States: { Inner: task('test-echo', { End: true }) } },
+                End: true,
               },
-            ],
-            End: true,
+            },
           },
-        },
-      }),
-    );
+        ],
+        End: true,
+      },
+    });
     const out = await run(arn, { items: ['a', 'b'] });
     assert.equal(out.status, 'SUCCEEDED');
     assert.deepEqual(JSON.parse(out.output!), [
@@ -457,10 +454,7 @@ describe('more ASL shapes', () => {
   });
 
   test('a handler name missing from the map fails with Lambda.ResourceNotFoundException', async () => {
-    const arn = await createMachine(
-      'missing-fn',
-      JSON.stringify({ StartAt: 'A', States: { A: task('test-not-registered', { End: true }) } }),
-    );
+    const arn = await machine('missing-fn', { A: task('test-not-registered', { End: true }) });
     const out = await run(arn, {});
     assert.equal(out.status, 'FAILED');
     assert.equal(out.error, 'Lambda.ResourceNotFoundException');
@@ -468,20 +462,14 @@ describe('more ASL shapes', () => {
   });
 
   test('startExecution (no .sync) returns at once with the child ARN', async () => {
-    const arn = await createMachine(
-      'fire-and-forget',
-      JSON.stringify({
-        StartAt: 'Start',
-        States: {
-          Start: {
-            Type: 'Task',
-            Resource: 'arn:aws:states:::states:startExecution',
-            Parameters: { StateMachineArn: smArn('child'), 'Name.$': '$.key', Input: { 'key.$': '$.key', amount: 5 } },
-            End: true,
-          },
-        },
-      }),
-    );
+    const arn = await machine('fire-and-forget', {
+      Start: {
+        Type: 'Task',
+        Resource: 'arn:aws:states:::states:startExecution',
+        Parameters: { StateMachineArn: smArn('child'), 'Name.$': '$.key', Input: { 'key.$': '$.key', amount: 5 } },
+        End: true,
+      },
+    });
     const out = await run(arn, { key: 'FF-1' });
     assert.equal(out.status, 'SUCCEEDED');
     const { ExecutionArn } = JSON.parse(out.output!);
@@ -491,10 +479,7 @@ describe('more ASL shapes', () => {
   });
 
   test('an execution past the state machine TimeoutSeconds is TIMED_OUT', async () => {
-    const arn = await createMachine(
-      'too-slow',
-      JSON.stringify({ TimeoutSeconds: 1, StartAt: 'Slow', States: { Slow: task('test-slow', { End: true }) } }),
-    );
+    const arn = await machine('too-slow', { Slow: task('test-slow', { End: true }) }, { TimeoutSeconds: 1 });
     const out = await run(arn, {});
     assert.equal(out.status, 'TIMED_OUT');
     assert.equal(out.error, 'States.Timeout');
@@ -503,20 +488,14 @@ describe('more ASL shapes', () => {
   });
 
   test('stopping a parent stops the child its .sync task waits for', async () => {
-    const arn = await createMachine(
-      'waits-for-approval-child',
-      JSON.stringify({
-        StartAt: 'Child',
-        States: {
-          Child: {
-            Type: 'Task',
-            Resource: 'arn:aws:states:::states:startExecution.sync:2',
-            Parameters: { StateMachineArn: smArn('approval'), 'Name.$': '$.key', Input: { 'key.$': '$.key' } },
-            End: true,
-          },
-        },
-      }),
-    );
+    const arn = await machine('waits-for-approval-child', {
+      Child: {
+        Type: 'Task',
+        Resource: 'arn:aws:states:::states:startExecution.sync:2',
+        Parameters: { StateMachineArn: smArn('approval'), 'Name.$': '$.key', Input: { 'key.$': '$.key' } },
+        End: true,
+      },
+    });
     approvalRequested = deferred();
     const { executionArn } = await sfn.send(new StartExecutionCommand({ stateMachineArn: arn, input: JSON.stringify({ key: 'stop-me' }) }));
     await approvalRequested.promise;
