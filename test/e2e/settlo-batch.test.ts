@@ -5,6 +5,7 @@ import { compensate } from '../../src/app/compensation.js';
 import { idempotencyKey } from '../../src/domain/task.js';
 import type { SettloControl } from '../../backoffices/settlo/control-client.js';
 import { startSettloHarness, type Harness } from '../support/embedded.js';
+import { runSoak } from '../../chaos/soak.js';
 import { approvalRequestFor, linkFromInbox, openLink, postDecision, waitUntil } from '../approvals/helpers.js';
 
 /**
@@ -162,5 +163,50 @@ describe('Settlo: a batch for two tenants, an approved refund, a compensation', 
     // The other tenant's bills and acme's other writes are as they were.
     assert.equal(await statusOf('JS-10001'), 'PROCESSED');
     assert.equal(await statusOf('JS-20001'), 'PROCESSED');
+  });
+});
+
+/**
+ * The small chaos soak on Settlo, with the soak's own runner (chaos/soak.ts, as on the simulator and Ledgerly): its
+ * own Settlo and a runner process on a data folder of its own, so it runs after the harness above has stopped. Each
+ * of five bills gets one of the kit's faults, in turn, through Settlo's fault controls; two runners race on the same
+ * keys, at concurrency 2 each, against Settlo's default rate limit; an operator pass retries what went to takeover.
+ */
+describe('Settlo: a small chaos soak', () => {
+  test('half success, commit then timeout, 500, slow, session revoked, and the rate limit: every invariant holds', async () => {
+    const lines: string[] = [];
+    const report = await runSoak({
+      backOffice: 'settlo',
+      items: 5,
+      runners: 2,
+      faultRate: 1,
+      faultKinds: ['half_success', 'commit_then_timeout', 'error_500', 'slow_ms', 'session_revoked'],
+      seed: 13,
+      killAfter: 0,
+      restart: false,
+      claimLeaseSeconds: 10,
+      readbackDeadlineMs: 4000,
+      maxConcurrency: 2,
+      redesignRenders: 0,
+      operatorRetry: true,
+      settleMs: 150,
+      timeLimitMs: 8 * 60_000,
+      log: (line) => lines.push(line),
+    });
+    const context = `${lines.join('\n')}\n${JSON.stringify({ verdict: report.verdict, faults: report.faults }, null, 2)}`;
+    assert.deepEqual(
+      report.faults.fired,
+      { half_success: 1, commit_then_timeout: 1, error_500: 1, slow_ms: 1, session_revoked: 1 },
+      `every planned fault fired\n${context}`,
+    );
+    assert.equal(report.phases[0]?.exitCode, 0, context);
+    assert.equal(report.phases[0]?.error, undefined, context);
+    const { invariants, counts } = report.verdict;
+    assert.equal(invariants.maxMutationsPerKey, 1, `no bill settled twice\n${context}`);
+    assert.deepEqual(invariants.falseSuccesses, [], `no item done that Settlo does not show 已处理\n${context}`);
+    assert.deepEqual(invariants.lostItems, [], `every item settled, waiting in the takeover queue, or reported at routing\n${context}`);
+    assert.deepEqual(invariants.unattributedMutations, [], context);
+    assert.equal(counts.items, 5);
+    assert.ok(report.ok, context);
   });
 });
