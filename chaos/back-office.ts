@@ -4,6 +4,10 @@ import { SimulatorControl } from '../backoffices/simulator/control-client.js';
 import { discrepancyIdFor, ledgerlyUserFor, startLedgerly } from '../backoffices/ledgerly/server.js';
 import { LedgerlyControl } from '../backoffices/ledgerly/control-client.js';
 import type { DiscrepancyState } from '../backoffices/ledgerly/schemas.js';
+import { startSettlo } from '../backoffices/settlo/server.js';
+import { SettloControl } from '../backoffices/settlo/control-client.js';
+import { settloTotpSecretFor, settloUserFor } from '../backoffices/settlo/accounts.js';
+import type { SettloFaultSpec } from '../backoffices/settlo/schemas.js';
 
 /**
  * The back offices the soak can run against, behind the few calls it needs:
@@ -13,7 +17,7 @@ import type { DiscrepancyState } from '../backoffices/ledgerly/schemas.js';
  * both.
  */
 
-export const SOAK_BACK_OFFICES = ['simulator', 'ledgerly'] as const;
+export const SOAK_BACK_OFFICES = ['simulator', 'ledgerly', 'settlo'] as const;
 export type SoakBackOfficeName = (typeof SOAK_BACK_OFFICES)[number];
 
 export interface SoakTenant {
@@ -187,6 +191,63 @@ export const LEDGERLY_SOAK: SoakBackOffice = {
   },
 };
 
+/**
+ * Settlo (docs/settlo.md): a password-then-TOTP login, writes held in an undo window (kept short here), the
+ * rate limit at its default. The soak's pack reads the work area at top level, so that control is on.
+ */
+export const SETTLO_SOAK: SoakBackOffice = {
+  name: 'settlo',
+  defaultConfig: 'config/settlo.local.yaml',
+  itemAction: 'settle',
+  // Bill numbers carry the tenant's position as their first digit: JS-10001 for the first tenant, … JS-90001.
+  maxTenants: 9,
+  itemKey: (index, _tenant, n) => `JS-${index + 1}${String(n).padStart(4, '0')}`,
+  journalIdentity: (tenant) => settloUserFor(tenant).username,
+  configFor: (tenants) => ({
+    identities: tenants.map((t) => {
+      const user = settloUserFor(t.id);
+      return {
+        id: `svc-settlo-${t.id}`,
+        tenants: [t.id],
+        credentials: { source: 'inline', username: user.username, password: user.password, totp_secret: settloTotpSecretFor(t.id) },
+      };
+    }),
+    tenants: tenants.map((t) => ({
+      id: t.id,
+      identity: `svc-settlo-${t.id}`,
+      approvers: [`finance@${t.id}.example`],
+      actions_by_kind: { mismatch: 'settle', overcharge: 'refund' },
+      action_params: { settle: { note: '已由 Paperclip 对账核对' } },
+    })),
+  }),
+  async start({ controlToken, seed, settleMs }) {
+    const controls = { undoWindowSeconds: 1 };
+    const server = await startSettlo({ port: 0, controlToken, seed, asyncDelayMs: settleMs, ...controls });
+    const control = new SettloControl(server.url, controlToken);
+    return {
+      url: server.url,
+      async seed(tenants) {
+        await control.reset({
+          seed,
+          asyncDelayMs: settleMs,
+          ...controls,
+          tenants: tenants.map((t) => ({ id: t.id, pending: t.pending, overcharge: 0, processed: 0 })),
+        });
+      },
+      // The kit's fault kinds, the same on every back office.
+      setFaults: async (faults) => void (await control.setFaults(faults as SettloFaultSpec[])),
+      addFault: async (fault) => void (await control.addFault(fault as SettloFaultSpec)),
+      // Settlo's journal names the pack's actions (settle, reopen, refund).
+      mutations: async () =>
+        (await control.journal()).map((e) => ({ billNo: e.billNo, action: e.action, vendorAction: e.action, identity: e.identity })),
+      statuses: async () => new Map((await control.state()).bills.map((b) => [b.billNo, b.status])),
+      settling: async () => (await control.state()).bills.filter((b) => b.status === 'PROCESSING').map((b) => b.billNo),
+      firedFaults: async () => countFired((await control.state()).faults),
+      close: () => server.close(),
+    };
+  },
+};
+
 export function soakBackOffice(name: SoakBackOfficeName): SoakBackOffice {
-  return name === 'ledgerly' ? LEDGERLY_SOAK : SIMULATOR_SOAK;
+  return name === 'ledgerly' ? LEDGERLY_SOAK : name === 'settlo' ? SETTLO_SOAK : SIMULATOR_SOAK;
 }

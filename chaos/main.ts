@@ -9,7 +9,7 @@ import { runSoak, type SoakReport } from './soak.js';
 
 process.env['AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED'] ??= 'true';
 
-const USAGE = `Usage: npm run chaos -- [--back-office simulator|ledgerly] [--items 200] [--runners 3]
+const USAGE = `Usage: npm run chaos -- [--back-office simulator|ledgerly|settlo] [--items 200] [--runners 3]
                       [--fault-rate 0.2] [--faults kind,kind,...] [--seed 7]
                       [--kill-after 0.35] [--lease-seconds 20] [--readback-deadline-ms 6000]
                       [--concurrency 2] [--redesign-renders 2] [--no-restart] [--no-operator-retry]
@@ -17,8 +17,8 @@ const USAGE = `Usage: npm run chaos -- [--back-office simulator|ledgerly] [--ite
                       [--time-limit-min 90] [--config <file>] [--data-dir <folder to keep>]
                       [--report-file <json>] [--json]
 
-Seeds the back office (the bundled simulator, or Ledgerly with
-config/ledgerly.local.yaml), assigns seeded faults to a share of the bills
+Seeds the back office (the bundled simulator, Ledgerly with
+config/ledgerly.local.yaml, or Settlo with config/settlo.local.yaml), assigns seeded faults to a share of the bills
 (drawn from every kind, or only the --faults kinds, each in turn), runs the
 batches with concurrent runners in a process that is SIGKILLed mid-batch and
 restarted on the same data folder, retries every open takeover item as an
