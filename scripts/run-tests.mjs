@@ -21,9 +21,16 @@ if (files.length === 0) {
   console.error(`no test files match ${filters.join(' ')}`);
   process.exit(1);
 }
-// One file at a time: each browser test file launches one Chromium, and the
-// machine has two cores.
-const result = spawnSync(process.execPath, ['--import', 'tsx', '--test', '--test-concurrency=1', '--test-reporter=spec', ...files], {
+// Two files at a time by default: most of an e2e file's time is spent waiting on a vendor's settle timer, a readback
+// window or an approval timeout, not on the CPU, so two files share two cores well. Each file starts its own stack on
+// free ports and its own data folders, so files do not share state; each browser file launches one Chromium.
+// PAPERCLIP_TEST_CONCURRENCY=1 runs them one by one (for a busy machine, or to read one file's output in order).
+const concurrency = Number(process.env.PAPERCLIP_TEST_CONCURRENCY ?? 2);
+if (!Number.isInteger(concurrency) || concurrency < 1) {
+  console.error(`PAPERCLIP_TEST_CONCURRENCY must be a whole number of at least 1, such as 2 (got ${process.env.PAPERCLIP_TEST_CONCURRENCY})`);
+  process.exit(2);
+}
+const result = spawnSync(process.execPath, ['--import', 'tsx', '--test', `--test-concurrency=${concurrency}`, '--test-reporter=spec', ...files], {
   stdio: 'inherit',
   env: { ...process.env, NODE_ENV: 'test' },
 });
