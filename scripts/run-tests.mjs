@@ -27,11 +27,17 @@ if (files.length === 0) {
 // PAPERCLIP_TEST_CONCURRENCY=1 runs them one by one (for a busy machine, or to read one file's output in order).
 const concurrency = Number(process.env.PAPERCLIP_TEST_CONCURRENCY ?? 2);
 if (!Number.isInteger(concurrency) || concurrency < 1) {
-  console.error(`PAPERCLIP_TEST_CONCURRENCY must be a whole number of at least 1, such as 2 (got ${process.env.PAPERCLIP_TEST_CONCURRENCY})`);
+  console.error(
+    `PAPERCLIP_TEST_CONCURRENCY must be a whole number of at least 1, such as 2 (got ${process.env.PAPERCLIP_TEST_CONCURRENCY})`,
+  );
   process.exit(2);
 }
-const result = spawnSync(process.execPath, ['--import', 'tsx', '--test', `--test-concurrency=${concurrency}`, '--test-reporter=spec', ...files], {
-  stdio: 'inherit',
-  env: { ...process.env, NODE_ENV: 'test' },
-});
+const result = spawnSync(
+  process.execPath,
+  ['--import', 'tsx', '--test', `--test-concurrency=${concurrency}`, '--test-reporter=spec', ...files],
+  {
+    stdio: 'inherit',
+    env: { ...process.env, NODE_ENV: 'test' },
+  },
+);
 process.exit(result.status ?? 1);

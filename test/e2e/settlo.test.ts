@@ -1,6 +1,6 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -16,6 +16,26 @@ import { packVariant, withPack } from '../support/pack-variants.js';
 const UNDO_LINE = '    undoWindowSeconds: 5\n';
 /** The pack as a user would write it before knowing about the undo window: 处理 without its undoWindowSeconds line. */
 const settleWithoutUndoWindow = () => packVariant('sitepacks/settlo.yaml', UNDO_LINE, '');
+
+/**
+ * The pack with 处理 written as one stage whose done check looks for text Settlo never shows (the note as
+ * "处理说明：…" in the row): a done check that cannot see its own effect.
+ */
+function settleWithBlindDoneCheck() {
+  const text = readFileSync('sitepacks/settlo.yaml', 'utf8');
+  const head = `${UNDO_LINE}    tiers:\n      browser:\n        steps:\n`;
+  const start = text.indexOf(head) + head.length;
+  const steps = text.slice(start, text.indexOf('\n\n', start) + 1);
+  const staged =
+    '        stages:\n' +
+    '          - name: sent\n' +
+    "            done: { within: { row: true }, target: { text: '处理说明：{{note}}', exact: true } }\n" +
+    '            steps:\n' +
+    steps.replace(/^ {10}/gm, '              ');
+  return packVariant('sitepacks/settlo.yaml', `${head}${steps}`, `${UNDO_LINE}    tiers:\n      browser:\n${staged}`);
+}
+const BLIND_LINE =
+  /the done check of stage "sent" \(actions\.settle\.tiers\.browser\.stages\[0\]\.done\) does not recognise its own effect/;
 
 /**
  * Paperclip on Settlo, the third back office (a legacy settlement portal: password then TOTP, the work area in
@@ -159,5 +179,43 @@ describe('Paperclip on Settlo', () => {
       ],
     );
     assert.equal((await h.control.state()).bills.find((b) => b.billNo === 'JS-10004')?.status, 'PENDING');
+  });
+
+  test('a done check that cannot see its own effect: 处理 sent once, takeover naming the line; drill fails on it', async () => {
+    await h.control.reset(small);
+    const blind = settleWithBlindDoneCheck();
+    const task = {
+      taskId: 'T-settlo-blind-done',
+      tenant: 'acme',
+      billNo: 'JS-10006',
+      action: 'settle',
+      requestedBy: 'schedule',
+      params: { note: '已由 Paperclip 对账核对' },
+    };
+    const result = await withPack(h.paperclip.services, blind, () => h.runTask(task));
+    assert.equal(result.output['outcome'], 'takeover', JSON.stringify(result.output));
+    assert.match(String(result.output['reason']), BLIND_LINE);
+    const claim = (await h.paperclip.services.claims.get(idempotencyKey(task)))!;
+    assert.equal(claim.status, 'TAKEOVER');
+    assert.deepEqual(
+      claim.stages?.map((m) => [m.stage, m.mark]),
+      [['sent', 'unseen']],
+    );
+    assert.deepEqual(
+      (await h.control.journal()).map((e) => [e.billNo, e.action]),
+      [['JS-10006', 'settle']],
+      'exactly one vendor write',
+    );
+
+    const drilled = await withPack(h.paperclip.services, blind, () =>
+      runDrill(h.paperclip.services, { tenant: 'acme', action: 'settle', billNo: 'JS-10007', taskId: 'T-settlo-drill-blind' }),
+    );
+    assert.equal(drilled.drill, 'failed', JSON.stringify(drilled));
+    assert.match(String(drilled.reason), /actions\.settle\.tiers\.browser\.stages\[0\]\.done\) does not recognise its own effect/);
+    assert.deepEqual(
+      (await h.control.journal()).filter((e) => e.billNo === 'JS-10007').map((e) => e.action),
+      ['settle'],
+      'the drill stopped after its one write',
+    );
   });
 });

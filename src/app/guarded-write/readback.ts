@@ -149,7 +149,10 @@ function toSourceObservation(o: Observation): SourceObservation {
  */
 async function settleWindowEnd(s: Services, state: ItemState): Promise<number | undefined> {
   const events = await s.audit.events(state.item.key);
-  const lastCommit = events.findLast((e) => e.type === 'write_started');
-  if (!lastCommit) return undefined;
-  return Date.parse(lastCommit.at) + s.config.write_policy.readback_deadline_ms;
+  const lastCommit = events.findLastIndex((e) => e.type === 'write_started');
+  if (lastCommit < 0) return undefined;
+  // A write the vendor held in its undo window (the action's undoWindowSeconds) reached it only when the window was
+  // over: the settle window counts from then, not from the click.
+  const sent = events.slice(lastCommit).findLast((e) => e.type === 'undo_window_waited') ?? events[lastCommit]!;
+  return Date.parse(sent.at) + s.config.write_policy.readback_deadline_ms;
 }

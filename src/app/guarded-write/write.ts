@@ -149,15 +149,19 @@ export async function browserWrite(s: Services, state: ItemState): Promise<Write
       const alreadyDone: string[] = [];
       // The stages whose first commit click this run has reached (each is marked `committing` on the claim before it).
       const committedStages = new Set<string>();
-      const commitStep = async (stage: string, index: number) => {
-        // Measured from just before the click; a later commit click of the stage starts the window again.
+      // Measured from just before the click (after the picture, the claim's move and the audit entry, which may take a
+      // while); a later commit click of the stage starts the window again.
+      const startUndoWindow = () => {
         if (action.undoWindowSeconds) undoWindow = deadline(action.undoWindowSeconds * 1000 + UNDO_WINDOW_GRACE_MS);
+      };
+      const commitStep = async (stage: string, index: number) => {
         const firstOfStage = !committedStages.has(stage);
         committedStages.add(stage);
         if (firstOfStage) mark(stage, 'committing');
         if (committed) {
           if (firstOfStage) await recordMarks();
           await s.audit.append(item.key, { type: 'write_step', actor: item.identity, data: { tier: 'browser', stage, step: index } });
+          startUndoWindow();
           return;
         }
         // Before the claim moves: a page that cannot be pictured fails the write with nothing clicked.
@@ -168,6 +172,7 @@ export async function browserWrite(s: Services, state: ItemState): Promise<Write
         await s.audit.append(item.key, { type: 'write_started', actor: item.identity, data: { tier: 'browser', stage, step: index } });
         commitRequests = watchCommitRequests(session.context, new URL(s.config.vendor.base_url).origin);
         committed = true;
+        startUndoWindow();
       };
       const doneChecked = (facts: StageFacts, when: 'before_click' | 'after_commit', matched: boolean, decision: DoneDecision) =>
         s.audit.append(item.key, {
