@@ -36,7 +36,8 @@ describe('Settlo in the browser', () => {
     await page.getByLabel('动态口令').fill(codeFor('acme'));
     await page.getByRole('button', { name: '验证' }).click();
     await page.getByRole('link', { name: '退出' }).waitFor();
-    const work = page.frame({ name: 'work' });
+    // The frame exists once its element is in the page, which may come after the top bar's 退出.
+    const work = await (await page.waitForSelector('iframe[name="work"]')).contentFrame();
     assert.ok(work, 'the work area is a frame named work');
     await work.getByText('共 30 条').waitFor();
     return { page, work, close: () => context.close() };
