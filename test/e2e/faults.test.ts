@@ -219,7 +219,11 @@ describe('fault handling on the embedded stack', () => {
     assert.equal(result.output['outcome'], 'takeover');
     const reason = String(result.output['reason']);
     assert.match(reason, /^SessionLostError: pre-state read of ACME-202611-0002 failed/, reason);
-    assert.match(reason, /the vendor says "权限已变更，请重新登录" — commit click: not clicked; seen: nothing read; verdict: not read back$/, reason);
+    assert.match(
+      reason,
+      /the vendor says "权限已变更，请重新登录" — commit click: not clicked; seen: nothing read; verdict: not read back$/,
+      reason,
+    );
     assert.doesNotMatch(reason, /approv/i, reason);
     assert.deepEqual(await h.paperclip.services.approvals.byKey(key), [], 'no approval requested');
     assert.ok(!(await auditTypes(key)).includes('approval_requested'));
