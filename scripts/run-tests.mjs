@@ -32,9 +32,20 @@ if (!Number.isInteger(concurrency) || concurrency < 1) {
   );
   process.exit(2);
 }
+const fileTimesReporter = new URL('./file-times-reporter.mjs', import.meta.url).href;
 const result = spawnSync(
   process.execPath,
-  ['--import', 'tsx', '--test', `--test-concurrency=${concurrency}`, '--test-reporter=spec', ...files],
+  [
+    '--import',
+    'tsx',
+    '--test',
+    `--test-concurrency=${concurrency}`,
+    '--test-reporter=spec',
+    '--test-reporter-destination=stdout',
+    `--test-reporter=${fileTimesReporter}`,
+    '--test-reporter-destination=stderr',
+    ...files,
+  ],
   {
     stdio: 'inherit',
     env: { ...process.env, NODE_ENV: 'test' },
