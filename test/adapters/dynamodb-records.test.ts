@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { readdirSync, readFileSync } from 'node:fs';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { ClaimsStore } from '../../src/adapters/dynamodb/claims-store.js';
 import { ApprovalsStore } from '../../src/adapters/dynamodb/approvals-store.js';
@@ -68,4 +69,26 @@ test('approval, takeover and audit reads are parsed too', async () => {
 test('an audit event keeps an attribute nobody wrote, so the chain check sees it rather than the read dropping it', async () => {
   const event = { chain: 'k-1', seq: 1, at: 'now', prevHash: '0', hash: 'h', type: 'claimed', actor: 'a', data: {}, injected: 'x' };
   assert.deepEqual(await new AuditLog(answering({ Items: [event] }), 'pc-audit').head('k-1'), event);
+});
+
+test("a guarded transition's returned claim is parsed too, not taken as written", async () => {
+  const store = new ClaimsStore(answering({ Attributes: { ...claim, status: 'HALF_DONE' } }), 'pc-claims');
+  await assert.rejects(
+    store.transition('k-1', { owner: 'arn:x', version: 1, from: ['CLAIMED'] }, 'WRITING'),
+    /pc-claims: item key=k-1 .*: status: /,
+  );
+});
+
+test('no DynamoDB adapter casts what it reads: every Item, Items, Attributes and Responses goes through its schema', () => {
+  const folder = new URL('../../src/adapters/dynamodb/', import.meta.url);
+  const casts = readdirSync(folder)
+    .filter((name) => name.endsWith('.ts'))
+    .flatMap((name) =>
+      readFileSync(new URL(name, folder), 'utf8')
+        .split('\n')
+        .flatMap((line, i) =>
+          /\.(Item|Items|Attributes|Responses)\b[^;]*\bas [A-Z]/.test(line) ? [`${name}:${i + 1}: ${line.trim()}`] : [],
+        ),
+    );
+  assert.deepEqual(casts, []);
 });

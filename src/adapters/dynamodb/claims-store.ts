@@ -170,7 +170,7 @@ export class ClaimsStore implements ClaimsPort {
         version: guard.version,
       });
     }
-    return result.Attributes as Claim;
+    return parseRecord(ClaimRecord, result.Attributes, this.table);
   }
 
   /** Takes over an abandoned claim: new owner, fencing version + 1, fresh lease. */
