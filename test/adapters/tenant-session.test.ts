@@ -12,6 +12,7 @@ import type { Claim } from '../../src/domain/claim.js';
 import { idempotencyKey } from '../../src/domain/task.js';
 import { startLocalStack, type LocalStack } from '../../twin/aws/stack.js';
 import { sampleEvent } from '../support/audit-events.js';
+import { storedClaim } from '../app/guarded-write/memory-ports.js';
 
 /**
  * The tenant code path with the tenant session's constraints enforced: the
@@ -37,22 +38,10 @@ let iam: LocalIam;
 const it = (name: string, body: () => Promise<void> | void) => test(name, () => iam.runAsFunction('claim', async () => body()));
 
 function claim(key: string, tenant: string): Claim {
-  const now = new Date().toISOString();
-  return {
-    key,
-    taskId: 'T-isolation',
-    tenant,
-    billNo: `${tenant.toUpperCase()}-1`,
-    action: 'mark_processed',
-    identity: `svc-recon-${tenant}`,
-    owner: 'arn:aws:states:us-east-1:000000000000:execution:isolation:run',
-    status: 'DONE',
-    version: 1,
-    leaseUntil: now,
-    attempts: 1,
-    createdAt: now,
-    updatedAt: now,
-  };
+  const billNo = `${tenant.toUpperCase()}-1`;
+  const item = { key, taskId: 'T-isolation', tenant, billNo, action: 'mark_processed', identity: `svc-recon-${tenant}` };
+  const owner = 'arn:aws:states:us-east-1:000000000000:execution:isolation:run';
+  return storedClaim(item, { owner, status: 'DONE', leaseUntil: new Date().toISOString() });
 }
 
 before(async () => {

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { compensate } from '../../src/app/compensation.js';
 import { evidenceKey } from '../../src/app/ports/evidence.js';
 import { idempotencyKey } from '../../src/domain/task.js';
-import { runDrill } from '../../src/cli/drill.js';
+import { runDrill, type DrillResult } from '../../src/cli/drill.js';
 import { LEDGERLY } from '../support/back-offices.js';
 import { GetExecutionHistoryCommand, type HistoryEvent } from '@aws-sdk/client-sfn';
 import { startHarness, startLedgerlyHarness, useHarness, type Harness } from '../support/embedded.js';
@@ -43,6 +43,37 @@ function nestedRunEvents(events: HistoryEvent[]): string[] {
 }
 
 /**
+ * What a compensated write leaves, on any back office: the way back (the pre-state, which is the inverse's target, and
+ * the inverse) registered with the claim and in the trail before the way in, the rollback after the write, and the
+ * inverse run through the same guarded path, with its own claim (done) and evidence. Returns the inverse's key.
+ */
+async function assertCompensatedThroughInverse(
+  services: Harness['paperclip']['services'],
+  write: Pick<DrillResult, 'key' | 'taskId' | 'tenant' | 'billNo'>,
+  inverse: { action: string; targetStatus: string },
+): Promise<string> {
+  const claim = await services.claims.get(write.key);
+  assert.equal(claim?.preState?.status, inverse.targetStatus);
+  assert.deepEqual(claim?.inverse, inverse);
+  const events = await services.audit.events(write.key);
+  const seq = (type: string) => events.find((e) => e.type === type)?.seq ?? -1;
+  assert.ok(seq('pre_state_registered') > 0 && seq('pre_state_registered') < seq('write_started'), events.map((e) => e.type).join(', '));
+  assert.deepEqual(events.find((e) => e.type === 'pre_state_registered')?.data['inverse'], inverse);
+  assert.ok(seq('completed') < seq('compensation_started') && seq('compensation_started') < seq('compensated'));
+
+  const inverseKey = idempotencyKey({ taskId: write.taskId, tenant: write.tenant, billNo: write.billNo, action: inverse.action });
+  assert.equal((await services.claims.get(inverseKey))?.status, 'DONE');
+  const objects = await services.evidence.list(evidenceKey({ tenant: write.tenant, taskId: write.taskId, key: inverseKey }, ''));
+  for (const name of ['before.png', 'after.png', 'record.json']) {
+    assert.ok(
+      objects.some((o) => o.endsWith(`/${name}`)),
+      `the inverse has ${name}`,
+    );
+  }
+  return inverseKey;
+}
+
+/**
  * The real readback, except that for the tasks above it reports a settled
  * state that is neither the pre-state nor the target, which is what sends
  * the workflow to its Compensate path; the vendor keeps the write, so the
@@ -78,31 +109,11 @@ describe('compensation', () => {
     assert.equal(await statusOf(result.billNo), 'PENDING');
     assert.deepEqual(await journalOf(result.billNo), ['mark', 'unmark']);
 
-    // The way back was registered with the claim and in the trail before the way in.
-    const claim = await h.paperclip.services.claims.get(result.key);
-    assert.equal(claim?.preState?.status, 'PENDING');
-    assert.deepEqual(claim?.inverse, { action: 'unmark_processed', targetStatus: 'PENDING' });
-    const events = await h.paperclip.services.audit.events(result.key);
-    const seq = (type: string) => events.find((e) => e.type === type)?.seq ?? -1;
-    assert.ok(seq('pre_state_registered') > 0 && seq('pre_state_registered') < seq('write_started'), events.map((e) => e.type).join(', '));
-    assert.deepEqual(events.find((e) => e.type === 'pre_state_registered')?.data['inverse'], {
+    // The way back registered before the way in; the inverse through the guarded path, with its own claim and evidence.
+    const inverseKey = await assertCompensatedThroughInverse(h.paperclip.services, result, {
       action: 'unmark_processed',
       targetStatus: 'PENDING',
     });
-    assert.ok(seq('completed') < seq('compensation_started') && seq('compensation_started') < seq('compensated'));
-
-    // The inverse went through the guarded path with its own claim, evidence and readback.
-    const inverseKey = idempotencyKey({ taskId: 'T-drill-function', tenant: 'acme', billNo: result.billNo, action: 'unmark_processed' });
-    assert.equal((await h.paperclip.services.claims.get(inverseKey))?.status, 'DONE');
-    const objects = await h.paperclip.services.evidence.list(
-      evidenceKey({ tenant: 'acme', taskId: 'T-drill-function', key: inverseKey }, ''),
-    );
-    for (const name of ['before.png', 'after.png', 'record.json']) {
-      assert.ok(
-        objects.some((o) => o.endsWith(`/${name}`)),
-        `the inverse has ${name}`,
-      );
-    }
     assert.ok((await types(inverseKey)).includes('readback'));
 
     // Asking again reports the earlier rollback and writes nothing.
@@ -294,29 +305,11 @@ describe('compensation on Ledgerly', () => {
       'reason saved, resolved, reopened: once each',
     );
 
-    const claim = await h.paperclip.services.claims.get(result.key);
-    assert.equal(claim?.preState?.status, 'OPEN');
-    assert.deepEqual(claim?.inverse, { action: 'reopen', targetStatus: 'OPEN' });
-    const events = await h.paperclip.services.audit.events(result.key);
-    const seq = (type: string) => events.find((e) => e.type === type)?.seq ?? -1;
-    assert.ok(seq('pre_state_registered') > 0 && seq('pre_state_registered') < seq('write_started'), events.map((e) => e.type).join(', '));
-    assert.ok(seq('completed') < seq('compensation_started') && seq('compensation_started') < seq('compensated'));
-
-    const inverseKey = idempotencyKey({ taskId: 'T-ledgerly-drill', tenant: 'acme', billNo: result.billNo, action: 'reopen' });
-    assert.equal((await h.paperclip.services.claims.get(inverseKey))?.status, 'DONE');
+    const inverseKey = await assertCompensatedThroughInverse(h.paperclip.services, result, { action: 'reopen', targetStatus: 'OPEN' });
     const inverseEvents = await h.paperclip.services.audit.events(inverseKey);
     const readback = inverseEvents.find((e) => e.type === 'readback');
     assert.equal(readback?.data['verdict'], 'confirmed');
     assert.equal(readback?.data['source'], 'api');
-    const objects = await h.paperclip.services.evidence.list(
-      evidenceKey({ tenant: 'acme', taskId: 'T-ledgerly-drill', key: inverseKey }, ''),
-    );
-    for (const name of ['before.png', 'after.png', 'record.json']) {
-      assert.ok(
-        objects.some((o) => o.endsWith(`/${name}`)),
-        `the inverse has ${name}`,
-      );
-    }
 
     const again = await compensate(h.paperclip.services, { key: result.key, requestedBy: 'ops@acme.example', reason: 'asked twice' });
     assert.equal(again.alreadyCompensated, true);

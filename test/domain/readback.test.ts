@@ -3,7 +3,8 @@ import assert from 'node:assert/strict';
 import { judge, pollUntilSettled, type Observation } from '../../src/domain/readback.js';
 import { decideNext } from '../../src/domain/next-after-readback.js';
 import type { ItemState } from '../../src/app/guarded-write/state.js';
-import { decideOnExistingClaim, type Claim } from '../../src/domain/claim.js';
+import { decideOnExistingClaim } from '../../src/domain/claim.js';
+import { routedItem, storedClaim } from '../app/guarded-write/memory-ports.js';
 
 const expectation = { targetStatus: 'PROCESSED', settlingStatuses: ['PROCESSING'], preStatus: 'PENDING' };
 const obs = (status: string | undefined): Observation => ({ status, at: '', source: 'list' });
@@ -76,21 +77,7 @@ test('what follows a readback', () => {
 });
 
 test('an existing claim: who may do what', () => {
-  const base: Claim = {
-    key: 'k',
-    taskId: 'T-1',
-    tenant: 'acme',
-    billNo: 'B',
-    action: 'a',
-    identity: 'i',
-    owner: 'other',
-    status: 'WRITING',
-    version: 3,
-    leaseUntil: new Date(Date.now() + 60_000).toISOString(),
-    attempts: 1,
-    createdAt: '',
-    updatedAt: '',
-  };
+  const base = storedClaim(routedItem(), { status: 'WRITING', version: 3 });
   assert.equal(decideOnExistingClaim(base, 'me', new Date()).kind, 'in_progress_elsewhere');
   assert.equal(decideOnExistingClaim({ ...base, leaseUntil: '2000-01-01T00:00:00Z' }, 'me', new Date()).kind, 'take_over_for_readback');
   assert.equal(

@@ -41,16 +41,24 @@ describe('fault handling on the embedded stack', () => {
     const claim = (await h.paperclip.services.claims.get(idempotencyKey(t)))!;
     return JSON.parse((await h.paperclip.services.evidence.get(evidenceKey(claim, 'record.json')))!.toString());
   };
+  type Fault = Omit<Parameters<typeof h.control.setFaults>[0][number], 'bill'>;
+  /**
+   * Runs the task with one fault on its bill. `seen` is what each fault test checks first: the outcome, how many
+   * times the vendor marked the bill (its journal), and how many commit clicks the audit trail records.
+   */
+  const runWithFault = async (t: ReturnType<typeof task>, fault: Fault) => {
+    await h.control.setFaults([{ ...fault, bill: t.billNo }]);
+    const result = await h.runTask(t);
+    const types = await auditTypes(idempotencyKey(t));
+    const clicks = types.filter((x) => x === 'write_started').length;
+    return { result, types, seen: { outcome: result.output['outcome'], marks: (await marksOf(t.billNo)).length, clicks } };
+  };
 
   test('half_success (toast, nothing committed): readback says not applied, takeover, no second click', async () => {
     const t = task('ACME-202611-0001');
-    await h.control.setFaults([{ kind: 'half_success', bill: t.billNo }]);
-    const result = await h.runTask(t);
-    assert.equal(result.output['outcome'], 'takeover');
+    const { result, seen } = await runWithFault(t, { kind: 'half_success' });
+    assert.deepEqual(seen, { outcome: 'takeover', marks: 0, clicks: 1 }, 'nothing marked; clicked once, never again');
     assert.match(String(result.output['reason']), /false success/);
-    assert.deepEqual(await marksOf(t.billNo), []);
-    const types = await auditTypes(idempotencyKey(t));
-    assert.equal(types.filter((x) => x === 'write_started').length, 1, 'clicked once, never again');
     const rec = await record(t);
     assert.equal(rec.verdict, 'not_applied');
     assert.equal(rec.outcome, 'takeover');
@@ -63,12 +71,8 @@ describe('fault handling on the embedded stack', () => {
 
   test('commit_then_timeout: the write errs, readback finds it applied, done without a second click', async () => {
     const t = task('ACME-202611-0002');
-    await h.control.setFaults([{ kind: 'commit_then_timeout', bill: t.billNo, ms: 300 }]);
-    const result = await h.runTask(t);
-    assert.equal(result.output['outcome'], 'done');
-    assert.equal((await marksOf(t.billNo)).length, 1);
-    const types = await auditTypes(idempotencyKey(t));
-    assert.equal(types.filter((x) => x === 'write_started').length, 1);
+    const { types, seen } = await runWithFault(t, { kind: 'commit_then_timeout', ms: 300 });
+    assert.deepEqual(seen, { outcome: 'done', marks: 1, clicks: 1 });
     assert.ok(types.includes('write_failed'), 'the failed response is on record');
     assert.equal((await record(t)).verdict, 'confirmed');
     // after.png shows the timeout, not the applied state: the confirmed readback pictures what it read.
@@ -77,22 +81,15 @@ describe('fault handling on the embedded stack', () => {
 
   test('error_500 before commit: retried once because the policy allows it after a settled negative readback', async () => {
     const t = task('ACME-202611-0003');
-    await h.control.setFaults([{ kind: 'error_500', bill: t.billNo, times: 1 }]);
-    const result = await h.runTask(t);
-    assert.equal(result.output['outcome'], 'done');
-    assert.equal((await marksOf(t.billNo)).length, 1);
-    const types = await auditTypes(idempotencyKey(t));
-    assert.equal(types.filter((x) => x === 'write_started').length, 2);
+    const { types, seen } = await runWithFault(t, { kind: 'error_500', times: 1 });
+    assert.deepEqual(seen, { outcome: 'done', marks: 1, clicks: 2 });
     assert.ok(types.indexOf('readback') < types.lastIndexOf('write_started'), 'the retry came after a readback');
   });
 
   test('error_500 that persists: attempts stop at the policy limit and the item goes to takeover', async () => {
     const t = task('ACME-202611-0004');
-    await h.control.setFaults([{ kind: 'error_500', bill: t.billNo }]);
-    const result = await h.runTask(t);
-    assert.equal(result.output['outcome'], 'takeover');
-    assert.deepEqual(await marksOf(t.billNo), []);
-    assert.equal((await auditTypes(idempotencyKey(t))).filter((x) => x === 'write_started').length, 2);
+    const { seen } = await runWithFault(t, { kind: 'error_500' });
+    assert.deepEqual(seen, { outcome: 'takeover', marks: 0, clicks: 2 }, 'two attempts, the policy limit; nothing marked');
     // Each failed attempt's trace is on record with its checksum: a seal takes it from there, since the sealing roles may not read it.
     const failed = (await h.paperclip.services.audit.events(idempotencyKey(t))).filter((e) => e.type === 'write_failed');
     const traces = failed.flatMap((event) =>

@@ -42,6 +42,11 @@ describe('guarded writes on Ledgerly', () => {
   };
   const entries = async (billNo: string, action: string) =>
     (await h.control.journal()).filter((e) => e.billNo === billNo && e.action === action);
+  /** The names of the objects in an item's evidence folder. */
+  const evidenceOf = async (claim: { tenant: string; taskId: string; key: string }) => {
+    const folder = evidenceKey(claim, '');
+    return (await h.paperclip.services.evidence.list(folder)).map((object) => object.slice(folder.length));
+  };
   const resolveTask = (billNo: string, taskId: string, tenant = 'acme') => ({
     taskId,
     tenant,
@@ -50,6 +55,10 @@ describe('guarded writes on Ledgerly', () => {
     requestedBy: 'schedule',
     params: { reason: 'Credit note issued by Paperclip reconciliation' },
   });
+  /** `sitepack drill` of one acme bill. */
+  const drill = (action: string, billNo: string, taskId: string) =>
+    runDrill(h.paperclip.services, { tenant: 'acme', action, billNo, taskId });
+  const refundTask = (billNo: string, taskId: string) => ({ ...resolveTask(billNo, taskId), action: 'refund', params: {} });
 
   const events = async (key: string, type: string) => (await h.paperclip.services.audit.events(key)).filter((e) => e.type === type);
   /** Saves a resolution reason the way Ledgerly's own page does (its JSON API, signed in as the org's user). */
@@ -98,14 +107,14 @@ describe('guarded writes on Ledgerly', () => {
       assert.equal(record.readbackSource, 'api', 'read back through the JSON API in a session of its own');
       const [pictured] = await events(claim.key, 'after_pictured');
       assert.equal(pictured?.data['settled'], true, `${billNo}: the after picture waited for Resolved, not the interim Under review`);
-      const objects = await h.paperclip.services.evidence.list(evidenceKey(claim, ''));
+      const objects = await evidenceOf(claim);
       for (const name of ['before.png', 'after.png', 'trace.zip', 'record.json']) {
-        assert.ok(objects.includes(evidenceKey(claim, name)), `${billNo} has ${name}`);
+        assert.ok(objects.includes(name), `${billNo} has ${name}`);
       }
     }
     assert.deepEqual(await entries('N-7003', 'refund'), [], 'no refund before approval');
 
-    const refund = { taskId: 'T-ledgerly-batch', tenant: 'acme', billNo: 'N-7003', action: 'refund', requestedBy: 'schedule', params: {} };
+    const refund = refundTask('N-7003', 'T-ledgerly-batch');
     const key = idempotencyKey(refund);
     await approveRefund(key);
     const done = await waitUntil('the approved refund to close', async () => {
@@ -115,9 +124,8 @@ describe('guarded writes on Ledgerly', () => {
     assert.equal(done.status, 'DONE', 'refunded through the typed-amount dialog, confirmed after Refund pending');
     const refunds = await entries('N-7003', 'refund');
     assert.equal(refunds.length, 1);
-    const refundObjects = await h.paperclip.services.evidence.list(evidenceKey(done, ''));
     assert.ok(
-      refundObjects.includes(evidenceKey(done, 'before-commit.png')),
+      (await evidenceOf(done)).includes('before-commit.png'),
       'an irreversible write pictures the confirmation just before its commit click, trace or not',
     );
   });
@@ -144,9 +152,8 @@ describe('guarded writes on Ledgerly', () => {
     assert.deepEqual(await entries('N-7001', 'resolve'), []);
     const claim = (await h.paperclip.services.claims.get(idempotencyKey(resolveTask('N-7001', 'T-ledgerly-half'))))!;
     assert.equal(claim.status, 'TAKEOVER');
-    const objects = await h.paperclip.services.evidence.list(evidenceKey(claim, ''));
     assert.ok(
-      objects.includes(evidenceKey(claim, 'readback.png')),
+      (await evidenceOf(claim)).includes('readback.png'),
       'a readback that is not confirmed pictures the item (its detail page: the verdict came from the API) for the person taking over',
     );
   });
@@ -200,10 +207,8 @@ describe('guarded writes on Ledgerly', () => {
     const task = resolveTask('N-7002', 'T-ledgerly-resume');
     const key = idempotencyKey(task);
     // The first attempt saves the reason, its done check sees it, and the write stops before Resolve (a button it cannot find).
-    await withPack(h.paperclip.services, resolveWithoutSecondStage, async () => {
-      const first = await h.runTask(task);
-      assert.equal(first.output['outcome'], 'takeover', String(first.output['reason']));
-    });
+    const first = await withPack(h.paperclip.services, resolveWithoutSecondStage, () => h.runTask(task));
+    assert.equal(first.output['outcome'], 'takeover', String(first.output['reason']));
     const claim = (await h.paperclip.services.claims.get(key))!;
     assert.deepEqual(
       claim.stages?.map((m) => [m.stage, m.mark]),
@@ -263,9 +268,7 @@ describe('guarded writes on Ledgerly', () => {
 
   test('sitepack drill fails on the blind done check naming the line; passes on the good pack, false then true, every source back', async () => {
     await h.control.reset(small);
-    const failed = await withPack(h.paperclip.services, blindDone, () =>
-      runDrill(h.paperclip.services, { tenant: 'acme', action: 'resolve', billNo: 'N-7001', taskId: 'T-ledgerly-drill-blind' }),
-    );
+    const failed = await withPack(h.paperclip.services, blindDone, () => drill('resolve', 'N-7001', 'T-ledgerly-drill-blind'));
     assert.equal(failed.drill, 'failed');
     assert.match(String(failed.reason), /actions\.resolve\.tiers\.browser\.stages\[0\]\.done\) does not recognise its own effect/);
     assert.deepEqual(failed.stages[0], {
@@ -278,12 +281,7 @@ describe('guarded writes on Ledgerly', () => {
     assert.deepEqual((await entries('N-7001', 'edit')).length, 1, 'stopped after the one write');
     assert.deepEqual(await entries('N-7001', 'resolve'), []);
 
-    const passed = await runDrill(h.paperclip.services, {
-      tenant: 'acme',
-      action: 'resolve',
-      billNo: 'N-7002',
-      taskId: 'T-ledgerly-drill-good',
-    });
+    const passed = await drill('resolve', 'N-7002', 'T-ledgerly-drill-good');
     assert.equal(passed.drill, 'passed', JSON.stringify(passed));
     assert.deepEqual(
       passed.stages.map((p) => [p.stage, p.doneBefore, p.doneAfter]),
@@ -303,12 +301,7 @@ describe('guarded writes on Ledgerly', () => {
 
   test('sitepack drill of the irreversible refund: walked to the commit click, amount read, dialog pictured; nothing written', async () => {
     await h.control.reset(small);
-    const result = await runDrill(h.paperclip.services, {
-      tenant: 'acme',
-      action: 'refund',
-      billNo: 'N-7003',
-      taskId: 'T-ledgerly-drill-refund',
-    });
+    const result = await drill('refund', 'N-7003', 'T-ledgerly-drill-refund');
     assert.equal(result.drill, 'passed', JSON.stringify(result));
     assert.equal(result.mode, 'walk_to_commit');
     assert.match(result.walk?.steps.at(-1) ?? '', /click role=button name="Confirm refund".*found, not clicked/);
@@ -351,14 +344,7 @@ describe('guarded writes on Ledgerly', () => {
 
   test('session lost during the refund (the page gets 401 and goes to #/login): takeover naming the session loss, nothing refunded', async () => {
     await h.control.reset(small);
-    const refund = {
-      taskId: 'T-ledgerly-refund-lost',
-      tenant: 'acme',
-      billNo: 'N-7003',
-      action: 'refund',
-      requestedBy: 'schedule',
-      params: {},
-    };
+    const refund = refundTask('N-7003', 'T-ledgerly-refund-lost');
     const key = idempotencyKey(refund);
     const executionArn = await h.startTask(refund);
     await approvalRequestFor(h, key);

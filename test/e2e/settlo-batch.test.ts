@@ -1,11 +1,11 @@
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { evidenceKey } from '../../src/app/ports/evidence.js';
 import { compensate } from '../../src/app/compensation.js';
 import { idempotencyKey } from '../../src/domain/task.js';
-import type { SettloControl } from '../../backoffices/settlo/control-client.js';
-import { startSettloHarness, type Harness } from '../support/embedded.js';
-import { runSoak } from '../../chaos/soak.js';
+import { startSettloHarness, useHarness } from '../support/embedded.js';
+import { soakEveryKitFault } from '../support/soak.js';
+import { SETTLE_NOTE, settleTask, settloScenario } from '../support/settlo.js';
 import { approvalRequestFor, linkFromInbox, openLink, postDecision, waitUntil } from '../approvals/helpers.js';
 
 /**
@@ -15,33 +15,11 @@ import { approvalRequestFor, linkFromInbox, openLink, postDecision, waitUntil } 
  * with its default rate limit (30 JSON calls per 10 s per user) throughout, at the config's concurrency 2.
  */
 describe('Settlo: a batch for two tenants, an approved refund, a compensation', () => {
-  let h: Harness<SettloControl>;
-  before(async () => {
-    h = await startSettloHarness();
-  });
-  after(async () => {
-    await h?.stop();
-  });
+  const h = useHarness(startSettloHarness);
 
   // acme: JS-10001–JS-10004 mismatches, JS-10005 an overcharge, JS-10006 processed; globex: JS-20001–JS-20003 mismatches.
-  const scenario = {
-    seed: 11,
-    undoWindowSeconds: 2,
-    tenants: [
-      { id: 'acme', pending: 4, overcharge: 1, processed: 1 },
-      { id: 'globex', pending: 3, overcharge: 0, processed: 0 },
-    ],
-  };
-  const NOTE = '已由 Paperclip 对账核对';
+  const scenario = settloScenario(11, { acme: { pending: 4, overcharge: 1, processed: 1 }, globex: { pending: 3 } });
   const TASK = 'T-settlo-batch';
-  const settleTask = (billNo: string, tenant: string) => ({
-    taskId: TASK,
-    tenant,
-    billNo,
-    action: 'settle',
-    requestedBy: 'schedule',
-    params: { note: NOTE },
-  });
   const journal = () => h.control.journal();
   const statusOf = async (billNo: string) => (await h.control.state()).bills.find((b) => b.billNo === billNo)?.status;
 
@@ -86,13 +64,13 @@ describe('Settlo: a batch for two tenants, an approved refund, a compensation', 
       ['JS-20003', 'settle', 'js-globex'],
     ]);
     assert.equal(entries.length, 7, 'nothing else written: no refund before its approval, the processed bill untouched');
-    for (const entry of entries) assert.deepEqual(entry.detail?.['after'], { status: 'PROCESSING', note: NOTE }, entry.billNo);
+    for (const entry of entries) assert.deepEqual(entry.detail?.['after'], { status: 'PROCESSING', note: SETTLE_NOTE }, entry.billNo);
 
     for (const [billNo, tenant] of [
       ['JS-10001', 'acme'],
       ['JS-20003', 'globex'],
     ] as const) {
-      const claim = (await h.paperclip.services.claims.get(idempotencyKey(settleTask(billNo, tenant))))!;
+      const claim = (await h.paperclip.services.claims.get(idempotencyKey(settleTask(TASK, billNo, tenant))))!;
       assert.equal(claim.status, 'DONE', billNo);
       assert.equal(claim.tenant, tenant);
       const record = JSON.parse((await h.paperclip.services.evidence.get(evidenceKey(claim, 'record.json')))!.toString());
@@ -136,7 +114,7 @@ describe('Settlo: a batch for two tenants, an approved refund, a compensation', 
   });
 
   test('a compensation: the 处理 of JS-10002 undone through 撤回; the journal shows the write and its inverse, the bill back to 待处理', async () => {
-    const key = idempotencyKey(settleTask('JS-10002', 'acme'));
+    const key = idempotencyKey(settleTask(TASK, 'JS-10002'));
     const result = await compensate(h.paperclip.services, { key, requestedBy: 'ops@acme.example', reason: '误处理 settled by mistake' });
     assert.equal(result.rolledBack, true, JSON.stringify(result));
     assert.equal(result.inverseAction, 'reopen');
@@ -173,39 +151,10 @@ describe('Settlo: a batch for two tenants, an approved refund, a compensation', 
  */
 describe('Settlo: a small chaos soak', () => {
   test('half success, commit then timeout, 500, slow, session revoked, and the rate limit: every invariant holds', async () => {
-    const lines: string[] = [];
-    const report = await runSoak({
-      backOffice: 'settlo',
-      items: 5,
-      runners: 2,
-      faultRate: 1,
-      faultKinds: ['half_success', 'commit_then_timeout', 'error_500', 'slow_ms', 'session_revoked'],
-      seed: 13,
-      killAfter: 0,
-      restart: false,
-      claimLeaseSeconds: 10,
-      readbackDeadlineMs: 4000,
-      maxConcurrency: 2,
-      redesignRenders: 0,
-      operatorRetry: true,
-      settleMs: 150,
-      timeLimitMs: 8 * 60_000,
-      log: (line) => lines.push(line),
+    await soakEveryKitFault('settlo', {
+      oneMutationPerKey: 'no bill settled twice',
+      noFalseSuccess: 'no item done that Settlo does not show 已处理',
+      noLostItem: 'every item settled, waiting in the takeover queue, or reported at routing',
     });
-    const context = `${lines.join('\n')}\n${JSON.stringify({ verdict: report.verdict, faults: report.faults }, null, 2)}`;
-    assert.deepEqual(
-      report.faults.fired,
-      { half_success: 1, commit_then_timeout: 1, error_500: 1, slow_ms: 1, session_revoked: 1 },
-      `every planned fault fired\n${context}`,
-    );
-    assert.equal(report.phases[0]?.exitCode, 0, context);
-    assert.equal(report.phases[0]?.error, undefined, context);
-    const { invariants, counts } = report.verdict;
-    assert.equal(invariants.maxMutationsPerKey, 1, `no bill settled twice\n${context}`);
-    assert.deepEqual(invariants.falseSuccesses, [], `no item done that Settlo does not show 已处理\n${context}`);
-    assert.deepEqual(invariants.lostItems, [], `every item settled, waiting in the takeover queue, or reported at routing\n${context}`);
-    assert.deepEqual(invariants.unattributedMutations, [], context);
-    assert.equal(counts.items, 5);
-    assert.ok(report.ok, context);
   });
 });

@@ -1,4 +1,4 @@
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -8,10 +8,10 @@ import { evidenceKey } from '../../src/app/ports/evidence.js';
 import { probe } from '../../src/cli/probe.js';
 import { runCheck } from '../../src/cli/sitepack.js';
 import { idempotencyKey } from '../../src/domain/task.js';
-import type { SettloControl } from '../../backoffices/settlo/control-client.js';
-import { startSettloHarness, type Harness } from '../support/embedded.js';
+import { startSettloHarness, useHarness } from '../support/embedded.js';
 import { runDrill } from '../../src/cli/drill.js';
 import { packVariant, withPack } from '../support/pack-variants.js';
+import { SETTLE_NOTE, settleTask, settloScenario } from '../support/settlo.js';
 
 const UNDO_LINE = '    undoWindowSeconds: 5\n';
 /** The pack as a user would write it before knowing about the undo window: 处理 without its undoWindowSeconds line. */
@@ -45,22 +45,9 @@ const BLIND_LINE =
  * (allowTopLevelWork off, its default; docs/settlo.md).
  */
 describe('Paperclip on Settlo', () => {
-  let h: Harness<SettloControl>;
-  before(async () => {
-    h = await startSettloHarness();
-  });
-  after(async () => {
-    await h?.stop();
-  });
+  const h = useHarness(startSettloHarness);
 
-  const small = {
-    seed: 5,
-    undoWindowSeconds: 2,
-    tenants: [
-      { id: 'acme', pending: 12, overcharge: 1, processed: 2 },
-      { id: 'globex', pending: 2, overcharge: 0, processed: 0 },
-    ],
-  };
+  const small = settloScenario(5, { acme: { pending: 12, overcharge: 1, processed: 2 }, globex: { pending: 2 } });
 
   test('sitepack check: the pack and the local config are valid together', async () => {
     const lines: string[] = [];
@@ -93,14 +80,7 @@ describe('Paperclip on Settlo', () => {
 
   test('a guarded 处理: through the row’s button and the Shoelace dialog, held in the undo window, sent once, confirmed by the API', async () => {
     await h.control.reset(small);
-    const task = {
-      taskId: 'T-settlo-settle',
-      tenant: 'acme',
-      billNo: 'JS-10002',
-      action: 'settle',
-      requestedBy: 'schedule',
-      params: { note: '已由 Paperclip 对账核对' },
-    };
+    const task = settleTask('T-settlo-settle', 'JS-10002');
     assert.equal((await h.control.state()).controls.allowTopLevelWork, false, 'the work area only inside its frame');
     const result = await h.runTask(task);
     assert.equal(result.output['outcome'], 'done', JSON.stringify(result.output));
@@ -110,7 +90,7 @@ describe('Paperclip on Settlo', () => {
     const journal = await h.control.journal();
     assert.deepEqual(
       journal.map((e) => [e.billNo, e.action, e.identity, e.tenant, e.detail?.['after']]),
-      [['JS-10002', 'settle', 'js-acme', 'acme', { status: 'PROCESSING', note: '已由 Paperclip 对账核对' }]],
+      [['JS-10002', 'settle', 'js-acme', 'acme', { status: 'PROCESSING', note: SETTLE_NOTE }]],
     );
     const claim = (await h.paperclip.services.claims.get(idempotencyKey(task)))!;
     assert.equal(claim.status, 'DONE');
@@ -128,14 +108,7 @@ describe('Paperclip on Settlo', () => {
     // A window well past the write step's own end, however slow the machine: the page is closed inside it.
     const windowSeconds = 12;
     await h.control.reset({ ...small, undoWindowSeconds: windowSeconds });
-    const task = {
-      taskId: 'T-settlo-no-undo',
-      tenant: 'acme',
-      billNo: 'JS-10003',
-      action: 'settle',
-      requestedBy: 'schedule',
-      params: { note: '已由 Paperclip 对账核对' },
-    };
+    const task = settleTask('T-settlo-no-undo', 'JS-10003');
     const result = await withPack(h.paperclip.services, settleWithoutUndoWindow(), () => h.runTask(task));
     assert.equal(result.output['outcome'], 'takeover', JSON.stringify(result.output));
     const claim = (await h.paperclip.services.claims.get(idempotencyKey(task)))!;
@@ -184,14 +157,7 @@ describe('Paperclip on Settlo', () => {
   test('a done check that cannot see its own effect: 处理 sent once, takeover naming the line; drill fails on it', async () => {
     await h.control.reset(small);
     const blind = settleWithBlindDoneCheck();
-    const task = {
-      taskId: 'T-settlo-blind-done',
-      tenant: 'acme',
-      billNo: 'JS-10006',
-      action: 'settle',
-      requestedBy: 'schedule',
-      params: { note: '已由 Paperclip 对账核对' },
-    };
+    const task = settleTask('T-settlo-blind-done', 'JS-10006');
     const result = await withPack(h.paperclip.services, blind, () => h.runTask(task));
     assert.equal(result.output['outcome'], 'takeover', JSON.stringify(result.output));
     assert.match(String(result.output['reason']), BLIND_LINE);

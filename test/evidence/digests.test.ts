@@ -1,4 +1,4 @@
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { generateKeyPairSync, sign } from 'node:crypto';
 import { DeleteObjectCommand } from '@aws-sdk/client-s3';
@@ -12,7 +12,7 @@ import { DigestKeys } from '../../src/adapters/kms/digest-keys.js';
 import { PaperclipConfig } from '../../src/config/schema.js';
 import { computeSealHash, Seal } from '../../src/evidence/seal.js';
 import { verifyAll, verifyBatch } from '../../src/evidence/verify.js';
-import { startHarness, type Harness } from '../support/embedded.js';
+import { useHarness } from '../support/embedded.js';
 import { runPaperclipSource, type Finished } from '../support/processes.js';
 
 /**
@@ -24,14 +24,7 @@ import { runPaperclipSource, type Finished } from '../support/processes.js';
 const HOUR = 3600_000;
 
 describe('daily digests', () => {
-  let h: Harness;
-
-  before(async () => {
-    h = await startHarness();
-  });
-  after(async () => {
-    await h?.stop();
-  });
+  const h = useHarness();
 
   const s = () => h.paperclip.services;
   const bodyOf = async (key: string) => (await s().evidence.get(key))!;

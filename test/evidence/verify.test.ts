@@ -24,11 +24,47 @@ import { finishBatchEvidence } from '../../src/evidence/batch-end.js';
 const TASK = 'T-evidence-verify';
 const BATCH = `acme/${TASK}`;
 
-function cli(h: Harness, args: string[]): Promise<Finished> {
-  return runPaperclipSource(args, {
+/** `paperclip audit verify` with these arguments, as an operator runs it; its exit code asserted (0 clean, 1 a finding). */
+async function auditVerify(h: Harness, args: string[], code: 0 | 1): Promise<Finished> {
+  const run = await runPaperclipSource(['audit', 'verify', ...args], {
     PAPERCLIP_DYNAMODB_ENDPOINT: h.paperclip.stack.endpoints.dynamodb,
     PAPERCLIP_S3_ENDPOINT: h.paperclip.stack.endpoints.s3,
   });
+  assert.equal(run.code, code, run.stdout + run.stderr);
+  return run;
+}
+
+/** Sets fields of one stored audit event straight in the table, as someone with write access to it could. */
+async function editStoredEvent(s: Harness['paperclip']['services'], chain: string, seq: number, fields: Record<string, unknown>) {
+  const names = Object.keys(fields);
+  await s.clients.db.send(
+    new UpdateCommand({
+      TableName: s.table('audit'),
+      Key: { chain, seq },
+      UpdateExpression: `SET ${names.map((_, i) => `#f${i} = :v${i}`).join(', ')}`,
+      ExpressionAttributeNames: Object.fromEntries(names.map((name, i) => [`#f${i}`, name])),
+      ExpressionAttributeValues: Object.fromEntries(names.map((name, i) => [`:v${i}`, fields[name]])),
+    }),
+  );
+}
+
+/**
+ * What write access to the audit table allows: the item's chain replaced by one without its readback, every event
+ * re-hashed so that the chain alone is consistent again (`actorOf` may also change who did what). Returns the new chain.
+ */
+async function rewriteChainWithoutReadback(
+  s: Harness['paperclip']['services'],
+  key: string,
+  actorOf: (event: AuditEvent) => string = (event) => event.actor,
+): Promise<AuditEvent[]> {
+  const original = await s.audit.events(key);
+  const forged: AuditEvent[] = [];
+  for (const [i, e] of original.filter((e) => e.type !== 'readback').entries()) {
+    forged.push(sealEvent(key, i + 1, forged[i - 1]?.hash ?? GENESIS_HASH, { type: e.type, actor: actorOf(e), data: e.data }, e.at));
+  }
+  for (const e of original) await s.clients.db.send(new DeleteCommand({ TableName: s.table('audit'), Key: { chain: key, seq: e.seq } }));
+  for (const e of forged) await s.clients.db.send(new PutCommand({ TableName: s.table('audit'), Item: e }));
+  return forged;
 }
 
 describe('audit verify', () => {
@@ -46,6 +82,13 @@ describe('audit verify', () => {
   after(async () => {
     await h?.stop();
   });
+
+  /** A scenario of one pending acme bill, and the task that marks it processed outside any batch. */
+  const writeOfOnePendingBill = async (seed: number, taskId: string) => {
+    await h.control.reset({ seed, tenants: [{ id: 'acme', pending: 1, overcharge: 0, processed: 0 }] });
+    const billNo = (await h.control.state()).bills.find((b) => b.tenant === 'acme' && b.status === 'PENDING')!.billNo;
+    return { taskId, tenant: 'acme', billNo, action: 'mark_processed' };
+  };
 
   test('the batch is sealed: seal.json in the folder, its hash in the batch chain; an untouched batch verifies clean (exit 0)', async () => {
     const { evidence, audit } = h.paperclip.services;
@@ -71,8 +114,7 @@ describe('audit verify', () => {
     const result = await verifyBatch(h.paperclip.services, { tenant: 'acme', taskId: TASK });
     assert.deepEqual(result.findings, []);
     assert.equal(result.checked.chains, 4);
-    const run = await cli(h, ['audit', 'verify', '--batch', BATCH]);
-    assert.equal(run.code, 0, run.stdout + run.stderr);
+    const run = await auditVerify(h, ['--batch', BATCH], 0);
     assert.match(run.stdout, /clean: 1 batch\(es\), 4 chain\(s\)/);
   });
 
@@ -80,14 +122,7 @@ describe('audit verify', () => {
     const s = h.paperclip.services;
     const [first, second, third] = claims as [Claim, Claim, Claim];
     // Someone rewrites who committed the write, straight in the table.
-    await s.clients.db.send(
-      new UpdateCommand({
-        TableName: s.table('audit'),
-        Key: { chain: first.key, seq: 4 },
-        UpdateExpression: 'SET actor = :a',
-        ExpressionAttributeValues: { ':a': 'ops-shared' },
-      }),
-    );
+    await editStoredEvent(s, first.key, 4, { actor: 'ops-shared' });
     const deleted = evidenceKey(second, 'before.png');
     await s.clients.s3.send(new DeleteObjectCommand({ Bucket: s.evidence.bucket, Key: deleted }));
     const stray = evidenceKey(third, 'after-fixed.png');
@@ -98,15 +133,13 @@ describe('audit verify', () => {
       new PutObjectCommand({ Bucket: s.evidence.bucket, Key: stray, Body: strayBody, ChecksumSHA256: strayChecksum }),
     );
 
-    const run = await cli(h, ['audit', 'verify', '--batch', BATCH]);
-    assert.equal(run.code, 1, run.stdout + run.stderr);
+    const run = await auditVerify(h, ['--batch', BATCH], 1);
     assert.match(run.stdout, new RegExp(`ALTERED +event seq 4 \\(write_started\\) of chain ${first.key} altered`));
     assert.match(run.stdout, new RegExp(`REMOVED +${deleted} removed`));
     assert.match(run.stdout, new RegExp(`ADDED +${stray} added`));
     assert.match(run.stdout, /3 finding\(s\)/);
 
-    const json = await cli(h, ['audit', 'verify', '--key', first.key, '--json']);
-    assert.equal(json.code, 1);
+    const json = await auditVerify(h, ['--key', first.key, '--json'], 1);
     const result = JSON.parse(json.stdout) as { findings: Array<{ kind: string; chain?: string; seq?: number; object?: string }> };
     assert.deepEqual(
       result.findings.map((f) => [f.kind, f.chain, f.seq]),
@@ -127,15 +160,7 @@ describe('audit verify', () => {
       { type: events[1]!.type, actor: 'ops-shared', data: events[1]!.data },
       events[1]!.at,
     );
-    await s.clients.db.send(
-      new UpdateCommand({
-        TableName: s.table('audit'),
-        Key: { chain: third.key, seq: 2 },
-        UpdateExpression: 'SET actor = :a, #h = :h',
-        ExpressionAttributeNames: { '#h': 'hash' },
-        ExpressionAttributeValues: { ':a': 'ops-shared', ':h': forged.hash },
-      }),
-    );
+    await editStoredEvent(s, third.key, 2, { actor: 'ops-shared', hash: forged.hash });
     await s.clients.db.send(new DeleteCommand({ TableName: s.table('audit'), Key: { chain: third.key, seq: 5 } }));
     await s.evidence.put(batchKey({ tenant: 'acme', taskId: TASK }, 'list.json'), '[]', 'application/json');
 
@@ -174,15 +199,7 @@ describe('audit verify', () => {
     const key = claim!.key;
 
     // With write access to the audit table: drop the readback, change who wrote, re-hash the whole chain...
-    const original = await s.audit.events(key);
-    const kept = original.filter((e) => e.type !== 'readback');
-    const forged: AuditEvent[] = [];
-    for (const [i, e] of kept.entries()) {
-      const actor = e.type === 'write_started' ? 'ops-shared' : e.actor;
-      forged.push(sealEvent(key, i + 1, forged[i - 1]?.hash ?? GENESIS_HASH, { type: e.type, actor, data: e.data }, e.at));
-    }
-    for (const e of original) await s.clients.db.send(new DeleteCommand({ TableName: s.table('audit'), Key: { chain: key, seq: e.seq } }));
-    for (const e of forged) await s.clients.db.send(new PutCommand({ TableName: s.table('audit'), Item: e }));
+    const forged = await rewriteChainWithoutReadback(s, key, (e) => (e.type === 'write_started' ? 'ops-shared' : e.actor));
     // ...and append one correctly chained item_sealed that vouches for the new hashes.
     const seal = JSON.parse((await s.evidence.get(batchKey(batch, 'seal.json')))!.toString());
     const entry = seal.items.find((i: { key: string }) => i.key === key);
@@ -205,15 +222,12 @@ describe('audit verify', () => {
       result.findings.some((f) => f.chain === key && f.kind === 'altered'),
       `the rewritten events are named against the original seal: ${named.join('; ')}`,
     );
-    const cliRun = await cli(h, ['audit', 'verify', '--key', key]);
-    assert.equal(cliRun.code, 1, cliRun.stdout + cliRun.stderr);
+    await auditVerify(h, ['--key', key], 1);
   });
 
   test('a write run outside a batch is sealed when it closes: an edit to its record is tampering, not "unsealed"; a forged re-seal is named', async () => {
     const s = h.paperclip.services;
-    await h.control.reset({ seed: 7, tenants: [{ id: 'acme', pending: 1, overcharge: 0, processed: 0 }] });
-    const billNo = (await h.control.state()).bills.find((b) => b.tenant === 'acme' && b.status === 'PENDING')!.billNo;
-    const task = { taskId: 'T-evidence-standalone', tenant: 'acme', billNo, action: 'mark_processed' };
+    const task = await writeOfOnePendingBill(7, 'T-evidence-standalone');
     const run = await h.runTask(task);
     assert.equal(run.output['outcome'], 'done', JSON.stringify(run.output));
     const key = String(run.output['key'] ?? (await s.claims.byTask(task.taskId))[0]?.key);
@@ -237,18 +251,11 @@ describe('audit verify', () => {
       edited.findings.map((f) => f.detail).join('; '),
     );
     assert.ok(!edited.findings.some((f) => f.kind === 'unsealed'));
-    const cliRun = await cli(h, ['audit', 'verify', '--key', key]);
-    assert.equal(cliRun.code, 1, cliRun.stdout + cliRun.stderr);
+    const cliRun = await auditVerify(h, ['--key', key], 1);
     assert.match(cliRun.stdout, /record\.json altered/);
 
     // With write access to the table as well: its chain rewritten and re-hashed, and a second seal appended that vouches for it.
-    const original = await s.audit.events(key);
-    const forged: AuditEvent[] = [];
-    for (const [i, e] of original.filter((e) => e.type !== 'readback').entries()) {
-      forged.push(sealEvent(key, i + 1, forged[i - 1]?.hash ?? GENESIS_HASH, { type: e.type, actor: e.actor, data: e.data }, e.at));
-    }
-    for (const e of original) await s.clients.db.send(new DeleteCommand({ TableName: s.table('audit'), Key: { chain: key, seq: e.seq } }));
-    for (const e of forged) await s.clients.db.send(new PutCommand({ TableName: s.table('audit'), Item: e }));
+    const forged = await rewriteChainWithoutReadback(s, key);
     const entry = sealChain[0]!.data['item'] as Record<string, unknown>;
     const item = { ...entry, events: [...forged.map((e) => e.hash), 'f'.repeat(64)] };
     const body = { tenant: 'acme', taskId: task.taskId, item };
@@ -309,9 +316,7 @@ describe('audit verify', () => {
 
   test('seals are anchored outside the table: a sealed history forged consistently in the table alone is named against its anchor', async () => {
     const s = h.paperclip.services;
-    await h.control.reset({ seed: 8, tenants: [{ id: 'acme', pending: 1, overcharge: 0, processed: 0 }] });
-    const billNo = (await h.control.state()).bills.find((b) => b.tenant === 'acme' && b.status === 'PENDING')!.billNo;
-    const task = { taskId: 'T-evidence-anchored', tenant: 'acme', billNo, action: 'mark_processed' };
+    const task = await writeOfOnePendingBill(8, 'T-evidence-anchored');
     assert.equal((await h.runTask(task)).output['outcome'], 'done');
     const [claim] = await s.claims.byTask(task.taskId);
     const key = claim!.key;
@@ -322,13 +327,7 @@ describe('audit verify', () => {
 
     // With write access to the audit table only: the item's chain rewritten (its readback dropped) and its own
     // seal re-made over the new hashes, every hash recomputed. The table alone is consistent again.
-    const original = await s.audit.events(key);
-    const forged: AuditEvent[] = [];
-    for (const [i, e] of original.filter((e) => e.type !== 'readback').entries()) {
-      forged.push(sealEvent(key, i + 1, forged[i - 1]?.hash ?? GENESIS_HASH, { type: e.type, actor: e.actor, data: e.data }, e.at));
-    }
-    for (const e of original) await s.clients.db.send(new DeleteCommand({ TableName: s.table('audit'), Key: { chain: key, seq: e.seq } }));
-    for (const e of forged) await s.clients.db.send(new PutCommand({ TableName: s.table('audit'), Item: e }));
+    const forged = await rewriteChainWithoutReadback(s, key);
     const body = { tenant: 'acme', taskId: task.taskId, item: { ...(seal!.data['item'] as object), events: forged.map((e) => e.hash) } };
     const reSealed = sealEvent(
       `${key}:seal`,
@@ -346,15 +345,12 @@ describe('audit verify', () => {
       result.findings.some((f) => f.kind === 'altered' && f.chain === `${key}:seal` && /differs from its anchor/.test(f.detail)),
       named,
     );
-    const cliRun = await cli(h, ['audit', 'verify', '--key', key]);
-    assert.equal(cliRun.code, 1, cliRun.stdout + cliRun.stderr);
+    await auditVerify(h, ['--key', key], 1);
   });
 
   test("an object the seal left out as unreadable is verify's finding (UNREADABLE, exit 1), not a stray object", async () => {
     const s = h.paperclip.services;
-    await h.control.reset({ seed: 9, tenants: [{ id: 'acme', pending: 1, overcharge: 0, processed: 0 }] });
-    const billNo = (await h.control.state()).bills.find((b) => b.tenant === 'acme' && b.status === 'PENDING')!.billNo;
-    const task = { taskId: 'T-evidence-unreadable', tenant: 'acme', billNo, action: 'mark_processed' };
+    const task = await writeOfOnePendingBill(9, 'T-evidence-unreadable');
     assert.equal((await h.runTask(task)).output['outcome'], 'done');
     const [claim] = await s.claims.byTask(task.taskId);
     const batch = { tenant: 'acme', taskId: task.taskId };
@@ -383,8 +379,7 @@ describe('audit verify', () => {
       ['unreadable'],
       'and in the scope of its item',
     );
-    const run = await cli(h, ['audit', 'verify', '--batch', `acme/${task.taskId}`]);
-    assert.equal(run.code, 1, run.stdout + run.stderr);
+    const run = await auditVerify(h, ['--batch', `acme/${task.taskId}`], 1);
     assert.match(run.stdout, new RegExp(`UNREADABLE +${leftOut} was left out of the seal`));
   });
 

@@ -2,6 +2,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { decideNext } from '../../src/domain/next-after-readback.js';
 import type { ItemState } from '../../src/app/guarded-write/state.js';
+import type { RoutedItem } from '../../src/domain/routing.js';
+import { itemState } from '../app/guarded-write/memory-ports.js';
 
 /**
  * A run that starts at Readback (a re-entered WRITING claim, an operator's
@@ -19,17 +21,10 @@ test('a resumed run with the workflow state (write: null) may retry after a sett
     reversibility: 'reversible',
     inverse: 'unmark_processed',
   };
-  const asTheWorkflowPassesIt = {
-    item,
-    claim: { decision: 'readback_first', claim: { owner: 'arn:x', version: 2 } },
-    snapshot: null,
-    approval: null,
-    write: null,
-    writeError: null,
-    readback: null,
-    takeoverReason: null,
-    compensation: null,
-  } as unknown as ItemState;
+  const claimed = { decision: 'readback_first', claim: { owner: 'arn:x', version: 2 } } as unknown as ItemState['claim'];
+  const asTheWorkflowPassesIt = itemState(item as unknown as RoutedItem, { claim: claimed });
+  assert.equal(asTheWorkflowPassesIt.write, null, 'the workflow passes the initial null, not an absent field');
+  assert.equal(asTheWorkflowPassesIt.writeError, null);
   const negative = {
     verdict: 'not_applied' as const,
     observedStatus: 'PENDING',

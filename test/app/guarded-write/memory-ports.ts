@@ -254,8 +254,11 @@ export function itemState(item: RoutedItem, overrides: Partial<ItemState> = {}):
   };
 }
 
-/** A claim row as another run left it. */
-export function storedClaim(item: RoutedItem, overrides: Partial<Claim> = {}): Claim {
+/** A claim row as another run left it: the item's fields (a routed item, or a task's), owned by another execution. */
+export function storedClaim(
+  item: Pick<Claim, 'key' | 'taskId' | 'tenant' | 'billNo' | 'action' | 'identity'>,
+  overrides: Partial<Claim> = {},
+): Claim {
   const at = new Date().toISOString();
   return {
     key: item.key,
