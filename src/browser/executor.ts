@@ -6,7 +6,7 @@ import type { SitePack } from '../sitepack/schema.js';
 import { ReadFailedError, SessionLostError, StructuredContractMissingError } from '../domain/errors.js';
 import { resolveLocator, scopeRoot, where, type RowBinding } from './locate.js';
 import { evaluateQuietly } from './quiet-page.js';
-import { resolveFrame } from './frames.js';
+import { isPage, resolveFrame, type Surface } from './frames.js';
 import { deadline } from '../lib/deadline.js';
 
 /**
@@ -118,29 +118,23 @@ export async function assertSessionAlive(page: Page, signals: SessionSignals): P
   }
   const alerted = policy?.seen.find((dialog) => signals.texts.some((text) => dialog.message.includes(text)));
   if (alerted) throw new SessionLostError(`the vendor says "${alerted.message}" (native ${alerted.type})`, { url });
-  if (
-    signals.loginForm &&
-    (await resolveLocator(page, signals.loginForm, {})
-      .first()
-      .isVisible()
-      .catch(() => false))
-  ) {
-    throw new SessionLostError(`the login form (${describeLocator(signals.loginForm)}) shows again on ${here}: the session is gone`, {
-      url,
-    });
-  }
-  for (const frame of frames) {
-    if (
-      signals.loginForm &&
-      (await resolveLocator(frame, signals.loginForm, {})
+  const { loginForm } = signals;
+  if (loginForm) {
+    const showsLoginForm = (surface: Surface): Promise<boolean> =>
+      resolveLocator(surface, loginForm, {})
         .first()
         .isVisible()
-        .catch(() => false))
-    ) {
-      throw new SessionLostError(
-        `the login form (${describeLocator(signals.loginForm)}) shows again in the frame at ${where(frame)}: the session is gone`,
-        { url: frame.url() },
-      );
+        .catch(() => false);
+    if (await showsLoginForm(page)) {
+      throw new SessionLostError(`the login form (${describeLocator(loginForm)}) shows again on ${here}: the session is gone`, { url });
+    }
+    for (const frame of frames) {
+      if (await showsLoginForm(frame)) {
+        throw new SessionLostError(
+          `the login form (${describeLocator(loginForm)}) shows again in the frame at ${where(frame)}: the session is gone`,
+          { url: frame.url() },
+        );
+      }
     }
   }
   const text = await firstVisibleText(page, signals.texts);
@@ -156,25 +150,15 @@ function sameOrigin(a: string, b: string): boolean {
 }
 
 /**
- * The first of `texts` visible on the page, if any. One round trip when none
- * is (the usual case), since this runs after every navigation.
+ * The first of `texts` visible on the page or in the frame, if any. On a page, one round trip when none is (the
+ * usual case), since this runs after every navigation; in a frame (a portal's work area) the texts are tried one by
+ * one, since the quiet check reads the top document only.
  */
-export async function firstVisibleText(page: Page, texts: readonly string[]): Promise<string | undefined> {
-  const [first, ...rest] = texts;
-  if (first === undefined) return undefined;
-  // Text matching through locators walks every element twice; a page whose text contains none of them needs no walk.
-  if (!(await evaluateQuietly(page, `(${containsAnyText.toString()})(${JSON.stringify(texts)})`).catch(() => true))) return undefined;
-  const any = rest.reduce((either, text) => either.or(page.getByText(text)), page.getByText(first));
-  if (
-    !(await any
-      .first()
-      .isVisible()
-      .catch(() => false))
-  )
-    return undefined;
+export async function firstVisibleText(surface: Surface, texts: readonly string[]): Promise<string | undefined> {
+  if (isPage(surface) && !(await mayShowAny(surface, texts))) return undefined;
   for (const text of texts) {
     if (
-      await page
+      await surface
         .getByText(text)
         .first()
         .isVisible()
@@ -183,6 +167,19 @@ export async function firstVisibleText(page: Page, texts: readonly string[]): Pr
       return text;
   }
   return undefined;
+}
+
+/** False when none of the texts can be visible on the page: quietly first, then with one locator for them all. */
+async function mayShowAny(page: Page, texts: readonly string[]): Promise<boolean> {
+  const [first, ...rest] = texts;
+  if (first === undefined) return false;
+  // Text matching through locators walks every element twice; a page whose text contains none of them needs no walk.
+  if (!(await evaluateQuietly(page, `(${containsAnyText.toString()})(${JSON.stringify(texts)})`).catch(() => true))) return false;
+  const any = rest.reduce((either, text) => either.or(page.getByText(text)), page.getByText(first));
+  return any
+    .first()
+    .isVisible()
+    .catch(() => false);
 }
 
 /**
