@@ -257,7 +257,14 @@ export async function runStep(page: Page, step: Step, ctx: StepContext, commit?:
       // In a frame-scoped section the page opened is the portal, and what shows it is ready is in its frame.
       const limit = deadline(timeout);
       const surface = ctx.frame ? await resolveFrame(page, ctx.frame, timeout) : page;
-      await visibleOrExplain(page, resolveLocator(surface, step.waitFor, ctx.params).first(), step, ctx, Math.max(1, limit.remaining()));
+      await waitOrExplain(
+        page,
+        resolveLocator(surface, step.waitFor, ctx.params).first(),
+        step,
+        ctx,
+        'visible',
+        Math.max(1, limit.remaining()),
+      );
     }
     return { page };
   }
@@ -274,7 +281,7 @@ export async function runStep(page: Page, step: Step, ctx: StepContext, commit?:
   const left = Math.max(1, limit.remaining());
   const target = resolveLocator(root, step.target, ctx.params).first();
   // Click, fill and select wait for their target themselves; only a failure needs the explanation (actOrExplain).
-  if (step.action === 'extract' || step.action === 'download') await visibleOrExplain(page, target, step, ctx, left);
+  if (step.action === 'extract' || step.action === 'download') await waitOrExplain(page, target, step, ctx, 'visible', left);
   const act = <T>(action: () => Promise<T>) => actOrExplain(page, target, step, ctx, action);
 
   switch (step.action) {
@@ -285,7 +292,7 @@ export async function runStep(page: Page, step: Step, ctx: StepContext, commit?:
       }
       try {
         if (step.commit && commit) {
-          await visibleOrExplain(page, target, step, ctx, left);
+          await waitOrExplain(page, target, step, ctx, 'visible', left);
           await commit();
         }
         if (step.opensPage) {
@@ -318,8 +325,7 @@ export async function runStep(page: Page, step: Step, ctx: StepContext, commit?:
     }
     case 'wait_for':
     case 'expect': {
-      if (step.state === 'visible') await visibleOrExplain(page, target, step, ctx, step.timeoutMs ?? left);
-      else await hiddenOrExplain(page, target, step, ctx, step.timeoutMs ?? left);
+      await waitOrExplain(page, target, step, ctx, step.state, step.timeoutMs ?? left);
       await assertSessionAlive(page, ctx.sessionLost);
       return { page };
     }
@@ -355,27 +361,39 @@ export async function runStep(page: Page, step: Step, ctx: StepContext, commit?:
 }
 
 /**
- * Waits for a step's target. When it never shows, a lost session is reported
- * as such; otherwise the error names the step, the locator and the page, since
- * a missing element means the pack no longer matches the site.
+ * Waits for a step's target to show or to go away (a modal closing once the vendor answered). When it does not, a
+ * lost session is reported as such; otherwise the error names the step and the page: a target that never shows
+ * means the pack no longer matches the site; one that stays says what still shows, where and for how long, usually
+ * a vendor that never answered, which is not a pack mismatch.
  */
-async function visibleOrExplain(page: Page, target: PwLocator, step: Step, ctx: StepContext, timeout: number): Promise<void> {
+async function waitOrExplain(
+  page: Page,
+  target: PwLocator,
+  step: Step,
+  ctx: StepContext,
+  state: 'visible' | 'hidden',
+  timeout: number,
+): Promise<void> {
   try {
-    await target.waitFor({ state: 'visible', timeout });
+    await target.waitFor({ state, timeout });
   } catch (error) {
     await assertSessionAlive(page, ctx.sessionLost);
     if (page.isClosed()) throw error;
-    throw new StructuredContractMissingError(`step "${describeStep(step, ctx.params)}" found nothing on ${where(page)}`, {
-      step: describeStep(step, ctx.params),
-      url: page.url(),
-    });
+    if (state === 'visible') throw targetMissing(page, step, ctx);
+    throw new Error(`step "${describeStep(step, ctx.params)}": the target still shows on ${where(page)} after ${timeout} ms`);
   }
+}
+
+/** The step's target is not on the page: the pack no longer matches the site. */
+function targetMissing(page: Page, step: Step, ctx: StepContext): StructuredContractMissingError {
+  const described = describeStep(step, ctx.params);
+  return new StructuredContractMissingError(`step "${described}" found nothing on ${where(page)}`, { step: described, url: page.url() });
 }
 
 /**
  * Runs an action that waits for its own target (Playwright's actionability checks include visibility), which
  * saves a separate wait per step. When it fails on a target that is not there, the failure is explained as
- * visibleOrExplain would have: a lost session, or the pack no longer matching the page.
+ * waitOrExplain would have: a lost session, or the pack no longer matching the page.
  */
 async function actOrExplain<T>(page: Page, target: PwLocator, step: Step, ctx: StepContext, action: () => Promise<T>): Promise<T> {
   try {
@@ -383,25 +401,7 @@ async function actOrExplain<T>(page: Page, target: PwLocator, step: Step, ctx: S
   } catch (error) {
     if (page.isClosed() || (await target.isVisible().catch(() => false))) throw error;
     await assertSessionAlive(page, ctx.sessionLost);
-    throw new StructuredContractMissingError(`step "${describeStep(step, ctx.params)}" found nothing on ${where(page)}`, {
-      step: describeStep(step, ctx.params),
-      url: page.url(),
-    });
-  }
-}
-
-/**
- * Waits for a step's target to go away (a modal closing once the vendor answered). When it stays,
- * a lost session is reported as such; otherwise the error says what still shows, where and for how
- * long: usually the vendor never answered, which is not a pack mismatch.
- */
-async function hiddenOrExplain(page: Page, target: PwLocator, step: Step, ctx: StepContext, timeout: number): Promise<void> {
-  try {
-    await target.waitFor({ state: 'hidden', timeout });
-  } catch (error) {
-    await assertSessionAlive(page, ctx.sessionLost);
-    if (page.isClosed()) throw error;
-    throw new Error(`step "${describeStep(step, ctx.params)}": the target still shows on ${where(page)} after ${timeout} ms`);
+    throw targetMissing(page, step, ctx);
   }
 }
 
