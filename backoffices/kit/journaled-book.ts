@@ -36,7 +36,19 @@ export interface BookKeys<R> {
   noun: string;
 }
 
-export abstract class JournaledBook<R, S, J extends { seq: number; detail?: Record<string, unknown> }> {
+/** A write made through a back office's pages, as its book commits it. */
+export interface UiWrite<A extends string> {
+  action: A;
+  /** The record's id. */
+  id: string;
+  actor: Actor;
+  /** How long a write that settles later stays pending (0 settles at once). */
+  settleDelayMs: number;
+  /** What the journal entry's detail adds to the record's state before and after. */
+  detail?: Record<string, unknown> | undefined;
+}
+
+export abstract class JournaledBook<R extends { updatedAt: string }, S, J extends { seq: number; detail?: Record<string, unknown> }> {
   private readonly entries = new Map<string, BookEntry<R, S>>();
   private readonly ordered: BookEntry<R, S>[] = [];
   private readonly journalEntries: J[] = [];
@@ -111,6 +123,36 @@ export abstract class JournaledBook<R, S, J extends { seq: number; detail?: Reco
     }
     entry.timer = setTimeout(() => this.settle(entry), delayMs);
     entry.timer.unref();
+  }
+
+  /**
+   * Commits a write made through the pages: `apply` changes the record and answers where it settles later (undefined:
+   * it does not); the record is stamped, and the journal gets its state before and after (`snapshot`), as `ui`.
+   */
+  protected commitUiWrite<A extends string>(
+    write: UiWrite<A>,
+    snapshot: (record: R) => Record<string, unknown>,
+    apply: (record: R, at: string) => S | undefined,
+  ): J {
+    const entry = this.startCommit(write.id);
+    const { record } = entry;
+    const before = snapshot(record);
+    const at = new Date().toISOString();
+    const settlesTo = apply(record, at);
+    record.updatedAt = at;
+    const journalEntry = this.appendJournal({
+      at,
+      tenant: this.keys.tenant(record),
+      billNo: write.id,
+      action: write.action,
+      identity: write.actor.identity,
+      sessionId: write.actor.sessionId,
+      via: 'ui',
+      detail: { before, after: snapshot(record), ...write.detail },
+      // The fields every in-repo back office journals (kit/schemas.ts, journalEntrySchemaFor); J names its actions.
+    } as unknown as Omit<J, 'seq'>);
+    if (settlesTo !== undefined) this.settleLater(entry, settlesTo, write.settleDelayMs);
+    return journalEntry;
   }
 
   /** Journals a committed mutation; an entry without detail has no `detail` key. */

@@ -256,7 +256,10 @@ async function write(ex: LedgerlyExchange, id: string, action: LedgerlyAction): 
   }
   const hang = office.faults.fire('commit_then_timeout', context);
   const actor: Actor = { identity: signed.user.username, sessionId: signed.session.sid };
-  office.book.commit(action, id, actor, {
+  office.book.commit({
+    action,
+    id,
+    actor,
     ...(reason !== undefined ? { resolutionReason: reason } : {}),
     settleDelayMs: action === 'resolve' || action === 'refund' ? office.settleDelayMs(context) : 0,
     ...(detail || hang ? { detail: { ...detail, ...(hang ? { fault: 'commit_then_timeout' } : {}) } } : {}),

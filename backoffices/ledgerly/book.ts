@@ -1,4 +1,4 @@
-import { JournaledBook, type Actor, type Refusal } from '../kit/journaled-book.js';
+import { JournaledBook, type Actor, type Refusal, type UiWrite } from '../kit/journaled-book.js';
 import type { Discrepancy, DiscrepancyState, LedgerlyAction, LedgerlyJournalEntry } from './schemas.js';
 
 export type { Actor, Refusal };
@@ -54,47 +54,25 @@ export class DiscrepancyBook extends JournaledBook<Discrepancy, DiscrepancyState
    * Applies an accepted write and journals it with the record's state before
    * and after. Resolve and refund start the settle timer (0 settles at once).
    */
-  commit(
-    action: LedgerlyAction,
-    id: string,
-    actor: Actor,
-    change: { resolutionReason?: string; settleDelayMs: number; detail?: Record<string, unknown> },
-  ): LedgerlyJournalEntry {
-    const entry = this.startCommit(id);
-    const { record } = entry;
-    const before = snapshotOf(record);
-    const at = new Date().toISOString();
-    let settlesTo: DiscrepancyState | undefined;
-    switch (action) {
-      case 'edit':
-        record.resolutionReason = change.resolutionReason ?? null;
-        break;
-      case 'reopen':
-        record.state = 'open';
-        break;
-      case 'resolve':
-        record.state = 'under_review';
-        settlesTo = 'resolved';
-        break;
-      case 'refund':
-        record.state = 'refund_pending';
-        settlesTo = 'refunded';
-        break;
-    }
-    record.updatedAt = at;
-    record.history.push({ at, action, actor: actor.identity, ...(change.detail ? { detail: change.detail } : {}) });
-    const journalEntry = this.appendJournal({
-      at,
-      tenant: record.org,
-      billNo: id,
-      action,
-      identity: actor.identity,
-      sessionId: actor.sessionId,
-      via: 'ui',
-      detail: { before, after: snapshotOf(record), ...change.detail },
+  commit(write: UiWrite<LedgerlyAction> & { resolutionReason?: string }): LedgerlyJournalEntry {
+    const { action, actor, detail } = write;
+    return this.commitUiWrite(write, snapshotOf, (record, at) => {
+      record.history.push({ at, action, actor: actor.identity, ...(detail ? { detail } : {}) });
+      switch (action) {
+        case 'edit':
+          record.resolutionReason = write.resolutionReason ?? null;
+          return undefined;
+        case 'reopen':
+          record.state = 'open';
+          return undefined;
+        case 'resolve':
+          record.state = 'under_review';
+          return 'resolved';
+        case 'refund':
+          record.state = 'refund_pending';
+          return 'refunded';
+      }
     });
-    if (settlesTo !== undefined) this.settleLater(entry, settlesTo, change.settleDelayMs);
-    return journalEntry;
   }
 }
 

@@ -116,7 +116,10 @@ async function perform(
   }
   const hang = office.faults.fire('commit_then_timeout', context);
   const actor: Actor = { identity: signed.user.username, sessionId: signed.session.sid };
-  office.book.commit(action, bill.billNo, actor, {
+  office.book.commit({
+    action,
+    id: bill.billNo,
+    actor,
     ...(change.note !== undefined ? { note: change.note } : {}),
     settleDelayMs: action === 'settle' ? office.settleDelayMs(context) : 0,
     ...(change.detail || hang ? { detail: { ...change.detail, ...(hang ? { fault: 'commit_then_timeout' } : {}) } } : {}),

@@ -1,4 +1,4 @@
-import { JournaledBook, type Actor, type Refusal } from '../kit/journaled-book.js';
+import { JournaledBook, type Actor, type Refusal, type UiWrite } from '../kit/journaled-book.js';
 import type { Bill, BillStatus, SettloAction, SettloJournalEntry } from './schemas.js';
 
 export type { Actor, Refusal };
@@ -43,40 +43,21 @@ export class BillBook extends JournaledBook<Bill, BillStatus, SettloJournalEntry
     }
   }
 
-  commit(
-    action: SettloAction,
-    billNo: string,
-    actor: Actor,
-    change: { note?: string; settleDelayMs: number; detail?: Record<string, unknown> },
-  ): SettloJournalEntry {
-    const entry = this.startCommit(billNo);
-    const bill = entry.record;
-    const before = snapshotOf(bill);
-    const at = new Date().toISOString();
-    switch (action) {
-      case 'settle':
-        bill.status = 'PROCESSING';
-        bill.note = change.note ?? null;
-        break;
-      case 'reopen':
-        bill.status = 'PENDING';
-        break;
-      case 'refund':
-        bill.status = 'REFUNDED';
-        break;
-    }
-    bill.updatedAt = at;
-    const journalEntry = this.appendJournal({
-      at,
-      tenant: bill.tenant,
-      billNo,
-      action,
-      identity: actor.identity,
-      sessionId: actor.sessionId,
-      via: 'ui',
-      detail: { before, after: snapshotOf(bill), ...change.detail },
+  /** Applies an accepted write (a 处理 with its note); a 处理 settles to 已处理 after the delay. */
+  commit(write: UiWrite<SettloAction> & { note?: string }): SettloJournalEntry {
+    return this.commitUiWrite(write, snapshotOf, (bill) => {
+      switch (write.action) {
+        case 'settle':
+          bill.status = 'PROCESSING';
+          bill.note = write.note ?? null;
+          return 'PROCESSED';
+        case 'reopen':
+          bill.status = 'PENDING';
+          return undefined;
+        case 'refund':
+          bill.status = 'REFUNDED';
+          return undefined;
+      }
     });
-    if (action === 'settle') this.settleLater(entry, 'PROCESSED', change.settleDelayMs);
-    return journalEntry;
   }
 }

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { Services } from './services.js';
 import { attestedBatch } from './requester.js';
 import { InputRejectedError } from '../domain/errors.js';
-import { BatchRequest } from '../domain/task.js';
+import { BatchRequest, TenantId } from '../domain/task.js';
 import { scheduleRequester } from '../contracts/schedule-requester.js';
 
 /**
@@ -19,7 +19,7 @@ import { scheduleRequester } from '../contracts/schedule-requester.js';
 /** What a schedule sends: its tenant, and the time it fired (`<aws.scheduler.scheduled-time>`). */
 export const ScheduledStart = z
   .object({
-    tenant: z.string().regex(/^[a-z][a-z0-9-]{1,40}$/, 'tenant ids are lower-kebab-case'),
+    tenant: TenantId,
     scheduledTime: z
       .string()
       .regex(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/, 'the scheduled time is ISO 8601 in UTC, e.g. 2026-12-02T01:00:00Z'),

@@ -6,7 +6,7 @@ import type { SitePack } from '../sitepack/schema.js';
 import { ReadFailedError, SessionLostError, StructuredContractMissingError } from '../domain/errors.js';
 import { resolveLocator, scopeRoot, where, type RowBinding } from './locate.js';
 import { evaluateQuietly } from './quiet-page.js';
-import { resolveFrame } from './frames.js';
+import { isPage, resolveFrame, type Surface } from './frames.js';
 import { deadline } from '../lib/deadline.js';
 
 /**
@@ -118,29 +118,23 @@ export async function assertSessionAlive(page: Page, signals: SessionSignals): P
   }
   const alerted = policy?.seen.find((dialog) => signals.texts.some((text) => dialog.message.includes(text)));
   if (alerted) throw new SessionLostError(`the vendor says "${alerted.message}" (native ${alerted.type})`, { url });
-  if (
-    signals.loginForm &&
-    (await resolveLocator(page, signals.loginForm, {})
-      .first()
-      .isVisible()
-      .catch(() => false))
-  ) {
-    throw new SessionLostError(`the login form (${describeLocator(signals.loginForm)}) shows again on ${here}: the session is gone`, {
-      url,
-    });
-  }
-  for (const frame of frames) {
-    if (
-      signals.loginForm &&
-      (await resolveLocator(frame, signals.loginForm, {})
+  const { loginForm } = signals;
+  if (loginForm) {
+    const showsLoginForm = (surface: Surface): Promise<boolean> =>
+      resolveLocator(surface, loginForm, {})
         .first()
         .isVisible()
-        .catch(() => false))
-    ) {
-      throw new SessionLostError(
-        `the login form (${describeLocator(signals.loginForm)}) shows again in the frame at ${where(frame)}: the session is gone`,
-        { url: frame.url() },
-      );
+        .catch(() => false);
+    if (await showsLoginForm(page)) {
+      throw new SessionLostError(`the login form (${describeLocator(loginForm)}) shows again on ${here}: the session is gone`, { url });
+    }
+    for (const frame of frames) {
+      if (await showsLoginForm(frame)) {
+        throw new SessionLostError(
+          `the login form (${describeLocator(loginForm)}) shows again in the frame at ${where(frame)}: the session is gone`,
+          { url: frame.url() },
+        );
+      }
     }
   }
   const text = await firstVisibleText(page, signals.texts);
@@ -156,25 +150,15 @@ function sameOrigin(a: string, b: string): boolean {
 }
 
 /**
- * The first of `texts` visible on the page, if any. One round trip when none
- * is (the usual case), since this runs after every navigation.
+ * The first of `texts` visible on the page or in the frame, if any. On a page, one round trip when none is (the
+ * usual case), since this runs after every navigation; in a frame (a portal's work area) the texts are tried one by
+ * one, since the quiet check reads the top document only.
  */
-export async function firstVisibleText(page: Page, texts: readonly string[]): Promise<string | undefined> {
-  const [first, ...rest] = texts;
-  if (first === undefined) return undefined;
-  // Text matching through locators walks every element twice; a page whose text contains none of them needs no walk.
-  if (!(await evaluateQuietly(page, `(${containsAnyText.toString()})(${JSON.stringify(texts)})`).catch(() => true))) return undefined;
-  const any = rest.reduce((either, text) => either.or(page.getByText(text)), page.getByText(first));
-  if (
-    !(await any
-      .first()
-      .isVisible()
-      .catch(() => false))
-  )
-    return undefined;
+export async function firstVisibleText(surface: Surface, texts: readonly string[]): Promise<string | undefined> {
+  if (isPage(surface) && !(await mayShowAny(surface, texts))) return undefined;
   for (const text of texts) {
     if (
-      await page
+      await surface
         .getByText(text)
         .first()
         .isVisible()
@@ -183,6 +167,19 @@ export async function firstVisibleText(page: Page, texts: readonly string[]): Pr
       return text;
   }
   return undefined;
+}
+
+/** False when none of the texts can be visible on the page: quietly first, then with one locator for them all. */
+async function mayShowAny(page: Page, texts: readonly string[]): Promise<boolean> {
+  const [first, ...rest] = texts;
+  if (first === undefined) return false;
+  // Text matching through locators walks every element twice; a page whose text contains none of them needs no walk.
+  if (!(await evaluateQuietly(page, `(${containsAnyText.toString()})(${JSON.stringify(texts)})`).catch(() => true))) return false;
+  const any = rest.reduce((either, text) => either.or(page.getByText(text)), page.getByText(first));
+  return any
+    .first()
+    .isVisible()
+    .catch(() => false);
 }
 
 /**
@@ -260,7 +257,14 @@ export async function runStep(page: Page, step: Step, ctx: StepContext, commit?:
       // In a frame-scoped section the page opened is the portal, and what shows it is ready is in its frame.
       const limit = deadline(timeout);
       const surface = ctx.frame ? await resolveFrame(page, ctx.frame, timeout) : page;
-      await visibleOrExplain(page, resolveLocator(surface, step.waitFor, ctx.params).first(), step, ctx, Math.max(1, limit.remaining()));
+      await waitOrExplain(
+        page,
+        resolveLocator(surface, step.waitFor, ctx.params).first(),
+        step,
+        ctx,
+        'visible',
+        Math.max(1, limit.remaining()),
+      );
     }
     return { page };
   }
@@ -277,7 +281,7 @@ export async function runStep(page: Page, step: Step, ctx: StepContext, commit?:
   const left = Math.max(1, limit.remaining());
   const target = resolveLocator(root, step.target, ctx.params).first();
   // Click, fill and select wait for their target themselves; only a failure needs the explanation (actOrExplain).
-  if (step.action === 'extract' || step.action === 'download') await visibleOrExplain(page, target, step, ctx, left);
+  if (step.action === 'extract' || step.action === 'download') await waitOrExplain(page, target, step, ctx, 'visible', left);
   const act = <T>(action: () => Promise<T>) => actOrExplain(page, target, step, ctx, action);
 
   switch (step.action) {
@@ -288,7 +292,7 @@ export async function runStep(page: Page, step: Step, ctx: StepContext, commit?:
       }
       try {
         if (step.commit && commit) {
-          await visibleOrExplain(page, target, step, ctx, left);
+          await waitOrExplain(page, target, step, ctx, 'visible', left);
           await commit();
         }
         if (step.opensPage) {
@@ -321,8 +325,7 @@ export async function runStep(page: Page, step: Step, ctx: StepContext, commit?:
     }
     case 'wait_for':
     case 'expect': {
-      if (step.state === 'visible') await visibleOrExplain(page, target, step, ctx, step.timeoutMs ?? left);
-      else await hiddenOrExplain(page, target, step, ctx, step.timeoutMs ?? left);
+      await waitOrExplain(page, target, step, ctx, step.state, step.timeoutMs ?? left);
       await assertSessionAlive(page, ctx.sessionLost);
       return { page };
     }
@@ -358,27 +361,39 @@ export async function runStep(page: Page, step: Step, ctx: StepContext, commit?:
 }
 
 /**
- * Waits for a step's target. When it never shows, a lost session is reported
- * as such; otherwise the error names the step, the locator and the page, since
- * a missing element means the pack no longer matches the site.
+ * Waits for a step's target to show or to go away (a modal closing once the vendor answered). When it does not, a
+ * lost session is reported as such; otherwise the error names the step and the page: a target that never shows
+ * means the pack no longer matches the site; one that stays says what still shows, where and for how long, usually
+ * a vendor that never answered, which is not a pack mismatch.
  */
-async function visibleOrExplain(page: Page, target: PwLocator, step: Step, ctx: StepContext, timeout: number): Promise<void> {
+async function waitOrExplain(
+  page: Page,
+  target: PwLocator,
+  step: Step,
+  ctx: StepContext,
+  state: 'visible' | 'hidden',
+  timeout: number,
+): Promise<void> {
   try {
-    await target.waitFor({ state: 'visible', timeout });
+    await target.waitFor({ state, timeout });
   } catch (error) {
     await assertSessionAlive(page, ctx.sessionLost);
     if (page.isClosed()) throw error;
-    throw new StructuredContractMissingError(`step "${describeStep(step, ctx.params)}" found nothing on ${where(page)}`, {
-      step: describeStep(step, ctx.params),
-      url: page.url(),
-    });
+    if (state === 'visible') throw targetMissing(page, step, ctx);
+    throw new Error(`step "${describeStep(step, ctx.params)}": the target still shows on ${where(page)} after ${timeout} ms`);
   }
+}
+
+/** The step's target is not on the page: the pack no longer matches the site. */
+function targetMissing(page: Page, step: Step, ctx: StepContext): StructuredContractMissingError {
+  const described = describeStep(step, ctx.params);
+  return new StructuredContractMissingError(`step "${described}" found nothing on ${where(page)}`, { step: described, url: page.url() });
 }
 
 /**
  * Runs an action that waits for its own target (Playwright's actionability checks include visibility), which
  * saves a separate wait per step. When it fails on a target that is not there, the failure is explained as
- * visibleOrExplain would have: a lost session, or the pack no longer matching the page.
+ * waitOrExplain would have: a lost session, or the pack no longer matching the page.
  */
 async function actOrExplain<T>(page: Page, target: PwLocator, step: Step, ctx: StepContext, action: () => Promise<T>): Promise<T> {
   try {
@@ -386,25 +401,7 @@ async function actOrExplain<T>(page: Page, target: PwLocator, step: Step, ctx: S
   } catch (error) {
     if (page.isClosed() || (await target.isVisible().catch(() => false))) throw error;
     await assertSessionAlive(page, ctx.sessionLost);
-    throw new StructuredContractMissingError(`step "${describeStep(step, ctx.params)}" found nothing on ${where(page)}`, {
-      step: describeStep(step, ctx.params),
-      url: page.url(),
-    });
-  }
-}
-
-/**
- * Waits for a step's target to go away (a modal closing once the vendor answered). When it stays,
- * a lost session is reported as such; otherwise the error says what still shows, where and for how
- * long: usually the vendor never answered, which is not a pack mismatch.
- */
-async function hiddenOrExplain(page: Page, target: PwLocator, step: Step, ctx: StepContext, timeout: number): Promise<void> {
-  try {
-    await target.waitFor({ state: 'hidden', timeout });
-  } catch (error) {
-    await assertSessionAlive(page, ctx.sessionLost);
-    if (page.isClosed()) throw error;
-    throw new Error(`step "${describeStep(step, ctx.params)}": the target still shows on ${where(page)} after ${timeout} ms`);
+    throw targetMissing(page, step, ctx);
   }
 }
 

@@ -3,7 +3,7 @@ import { AmbiguousOutcomeError, WriteNotCommittedError } from '../domain/errors.
 import type { SitePack } from '../sitepack/schema.js';
 import { firstVisibleText } from './executor.js';
 import { resolveLocator } from './locate.js';
-import { isPage, type Surface } from './frames.js';
+import type { Surface } from './frames.js';
 
 /**
  * Reads the page's own feedback after the commit click. It is never the
@@ -26,27 +26,10 @@ export async function throwOnWriteFeedback(surface: Surface, feedback: SitePack[
     .first()
     .waitFor({ state: 'visible', timeout: timeoutMs })
     .catch(() => undefined);
-  const text = isPage(surface)
-    ? await firstVisibleText(surface, [...rejected, ...timedOut])
-    : await firstVisibleIn(surface, [...rejected, ...timedOut]);
+  const text = await firstVisibleText(surface, [...rejected, ...timedOut]);
   if (text === undefined) return;
   if (rejected.includes(text)) {
     throw new WriteNotCommittedError(`the vendor answered "${(await page.getByText(text).first().textContent())?.trim()}"`);
   }
   throw new AmbiguousOutcomeError(`the vendor did not answer in time ("${text}"); the write may have landed`);
-}
-
-/** The first of the texts visible in a frame (the quiet check firstVisibleText starts with reads the top document only). */
-async function firstVisibleIn(frame: Frame, texts: readonly string[]): Promise<string | undefined> {
-  for (const text of texts) {
-    if (
-      await frame
-        .getByText(text)
-        .first()
-        .isVisible()
-        .catch(() => false)
-    )
-      return text;
-  }
-  return undefined;
 }

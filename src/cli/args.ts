@@ -283,4 +283,8 @@ export const FailOn = z
 export type FailOnRules = z.output<typeof FailOn>;
 
 export const DataDir = z.string().min(1).meta({ value: 'dir', description: 'local data folder: claims, evidence, executions' });
+/** The flags of a command that works on a data folder: the folder, and the config it was run with (FolderConfigPath). */
+export const dataFolderFlags = { 'data-dir': DataDir.default('.paperclip'), config: FolderConfigPath };
+/** `--aws` of a command that reads what Paperclip stored: the deployed tables and bucket instead of a data folder. */
+export const AwsFlag = z.boolean().default(false).meta({ description: 'read the deployed tables and bucket' });
 export const Port = z.coerce.number().int('must be a whole number').min(0).max(65535, 'ports go up to 65535');

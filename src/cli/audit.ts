@@ -4,7 +4,7 @@ import { DataSourceError, openDataSource } from './data-source.js';
 import type { VerifyResult } from '../evidence/verify.js';
 import { verifyPreserved } from '../evidence/preserved-versions.js';
 import { writeDailyDigests } from '../app/digests.js';
-import { FolderConfigPath, DataDir, parseCommand, TenantId, type Command, type CommandSpec } from './args.js';
+import { parseCommand, TenantId, type Command, type CommandSpec, dataFolderFlags, AwsFlag } from './args.js';
 
 const Flags = z
   .object({
@@ -20,9 +20,8 @@ const Flags = z
       .meta({ value: 'key', description: "verify one item's chain" }),
     tenant: TenantId.optional().meta({ value: 'tenant', description: 'without --batch/--key: every batch of this tenant' }),
     json: z.boolean().default(false).meta({ description: 'print the result as JSON' }),
-    'data-dir': DataDir.default('.paperclip'),
-    config: FolderConfigPath,
-    aws: z.boolean().default(false).meta({ description: 'read the deployed tables and bucket' }),
+    ...dataFolderFlags,
+    aws: AwsFlag,
   })
   .refine((f) => [f.batch, f.key].filter(Boolean).length <= 1, { message: 'pass either --batch or --key, not both', path: ['key'] });
 
@@ -87,8 +86,7 @@ export async function runAudit(argv: string[]): Promise<number> {
 export const auditCommand: Command = { spec: AUDIT_SPEC, run: runAudit };
 
 const DigestFlags = z.object({
-  'data-dir': DataDir.default('.paperclip'),
-  config: FolderConfigPath,
+  ...dataFolderFlags,
   json: z.boolean().default(false).meta({ description: 'print the run as JSON' }),
 });
 

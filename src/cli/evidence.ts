@@ -6,14 +6,13 @@ import { loadConfig } from '../config/load.js';
 import { configForFolder, DataFolderError } from './data-folder.js';
 import { S3ApiBucket, S3rverFolderBucket, type BucketReader } from '../evidence/bucket.js';
 import { startEvidenceServer, type EvidenceServer } from '../evidence/server.js';
-import { FolderConfigPath, DataDir, parseCommand, Port, type Command, type CommandSpec } from './args.js';
+import { parseCommand, Port, type Command, type CommandSpec, dataFolderFlags } from './args.js';
 
 const DEFAULT_PORT = 4300;
 
 const Flags = z.object({
   port: Port.optional().meta({ value: 'port', description: `where to serve (default ${DEFAULT_PORT}, or a free one)` }),
-  'data-dir': DataDir.default('.paperclip'),
-  config: FolderConfigPath,
+  ...dataFolderFlags,
   's3-endpoint': z.url().optional().meta({ value: 'url', description: 'read through this S3 API instead of the data folder' }),
 });
 

@@ -3,7 +3,8 @@ import type { Services } from '../app/services.js';
 import { claimOutcome, rolledBack } from '../app/batch.js';
 import { evidenceKey } from '../app/ports/evidence.js';
 import { TERMINAL_STATUSES, type Claim } from '../domain/claim.js';
-import { DataDir, FolderConfigPath, parseCommand, RefusedError, TenantId, type Command, type CommandSpec } from './args.js';
+import { TaskId } from '../domain/task.js';
+import { parseCommand, RefusedError, TenantId, type Command, type CommandSpec, dataFolderFlags, AwsFlag } from './args.js';
 
 import { openDataSource } from './data-source.js';
 
@@ -12,15 +13,12 @@ import { openDataSource } from './data-source.js';
  * a compensation, a takeover resolved), each with the idempotency key an operator command takes.
  */
 
-export const TaskId = z.string().regex(/^T-[A-Za-z0-9-]{1,60}$/, 'task ids look like T-20261202-acme (letters, digits, -)');
-
 const Flags = z.object({
   task: TaskId.meta({ value: 'id', description: "the batch's task id (the summary line's task)" }),
   tenant: TenantId.optional().meta({ value: 'tenant', description: "only this tenant (a task id is usually one tenant's)" }),
   json: z.boolean().default(false).meta({ description: 'one JSON line per item instead of the table' }),
-  'data-dir': DataDir.default('.paperclip'),
-  config: FolderConfigPath,
-  aws: z.boolean().default(false).meta({ description: 'read the deployed tables and bucket' }),
+  ...dataFolderFlags,
+  aws: AwsFlag,
 });
 
 export const ITEMS_SPEC: CommandSpec<typeof Flags> = {

@@ -6,16 +6,15 @@ import { buildReport } from '../report/collect.js';
 import { renderReportHtml } from '../report/render-html.js';
 import { renderReportText } from '../report/render-text.js';
 import { parseSince } from '../report/window.js';
-import { FolderConfigPath, DataDir, parseCommand, TenantId, type Command, type CommandSpec } from './args.js';
+import { parseCommand, TenantId, type Command, type CommandSpec, dataFolderFlags, AwsFlag } from './args.js';
 
 const Flags = z.object({
   since: z.string().min(1).default('7d').meta({ value: 'ISO date | 90m | 24h | 7d | 2w', description: 'the window' }),
   tenant: TenantId.optional().meta({ value: 'tenant', description: 'only this tenant' }),
   html: z.string().min(1).optional().meta({ value: 'out.html', description: 'also write a page with charts' }),
   json: z.boolean().default(false).meta({ description: 'print the report as JSON' }),
-  'data-dir': DataDir.default('.paperclip'),
-  config: FolderConfigPath,
-  aws: z.boolean().default(false).meta({ description: 'read the deployed tables and bucket' }),
+  ...dataFolderFlags,
+  aws: AwsFlag,
 });
 
 export const REPORT_SPEC: CommandSpec<typeof Flags> = {

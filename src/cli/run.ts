@@ -6,7 +6,7 @@ import { runGuardedWrite } from '../app/compensation.js';
 import { loadRuntime } from '../config/runtime.js';
 import { InputRejectedError } from '../domain/errors.js';
 import { routeTask } from '../domain/routing.js';
-import { idempotencyKey, type WriteTask } from '../domain/task.js';
+import { idempotencyKey, TaskId, type WriteTask } from '../domain/task.js';
 import type { EmbeddedPaperclip } from '../../twin/runtime/index.js';
 import {
   ConfigPath,
@@ -27,11 +27,10 @@ const Flags = z
   .object({
     config: ConfigPath,
     tenant: TenantId.meta({ value: 'tenant', description: 'a tenant of the config' }),
-    task: z
-      .string()
-      .regex(/^T-[A-Za-z0-9-]{1,60}$/, 'task ids look like T-20261202-acme (letters, digits, -)')
-      .optional()
-      .meta({ value: 'id', description: 'the task id; the same id again finds every item already claimed (default: T-<now>-<tenant>)' }),
+    task: TaskId.optional().meta({
+      value: 'id',
+      description: 'the task id; the same id again finds every item already claimed (default: T-<now>-<tenant>)',
+    }),
     item: z.string().min(1).max(64).optional().meta({ value: 'key', description: 'run one guarded write on this item instead of a batch' }),
     action: z
       .string()

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { visibleText } from '../domain/visible-text.js';
 import type { Services } from '../app/services.js';
 import { loadConfig } from '../config/load.js';
-import { FolderConfigPath, DataDir, parseCommand, TenantId, UsageError, type Command, type CommandSpec } from './args.js';
+import { parseCommand, TenantId, UsageError, type Command, type CommandSpec, dataFolderFlags } from './args.js';
 import { configForFolder, openDataFolder, DataFolderError } from './data-folder.js';
 import { evidenceLink } from '../app/takeover/queue.js';
 import { resolveTakeover, TakeoverRefusedError } from '../app/takeover/resolve.js';
@@ -21,8 +21,7 @@ const KeySchema = z.string().superRefine((key, ctx) => {
 const KeyArg = [{ name: 'key', description: 'the idempotency key of the item (paperclip takeover list)', schema: KeySchema }];
 
 const Common = {
-  'data-dir': DataDir.default('.paperclip'),
-  config: FolderConfigPath,
+  ...dataFolderFlags,
   'vendor-url': z
     .url({ message: 'must be the back office base URL, e.g. http://127.0.0.1:4100' })
     .optional()

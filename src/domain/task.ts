@@ -4,22 +4,30 @@ import { z } from 'zod';
 /** An idempotency key: the tenant's prefix and 32 hex digits; at most 76 characters, inside the 80 of an execution name. */
 export const KEY_PATTERN = /^k-[a-z][a-z0-9-]{1,40}_[0-9a-f]{32}$/;
 
+/** A task id: `T-` and up to 60 letters, digits and dashes; a batch's executions are named after it. */
+export const TaskId = z.string().regex(/^T-[A-Za-z0-9-]{1,60}$/, 'task ids look like T-20261202-acme (letters, digits, -)');
+/** A tenant id as a task carries it: it starts every key of the tenant's (see tenantKeyPrefix). */
+export const TenantId = z.string().regex(/^[a-z][a-z0-9-]{1,40}$/, 'tenant ids are lower-kebab-case');
+/** Who asked for the task; a schedule when nobody says. */
+const RequestedBy = z.string().min(1).max(200).default('schedule');
+/** The entry point's attestation of requestedBy (src/domain/requester-attestation.ts); routing refuses a task without it. */
+const Attestation = z
+  .string()
+  .regex(/^[A-Za-z0-9_-]{43}$/, 'attestation is the base64url HMAC an entry point made')
+  .optional();
+
 /** One write the orchestrator is asked to make: the only entry point for writes. */
 export const WriteTask = z
   .object({
-    taskId: z.string().regex(/^T-[A-Za-z0-9-]{1,60}$/, 'task ids look like T-20261202-acme (letters, digits, -)'),
-    tenant: z.string().regex(/^[a-z][a-z0-9-]{1,40}$/, 'tenant ids are lower-kebab-case'),
+    taskId: TaskId,
+    tenant: TenantId,
     billNo: z.string().min(1, 'billNo is required').max(64, 'billNo is at most 64 characters'),
     action: z.string().regex(/^[a-z][a-z0-9_]{0,40}$/, 'action names are lower_snake_case'),
     params: z.record(z.string().regex(/^[a-z][a-z0-9_]{0,40}$/, 'parameter names are lower_snake_case'), z.string().max(500)).default({}),
-    requestedBy: z.string().min(1).max(200).default('schedule'),
+    requestedBy: RequestedBy,
     /** Set when this write undoes another one (compensation). */
     compensates: z.string().regex(KEY_PATTERN, 'compensates is the idempotency key (k-<tenant>_…) of the write being undone').optional(),
-    /** The entry point's attestation of requestedBy (src/domain/requester-attestation.ts); routing refuses a task without it. */
-    attestation: z
-      .string()
-      .regex(/^[A-Za-z0-9_-]{43}$/, 'attestation is the base64url HMAC an entry point made')
-      .optional(),
+    attestation: Attestation,
   })
   .strict();
 export type WriteTask = z.infer<typeof WriteTask>;
@@ -29,16 +37,10 @@ export const BatchRequest = z
   .object({
     // A scheduler fills in an ISO 8601 time (T-acme-2026-12-02T01:00:00Z); colons are not allowed in
     // execution names, so they are dropped: the same delivery always yields the same task id.
-    taskId: z.preprocess(
-      (value) => (typeof value === 'string' ? value.replace(/:/g, '') : value),
-      z.string().regex(/^T-[A-Za-z0-9-]{1,60}$/, 'task ids look like T-20261202-acme (letters, digits, -)'),
-    ),
-    tenant: z.string().regex(/^[a-z][a-z0-9-]{1,40}$/, 'tenant ids are lower-kebab-case'),
-    requestedBy: z.string().min(1).max(200).default('schedule'),
-    attestation: z
-      .string()
-      .regex(/^[A-Za-z0-9_-]{43}$/, 'attestation is the base64url HMAC an entry point made')
-      .optional(),
+    taskId: z.preprocess((value) => (typeof value === 'string' ? value.replace(/:/g, '') : value), TaskId),
+    tenant: TenantId,
+    requestedBy: RequestedBy,
+    attestation: Attestation,
   })
   .strict();
 export type BatchRequest = z.infer<typeof BatchRequest>;

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import type { z } from 'zod';
 import type { Services } from '../app/services.js';
 import { KEY_PATTERN } from '../domain/task.js';
 import { evidenceOf } from '../domain/audit-events.js';
@@ -22,6 +23,29 @@ export interface HashedObject {
 }
 
 export const sha256Hex = (bytes: Buffer | string) => createHash('sha256').update(bytes).digest('hex');
+
+/**
+ * A JSON object of an evidence folder (record.json, seal.json) checked against its schema: the value, or one line
+ * naming the object, the field and what is wrong, for a page or a verifier to report instead of throwing.
+ */
+export function parseFolderJson<T extends z.ZodType>(
+  name: string,
+  body: Buffer,
+  schema: T,
+): { ok: true; value: z.output<T> } | { ok: false; problem: string } {
+  let json: unknown;
+  try {
+    json = JSON.parse(body.toString('utf8'));
+  } catch (error) {
+    return { ok: false, problem: `${name} is not JSON: ${(error as Error).message}` };
+  }
+  const parsed = schema.safeParse(json);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    return { ok: false, problem: `${name}: ${issue?.path.join('.') || '(root)'}: ${issue?.message ?? 'invalid'}` };
+  }
+  return { ok: true, value: parsed.data };
+}
 
 /**
  * The sha256 and size of an object as it is now: the SHA-256 checksum S3

@@ -4,7 +4,7 @@ import { eventsOfType, evidenceOf, hasType, isEvent, isEventOf } from '../domain
 import type { Claim } from '../domain/claim.js';
 import { escapeHtml } from '../http/html.js';
 import { badge, fieldsTable, formatBytes, outcomeTone, page, relativeHref } from './html.js';
-import { PAGE_NAME, type HashedObject } from './folder.js';
+import { PAGE_NAME, parseFolderJson, type HashedObject } from './folder.js';
 
 /**
  * The evidence page of one write: a timeline built from the item's audit
@@ -44,18 +44,8 @@ export type OutcomeRecord = z.infer<typeof OutcomeRecord>;
 
 export function parseRecord(body: Buffer | undefined): { record?: OutcomeRecord; problem?: string } {
   if (!body) return {};
-  let json: unknown;
-  try {
-    json = JSON.parse(body.toString('utf8'));
-  } catch (error) {
-    return { problem: `record.json is not JSON: ${(error as Error).message}` };
-  }
-  const parsed = OutcomeRecord.safeParse(json);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    return { problem: `record.json: ${issue?.path.join('.') || '(root)'}: ${issue?.message ?? 'invalid'}` };
-  }
-  return { record: parsed.data };
+  const parsed = parseFolderJson('record.json', body, OutcomeRecord);
+  return parsed.ok ? { record: parsed.value } : { problem: parsed.problem };
 }
 
 export interface ItemPageInput {

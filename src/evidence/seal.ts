@@ -13,6 +13,7 @@ import { anchorSealEvent } from './anchors.js';
 import {
   batchChain,
   PAGE_NAME,
+  parseFolderJson,
   SEAL_NAME,
   sha256Hex,
   type BatchFolderSnapshot,
@@ -167,18 +168,8 @@ export interface SealState {
 
 export function parseSeal(body: Buffer | undefined): { seal?: Seal; problem?: string } {
   if (!body) return { problem: 'seal.json is missing' };
-  let json: unknown;
-  try {
-    json = JSON.parse(body.toString('utf8'));
-  } catch (error) {
-    return { problem: `seal.json is not JSON: ${(error as Error).message}` };
-  }
-  const parsed = Seal.safeParse(json);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    return { problem: `seal.json: ${issue?.path.join('.') || '(root)'}: ${issue?.message ?? 'invalid'}` };
-  }
-  return { seal: parsed.data };
+  const parsed = parseFolderJson(SEAL_NAME, body, Seal);
+  return parsed.ok ? { seal: parsed.value } : { problem: parsed.problem };
 }
 
 export async function loadSealState(ctx: EvidenceContext, batch: BatchRef): Promise<SealState> {

@@ -198,6 +198,14 @@ const RelativeUrl = z
 
 const Note = z.string().max(200).optional();
 
+/** What `wait_for` and `expect` take: a target, the state it should reach (visible by default) and how long to wait. */
+const TargetInState = {
+  ...Target.shape,
+  state: z.enum(['visible', 'hidden']).default('visible'),
+  timeoutMs: z.number().int().min(100).max(60_000).optional(),
+  note: Note,
+};
+
 export const Step = z.discriminatedUnion('action', [
   z
     .object({
@@ -230,15 +238,7 @@ export const Step = z.discriminatedUnion('action', [
     })
     .strict(),
   z.object({ action: z.literal('select'), ...Target.shape, value: z.string().max(200), note: Note }).strict(),
-  z
-    .object({
-      action: z.literal('wait_for'),
-      ...Target.shape,
-      state: z.enum(['visible', 'hidden']).default('visible'),
-      timeoutMs: z.number().int().min(100).max(60_000).optional(),
-      note: Note,
-    })
-    .strict(),
+  z.object({ action: z.literal('wait_for'), ...TargetInState }).strict(),
   z
     .object({
       action: z.literal('extract'),
@@ -264,15 +264,7 @@ export const Step = z.discriminatedUnion('action', [
     })
     .strict(),
   z.object({ action: z.literal('screenshot'), as: z.string().regex(/^[a-z0-9][a-z0-9_-]{0,40}$/), note: Note }).strict(),
-  z
-    .object({
-      action: z.literal('expect'),
-      ...Target.shape,
-      state: z.enum(['visible', 'hidden']).default('visible'),
-      timeoutMs: z.number().int().min(100).max(60_000).optional(),
-      note: Note,
-    })
-    .strict(),
+  z.object({ action: z.literal('expect'), ...TargetInState }).strict(),
 ]);
 export type Step = z.infer<typeof Step>;
 

@@ -626,24 +626,23 @@
     for (const el of document.querySelectorAll(`.${cls('overlay')}`)) el.remove();
   }
 
-  async function resolve(record) {
+  /** A one-click action (resolve, reopen): no form, the record as the API answers it, then the toast. */
+  async function act(record, verb, done) {
     try {
-      const answer = await api('POST', `/api/discrepancies/${record.id}/resolve`);
+      const answer = await api('POST', `/api/discrepancies/${record.id}/${verb}`);
       renderRecord(answer.data);
-      toast('Discrepancy resolved. It is under review now.');
+      toast(done);
     } catch (error) {
       report(error);
     }
   }
 
-  async function reopen(record) {
-    try {
-      const answer = await api('POST', `/api/discrepancies/${record.id}/reopen`);
-      renderRecord(answer.data);
-      toast('Discrepancy reopened.');
-    } catch (error) {
-      report(error);
-    }
+  function resolve(record) {
+    return act(record, 'resolve', 'Discrepancy resolved. It is under review now.');
+  }
+
+  function reopen(record) {
+    return act(record, 'reopen', 'Discrepancy reopened.');
   }
 
   /** A plain overlay, as many admin UIs draw it: no dialog role, just a heading and a form. */

@@ -218,31 +218,51 @@ async function write(bill, path, body, optimistic, doneText) {
 
 /* ---------- dialogs ---------- */
 
-const settleDialog = document.getElementById('settle-dialog');
-const settleNote = document.getElementById('settle-note');
-const settleError = document.getElementById('settle-error');
-let settling;
-
-function openSettle(bill) {
-  settling = bill;
-  settleDialog.label = `处理差异单 ${bill.billNo}`;
-  document.getElementById('settle-summary').textContent =
-    `单号：${bill.billNo}　对方单位：${bill.counterparty}　金额：${formatAmount(bill.amount)}`;
-  settleNote.value = '';
-  settleError.hidden = true;
-  settleDialog.show();
+/**
+ * One of the work area's confirm dialogs: NAME-dialog with its NAME-summary, NAME-error and NAME-cancel, and the
+ * field it asks for. Opened on a bill with the field emptied and no error showing; the bill stays until the next open.
+ */
+function confirmDialog(name, field) {
+  const dialog = document.getElementById(`${name}-dialog`);
+  const error = document.getElementById(`${name}-error`);
+  document.getElementById(`${name}-cancel`).addEventListener('click', () => dialog.hide());
+  return {
+    dialog,
+    bill: undefined,
+    open(bill, label, summary) {
+      this.bill = bill;
+      dialog.label = label;
+      document.getElementById(`${name}-summary`).textContent = summary;
+      field.value = '';
+      error.hidden = true;
+      dialog.show();
+    },
+    fail(message) {
+      error.textContent = message;
+      error.hidden = false;
+    },
+  };
 }
 
-document.getElementById('settle-cancel').addEventListener('click', () => settleDialog.hide());
+const settleNote = document.getElementById('settle-note');
+const settleDialog = confirmDialog('settle', settleNote);
+
+function openSettle(bill) {
+  settleDialog.open(
+    bill,
+    `处理差异单 ${bill.billNo}`,
+    `单号：${bill.billNo}　对方单位：${bill.counterparty}　金额：${formatAmount(bill.amount)}`,
+  );
+}
+
 document.getElementById('settle-confirm').addEventListener('click', async () => {
   const note = String(settleNote.value ?? '').trim();
   if (!note) {
-    settleError.textContent = '请填写处理说明';
-    settleError.hidden = false;
+    settleDialog.fail('请填写处理说明');
     return;
   }
-  const bill = settling;
-  await settleDialog.hide();
+  const bill = settleDialog.bill;
+  await settleDialog.dialog.hide();
   await write(bill, `/portal/api/bills/${bill.billNo}/settle`, { note }, 'PROCESSING', '处理已生效');
 });
 
@@ -250,30 +270,21 @@ async function reopen(bill) {
   await write(bill, `/portal/api/bills/${bill.billNo}/reopen`, {}, 'PENDING', '撤回已生效');
 }
 
-const refundDialog = document.getElementById('refund-dialog');
 const refundAmount = document.getElementById('refund-amount');
-const refundError = document.getElementById('refund-error');
-let refunding;
+const refundDialog = confirmDialog('refund', refundAmount);
 
 function openRefund(bill) {
-  refunding = bill;
-  refundDialog.label = `退款确认 ${bill.billNo}`;
-  document.getElementById('refund-summary').textContent = `退款不可撤回。请输入退款金额 ${bill.amount} 以确认。`;
-  refundAmount.value = '';
-  refundError.hidden = true;
-  refundDialog.show();
+  refundDialog.open(bill, `退款确认 ${bill.billNo}`, `退款不可撤回。请输入退款金额 ${bill.amount} 以确认。`);
 }
 
-document.getElementById('refund-cancel').addEventListener('click', () => refundDialog.hide());
 document.getElementById('refund-confirm').addEventListener('click', async () => {
-  const bill = refunding;
+  const bill = refundDialog.bill;
   const answer = await call('POST', `/portal/api/bills/${bill.billNo}/refund`, { confirmAmount: String(refundAmount.value ?? '') });
   if (!answer.ok) {
-    refundError.textContent = answer.message;
-    refundError.hidden = false;
+    refundDialog.fail(answer.message);
     return;
   }
-  await refundDialog.hide();
+  await refundDialog.dialog.hide();
   showRow(answer.data.bill);
   toast(`退款已提交：${bill.billNo}`);
 });

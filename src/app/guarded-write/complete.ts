@@ -58,18 +58,7 @@ async function closeStale(s: Services, input: { state: ItemState; executionArn: 
   const { state, executionArn } = input;
   const { item } = state;
   if (!state.snapshot?.stale) throw new Error('an item closes stale only after Snapshot found it so');
-  const recordKey = evidenceKey(item, 'record.json');
-  if (await s.evidence.exists(recordKey)) {
-    await refreshItemEvidence(s, item);
-  } else {
-    const staleAt = (await s.audit.events(item.key)).filter((e) => hasType(e, 'stale')).at(-1)?.at;
-    const record = outcomeRecord(state, 'stale', executionArn, {
-      ...(input.reason ? { reason: input.reason } : {}),
-      ...(staleAt ? { recordedAt: staleAt } : {}),
-    });
-    await s.evidence.put(recordKey, JSON.stringify(record, null, 2), 'application/json');
-    await recordClosedItem(s, item, 'stale');
-  }
+  await storeRecordOnce(s, state, 'stale', executionArn, input.reason ? { reason: input.reason } : {});
   await s.claims.releaseItem(item.tenant, item.billNo, item.key);
   return { outcome: 'stale', key: item.key, billNo: item.billNo, reason: input.reason };
 }
@@ -84,19 +73,30 @@ async function closeBlocked(s: Services, input: { state: ItemState; executionArn
   const { item } = state;
   const claim = state.claim;
   if (claim?.decision !== 'blocked') throw new Error('an item closes blocked only after Claim found its item held by another write');
+  await storeRecordOnce(s, state, 'blocked', executionArn, { reason: claim.reason, openKey: claim.openKey, openStatus: claim.openStatus });
+  return { outcome: 'blocked', key: item.key, billNo: item.billNo, reason: claim.reason };
+}
+
+/**
+ * The record of an item closed with nothing written (stale, blocked), stored once and stamped with the trail's event
+ * of that outcome rather than the clock, so a retried step stores the same record; when it is there already, only the
+ * item's pages are refreshed.
+ */
+async function storeRecordOnce(
+  s: Services,
+  state: ItemState,
+  outcome: 'stale' | 'blocked',
+  executionArn: string,
+  fields: Record<string, unknown>,
+): Promise<void> {
+  const { item } = state;
   const recordKey = evidenceKey(item, 'record.json');
   if (await s.evidence.exists(recordKey)) {
     await refreshItemEvidence(s, item);
-  } else {
-    const blockedAt = (await s.audit.events(item.key)).filter((e) => hasType(e, 'blocked')).at(-1)?.at;
-    const record = outcomeRecord(state, 'blocked', executionArn, {
-      reason: claim.reason,
-      openKey: claim.openKey,
-      openStatus: claim.openStatus,
-      ...(blockedAt ? { recordedAt: blockedAt } : {}),
-    });
-    await s.evidence.put(recordKey, JSON.stringify(record, null, 2), 'application/json');
-    await recordClosedItem(s, item, 'blocked');
+    return;
   }
-  return { outcome: 'blocked', key: item.key, billNo: item.billNo, reason: claim.reason };
+  const recordedAt = (await s.audit.events(item.key)).filter((e) => hasType(e, outcome)).at(-1)?.at;
+  const record = outcomeRecord(state, outcome, executionArn, { ...fields, ...(recordedAt ? { recordedAt } : {}) });
+  await s.evidence.put(recordKey, JSON.stringify(record, null, 2), 'application/json');
+  await recordClosedItem(s, item, outcome);
 }

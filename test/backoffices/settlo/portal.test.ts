@@ -23,7 +23,7 @@ describe('Settlo in the browser', () => {
     await t?.close();
   });
 
-  async function signedIn(): Promise<{ page: Page; work: Frame; close(): Promise<void> }> {
+  async function signedIn(total = 30): Promise<{ page: Page; work: Frame; close(): Promise<void> }> {
     const context = await newBrowserContext('zh-CN');
     const page = await context.newPage();
     await page.goto(`${t.url}/portal`);
@@ -39,7 +39,7 @@ describe('Settlo in the browser', () => {
     // The frame exists once its element is in the page, which may come after the top bar's 退出.
     const work = await (await page.waitForSelector('iframe[name="work"]')).contentFrame();
     assert.ok(work, 'the work area is a frame named work');
-    await work.getByText('共 30 条').waitFor();
+    await work.getByText(`共 ${total} 条`).waitFor();
     return { page, work, close: () => context.close() };
   }
 
@@ -97,6 +97,41 @@ describe('Settlo in the browser', () => {
     await page.goto(`${t.url}/portal`);
     await sleep(2500);
     assert.deepEqual(await t.ctl.journal(), []);
+    await close();
+  });
+
+  test('the 处理 and 退款 dialogs: an empty note and a wrong amount are refused inside them, 取消 closes them, each opens empty', async () => {
+    await t.ctl.reset({ undoWindowSeconds: 0, tenants: [{ id: 'acme', pending: 1, overcharge: 1, processed: 0 }] });
+    const { work, close } = await signedIn(2);
+    const grid = work.getByRole('grid');
+    await grid.getByRole('row').filter({ hasText: 'JS-10001' }).getByRole('button', { name: '处理' }).click();
+    const settle = work.getByRole('dialog', { name: '处理差异单 JS-10001' });
+    await settle.waitFor();
+    await work.getByRole('button', { name: '确认处理' }).click();
+    await work.getByRole('alert').filter({ hasText: '请填写处理说明' }).waitFor();
+    await work.getByLabel('处理说明').fill('不提交');
+    await work.locator('#settle-cancel').click();
+    await settle.waitFor({ state: 'hidden' });
+
+    await grid.getByRole('row').filter({ hasText: 'JS-10002' }).getByRole('button', { name: '退款' }).click();
+    const refund = work.getByRole('dialog', { name: '退款确认 JS-10002' });
+    await refund.waitFor();
+    await work.getByLabel('退款金额').fill('0.01');
+    await work.getByRole('button', { name: '确认退款' }).click();
+    await work.getByRole('alert').filter({ hasText: '输入的金额与单据金额不一致' }).waitFor();
+    await work.locator('#refund-cancel').click();
+    await refund.waitFor({ state: 'hidden' });
+    await grid.getByRole('row').filter({ hasText: 'JS-10002' }).getByRole('button', { name: '退款' }).click();
+    await refund.waitFor();
+    assert.equal(await work.getByLabel('退款金额').inputValue(), '', 'the amount field opens empty');
+    assert.equal(await work.locator('#refund-error').isHidden(), true, 'the last refusal is not shown again');
+    await work.locator('#refund-cancel').click();
+
+    await grid.getByRole('row').filter({ hasText: 'JS-10001' }).getByRole('button', { name: '处理' }).click();
+    await settle.waitFor();
+    assert.equal(await work.getByLabel('处理说明').inputValue(), '', 'the note field opens empty');
+    assert.equal(await work.locator('#settle-error').isHidden(), true);
+    assert.deepEqual(await t.ctl.journal(), [], 'nothing was written');
     await close();
   });
 });
