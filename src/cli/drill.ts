@@ -355,10 +355,10 @@ async function walkToCommit(s: Services, item: RoutedItem): Promise<WalkResult> 
           });
           page = ran.page;
           if (ran.extracted && typeof ran.extracted.value === 'string') extracted[ran.extracted.as] = ran.extracted.value;
-          walked.push(describeStep(step));
+          walked.push(describeStep(step, stepCtx.params));
         } catch (error) {
           if (!(error instanceof StopBeforeCommit)) throw error;
-          walked.push(`${describeStep(step)} — found, not clicked`);
+          walked.push(`${describeStep(step, stepCtx.params)} — found, not clicked`);
           const shot = await page.screenshot({ fullPage: true });
           screenshot = (await s.evidence.put(evidenceKey(item, 'drill-before-commit.png'), shot, 'image/png')).key;
           break walk;

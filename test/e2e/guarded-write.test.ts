@@ -92,6 +92,12 @@ describe('guarded write path on the embedded stack', () => {
     });
     assert.equal(result.drill, 'passed', JSON.stringify(result));
     assert.match(result.walk?.steps.at(-1) ?? '', /found, not clicked/);
+    // The steps are listed with the values they ran with, as in every error, never with {{billNo}} left in them.
+    assert.ok(
+      result.walk?.steps.some((step) => step.includes(bill!.billNo)),
+      JSON.stringify(result.walk?.steps),
+    );
+    assert.ok(!result.walk?.steps.some((step) => step.includes('{{')), JSON.stringify(result.walk?.steps));
     assert.deepEqual(await h.control.journal(), [], 'nothing written');
   });
 
