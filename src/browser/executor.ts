@@ -1,4 +1,5 @@
 import { readFile } from 'node:fs/promises';
+import { stripVTControlCharacters } from 'node:util';
 import type { Dialog, Locator as PwLocator, Page } from 'playwright-core';
 import { describeLocator, describeScope, fillKnown, fillTemplate, type FrameSelector, type Step } from '../sitepack/action-language.js';
 import { waitOutPageRateLimit } from './rate-limits.js';
@@ -399,10 +400,68 @@ async function actOrExplain<T>(page: Page, target: PwLocator, step: Step, ctx: S
   try {
     return await action();
   } catch (error) {
-    if (page.isClosed() || (await target.isVisible().catch(() => false))) throw error;
+    if (page.isClosed()) throw error;
+    if (await target.isVisible().catch(() => false)) {
+      const blocked = whyNotActionable(error);
+      if (blocked === undefined) throw error;
+      // The target shows but Playwright could not act on it for the whole budget: covered by another element (a
+      // styled select's placeholder over its input), disabled, read-only. A raw timeout would read as a service
+      // that did not answer; it is the pack aiming at the wrong element, so it is named as a pack mismatch.
+      await assertSessionAlive(page, ctx.sessionLost);
+      throw new StructuredContractMissingError(
+        `step "${describeStep(step, ctx.params)}" found its target on ${where(page)} but ${blocked}`,
+        {
+          step: describeStep(step, ctx.params),
+          url: page.url(),
+        },
+      );
+    }
     await assertSessionAlive(page, ctx.sessionLost);
     throw targetMissing(page, step, ctx);
   }
+}
+
+/** What Playwright's call log says kept it from acting on a visible target, as a clause with the fix. */
+const NOT_ACTIONABLE: ReadonlyArray<{ log: RegExp; says: (line: string) => string }> = [
+  {
+    log: /intercepts pointer events/,
+    says: (line) =>
+      `another element covers it (${line.replace(/\s+/g, ' ').slice(0, 160)}): ` +
+      'aim the step at what shows on top (its text or label), as a person would click it',
+  },
+  { log: /element is not enabled/, says: () => 'it stayed disabled: a step before it (a required field, a choice) is missing' },
+  {
+    log: /element is not editable/,
+    says: () => 'it is read-only: a styled control takes its value another way (click it, then the option)',
+  },
+  { log: /element is not stable/, says: () => 'it kept moving (an animation that never ends)' },
+  { log: /outside of the viewport/, says: () => 'it stayed outside the viewport' },
+];
+
+/**
+ * Why an action failed on a target that shows, or undefined when the failure is not about the target (the page
+ * closed, the browser died: those stay as they are). Playwright says it in the error's call log.
+ */
+function whyNotActionable(error: unknown): string | undefined {
+  if (!(error instanceof Error)) return undefined;
+  const message = error.message;
+  if (/Element is not an <input>|Element is not a <select>/.test(message)) {
+    return /<select>/.test(message)
+      ? 'it is not a native <select>: a styled dropdown is two clicks (open it, then click the option)'
+      : 'it is not a field that can be typed into: aim the step at the input (its label or placeholder)';
+  }
+  if (error.name !== 'TimeoutError') return undefined;
+  const lines = message.split('\n').map((line) => stripVTControlCharacters(line).trim());
+  for (const line of [...lines].reverse()) {
+    const known = NOT_ACTIONABLE.find((k) => k.log.test(line));
+    if (known) return `could not ${describeAction(message)} it: ${known.says(line.replace(/^- /, ''))}`;
+  }
+  return `could not ${describeAction(message)} it in the step's time (${lines[0] ?? 'timeout'})`;
+}
+
+function describeAction(message: string): string {
+  const action = /locator\.(\w+)/.exec(message)?.[1];
+  return action === 'selectOption' ? 'select in' : (action ?? 'act on');
 }
 
 /** What a sequence of steps left: the page to continue on and the values it extracted. */

@@ -206,7 +206,10 @@ export async function runBatchCommand(paperclip: EmbeddedPaperclip, o: BatchComm
     log(
       o.keep
         ? '  approve in a browser and the item runs here, in the background'
-        : '  (rerun with --keep to approve them: the approval pages live as long as this process)',
+        : '  (they can be decided only while this process runs, and running the task again does not mail them again: ' +
+            'run a batch with irreversible actions with --keep; until these expire, after write_policy.approval_timeout_seconds ' +
+            `(${paperclip.services.config.write_policy.approval_timeout_seconds} s), their bills stay claimed and a new task ` +
+            'for them ends blocked)',
     );
   }
   if (run.summary) process.stdout.write(`${summaryLine(run.summary)}\n`);

@@ -21,6 +21,7 @@ import { eventsOfType } from '../domain/audit-events.js';
 import type { AuditEvent } from '../domain/audit-chain.js';
 import { stagesOf } from '../sitepack/schema.js';
 import { describeStep, runStep, type StepContext } from '../browser/executor.js';
+import { settled } from '../browser/settled.js';
 import { readParams } from '../browser/vendor-reads.js';
 import { evidenceKey } from '../app/ports/evidence.js';
 
@@ -68,6 +69,11 @@ export interface WalkResult {
   notWalked: string[];
   /** What the approval mail and page would show. */
   approverSees: { tenant: string; billNo: string; action: string; description: string; amount: string | null; requestedBy: string };
+  /**
+   * Whether the action's `settled` condition already held with nothing clicked (its steps run after the walk, on the
+   * item as it still is): such a condition ends the after-picture's wait at once, before the write shows.
+   */
+  settledBeforeCommit?: boolean;
 }
 
 export interface DrillResult {
@@ -106,6 +112,9 @@ export interface DrillOptions {
   /** The action's parameters (the tenant's action_params fill the rest, as in a batch). */
   params?: Record<string, string>;
 }
+
+/** The longest the drill looks for an action's settled state before its commit click: it should not be there at all. */
+const SETTLED_PROBE_MS = 2000;
 
 /** The API when the site has one (another channel entirely), else the settlement file, else the detail page. */
 function independentSource(s: Services): ReadbackSource {
@@ -258,6 +267,13 @@ export async function runDrill(s: Services, options: DrillOptions): Promise<Dril
     result.after = await read(billNo);
     result.restored = result.after === result.before;
     if (!result.restored) return finish(`${billNo} is ${result.after} after the walk, not ${result.before}: something was written`);
+    if (result.walk.settledBeforeCommit) {
+      return finish(
+        `actions.${action}.tiers.browser.settled already holds before the commit click (${billNo} is still ${result.before}): ` +
+          "it cannot tell the write settled, so the write's after picture would be taken at once, before the page shows it; " +
+          "make it the item's final status only (exact: true, or within: { row: true }), not a text the page shows anyway",
+      );
+    }
     result.drill = 'passed';
     return finish();
   }
@@ -355,10 +371,10 @@ async function walkToCommit(s: Services, item: RoutedItem): Promise<WalkResult> 
           });
           page = ran.page;
           if (ran.extracted && typeof ran.extracted.value === 'string') extracted[ran.extracted.as] = ran.extracted.value;
-          walked.push(describeStep(step));
+          walked.push(describeStep(step, stepCtx.params));
         } catch (error) {
           if (!(error instanceof StopBeforeCommit)) throw error;
-          walked.push(`${describeStep(step)} — found, not clicked`);
+          walked.push(`${describeStep(step, stepCtx.params)} — found, not clicked`);
           const shot = await page.screenshot({ fullPage: true });
           screenshot = (await s.evidence.put(evidenceKey(item, 'drill-before-commit.png'), shot, 'image/png')).key;
           break walk;
@@ -366,7 +382,27 @@ async function walkToCommit(s: Services, item: RoutedItem): Promise<WalkResult> 
       }
     }
     if (screenshot === null) throw new DrillError(`action ${item.action} has no commit click to stop at: every step ran`);
-    return { steps: walked, extracted, screenshot, notWalked: stages.slice(stageIndex + 1).map((st) => st.name), approverSees };
+    const notWalked = stages.slice(stageIndex + 1).map((st) => st.name);
+    // The after picture waits for `settled`; one that holds before anything was clicked proves nothing about the write.
+    // Only for a one-stage walk: a later stage's state cannot be reached without the first one's write.
+    const settledBeforeCommit =
+      tier.settled && notWalked.length === 0
+        ? (
+            await settled(
+              page,
+              { ...tier.settled, timeoutMs: Math.min(tier.settled.timeoutMs, SETTLED_PROBE_MS) },
+              { ...ctx, params: { ...ctx.params, ...extracted } },
+            )
+          ).settled
+        : undefined;
+    return {
+      steps: walked,
+      extracted,
+      screenshot,
+      notWalked,
+      approverSees,
+      ...(settledBeforeCommit === undefined ? {} : { settledBeforeCommit }),
+    };
   });
 }
 

@@ -15,6 +15,7 @@ import { drillCommand } from './drill.js';
 import { compensateCommand } from './compensate.js';
 import { takeoverCommands } from './takeover.js';
 import { planCommand } from './plan.js';
+import { unexpectedErrorLine } from './unexpected-error.js';
 
 // Locally this runs on Node 20 on purpose (Lambda runs 22); the SDK's notice about that is noise here.
 process.env['AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED'] ??= 'true';
@@ -55,24 +56,6 @@ export function overview(): string {
     `Usage: paperclip <command> [flags]\n\nCommands:\n${listing(COMMANDS)}\n\n${EXIT_CODES}\n\nRun paperclip ` +
     `<command> --help for its flags. npm start runs the demo; npx paperclip runs this.`
   );
-}
-
-/**
- * An error no command expected, said in one line with what to do when it is a condition of the machine
- * (no credentials, nothing listening) rather than a bug. The stack only with PAPERCLIP_DEBUG=1.
- */
-export function unexpectedErrorLine(command: string, error: unknown): string {
-  const e = error instanceof Error ? error : new Error(String(error));
-  const code = (e as NodeJS.ErrnoException).code ?? (e.cause as NodeJS.ErrnoException | undefined)?.code;
-  const first = e.message.split('\n')[0] ?? '';
-  if (e.name === 'CredentialsProviderError')
-    return `paperclip ${command}: no AWS credentials (${first}); pass --data-dir to work on a local data folder, or set AWS credentials to reach AWS`;
-  if (code === 'ECONNREFUSED' || code === 'ECONNRESET' || e.name === 'TimeoutError')
-    return (
-      `paperclip ${command}: a store or service did not answer (${e.name}: ${first}); ` +
-      'if a Paperclip process held the data folder, start it again or stop it and rerun this'
-    );
-  return `paperclip ${command}: unexpected ${e.name}: ${first} (PAPERCLIP_DEBUG=1 prints the stack trace)`;
 }
 
 /** The command named by the leading words of argv (the longest name wins: `sitepack check` before `sitepack`). */

@@ -143,6 +143,11 @@ const DATA = {
   }),
   /** The action's undo window (undoWindowSeconds) sat out on the page after a stage's last commit click. */
   undo_window_waited: z.strictObject({ stage: Text, undoWindowSeconds: z.number().int(), waitedMs: z.number().int() }),
+  /**
+   * The requests a stage's commit clicks sent were still unanswered when the wait for them (before anything navigates
+   * or closes the page that clicked) ran out: the page may have gone with the write in flight; readback decides.
+   */
+  commit_requests_unanswered: z.strictObject({ stage: Text, waitedMs: z.number().int(), requests: z.array(Text) }),
   after_pictured: z.strictObject({ settled: z.boolean().nullable(), url: Text }),
   write_failed: z.strictObject({ committed: z.boolean(), error: Text, message: Text, evidence: Evidence }),
   // Readback and closing

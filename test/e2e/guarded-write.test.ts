@@ -9,7 +9,7 @@ import { readZip } from '../../src/lib/zip.js';
 import { loadSitePack } from '../../src/sitepack/load.js';
 import { resolveTakeover } from '../../src/app/takeover/resolve.js';
 import { runDrill } from '../../src/cli/drill.js';
-import { withPack } from '../support/pack-variants.js';
+import { packVariant, withPack } from '../support/pack-variants.js';
 
 /** The simulator's pack with mark_processed as one stage whose done check looks for a text the simulator never shows. */
 function blindMarkPack() {
@@ -92,6 +92,33 @@ describe('guarded write path on the embedded stack', () => {
     });
     assert.equal(result.drill, 'passed', JSON.stringify(result));
     assert.match(result.walk?.steps.at(-1) ?? '', /found, not clicked/);
+    // The steps are listed with the values they ran with, as in every error, never with {{billNo}} left in them.
+    assert.ok(
+      result.walk?.steps.some((step) => step.includes(bill!.billNo)),
+      JSON.stringify(result.walk?.steps),
+    );
+    assert.ok(!result.walk?.steps.some((step) => step.includes('{{')), JSON.stringify(result.walk?.steps));
+    assert.equal(result.walk?.settledBeforeCommit, false, 'the refund is not shown settled before its click');
+    assert.deepEqual(await h.control.journal(), [], 'nothing written');
+  });
+
+  test('sitepack drill fails an irreversible action whose settled check holds before its commit click, clicking nothing', async () => {
+    await h.control.reset();
+    const [bill] = (await h.control.state()).bills.filter((b) => b.tenant === 'acme' && b.status === 'PENDING' && b.kind === 'overcharge');
+    // A text every page shows anyway (the menu's 退款记录): the after picture's wait would end before the refund shows.
+    const loose = packVariant('sitepacks/vendor-sim.yaml', 'target: { text: 已退款, exact: true }', 'target: { text: 退款 }');
+    const result = await withPack(h.paperclip.services, loose, () =>
+      runDrill(h.paperclip.services, {
+        tenant: 'acme',
+        action: 'refund',
+        billNo: bill!.billNo,
+        taskId: 'T-e2e-drill-refund-loose-settled',
+        params: { amount: (bill!.amountCents / 100).toFixed(2), reason: 'drill' },
+      }),
+    );
+    assert.equal(result.drill, 'failed', JSON.stringify(result));
+    assert.equal(result.walk?.settledBeforeCommit, true);
+    assert.match(String(result.reason), /actions\.refund\.tiers\.browser\.settled already holds before the commit click/);
     assert.deepEqual(await h.control.journal(), [], 'nothing written');
   });
 

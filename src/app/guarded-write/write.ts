@@ -134,6 +134,18 @@ export async function browserWrite(s: Services, state: ItemState): Promise<Write
     };
     // The requests the commit clicks send: a 429 on them (and no request accepted) means the vendor refused the write.
     let commitRequests: ReturnType<typeof watchCommitRequests> | undefined;
+    // A page that shows success before its write request is answered loses the write if it is left too soon: nothing
+    // navigates or closes the page that clicked while a commit request is in flight (up to COMMIT_REQUEST_WAIT_MS).
+    const settleCommitRequests = async (stage: string) => {
+      if (!commitRequests) return;
+      const seen = await commitRequests.settle(COMMIT_REQUEST_WAIT_MS);
+      if (seen.unanswered.length === 0) return;
+      await s.audit.append(item.key, {
+        type: 'commit_requests_unanswered',
+        actor: item.identity,
+        data: { stage, waitedMs: seen.waitedMs, requests: seen.unanswered.slice(0, 10) },
+      });
+    };
     try {
       const ctx: StepContext = {
         baseUrl: s.config.vendor.base_url,
@@ -161,6 +173,7 @@ export async function browserWrite(s: Services, state: ItemState): Promise<Write
         if (committed) {
           if (firstOfStage) await recordMarks();
           await s.audit.append(item.key, { type: 'write_step', actor: item.identity, data: { tier: 'browser', stage, step: index } });
+          commitRequests?.clicked();
           startUndoWindow();
           return;
         }
@@ -237,6 +250,8 @@ export async function browserWrite(s: Services, state: ItemState): Promise<Write
           stageCtx(),
           async (step, _index, current) => {
             page = current;
+            // An open after a commit click leaves the page that sent the write: its request is answered first.
+            if (step.action === 'open' && committedStages.has(stage.name)) await settleCommitRequests(stage.name);
             if (!NAVIGATION_STEPS.includes(step.action)) await pictureBefore(current);
           },
           // The commit click's target is found and shows: only now may the claim move (a target never found is not committed).
@@ -244,8 +259,9 @@ export async function browserWrite(s: Services, state: ItemState): Promise<Write
         );
         page = result.page;
         Object.assign(extracted, result.extracted);
-        // A held write is lost when its page goes: the next stage, the settled wait and the close all wait for it.
+        // A write in flight or held is lost when its page goes: the next stage, the settled wait and the close wait for it.
         await sitOutUndoWindow(stage.name);
+        if (committedStages.has(stage.name)) await settleCommitRequests(stage.name);
         if (!stage.done || !committedStages.has(stage.name)) continue;
         if (facts.final) finalProof = { stage, facts, reopen: tier?.settled?.steps ? [] : lead };
         else await proveStage(stage, facts, lead, tier?.settled?.timeoutMs ?? STAGE_SETTLE_MS);
@@ -329,6 +345,13 @@ export async function browserWrite(s: Services, state: ItemState): Promise<Write
  * and then needs a moment to send the held write. Closing the page while that request is on its way could still lose it.
  */
 const UNDO_WINDOW_GRACE_MS = 1000;
+
+/**
+ * The longest wait, after a stage's commit clicks (and its undo window), for the requests they sent to be answered
+ * before the page that sent them is left: a step's default time. A vendor slower than that is left as before, with
+ * `commit_requests_unanswered` in the audit chain; readback decides either way.
+ */
+const COMMIT_REQUEST_WAIT_MS = 10_000;
 
 /** How long a stage's done check may take to show once the stage committed, when the action names no settle time. */
 const STAGE_SETTLE_MS = 5000;
