@@ -67,7 +67,10 @@ export function watchCommitRequests(
 } {
   let refused: SeenRateLimit | undefined;
   let accepted = false;
+  // Both are set just before each commit click (the watch starts just before the first): a write request seen after
+  // that was sent by the click.
   let lastClick = Date.now();
+  let sentSinceClick = false;
   const inFlight = new Set<Request>();
   const ofTheWrite = (request: Request): URL | undefined => {
     if (request.method() === 'GET' || request.method() === 'HEAD') return undefined;
@@ -79,7 +82,9 @@ export function watchCommitRequests(
     }
   };
   const onRequest = (request: Request) => {
-    if (ofTheWrite(request)) inFlight.add(request);
+    if (!ofTheWrite(request)) return;
+    inFlight.add(request);
+    sentSinceClick = true;
   };
   const onSettled = (request: Request) => {
     inFlight.delete(request);
@@ -101,13 +106,15 @@ export function watchCommitRequests(
     refusal: () => (accepted ? undefined : refused),
     clicked: () => {
       lastClick = Date.now();
+      sentSinceClick = false;
     },
     settle: async (timeoutMs) => {
       const started = Date.now();
       const limit = deadline(timeoutMs);
-      // The click's request reaches this process a moment after the click returns: give it that moment.
+      // A click's request reaches this process a moment after the click returns: when none has been seen yet, it is
+      // given that moment; once one has, only what is still in flight is waited for.
       const startBy = lastClick + COMMIT_REQUEST_START_MS;
-      while (limit.remaining() > 0 && (inFlight.size > 0 || Date.now() < startBy)) {
+      while (limit.remaining() > 0 && (inFlight.size > 0 || (!sentSinceClick && Date.now() < startBy))) {
         await sleep(Math.min(50, Math.max(1, limit.remaining())));
       }
       return {
