@@ -2,7 +2,7 @@ import type { Services } from './services.js';
 import type { OpenedSession, SessionPurpose } from '../browser/identity-sessions.js';
 import { SessionLostError } from '../domain/errors.js';
 import { log } from '../observability/telemetry.js';
-import { withSessionSlot, type SlotServices } from './session-slots.js';
+import { withSessionSlot, type SlotLease, type SlotServices } from './session-slots.js';
 
 /**
  * Runs `work` in a browser context of the identity that no other task is
@@ -18,16 +18,19 @@ import { withSessionSlot, type SlotServices } from './session-slots.js';
  *
  * All of it runs holding one of the identity's vendor-session slots for `options.tenant` (withSessionSlot): at most
  * `vendor_sessions.max_per_identity` tasks are logged in and working as the identity at once, across processes;
- * when none frees up in time, nothing is opened and VendorSessionsBusyError is thrown (the workflows retry it).
+ * when none frees up in time, nothing is opened and VendorSessionsBusyError is thrown (the workflows retry it). The
+ * work gets the slot's lease (SlotLease) too: a write checks it holds its slot before its commit click.
  */
 export async function withSession<T>(
   s: Pick<Services, 'sessions' | 'secret'> & SlotServices,
   identity: string,
   purpose: SessionPurpose,
   options: { trace: boolean; tenant: string },
-  work: (session: OpenedSession) => Promise<T>,
+  work: (session: OpenedSession, lease: SlotLease) => Promise<T>,
 ): Promise<T> {
-  return withSessionSlot(s, { tenant: options.tenant, identity }, () => openAndWork(s, identity, purpose, options, work));
+  return withSessionSlot(s, { tenant: options.tenant, identity }, (lease) =>
+    openAndWork(s, identity, purpose, options, (session) => work(session, lease)),
+  );
 }
 
 async function openAndWork<T>(

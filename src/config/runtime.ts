@@ -1,6 +1,7 @@
 import { isAbsolute, resolve } from 'node:path';
 import type { PaperclipConfig } from './schema.js';
-import type { SitePack } from '../sitepack/schema.js';
+import { stagesOf, type SitePack } from '../sitepack/schema.js';
+import { browserStepBudget } from '../contracts/sizing.js';
 import { loadConfig } from './load.js';
 import { loadSitePack } from '../sitepack/load.js';
 import { ValidationError } from './errors.js';
@@ -90,7 +91,45 @@ export function checkConfigAgainstPack(config: PaperclipConfig, pack: SitePack, 
       }
     }
   });
+  issues.push(...writeBudgetIssues(config, pack));
   if (issues.length > 0) throw new ValidationError(source, issues);
+}
+
+/**
+ * Every enabled browser action must finish inside the deployed browser-write function's timeout with the waits this
+ * config and pack declare: the slot wait (`vendor_sessions.wait_seconds`) and the undo window sat out after each stage
+ * (`undoWindowSeconds`). The timeout is sized for the declared maxima (src/contracts/sizing.ts); config is read at run
+ * time, so a combination that cannot fit is refused here, before anything runs, rather than found as a timed-out write.
+ */
+function writeBudgetIssues(config: PaperclipConfig, pack: SitePack): Array<{ path: string; message: string }> {
+  const issues: Array<{ path: string; message: string }> = [];
+  const slotWaitSeconds = config.vendor_sessions.wait_seconds;
+  for (const [name, action] of Object.entries(pack.actions)) {
+    if (!own(config.actions, name) || !action.tiers.browser) continue;
+    const stages = stagesOf(action.tiers.browser).length;
+    const undoWindowSeconds = action.undoWindowSeconds ?? 0;
+    const budget = browserStepBudget('browser-write', { slotWaitSeconds, undoWindowSeconds, stages });
+    if (budget.fits) continue;
+    const spare = budget.timeoutSeconds - budget.otherSeconds;
+    const undoSpent = budget.needSeconds - budget.otherSeconds - slotWaitSeconds;
+    const fixes = [`lower vendor_sessions.wait_seconds to at most ${Math.max(0, Math.floor(spare - undoSpent))}`];
+    if (undoWindowSeconds > 0) {
+      const perStage = Math.floor((spare - slotWaitSeconds) / stages) - 1;
+      fixes.push(
+        perStage >= 0
+          ? `lower the site pack's actions.${name}.undoWindowSeconds to at most ${perStage}`
+          : `give actions.${name} fewer stages`,
+      );
+    }
+    issues.push({
+      path: 'vendor_sessions.wait_seconds',
+      message:
+        `action "${name}" of site pack "${pack.site}" cannot finish inside the browser-write function's ${budget.timeoutSeconds} s timeout: ` +
+        `the slot wait ${slotWaitSeconds} s + ${stages} stage(s) × undoWindowSeconds ${undoWindowSeconds} s (+1 s each) + ` +
+        `${Math.ceil(budget.otherSeconds)} s for the rest of the write need ${Math.ceil(budget.needSeconds)} s; ${fixes.join(', or ')}`,
+    });
+  }
+  return issues;
 }
 
 export function loadRuntime(configPath: string, overrides: { vendorBaseUrl?: string } = {}): Runtime {

@@ -1,3 +1,4 @@
+import { MAX_SLOT_WAIT_SECONDS } from '../contracts/sizing.js';
 import { z } from 'zod';
 import { ReadbackSource, Tier } from '../sitepack/schema.js';
 
@@ -299,7 +300,10 @@ export const PaperclipConfig = z
           .number()
           .int()
           .min(0)
-          .max(120, 'vendor_sessions.wait_seconds is at most 120 (a browser step has its own deadline)')
+          .max(
+            MAX_SLOT_WAIT_SECONDS,
+            `vendor_sessions.wait_seconds is at most ${MAX_SLOT_WAIT_SECONDS} (the browser functions' timeouts are sized for that wait)`,
+          )
           .default(20),
         /** How long a slot stays taken without renewal (a holder that died frees it after this); renewed every third of it. */
         lease_seconds: z

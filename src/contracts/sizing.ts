@@ -122,13 +122,38 @@ const BENCH = {
 } satisfies Record<string, Measured>;
 
 /**
- * A browser step: Chromium cold start, the wait for a vendor session slot (config vendor_sessions.wait_seconds, default
- * 20), a login, four vendor page loads or actions at Playwright's 30 s default, the readback deadline.
+ * The longest wait for a vendor-session slot the config allows (`vendor_sessions.wait_seconds`, src/config/schema.ts):
+ * the browser functions are sized for it, so no config the loader accepts outwaits them.
+ */
+export const MAX_SLOT_WAIT_SECONDS = 120;
+/**
+ * The longest undo window a site-pack action may declare (`undoWindowSeconds`, src/sitepack/schema.ts). The write sits
+ * it out on its page after each stage's last commit click, plus UNDO_WINDOW_GRACE_SECONDS
+ * (src/app/guarded-write/write.ts): the write step is sized for one stage's window at this maximum; an action whose
+ * stages add up to more is refused by the loader (browserStepBudget).
+ */
+export const MAX_UNDO_WINDOW_SECONDS = 60;
+export const UNDO_WINDOW_GRACE_SECONDS = 1;
+
+/** What every browser step may spend besides its slot wait and undo windows. */
+const BROWSER_FIXED = {
+  seconds: 10 + 10 + 4 * 30 + 15,
+  why: 'cold start 10 s, login 10 s, 4 vendor pages/actions × 30 s (Playwright default), readback deadline 15 s',
+};
+/**
+ * A browser step: Chromium cold start, the wait for a vendor session slot at the config's maximum, a login, four vendor
+ * page loads or actions at Playwright's 30 s default, the readback deadline.
  */
 const BROWSER_ALLOWANCE = {
-  allowanceSeconds: 10 + 20 + 10 + 4 * 30 + 15,
+  allowanceSeconds: BROWSER_FIXED.seconds + MAX_SLOT_WAIT_SECONDS,
+  allowanceWhy: `${BROWSER_FIXED.why}, vendor session slot wait up to ${MAX_SLOT_WAIT_SECONDS} s (vendor_sessions.wait_seconds at most)`,
+};
+/** The write step: a browser step that also sits out one stage's undo window at the pack's maximum. */
+const WRITE_ALLOWANCE = {
+  allowanceSeconds: BROWSER_ALLOWANCE.allowanceSeconds + MAX_UNDO_WINDOW_SECONDS + UNDO_WINDOW_GRACE_SECONDS,
   allowanceWhy:
-    'cold start 10 s, vendor session slot wait 20 s, login 10 s, 4 vendor pages/actions × 30 s (Playwright default), readback deadline 15 s',
+    `${BROWSER_ALLOWANCE.allowanceWhy}, one undo window up to ${MAX_UNDO_WINDOW_SECONDS} s + ${UNDO_WINDOW_GRACE_SECONDS} s` +
+    ' (undoWindowSeconds at most)',
 };
 /** A step of a few AWS calls: cold start and the SDK's retries. */
 const AWS_CALLS_ALLOWANCE = { allowanceSeconds: 5, allowanceWhy: 'cold start 0.5 s, SDK retries of a few AWS calls' };
@@ -170,7 +195,7 @@ export const SIZING_INPUTS: readonly SizingInput[] = [
     units: 1,
     ...BROWSER_ALLOWANCE,
   },
-  { name: 'browser-write', browser: true, measured: BENCH.browserWrite, measuredAs: 'BrowserWrite', units: 1, ...BROWSER_ALLOWANCE },
+  { name: 'browser-write', browser: true, measured: BENCH.browserWrite, measuredAs: 'BrowserWrite', units: 1, ...WRITE_ALLOWANCE },
   { name: 'readback', browser: true, measured: BENCH.readback, measuredAs: 'Readback', units: 1, ...BROWSER_ALLOWANCE },
   {
     name: 'compensate',
@@ -281,6 +306,33 @@ export function sizingOf(name: string): DerivedSizing {
   const input = SIZING_INPUTS.find((i) => i.name === name);
   if (!input) throw new Error(`function "${name}" has no row in SIZING_INPUTS (src/contracts/sizing.ts); add its measurement`);
   return deriveSizing(input);
+}
+
+/** What a browser step may spend as a config and pack declare it: the slot wait, and the undo windows it sits out. */
+export interface DeclaredWaits {
+  /** config `vendor_sessions.wait_seconds`. */
+  slotWaitSeconds: number;
+  /** The action's `undoWindowSeconds` (0 when it has none), sat out once per stage that commits. */
+  undoWindowSeconds: number;
+  stages: number;
+}
+
+/**
+ * Whether a browser step of `name` can finish inside its deployed timeout with the waits a config and pack declare:
+ * its measured time × SAFETY, the fixed allowance (BROWSER_FIXED), the slot wait, and each stage's undo window (+ grace).
+ * The deployed timeouts are sized for the declared maxima (MAX_SLOT_WAIT_SECONDS, one MAX_UNDO_WINDOW_SECONDS); config
+ * is read at run time, so the loader asks this for the actual values (src/config/runtime.ts).
+ */
+export function browserStepBudget(
+  name: string,
+  declared: DeclaredWaits,
+): { needSeconds: number; timeoutSeconds: number; fits: boolean; otherSeconds: number } {
+  const size = sizingOf(name);
+  if (!size.browser) throw new Error(`function "${name}" is not a browser function; only browser steps wait for slots and undo windows`);
+  const otherSeconds = size.ownSeconds * SAFETY + BROWSER_FIXED.seconds;
+  const undo = declared.undoWindowSeconds > 0 ? declared.stages * (declared.undoWindowSeconds + UNDO_WINDOW_GRACE_SECONDS) : 0;
+  const needSeconds = otherSeconds + declared.slotWaitSeconds + undo;
+  return { needSeconds, timeoutSeconds: size.timeoutSeconds, fits: needSeconds <= size.timeoutSeconds, otherSeconds };
 }
 
 const seconds = (s: number) => (s < 10 ? s.toFixed(2) : s.toFixed(0));

@@ -149,6 +149,13 @@ const DATA = {
    */
   commit_requests_unanswered: z.strictObject({ stage: Text, waitedMs: z.number().int(), requests: z.array(Text) }),
   after_pictured: z.strictObject({ settled: z.boolean().nullable(), url: Text }),
+  /**
+   * The write's vendor-session slot (src/app/session-slots.ts) was found taken by another holder after the commit
+   * click: its lease had run out. The write still finished its evidence and readback (stopping after the click would
+   * leave a write nobody reads back), but for a while more sessions than `vendor_sessions.max_per_identity` may have
+   * acted as the identity. `leaseUntil` is the end of the lease the write last had, `foundAt` when it learned of the loss.
+   */
+  session_slot_lost: z.strictObject({ slot: z.number().int(), leaseUntil: Text, foundAt: Text, afterCommitClick: z.literal(true) }),
   write_failed: z.strictObject({ committed: z.boolean(), error: Text, message: Text, evidence: Evidence }),
   // Readback and closing
   readback: z.strictObject({

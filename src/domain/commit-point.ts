@@ -3,6 +3,7 @@ import {
   ApprovalNotProvenError,
   SessionLostError,
   StructuredContractMissingError,
+  VendorSessionsBusyError,
   WriteNotCommittedError,
 } from './errors.js';
 import { StageUnprovenError } from './stage-proof.js';
@@ -31,6 +32,9 @@ export function writeFailure(error: unknown, point: CommitPoint): Error {
     // These name their own next step (a person looks at the pack, the session or the approval): kept as they are.
     if (cause instanceof StructuredContractMissingError || cause instanceof SessionLostError || cause instanceof ApprovalNotProvenError)
       return cause;
+    // The vendor-session slot was lost before the click (src/app/session-slots.ts): nothing clicked, and the workflows
+    // retry the step with a slot of its own, as when none was free.
+    if (cause instanceof VendorSessionsBusyError) return cause;
     return new WriteNotCommittedError(`write failed before the commit click: ${cause.message}`, {}, { cause });
   }
   // After the click, only what already says what happened is kept: a lost session, the vendor's own refusal or timeout.

@@ -10,9 +10,22 @@ import { z } from 'zod';
 export const CommitClick = z.enum(['not_clicked', 'clicked', 'unknown']);
 export type CommitClick = z.infer<typeof CommitClick>;
 
-/** One reading of the item's state: by the write's own page after the click (`write page`), or by a readback source. */
+/** Who read: the page that clicked (`writer`) or an independent readback source (`readback`). */
+export const SourceKind = z.enum(['writer', 'readback']);
+export type SourceKind = z.infer<typeof SourceKind>;
+
+/**
+ * One reading of the item's state: by the write's own page after the click (`write page`, WRITE_PAGE in
+ * src/domain/reason.ts), or by a readback source. The write page is never independent evidence (it is the page that
+ * clicked, and a vendor may show its writer what nobody else reads): `kind` says which of the two a reading is.
+ */
 export const SourceObservation = z.object({
   source: z.string().min(1),
+  /**
+   * `writer` for the write page, `readback` for a readback source. Set on the facts a reason is built from; absent
+   * in a readback event's own `sources` and in facts stored before it was typed (then the source name decides).
+   */
+  kind: SourceKind.optional(),
   /** The status read; absent when the source could not read it (then `error` says why). */
   status: z.string().optional(),
   error: z.string().optional(),
@@ -23,8 +36,11 @@ export type SourceObservation = z.infer<typeof SourceObservation>;
 /**
  * What the observations add up to:
  * - `applied`: the last reading shows the target state;
- * - `applied_then_reverted`: a reading showed the target state and a later one the state before the write: the
- *   vendor took the change and undid it;
+ * - `applied_then_reverted`: an independent readback source read the target state and a later reading the state
+ *   before the write: the vendor took the change and undid it;
+ * - `shown_to_writer_not_found`: only the write's own page showed the target state; every readback source read the
+ *   state before the write. Whether the vendor took the change and undid it, or only ever showed it to its writer,
+ *   is not known: no independent source saw it applied;
  * - `not_applied`: the state before the write, and no reading ever showed the target;
  * - `settled_elsewhere`: a state that is neither the target nor the state before the write;
  * - `sources_disagree`: the readback's source and another source read different states at the end;
@@ -34,6 +50,7 @@ export type SourceObservation = z.infer<typeof SourceObservation>;
 export const KnownVerdict = z.enum([
   'applied',
   'applied_then_reverted',
+  'shown_to_writer_not_found',
   'not_applied',
   'settled_elsewhere',
   'sources_disagree',

@@ -1,21 +1,27 @@
 import type { AuditEvent } from './audit-chain.js';
 import { isEvent } from './audit-events.js';
-import type { CommitClick, KnownFacts, KnownVerdict, SourceObservation, StructuredReason } from './known-facts.js';
+import type { CommitClick, KnownFacts, KnownVerdict, SourceKind, SourceObservation, StructuredReason } from './known-facts.js';
 
-export { CommitClick, KnownFacts, KnownVerdict, SourceObservation, StructuredReason } from './known-facts.js';
+export { CommitClick, KnownFacts, KnownVerdict, SourceKind, SourceObservation, StructuredReason } from './known-facts.js';
 
 /**
  * What is known about a write when the machine stops: whether its commit click happened, what each place that
  * read the item saw, and what that adds up to. Every takeover reason (and the routing failure's) is rendered from
  * one of these, and the same object is stored with the reason (claim, queue entry, audit event, record.json), so
- * a person reads the facts, not a guess: a write the vendor applied and then reverted is said to be that, never
- * "not committed" or "did not land".
+ * a person reads the facts, not a guess: a write an independent readback source saw applied and a later reading saw
+ * reverted is said to be that, never "not committed" or "did not land"; a target state only the writer's own page
+ * showed is said to be only that (the page that clicked is never the readback).
  *
  * Pure: the facts come from the item's audit trail and the readback, both passed in.
  */
 
 /** The source name the write's own page is reported under (it is not an independent readback source). */
 export const WRITE_PAGE = 'write page';
+
+/** Whether a reading is the writer's own page or an independent readback source (facts stored before `kind`: by name). */
+export function kindOf(o: SourceObservation): SourceKind {
+  return o.kind ?? (o.source === WRITE_PAGE ? 'writer' : 'readback');
+}
 
 /**
  * Whether the commit click happened, from the item's audit trail: every `write_started` is a commit click reached
@@ -47,13 +53,14 @@ export function observationsFrom(events: readonly AuditEvent[], targetStatus: st
   const out: SourceObservation[] = [];
   for (const e of events) {
     if (isEvent(e, 'after_pictured')) {
-      if (e.data.settled === true && targetStatus) out.push({ source: WRITE_PAGE, status: targetStatus, at: e.at });
+      if (e.data.settled === true && targetStatus) out.push({ source: WRITE_PAGE, kind: 'writer', status: targetStatus, at: e.at });
       else if (e.data.settled === false)
-        out.push({ source: WRITE_PAGE, error: 'the target state did not show within the settled wait', at: e.at });
+        out.push({ source: WRITE_PAGE, kind: 'writer', error: 'the target state did not show within the settled wait', at: e.at });
     } else if (isEvent(e, 'readback')) {
-      if (e.data.sources) out.push(...e.data.sources);
+      if (e.data.sources) out.push(...e.data.sources.map((o) => ({ ...o, kind: 'readback' as const })));
       // A readback recorded before its sources were: its deciding source's last reading.
-      else if (e.data.source) out.push({ source: e.data.source, ...(e.data.observed ? { status: e.data.observed } : {}), at: e.at });
+      else if (e.data.source)
+        out.push({ source: e.data.source, kind: 'readback', ...(e.data.observed ? { status: e.data.observed } : {}), at: e.at });
     }
   }
   return out;
@@ -69,13 +76,21 @@ export function knownVerdict(input: {
   const { observations, readback, targetStatus, preStatus } = input;
   if (!readback) return 'not_read';
   const read = observations.filter((o) => o.status !== undefined);
-  const firstTarget = targetStatus === undefined ? -1 : read.findIndex((o) => o.status === targetStatus);
-  const revertedAfter = firstTarget >= 0 && read.slice(firstTarget + 1).some((o) => o.status === preStatus && preStatus !== undefined);
   if (readback === 'confirmed') return 'applied';
-  if (revertedAfter && read.at(-1)?.status !== targetStatus) return 'applied_then_reverted';
+  // Only an independent source's reading of the target counts as "applied": the page that clicked is not one.
+  const independent = read.filter((o) => kindOf(o) === 'readback');
+  const revertedAfter = (reading: SourceObservation | undefined) =>
+    reading !== undefined && preStatus !== undefined && read.slice(read.indexOf(reading) + 1).some((o) => o.status === preStatus);
+  const endsOffTarget = read.at(-1)?.status !== targetStatus;
+  if (targetStatus !== undefined && endsOffTarget) {
+    const appliedRead = independent.find((o) => o.status === targetStatus);
+    if (revertedAfter(appliedRead)) return 'applied_then_reverted';
+    const writerRead = read.find((o) => kindOf(o) === 'writer' && o.status === targetStatus);
+    if (!appliedRead && revertedAfter(writerRead)) return 'shown_to_writer_not_found';
+  }
   // Each readback source's last reading: do they agree with each other?
   const lastBySource = new Map<string, string>();
-  for (const o of read) if (o.source !== WRITE_PAGE) lastBySource.set(o.source, o.status!);
+  for (const o of independent) lastBySource.set(o.source, o.status!);
   if (new Set(lastBySource.values()).size > 1) return 'sources_disagree';
   if (readback === 'unknown') return 'inconclusive';
   const settled = read.at(-1)?.status;
@@ -121,6 +136,7 @@ const CLICK_TEXT: Record<CommitClick, string> = {
 const VERDICT_TEXT: Record<KnownVerdict, string> = {
   applied: 'applied',
   applied_then_reverted: 'applied, then reverted by the vendor',
+  shown_to_writer_not_found: 'shown to the writer, not found by any readback source',
   not_applied: 'not applied',
   settled_elsewhere: 'settled in another state',
   sources_disagree: 'the sources disagree',
@@ -131,20 +147,23 @@ const VERDICT_TEXT: Record<KnownVerdict, string> = {
 function seen(o: SourceObservation): string {
   if (o.status !== undefined) return `${o.source}: status=${o.status}`;
   // The write page is not a readback source: what it did not show is said as such.
-  return o.source === WRITE_PAGE ? `${o.source}: ${o.error ?? 'no status'}` : `${o.source}: unreadable (${o.error ?? 'no status'})`;
+  return kindOf(o) === 'writer' ? `${o.source}: ${o.error ?? 'no status'}` : `${o.source}: unreadable (${o.error ?? 'no status'})`;
 }
 
 /**
- * The reason as text: an applied-then-reverted write leads with that (whatever the step said, e.g. a vendor's
- * refusal after the click), then the step's own words, then the facts:
- * `… — commit click: clicked; seen: write page: status=PROCESSED; list: status=PENDING; detail: status=PENDING; verdict: applied, then reverted by the vendor`.
+ * The reason as text: an applied-then-reverted write, and a target state only the writer was shown, lead with that
+ * (whatever the step said, e.g. a vendor's refusal after the click), then the step's own words, then the facts:
+ * `shown to the writer, not found by any readback source: … — commit click: clicked; seen: write page: status=PROCESSED;
+ * list: status=PENDING; detail: status=PENDING; verdict: shown to the writer, not found by any readback source`.
  */
 export function renderReason(reason: StructuredReason): string {
   const { known } = reason;
   const lead =
     known.verdict === 'applied_then_reverted'
       ? `applied then reverted: ${appliedThenReverted(known)}; the step said: ${reason.headline}`
-      : reason.headline;
+      : known.verdict === 'shown_to_writer_not_found'
+        ? `shown to the writer, not found by any readback source: ${shownToWriter(known)}; the step said: ${reason.headline}`
+        : reason.headline;
   const seenText = known.observations.length > 0 ? known.observations.map(seen).join('; ') : 'nothing read';
   const clicks = known.clicks > 1 ? ` (${known.clicks} commit clicks for this key)` : '';
   return `${lead} — commit click: ${CLICK_TEXT[known.commitClick]}${clicks}; seen: ${seenText}; verdict: ${VERDICT_TEXT[known.verdict]}`;
@@ -152,10 +171,21 @@ export function renderReason(reason: StructuredReason): string {
 
 function appliedThenReverted(known: KnownFacts): string {
   const read = known.observations.filter((o) => o.status !== undefined);
-  const applied = read.find((o) => o.status === known.targetStatus)!;
+  const applied = read.find((o) => kindOf(o) === 'readback' && o.status === known.targetStatus)!;
   const reverted = read.slice(read.indexOf(applied) + 1).find((o) => o.status === known.preStatus)!;
   return (
     `${applied.source} saw ${applied.status} (the target) at ${applied.at}, then ${reverted.source} saw ${reverted.status} ` +
     `(the state before the write) at ${reverted.at}: the vendor took the change and undid it, it is not a write that never landed`
+  );
+}
+
+function shownToWriter(known: KnownFacts): string {
+  const read = known.observations.filter((o) => o.status !== undefined);
+  const shown = read.find((o) => kindOf(o) === 'writer' && o.status === known.targetStatus)!;
+  const found = read.slice(read.indexOf(shown) + 1).find((o) => o.status === known.preStatus)!;
+  return (
+    `the ${shown.source} showed ${shown.status} (the target) at ${shown.at}, then ${found.source} read ${found.status} ` +
+    `(the state before the write) at ${found.at}; no readback source saw the target, so whether the vendor took the ` +
+    'change and undid it or never took it is not known'
   );
 }

@@ -77,6 +77,11 @@ const PHASES: Record<string, { phase: Phase; label: string }> = {
   write_started: { phase: 'action', label: '执行写入 Action: commit' },
   stage_done_checked: { phase: 'action', label: '阶段完成检查 Stage done check' },
   write_failed: { phase: 'after', label: '写入失败 Action failed' },
+  session_slot_lost: {
+    phase: 'after',
+    label:
+      '会话槽丢失 Vendor session slot lost after the commit click (another holder took it; the write still finished and was read back)',
+  },
   readback: { phase: 'readback', label: '独立回读 Readback' },
   completed: { phase: 'outcome', label: '完成 Done' },
   takeover: { phase: 'outcome', label: '人工接管 Human takeover' },

@@ -174,8 +174,12 @@ export type ApprovalFigures = z.infer<typeof ApprovalFigures>;
  */
 export const ConfirmFigure = z.object({ param: Identifier, equals: Identifier }).strict();
 
-/** The longest undo window a pack may declare: it is waited out inside the write step, which has its own time limit. */
-export const MAX_UNDO_WINDOW_SECONDS = 60;
+/**
+ * The longest undo window a pack may declare: it is waited out inside the write step, which has its own time limit
+ * (sized for it in src/contracts/sizing.ts, whose constant this is).
+ */
+export { MAX_UNDO_WINDOW_SECONDS } from '../contracts/sizing.js';
+import { MAX_UNDO_WINDOW_SECONDS } from '../contracts/sizing.js';
 const UNDO_WINDOW_HINT =
   `undoWindowSeconds is the vendor's undo window in whole seconds, 0 to ${MAX_UNDO_WINDOW_SECONDS} ` +
   '(the seconds its "undo" toast offers, e.g. undoWindowSeconds: 5)';

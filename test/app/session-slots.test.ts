@@ -96,6 +96,45 @@ describe('on dynalite', () => {
     return { slots: new SessionSlotsStore(db, `${prefix}-claims`, () => clock.now), clock };
   });
 
+  test('a slot taken by another holder while the work runs: the lease says so, and the work is stopped before it acts', async () => {
+    const prefix = `ss${++tables}`;
+    await createTables(client, prefix);
+    const store = new SessionSlotsStore(db, `${prefix}-claims`, () => clock.now);
+    const scope = { tenant: 'acme', identity: 'svc-stolen' };
+    const s = { sessionSlots: store, config: slotConfig({ max_per_identity: 1, lease_seconds: 30 }) };
+    const failure = await withSessionSlot(s, scope, async (lease) => {
+      await lease.holdOrStop('the commit click');
+      assert.equal(lease.lost(), undefined, 'held: nothing lost, the work goes on');
+      // The lease runs out (the process stalled) and another holder takes the slot.
+      clock.now += 30_001;
+      assert.ok(await store.tryTake(scope, 'thief', { slots: 1, leaseMs: 30_000 }));
+      return lease.holdOrStop('the commit click');
+    }).catch((error: unknown) => error);
+    assert.ok(failure instanceof VendorSessionsBusyError, String(failure));
+    assert.equal(failure.name, 'VendorSessionsBusyError', 'the name the workflows retry');
+    assert.match(failure.message, /slot 0 of identity svc-stolen for tenant acme was lost before the commit click.*not committed/);
+    assert.equal(failure.details['slotLost'], true);
+    const { Item } = await db.send(new GetCommand({ TableName: `${prefix}-claims`, Key: { key: sessionSlotKey(scope, 0) } }));
+    assert.equal(Item?.['holder'], 'thief', "the release after the work leaves the other holder's slot alone");
+  });
+
+  test('a loss found after the work acted is reported by check(), and the work is not stopped', async () => {
+    const prefix = `ss${++tables}`;
+    await createTables(client, prefix);
+    const store = new SessionSlotsStore(db, `${prefix}-claims`, () => clock.now);
+    const scope = { tenant: 'acme', identity: 'svc-stolen-late' };
+    const s = { sessionSlots: store, config: slotConfig({ max_per_identity: 1, lease_seconds: 30 }) };
+    const leaseEnds = clock.now + 30_000;
+    const result = await withSessionSlot(s, scope, async (lease) => {
+      clock.now += 30_001;
+      await store.tryTake(scope, 'thief', { slots: 1, leaseMs: 30_000 });
+      const loss = await lease.check();
+      return { loss, again: lease.lost() };
+    });
+    assert.deepEqual({ slot: result.loss?.slot, leaseUntil: result.loss?.leaseUntil }, { slot: 0, leaseUntil: leaseEnds });
+    assert.equal(result.again, result.loss, 'the loss stays known');
+  });
+
   test("a slot is a record under the tenant's key prefix, which the tenant session's LeadingKeys confine", async () => {
     const slots = new SessionSlotsStore(db, 'ss-claims', () => clock.now);
     const scope = { tenant: 'initech', identity: 'svc-recon-initech' };

@@ -6,6 +6,7 @@ import { parseConfig } from '../../src/config/load.js';
 import { checkConfigAgainstPack, loadRuntime } from '../../src/config/runtime.js';
 import { parseOrThrow, ValidationError } from '../../src/config/errors.js';
 import { SitePack } from '../../src/sitepack/schema.js';
+import { browserStepBudget, MAX_SLOT_WAIT_SECONDS, MAX_UNDO_WINDOW_SECONDS, sizingOf } from '../../src/contracts/sizing.js';
 
 const sample = () => parse(readFileSync('config/paperclip.local.yaml', 'utf8')) as Record<string, any>;
 const invalid = (mutate: (c: Record<string, any>) => void): ValidationError => {
@@ -86,4 +87,58 @@ test('vendor_sessions.max_per_identity defaults to 2 and a bad value is refused 
     invalid((c) => (c.vendor_sessions = { max_per_identity: 1.5 })).message,
     /vendor_sessions\.max_per_identity: .*whole number/,
   );
+});
+
+test('a slot wait and undo windows that cannot finish inside the browser-write timeout are refused, naming the field and the fix', () => {
+  const { config, sitePack } = loadRuntime('config/paperclip.local.yaml');
+  const write = sitePack.actions['mark_processed']!;
+  const steps = write.tiers.browser!.steps!;
+  // Six stages, each sitting out a 60 s undo window after its commit click, behind a 120 s slot wait: each value is
+  // within its own schema's maximum, but together they outlast the function the write runs in.
+  write.undoWindowSeconds = 60;
+  write.tiers.browser = { stages: [1, 2, 3, 4, 5, 6].map((n) => ({ name: `part${n}`, steps })) };
+  config.vendor_sessions.wait_seconds = 120;
+  const timeout = sizingOf('browser-write').timeoutSeconds;
+  assert.throws(
+    () => checkConfigAgainstPack(config, sitePack, 'cfg'),
+    (error: unknown) => {
+      assert.ok(error instanceof ValidationError);
+      assert.match(
+        error.message,
+        new RegExp(
+          `vendor_sessions\\.wait_seconds: action "mark_processed" of site pack "vendor-sim" cannot finish ` +
+            `inside the browser-write function's ${timeout} s timeout`,
+        ),
+      );
+      assert.match(error.message, /the slot wait 120 s \+ 6 stage\(s\) × undoWindowSeconds 60 s/);
+      assert.match(
+        error.message,
+        /lower vendor_sessions\.wait_seconds to at most \d+, or lower the site pack's actions\.mark_processed\.undoWindowSeconds to at most \d+/,
+      );
+      return true;
+    },
+  );
+  // The fix the message names is enough: the same pack with the shorter slot wait it asks for loads.
+  const refusal = (() => {
+    try {
+      checkConfigAgainstPack(config, sitePack, 'cfg');
+      return '';
+    } catch (error) {
+      return (error as Error).message;
+    }
+  })();
+  const most = Number(/wait_seconds to at most (\d+)/.exec(refusal)![1]);
+  config.vendor_sessions.wait_seconds = most;
+  assert.doesNotThrow(() => checkConfigAgainstPack(config, sitePack, 'cfg'));
+  // Five such stages fit the timeout sized for the declared maxima (one 60 s window, a 120 s wait) no matter the wait.
+  config.vendor_sessions.wait_seconds = 120;
+  write.tiers.browser = { stages: [1, 2, 3, 4, 5].map((n) => ({ name: `part${n}`, steps })) };
+  assert.doesNotThrow(() => checkConfigAgainstPack(config, sitePack, 'cfg'));
+  // The deployed timeout covers the maxima each schema allows: the largest slot wait with one largest undo window.
+  assert.ok(
+    browserStepBudget('browser-write', { slotWaitSeconds: MAX_SLOT_WAIT_SECONDS, undoWindowSeconds: MAX_UNDO_WINDOW_SECONDS, stages: 1 })
+      .fits,
+  );
+  for (const name of ['read-list', 'snapshot', 'readback'])
+    assert.ok(browserStepBudget(name, { slotWaitSeconds: MAX_SLOT_WAIT_SECONDS, undoWindowSeconds: 0, stages: 1 }).fits, name);
 });

@@ -6,6 +6,7 @@ import {
   ApprovalNotProvenError,
   SessionLostError,
   StructuredContractMissingError,
+  VendorSessionsBusyError,
   WriteNotCommittedError,
 } from '../../src/domain/errors.js';
 
@@ -30,6 +31,12 @@ test('before the commit click, a missing page element, a lost session or an unpr
     assert.equal(error, cause);
     assert.ok(!(error instanceof AmbiguousOutcomeError));
   }
+});
+
+test('before the commit click, a lost vendor-session slot stays VendorSessionsBusyError, which the workflows retry', () => {
+  const lost = new VendorSessionsBusyError('vendor session slot 0 of identity svc was lost before the commit click', { slotLost: true });
+  assert.equal(writeFailure(lost, 'before_commit'), lost);
+  assert.ok(writeFailure(lost, 'after_commit') instanceof AmbiguousOutcomeError, 'after the click it is no reason to retry');
 });
 
 test('after the commit click, a failure is ambiguous: the write may have landed', () => {

@@ -62,7 +62,7 @@ test('a false success: clicked, every source named with what it saw, not applied
   assert.match(text, /verdict: not applied$/);
 });
 
-test('applied then reverted: the page showed the target after the click, the readback the state before: said so, not "not committed"', () => {
+test('only the writer was shown the target: said exactly that, never "applied then reverted" (the write page is not a readback)', () => {
   const reason = buildReason({
     headline: 'WriteNotCommittedError: the vendor says 操作失败; readback: api still shows open, the state before the write',
     events: [
@@ -79,18 +79,57 @@ test('applied then reverted: the page showed the target after the click, the rea
     targetStatus: 'approved',
     preStatus: 'open',
   });
-  assert.equal(reason.known.verdict, 'applied_then_reverted');
+  assert.equal(reason.known.verdict, 'shown_to_writer_not_found');
   assert.equal(reason.known.commitClick, 'clicked');
+  assert.deepEqual(
+    reason.known.observations.map((o) => [o.source, o.kind]),
+    [
+      ['write page', 'writer'],
+      ['api', 'readback'],
+      ['detail', 'readback'],
+    ],
+    'each reading says whether it is the writer or an independent source',
+  );
   const text = renderReason(reason);
   assert.match(
     text,
-    /^applied then reverted: write page saw approved \(the target\) at .*, then api saw open \(the state before the write\)/,
+    /^shown to the writer, not found by any readback source: the write page showed approved \(the target\) at .*, then api read open/,
   );
+  assert.match(text, /no readback source saw the target/);
   assert.match(text, /the step said: WriteNotCommittedError: /);
+  assert.doesNotMatch(text, /applied then reverted|reverted by the vendor/);
   assert.match(
     text,
-    /seen: write page: status=approved; api: status=open; detail: status=open; verdict: applied, then reverted by the vendor$/,
+    /seen: write page: status=approved; api: status=open; detail: status=open; verdict: shown to the writer, not found by any readback source$/,
   );
+});
+
+test('applied then reverted: an independent source read the target, a later reading the state before: said so, not "not committed"', () => {
+  const reason = buildReason({
+    headline: 'write did not land: detail shows open, the state before the write',
+    events: [
+      started(),
+      pictured(true),
+      readback([{ source: 'api', status: 'approved' }]),
+      readback([
+        { source: 'detail', status: 'open' },
+        { source: 'api', status: 'open' },
+      ]),
+    ],
+    writeReturned: true,
+    readback: 'not_applied',
+    targetStatus: 'approved',
+    preStatus: 'open',
+  });
+  assert.equal(reason.known.verdict, 'applied_then_reverted');
+  const text = renderReason(reason);
+  assert.match(
+    text,
+    /^applied then reverted: api saw approved \(the target\) at .*, then detail saw open \(the state before the write\)/,
+    'the reading that saw it applied is the readback source, not the write page',
+  );
+  assert.match(text, /the step said: write did not land: /);
+  assert.match(text, /verdict: applied, then reverted by the vendor$/);
 });
 
 test('no readback: not read back; sources that disagree are named as such; an inconclusive readback', () => {

@@ -7,8 +7,8 @@ import { useHarness } from '../support/embedded.js';
 
 /**
  * A takeover reason says what is known, end to end on the embedded stack (real Chromium, the simulator): whether
- * the commit click happened, what each readback source saw, and, where the vendor applied the change and then
- * reverted it, that it did. The same facts are on the claim, the queue entry, the audit event and record.json.
+ * the commit click happened, what each readback source saw, and, where only the writer's own page was shown the
+ * change (no readback source found it), exactly that. The same facts are on the claim, the queue entry, the audit event and record.json.
  */
 describe('takeover reasons say what is known', () => {
   const h = useHarness();
@@ -58,7 +58,7 @@ describe('takeover reasons say what is known', () => {
     );
   });
 
-  test('the vendor applies the change and reverts it: the reason says applied then reverted, not "did not land"', async () => {
+  test('the vendor shows only its writer the change: the reason says exactly that, not "applied then reverted"', async () => {
     const t = task('ACME-202611-0002');
     await h.control.setFaults([{ kind: 'applied_then_reverted', bill: t.billNo, times: 1 }]);
     const result = await h.runTask(t);
@@ -67,13 +67,20 @@ describe('takeover reasons say what is known', () => {
     assert.deepEqual(journal, ['mark', 'revert'], 'the vendor took the write once and undid it itself');
     const { known, reason } = await stored(idempotencyKey(t));
     assert.equal(known.commitClick, 'clicked');
-    assert.equal(known.verdict, 'applied_then_reverted');
+    // Only the page that clicked saw PROCESSED; every readback source (never that page) read PENDING: no independent
+    // source saw the write applied, so "applied then reverted" would claim more than is known.
+    assert.equal(known.verdict, 'shown_to_writer_not_found');
+    assert.deepEqual(
+      known.observations.filter((o) => o.status === 'PROCESSED').map((o) => [o.source, o.kind]),
+      [['write page', 'writer']],
+    );
     assert.match(
       reason,
-      /^applied then reverted: write page saw PROCESSED \(the target\) at [^,]+, then \w+ saw PENDING \(the state before the write\)/,
+      /^shown to the writer, not found by any readback source: the write page showed PROCESSED \(the target\) at [^,]+, then \w+ read PENDING/,
     );
     assert.match(reason, /the step said: false success: /);
     assert.match(reason, /seen: write page: status=PROCESSED; list: status=PENDING; detail: status=PENDING; export: status=PENDING;/);
-    assert.doesNotMatch(reason, /not committed|did not land/);
+    assert.match(reason, /verdict: shown to the writer, not found by any readback source$/);
+    assert.doesNotMatch(reason, /applied then reverted|reverted by the vendor|not committed|did not land/);
   });
 });

@@ -63,6 +63,7 @@ export const SAMPLE_DATA: { [T in AuditEventType]: AuditEventData<T> } = {
   },
   undo_window_waited: { stage: 'write', undoWindowSeconds: 5, waitedMs: 5800 },
   commit_requests_unanswered: { stage: 'write', waitedMs: 10000, requests: ['POST /api/bills/N-1/resolve'] },
+  session_slot_lost: { slot: 0, leaseUntil: '2026-12-01T08:00:00.000Z', foundAt: '2026-12-01T08:00:05.000Z', afterCommitClick: true },
   after_pictured: { settled: true, url: 'http://127.0.0.1/bills' },
   write_failed: { committed: false, error: 'WriteNotCommittedError', message: 'no button', evidence: [] },
   readback: {

@@ -79,8 +79,19 @@ export async function browserWrite(s: Services, state: ItemState): Promise<Write
 
   const tier = action.tiers.browser;
   const stages = browserStages;
-  return withSession(s, item.identity, 'write', { trace: s.config.evidence.write_trace, tenant: item.tenant }, async (session) => {
+  return withSession(s, item.identity, 'write', { trace: s.config.evidence.write_trace, tenant: item.tenant }, async (session, slot) => {
     const evidence: StoredObject[] = [];
+    // After the commit click a lost vendor-session slot does not stop the write (its evidence and readback must
+    // follow the click); it is recorded in the trail instead, once.
+    const recordSlotLoss = async () => {
+      const loss = await slot.check();
+      if (!loss) return;
+      await s.audit.append(item.key, {
+        type: 'session_slot_lost',
+        actor: item.identity,
+        data: { slot: loss.slot, leaseUntil: new Date(loss.leaseUntil).toISOString(), foundAt: loss.foundAt, afterCommitClick: true },
+      });
+    };
     // Screenshots are captured in order, on the page as it is at that moment; their uploads run while the next
     // browser action waits on the vendor. Every upload is awaited before the step returns or reports a failure.
     const uploads: Array<Promise<StoredObject>> = [];
@@ -179,6 +190,9 @@ export async function browserWrite(s: Services, state: ItemState): Promise<Write
         }
         // Before the claim moves: a page that cannot be pictured fails the write with nothing clicked.
         if (picturesCommit) await picture(page, 'before-commit.png');
+        // A write whose vendor-session slot was taken by another holder (its lease ran out) clicks nothing: not
+        // committed, retried with a slot of its own (VendorSessionsBusyError).
+        await slot.holdOrStop('the commit click');
         // From here on the write may land: a session found gone later must not start the task over.
         session.markActed();
         await toWriting();
@@ -292,6 +306,7 @@ export async function browserWrite(s: Services, state: ItemState): Promise<Write
         data: { settled: settledPage?.settled ?? null, url: page.url() },
       });
       await stored();
+      await recordSlotLoss();
       return {
         tier: 'browser',
         committed: true as const,
@@ -326,6 +341,7 @@ export async function browserWrite(s: Services, state: ItemState): Promise<Write
         const storedTrace = await storeTrace(trace).catch(() => undefined);
         if (storedTrace) evidence.push(storedTrace);
       }
+      if (committed) await recordSlotLoss().catch(() => undefined);
       await s.audit.append(item.key, {
         type: 'write_failed',
         actor: item.identity,
