@@ -324,24 +324,14 @@ export function measuredWork(runs: AnalysisInput['guardedRuns'], tracing: 'on' |
     }));
   };
   const writeUnits: Record<string, number> = {};
-  let readUnits = 0;
-  let puts = 0;
-  let gets = 0;
-  let lists = 0;
-  let emails = 0;
-  let evidenceBytes = 0;
   for (const { run } of runs) {
     for (const [table, usage] of Object.entries(run.usage.dynamodb.byTable)) {
       const id = table.startsWith(`${prefix}-`) ? table.slice(prefix.length + 1) : table;
       writeUnits[id] = (writeUnits[id] ?? 0) + usage.writeUnits;
     }
-    readUnits += run.usage.dynamodb.readUnits;
-    puts += run.usage.s3.puts;
-    gets += run.usage.s3.gets;
-    lists += run.usage.s3.lists;
-    emails += run.usage.ses.emails;
-    evidenceBytes += run.evidence.totalBytes;
   }
+  /** One figure summed over the runs, divided by the items they settled. */
+  const perItem = (figure: (run: GuardedRun) => number) => runs.reduce((sum, { run }) => sum + figure(run), 0) / n;
   return {
     label: `guarded, tracing ${tracing}, concurrency 1, ${n} items in ${batches} batch(es)`,
     tracing,
@@ -351,12 +341,27 @@ export function measuredWork(runs: AnalysisInput['guardedRuns'], tracing: 'on' |
     browserStateTransitionsPerItem: round(browserTransitions / n, 2),
     functions: [...group('item'), ...group('batch')],
     dynamoWriteUnitsByTable: Object.fromEntries(Object.entries(writeUnits).map(([k, v]) => [k, round(v / n, 2)])),
-    dynamoReadUnitsPerItem: round(readUnits / n, 2),
-    s3PutsPerItem: round(puts / n, 2),
-    s3GetsPerItem: round(gets / n, 2),
-    s3ListsPerItem: round(lists / n, 2),
-    evidenceBytesPerItem: Math.round(evidenceBytes / n),
-    emailsPerItem: round(emails / n, 3),
+    dynamoReadUnitsPerItem: round(
+      perItem((r) => r.usage.dynamodb.readUnits),
+      2,
+    ),
+    s3PutsPerItem: round(
+      perItem((r) => r.usage.s3.puts),
+      2,
+    ),
+    s3GetsPerItem: round(
+      perItem((r) => r.usage.s3.gets),
+      2,
+    ),
+    s3ListsPerItem: round(
+      perItem((r) => r.usage.s3.lists),
+      2,
+    ),
+    evidenceBytesPerItem: Math.round(perItem((r) => r.evidence.totalBytes)),
+    emailsPerItem: round(
+      perItem((r) => r.usage.ses.emails),
+      3,
+    ),
   };
 }
 
@@ -450,6 +455,13 @@ export function baselineScenario(sizing: Sizing): Scenario {
 }
 
 const fmt = (n: number, digits = 0) => (Number.isFinite(n) ? n.toFixed(digits) : 'n/a');
+
+/** The steps that spend any of `figure` per item, each with its figure: where a per-item target's count comes from. */
+const perStep = (steps: readonly StepRow[], figure: 'vendorRequestsPerItem' | 'sessionsPerItem', digits: number) =>
+  steps
+    .filter((st) => st[figure] > 0)
+    .map((st) => `${st.step} ${fmt(st[figure], digits)}`)
+    .join(', ');
 
 export function analyse(input: AnalysisInput): BenchReport {
   const modes = [...new Set(input.guardedRuns.map((g) => g.tracing))];
@@ -630,19 +642,13 @@ export function analyse(input: AnalysisInput): BenchReport {
       target: 'vendor requests per item <= 5 (steady state)',
       measured: `${fmt(headSplit.steadyVendorRequestsPerItem, 1)} per item after the first (${fmt(headSplit.vendorRequestsPerItem, 1)} with the first); V1: ${fmt(rawEvidenceVendor.vendorRequestsPerItem, 1)}`,
       met: headSplit.steadyVendorRequestsPerItem <= 5,
-      note: headSplit.steps
-        .filter((st) => st.vendorRequestsPerItem > 0)
-        .map((st) => `${st.step} ${fmt(st.vendorRequestsPerItem, 1)}`)
-        .join(', '),
+      note: perStep(headSplit.steps, 'vendorRequestsPerItem', 1),
     },
     {
       target: 'browser sessions opened per item <= 2 (steady state)',
       measured: `${fmt(headSplit.steadySessionsPerItem, 2)} per item after the first (${fmt(headSplit.sessionsPerItem, 2)} with the batch's list read); ${fmt(headSplit.loginsPerItem, 2)} logins and ${fmt(headSplit.contextsPerItem, 2)} new contexts per item`,
       met: headSplit.steadySessionsPerItem <= 2,
-      note: headSplit.steps
-        .filter((st) => st.sessionsPerItem > 0)
-        .map((st) => `${st.step} ${fmt(st.sessionsPerItem, 2)}`)
-        .join(', '),
+      note: perStep(headSplit.steps, 'sessionsPerItem', 2),
     },
     {
       target: 'first item of a batch <= median + 20%',

@@ -196,11 +196,13 @@ export function computeCost(work: MeasuredWork, prices: Prices, sizing: Sizing, 
   const batches = Math.ceil(writes / batchSize);
   const k = scenario.itemsPerInvocation;
   const lines: CostLine[] = [];
-  const add = (item: string, quantity: number, unit: string, cost: number) => lines.push({ item, quantity, unit, cost });
+  // Every line is a quantity at a unit price.
+  const add = (item: string, quantity: number, unit: string, pricePerUnit: number) =>
+    lines.push({ item, quantity, unit, cost: quantity * pricePerUnit });
 
   const transitions =
     writes * (work.transitionsPerItem - work.browserStateTransitionsPerItem * (1 - 1 / k)) + batches * work.transitionsPerBatch;
-  add('Step Functions state transitions', transitions, 'transitions', transitions * prices.stepFunctions.standardPerStateTransition);
+  add('Step Functions state transitions', transitions, 'transitions', prices.stepFunctions.standardPerStateTransition);
 
   let browserGbS = 0;
   let otherGbS = 0;
@@ -238,50 +240,35 @@ export function computeCost(work: MeasuredWork, prices: Prices, sizing: Sizing, 
       otherColdGbS += coldGbS;
     }
   }
-  add(
-    `Lambda compute, browser functions (x86_64, ${scenario.browserMemoryMb} MB)`,
-    browserGbS,
-    'GB-s',
-    browserGbS * prices.lambda.x86PerGbSecond,
-  );
+  add(`Lambda compute, browser functions (x86_64, ${scenario.browserMemoryMb} MB)`, browserGbS, 'GB-s', prices.lambda.x86PerGbSecond);
   add(
     `Lambda compute, other functions (arm64, ${scenario.defaultMemoryMb} MB${Object.entries(sizing.memoryMbOf ?? {})
       .map(([fn, mb]) => `; ${fn} ${mb} MB`)
       .join('')})`,
     otherGbS,
     'GB-s',
-    otherGbS * prices.lambda.arm64PerGbSecond,
+    prices.lambda.arm64PerGbSecond,
   );
-  add(
-    'Lambda /tmp above 512 MB (browser functions)',
-    browserEphemeralGbS,
-    'GB-s',
-    browserEphemeralGbS * prices.lambda.ephemeralPerGbSecondAbove512Mb,
-  );
-  add('Lambda requests', requests, 'requests', requests * prices.lambda.perRequest);
+  add('Lambda /tmp above 512 MB (browser functions)', browserEphemeralGbS, 'GB-s', prices.lambda.ephemeralPerGbSecondAbove512Mb);
+  add('Lambda requests', requests, 'requests', prices.lambda.perRequest);
   add(
     `Cold starts, browser (${scenario.coldInitSecondsBrowser} s INIT + launch each)`,
     browserColdGbS,
     'GB-s',
-    browserColdGbS * prices.lambda.x86PerGbSecond,
+    prices.lambda.x86PerGbSecond,
   );
-  add(`Cold starts, other (${scenario.coldInitSecondsOther} s each)`, otherColdGbS, 'GB-s', otherColdGbS * prices.lambda.arm64PerGbSecond);
+  add(`Cold starts, other (${scenario.coldInitSecondsOther} s each)`, otherColdGbS, 'GB-s', prices.lambda.arm64PerGbSecond);
 
   const wru = writes * billedWriteUnitsPerItem(work);
   const rru = writes * work.dynamoReadUnitsPerItem;
-  add(
-    'DynamoDB writes (claim, transitions, audit, takeover; GSIs included)',
-    wru,
-    'WRU',
-    wru * prices.dynamodb.onDemandPerWriteRequestUnit,
-  );
-  add('DynamoDB reads (claim checks, audit chain heads, evidence pages)', rru, 'RRU', rru * prices.dynamodb.onDemandPerReadRequestUnit);
+  add('DynamoDB writes (claim, transitions, audit, takeover; GSIs included)', wru, 'WRU', prices.dynamodb.onDemandPerWriteRequestUnit);
+  add('DynamoDB reads (claim checks, audit chain heads, evidence pages)', rru, 'RRU', prices.dynamodb.onDemandPerReadRequestUnit);
   const puts = writes * (work.s3PutsPerItem + work.s3ListsPerItem);
-  add('S3 PUT + LIST (evidence objects, pages, seal)', puts, 'requests', puts * prices.s3.standardPerPut);
+  add('S3 PUT + LIST (evidence objects, pages, seal)', puts, 'requests', prices.s3.standardPerPut);
   const gets = writes * work.s3GetsPerItem;
-  add('S3 GET (sealing re-reads evidence)', gets, 'requests', gets * prices.s3.standardPerGet);
+  add('S3 GET (sealing re-reads evidence)', gets, 'requests', prices.s3.standardPerGet);
   const emails = writes * work.emailsPerItem;
-  add('SES approval emails', emails, 'emails', emails * prices.ses.perEmail);
+  add('SES approval emails', emails, 'emails', prices.ses.perEmail);
 
   const total = lines.reduce((s, l) => s + l.cost, 0);
   const gb = (writes * work.evidenceBytesPerItem) / 1e9;

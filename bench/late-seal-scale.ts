@@ -1,10 +1,5 @@
-import { fork } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { BatchWriteCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
-import { createServices, type WiredServices } from '../src/composition/services.js';
+import type { WiredServices } from '../src/composition/services.js';
 import { batchKey, evidenceKey } from '../src/app/ports/evidence.js';
 import { GENESIS_HASH, sealEvent, type AuditEvent } from '../src/domain/audit-chain.js';
 import type { Claim, ClaimStatus } from '../src/domain/claim.js';
@@ -14,11 +9,10 @@ import { sha256Hex, type BatchRef, type HashedObject } from '../src/evidence/fol
 import { refreshItemEvidence } from '../src/evidence/item-closed.js';
 import { buildSeal, writeSeal } from '../src/evidence/seal.js';
 import { mapBounded } from '../src/lib/map-bounded.js';
-import { startLocalStack } from '../twin/aws/stack.js';
 import { verifyBatch } from '../src/evidence/verify.js';
-import { ask, isObjectWith } from './forked-emulators.js';
 import { logger } from '../src/observability/telemetry.js';
 import { runStandalone } from './standalone.js';
+import { startLocalServices, type LocalServices } from './local-services.js';
 import type { AuditEventType } from '../src/domain/audit-events.js';
 import { sampleEvent } from '../test/support/audit-events.js';
 
@@ -317,55 +311,11 @@ export async function closeLateItems(
   return { approval, inverse, undone };
 }
 
-/** Services on the local stack: in this process (in memory, S3 in a temporary folder), or forked (see local-stack-process.ts). */
-export async function startServices(options: { forked?: boolean; configPath?: string } = {}): Promise<{
-  services: WiredServices;
-  /** The forked emulators' CPU so far (0 in this process: theirs is counted as ours). */
-  emulatorCpuMs(): Promise<number>;
-  stop(): Promise<void>;
-}> {
-  const config = resolve(options.configPath ?? 'config/paperclip.local.yaml');
-  const probe = createServices({ PAPERCLIP_CONFIG: config, PAPERCLIP_VENDOR_BASE_URL: 'http://127.0.0.1:9' });
-  const { prefix, evidence } = probe.config;
-  probe.close();
-  const wire = (endpoints: Record<string, string>) =>
-    createServices({
-      PAPERCLIP_CONFIG: config,
-      PAPERCLIP_VENDOR_BASE_URL: 'http://127.0.0.1:9',
-      PAPERCLIP_AWS_REGION: 'us-east-1',
-      PAPERCLIP_DYNAMODB_ENDPOINT: endpoints['dynamodb'],
-      PAPERCLIP_S3_ENDPOINT: endpoints['s3'],
-      PAPERCLIP_SES_ENDPOINT: endpoints['ses'],
-      PAPERCLIP_SFN_ENDPOINT: endpoints['stepfunctions'],
-    });
-  if (!options.forked) {
-    const stack = await startLocalStack({ prefix, bucket: evidence.bucket, handlers: {} });
-    const services = wire(stack.endpoints);
-    await probeChecksums(services);
-    return {
-      services,
-      emulatorCpuMs: () => Promise.resolve(0),
-      async stop() {
-        services.close();
-        await stack.stop();
-      },
-    };
-  }
-  const dataDir = mkdtempSync(join(tmpdir(), 'paperclip-late-seal-'));
-  const child = fork(CHILD, [], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
-  await ask(child, undefined, (m): m is 'ready' => m === 'ready');
-  const started = await ask(child, { services: 'all', dataDir, prefix, bucket: evidence.bucket }, isObjectWith('endpoints'));
-  const services = wire(started.endpoints as Record<string, string>);
-  await probeChecksums(services);
-  return {
-    services,
-    emulatorCpuMs: async () => (await ask(child, 'cpu', isObjectWith('cpuMs'))).cpuMs as number,
-    async stop() {
-      services.close();
-      await ask(child, 'stop', (m): m is 'stopped' => m === 'stopped').catch(() => undefined);
-      rmSync(dataDir, { recursive: true, force: true });
-    },
-  };
+/** Services on the local stack (local-services.ts), with the evidence store's checksum probe already made. */
+export async function startServices(options: { forked?: boolean; configPath?: string } = {}): Promise<LocalServices> {
+  const started = await startLocalServices({ ...options, dataDirPrefix: 'paperclip-late-seal-' });
+  await probeChecksums(started.services);
+  return started;
 }
 
 /**
@@ -376,8 +326,6 @@ async function probeChecksums(services: WiredServices): Promise<void> {
   await services.evidence.put('bench/probe.txt', 'probe', 'text/plain');
   await services.evidence.storedChecksum('bench/probe.txt');
 }
-
-const CHILD = fileURLToPath(new URL('./local-stack-process.ts', import.meta.url));
 
 /**
  * The whole measurement: a batch of `items` seeded whole, the three closes measured with the emulators in a

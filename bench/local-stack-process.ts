@@ -10,9 +10,9 @@ import { startLocalStack } from '../twin/aws/stack.js';
  * counts only its own CPU and memory, as a Lambda function would, and the
  * emulators' CPU is reported beside it.
  *
- * - `services: 'all'` (Summarize at scale, summarize-scale.ts): the whole local
- *   stack (dynalite, s3rver, SES, Step Functions), as Summarize is called
- *   directly and needs no handlers.
+ * - `services: 'all'` (Summarize at scale and the late seal, through
+ *   local-services.ts): the whole local stack (dynalite, s3rver, SES, Step
+ *   Functions), as the app layer is called directly and needs no handlers.
  * - `services: 'emulators'` (the guarded runs, run-bench.ts): DynamoDB, S3 and
  *   SES only; the Step Functions runner must call the handlers in the
  *   benchmark's process, so the benchmark starts it there, against these.

@@ -10,12 +10,16 @@ import { z } from 'zod';
 const num = z.union([z.number(), z.nan()]);
 export const SummarySchema = z.object({ n: num, median: num, p95: num, mean: num, min: num, max: num }).strict();
 const Memory = z.object({ processes: num, rssMiB: num, pssMiB: num }).strict();
+const RunPath = z.enum(['raw', 'raw-evidence', 'guarded']);
+const Tracing = z.enum(['on', 'off']);
+/** Which runs a row is about: the path, its tracing mode (null for the scripts, which have none) and the concurrency. */
+const RunKey = { path: RunPath, tracing: Tracing.nullable(), concurrency: num };
 
 export const RunRecordSchema = z
   .object({
-    path: z.enum(['raw', 'raw-evidence', 'guarded']),
+    path: RunPath,
     concurrency: num,
-    tracing: z.enum(['on', 'off']).nullable(),
+    tracing: Tracing.nullable(),
     repeat: num,
     /** CPU other processes on the machine used during the run (all cores' busy time minus the benchmark's own). */
     otherCpuMs: num,
@@ -97,7 +101,7 @@ const FunctionWork = z
 const MeasuredWork = z
   .object({
     label: z.string(),
-    tracing: z.enum(['on', 'off']),
+    tracing: Tracing,
     itemsPerBatchMeasured: num,
     transitionsPerItem: num,
     transitionsPerBatch: num,
@@ -177,23 +181,21 @@ export const BenchReportSchema = z
         raw: SummarySchema,
         /** V1 with its own screenshots and trace: the baseline that keeps some evidence. */
         rawEvidence: SummarySchema,
-        guarded: z.partialRecord(z.enum(['on', 'off']), SummarySchema),
-        ratioMedianVsRawEvidence: z.partialRecord(z.enum(['on', 'off']), num),
+        guarded: z.partialRecord(Tracing, SummarySchema),
+        ratioMedianVsRawEvidence: z.partialRecord(Tracing, num),
         /** The headline: guarded over V1 as written (its screenshots and trace), median, p95 and CPU per item. */
-        vsV1: z.partialRecord(z.enum(['on', 'off']), z.object({ median: num, p95: num, cpu: num }).strict()),
-        ratioMedian: z.partialRecord(z.enum(['on', 'off']), num),
-        ratioP95: z.partialRecord(z.enum(['on', 'off']), num),
+        vsV1: z.partialRecord(Tracing, z.object({ median: num, p95: num, cpu: num }).strict()),
+        ratioMedian: z.partialRecord(Tracing, num),
+        ratioP95: z.partialRecord(Tracing, num),
         /** CPU per item (Node and Chromium), guarded over raw: the work ratio, independent of how long the CPU was waited for. */
-        cpuRatio: z.partialRecord(z.enum(['on', 'off']), num),
+        cpuRatio: z.partialRecord(Tracing, num),
       })
       .strict(),
     throughput: z
       .array(
         z
           .object({
-            path: z.enum(['raw', 'raw-evidence', 'guarded']),
-            tracing: z.enum(['on', 'off']).nullable(),
-            concurrency: num,
+            ...RunKey,
             itemsPerMin: num,
             speedupVsC1: num,
             coresBusy: num,
@@ -209,9 +211,7 @@ export const BenchReportSchema = z
         peakByRun: z.array(
           z
             .object({
-              path: z.enum(['raw', 'raw-evidence', 'guarded']),
-              tracing: z.enum(['on', 'off']).nullable(),
-              concurrency: num,
+              ...RunKey,
               rssMiB: num,
               pssMiB: num,
               processes: num,
@@ -266,14 +266,12 @@ export const BenchReportSchema = z
       .object({
         raw: Split,
         rawEvidence: Split,
-        guarded: z.partialRecord(z.enum(['on', 'off']), Split.extend({ steps: z.array(StepRow).min(6) })),
-        addedByPaperclipMs: z.partialRecord(z.enum(['on', 'off']), num),
+        guarded: z.partialRecord(Tracing, Split.extend({ steps: z.array(StepRow).min(6) })),
+        addedByPaperclipMs: z.partialRecord(Tracing, num),
         runVendorShare: z.array(
           z
             .object({
-              path: z.enum(['raw', 'raw-evidence', 'guarded']),
-              tracing: z.enum(['on', 'off']).nullable(),
-              concurrency: num,
+              ...RunKey,
               wallMs: num,
               vendorSumMs: num,
               vendorBusyMs: num,
@@ -340,9 +338,9 @@ export const BenchReportSchema = z
             glacierAfterDays: num,
           })
           .strict(),
-        work: z.partialRecord(z.enum(['on', 'off']), MeasuredWork),
-        baseline: z.partialRecord(z.enum(['on', 'off']), CostResult),
-        baselineCpu: z.partialRecord(z.enum(['on', 'off']), CostResult),
+        work: z.partialRecord(Tracing, MeasuredWork),
+        baseline: z.partialRecord(Tracing, CostResult),
+        baselineCpu: z.partialRecord(Tracing, CostResult),
         sensitivity: z.array(z.object({ label: z.string(), total: num, totalCpu: num }).strict()),
         levers: z.array(Lever),
         approval: z.object({ emails: num, sesCost: num }).strict(),

@@ -16,7 +16,7 @@ import { measureSummarizeScale } from './summarize-scale.js';
 import { runGuardedBatch, type GuardedRun } from './guarded-run.js';
 import { describeMachine, loadNow } from './machine.js';
 import { runRawScript, type RawRun } from './raw-script.js';
-import { analyse } from './analysis.js';
+import { analyse, type AnalysisInput } from './analysis.js';
 import type { BenchReport, RunRecord } from './report-schema.js';
 import { busyMs, sumMs, toRequests } from './vendor-wait.js';
 import { summarize } from './stats.js';
@@ -92,70 +92,72 @@ function cpuOf(cpu: CpuTimeline, start: number, end: number, emulators: boolean)
   };
 }
 
-function rawRecord(
-  run: RawRun,
-  variant: 'raw' | 'raw-evidence',
-  concurrency: number,
-  repeat: number,
-  otherCpuMs: number,
-  requests: ReturnType<typeof toRequests>,
-  peak: RunRecord['peakBrowser'],
-  journal: RunRecord['journal'],
-  cpu: CpuTimeline,
+/** What was measured around one run, the same for the raw script and the guarded path. */
+interface RunMeasures {
+  concurrency: number;
+  repeat: number;
+  otherCpuMs: number;
+  requests: ReturnType<typeof toRequests>;
+  peak: RunRecord['peakBrowser'];
+  journal: RunRecord['journal'];
+  cpu: CpuTimeline;
+}
+
+/**
+ * One run's record. `window` is when the run went (its vendor requests and CPU are counted inside it), `emulators`
+ * whether it had forked emulators whose CPU is reported apart.
+ */
+function runRecord(
+  measures: RunMeasures,
+  run: Pick<RunRecord, 'path' | 'tracing' | 'status' | 'outcomes' | 'wallMs'> & { itemLatenciesMs: number[] },
+  window: { start: number; end: number },
+  emulators: boolean,
 ): RunRecord {
-  const outcomes: Record<string, number> = {};
-  for (const item of run.items) outcomes[item.outcome] = (outcomes[item.outcome] ?? 0) + 1;
-  const inRun = requests.filter((r) => r.start >= run.startedAt && r.start <= run.endedAt);
+  const { requests } = measures;
+  const inRun = requests.filter((r) => r.start >= window.start && r.start <= window.end);
+  const items = run.itemLatenciesMs.length;
   return {
-    path: variant,
-    concurrency,
-    tracing: null,
-    repeat,
-    otherCpuMs,
-    items: run.items.length,
-    status: run.items.length === journal.mutations ? 'SUCCEEDED' : 'INCOMPLETE',
+    path: run.path,
+    concurrency: measures.concurrency,
+    tracing: run.tracing,
+    repeat: measures.repeat,
+    otherCpuMs: measures.otherCpuMs,
+    items,
+    status: run.status,
     wallMs: run.wallMs,
-    throughputPerMin: run.items.length / (run.wallMs / 60_000),
-    itemLatencyMs: summarize(run.items.map((i) => i.latencyMs)),
-    outcomes,
-    journal,
-    vendor: { requests: inRun.length, sumMs: sumMs(inRun), busyMs: busyMs(inRun, { start: run.startedAt, end: run.endedAt }) },
-    cpu: cpuOf(cpu, run.startedAt, run.endedAt, false),
-    peakBrowser: peak,
+    throughputPerMin: items / (run.wallMs / 60_000),
+    itemLatencyMs: summarize(run.itemLatenciesMs),
+    outcomes: run.outcomes,
+    journal: measures.journal,
+    vendor: { requests: inRun.length, sumMs: sumMs(inRun), busyMs: busyMs(inRun, window) },
+    cpu: cpuOf(measures.cpu, window.start, window.end, emulators),
+    peakBrowser: measures.peak,
   };
 }
 
-function guardedRecord(
-  run: GuardedRun,
-  concurrency: number,
-  tracing: 'on' | 'off',
-  repeat: number,
-  otherCpuMs: number,
-  requests: ReturnType<typeof toRequests>,
-  peak: RunRecord['peakBrowser'],
-  journal: RunRecord['journal'],
-  cpu: CpuTimeline,
-): RunRecord {
-  const inRun = requests.filter((r) => r.start >= run.startedAt && r.start <= run.stoppedAt);
+function rawRecord(run: RawRun, variant: 'raw' | 'raw-evidence', measures: RunMeasures): RunRecord {
+  const outcomes: Record<string, number> = {};
+  for (const item of run.items) outcomes[item.outcome] = (outcomes[item.outcome] ?? 0) + 1;
+  const status = run.items.length === measures.journal.mutations ? 'SUCCEEDED' : 'INCOMPLETE';
+  const itemLatenciesMs = run.items.map((i) => i.latencyMs);
+  return runRecord(
+    measures,
+    { path: variant, tracing: null, status, outcomes, wallMs: run.wallMs, itemLatenciesMs },
+    { start: run.startedAt, end: run.endedAt },
+    false,
+  );
+}
+
+function guardedRecord(run: GuardedRun, tracing: 'on' | 'off', measures: RunMeasures): RunRecord {
   const outcomes: Record<string, number> = {};
   for (const [k, v] of Object.entries(run.summary?.counts ?? {})) if (v) outcomes[k] = v;
-  return {
-    path: 'guarded',
-    concurrency,
-    tracing,
-    repeat,
-    otherCpuMs,
-    items: run.items.length,
-    status: run.status,
-    wallMs: run.wallMs,
-    throughputPerMin: run.items.length / (run.wallMs / 60_000),
-    itemLatencyMs: summarize(run.items.map((i) => i.durationMs)),
-    outcomes,
-    journal,
-    vendor: { requests: inRun.length, sumMs: sumMs(inRun), busyMs: busyMs(inRun, { start: run.startedAt, end: run.stoppedAt }) },
-    cpu: cpuOf(cpu, run.startedAt, run.stoppedAt, true),
-    peakBrowser: peak,
-  };
+  const itemLatenciesMs = run.items.map((i) => i.durationMs);
+  return runRecord(
+    measures,
+    { path: 'guarded', tracing, status: run.status, outcomes, wallMs: run.wallMs, itemLatenciesMs },
+    { start: run.startedAt, end: run.stoppedAt },
+    true,
+  );
 }
 
 export async function runBenchmark(options: BenchOptions): Promise<BenchReport> {
@@ -169,20 +171,8 @@ export async function runBenchmark(options: BenchOptions): Promise<BenchReport> 
   const control = new SimulatorControl(sim.url, CONTROL_TOKEN);
   const workDir = mkdtempSync(join(tmpdir(), 'paperclip-bench-'));
   const records: RunRecord[] = [];
-  const rawRuns: Array<{
-    concurrency: number;
-    variant: 'raw' | 'raw-evidence';
-    run: RawRun;
-    requests: ReturnType<typeof toRequests>;
-    cpu: CpuTimeline;
-  }> = [];
-  const guardedRuns: Array<{
-    concurrency: number;
-    tracing: 'on' | 'off';
-    run: GuardedRun;
-    requests: ReturnType<typeof toRequests>;
-    cpu: CpuTimeline;
-  }> = [];
+  const rawRuns: AnalysisInput['rawRuns'] = [];
+  const guardedRuns: AnalysisInput['guardedRuns'] = [];
   let claimConflict: BenchReport['claimConflict'] | undefined;
   let prefix = 'paperclip-local';
   let approvers = 0;
@@ -239,7 +229,9 @@ export async function runBenchmark(options: BenchOptions): Promise<BenchReport> 
           const { cpu, peak, otherCpuMs } = await sampler.stop();
           const requests = toRequests(await control.timings());
           const journal = await journalCheck(control, options.items);
-          records.push(rawRecord(run, variant, concurrency, r, Math.round(otherCpuMs), requests, peak, journal, cpu));
+          records.push(
+            rawRecord(run, variant, { concurrency, repeat: r, otherCpuMs: Math.round(otherCpuMs), requests, peak, journal, cpu }),
+          );
           rawRuns.push({ concurrency, variant, run, requests, cpu });
           log(`${variant} c=${concurrency} r=${r}: ${run.items.length} items in ${run.wallMs} ms, ${journal.mutations} mutations`);
         }
@@ -273,7 +265,15 @@ export async function runBenchmark(options: BenchOptions): Promise<BenchReport> 
             const { cpu, peak, otherCpuMs } = await sampler.stop();
             const requests = toRequests(await control.timings());
             const journal = await journalCheck(control, options.items);
-            const record = guardedRecord(run, concurrency, mode, r, Math.round(otherCpuMs), requests, peak, journal, cpu);
+            const record = guardedRecord(run, mode, {
+              concurrency,
+              repeat: r,
+              otherCpuMs: Math.round(otherCpuMs),
+              requests,
+              peak,
+              journal,
+              cpu,
+            });
             records.push(record);
             guardedRuns.push({ concurrency, tracing: mode, run, requests, cpu });
             log(

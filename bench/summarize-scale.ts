@@ -1,18 +1,13 @@
-import { fork } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { summarizeBatch, type BatchItem } from '../src/app/batch.js';
 import { sampleEvent } from '../test/support/audit-events.js';
-import { createServices, type WiredServices } from '../src/composition/services.js';
+import type { WiredServices } from '../src/composition/services.js';
 import { batchKey } from '../src/app/ports/evidence.js';
 import type { Claim } from '../src/domain/claim.js';
 import { idempotencyKey } from '../src/domain/task.js';
 import { mapBounded } from '../src/lib/map-bounded.js';
 import { logger } from '../src/observability/telemetry.js';
-import { ask, isObjectWith } from './forked-emulators.js';
 import { runStandalone } from './standalone.js';
+import { startLocalServices } from './local-services.js';
 
 /**
  * Summarize's own cost at batch scale: the real summarizeBatch over N settled
@@ -44,7 +39,6 @@ export interface SummarizeScaleReport {
   sealedItems: number;
 }
 
-const CHILD = fileURLToPath(new URL('./local-stack-process.ts', import.meta.url));
 const TENANT = 'acme';
 /** A small stand-in screenshot: the seal hashes whatever bytes are there; the size only moves S3 time. */
 const SCREENSHOT_BYTES = 24 * 1024;
@@ -142,34 +136,19 @@ export async function measureSummarizeScale(options: {
   log?: (line: string) => void;
 }): Promise<SummarizeScaleReport> {
   const log = options.log ?? (() => undefined);
-  const configPath = resolve(options.configPath ?? 'config/paperclip.local.yaml');
-  const dataDir = mkdtempSync(join(tmpdir(), 'paperclip-summarize-scale-'));
-  const child = fork(CHILD, [], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
-  let services: WiredServices | undefined;
+  const { services, emulatorCpuMs, stop } = await startLocalServices({
+    forked: true,
+    ...(options.configPath !== undefined ? { configPath: options.configPath } : {}),
+    dataDirPrefix: 'paperclip-summarize-scale-',
+  });
   try {
-    await ask(child, undefined, (m): m is 'ready' => m === 'ready');
-    // The config's prefix and bucket, so the services find the stack's tables and bucket.
-    const probe = createServices({ PAPERCLIP_CONFIG: configPath, PAPERCLIP_VENDOR_BASE_URL: 'http://127.0.0.1:9' });
-    const { prefix, evidence } = probe.config;
-    probe.close();
-    const started = await ask(child, { services: 'all', dataDir, prefix, bucket: evidence.bucket }, isObjectWith('endpoints'));
-    const endpoints = started.endpoints as Record<string, string>;
-    services = createServices({
-      PAPERCLIP_CONFIG: configPath,
-      PAPERCLIP_VENDOR_BASE_URL: 'http://127.0.0.1:9',
-      PAPERCLIP_AWS_REGION: 'us-east-1',
-      PAPERCLIP_DYNAMODB_ENDPOINT: endpoints['dynamodb'],
-      PAPERCLIP_S3_ENDPOINT: endpoints['s3'],
-      PAPERCLIP_SES_ENDPOINT: endpoints['ses'],
-      PAPERCLIP_SFN_ENDPOINT: endpoints['stepfunctions'],
-    });
     if (!process.env['POWERTOOLS_LOG_LEVEL']) logger.setLogLevel('WARN');
     const taskId = `T-${TENANT}-summarize-scale-${options.items}`;
     log(`summarize at scale: seeding ${options.items} settled items`);
     const { manifestKey } = await seedItems(services, taskId, options.items);
     log('summarize at scale: summarising');
 
-    const emulatorBefore = (await ask(child, 'cpu', isObjectWith('cpuMs'))).cpuMs as number;
+    const emulatorBefore = await emulatorCpuMs();
     const rssBefore = process.memoryUsage().rss;
     let peakRss = rssBefore;
     let peakHeap = process.memoryUsage().heapUsed;
@@ -189,7 +168,7 @@ export async function measureSummarizeScale(options: {
     const wallMs = performance.now() - wallBefore;
     const cpuMs = cpuNow() - cpuBefore;
     clearInterval(sampler);
-    const emulatorCpuMs = ((await ask(child, 'cpu', isObjectWith('cpuMs'))).cpuMs as number) - emulatorBefore;
+    const emulatorMs = (await emulatorCpuMs()) - emulatorBefore;
 
     const sealBody = await services.evidence.get(batchKey({ tenant: TENANT, taskId }, 'seal.json'));
     const sealedItems = sealBody ? ((JSON.parse(sealBody.toString('utf8')) as { items?: unknown[] }).items?.length ?? 0) : 0;
@@ -199,7 +178,7 @@ export async function measureSummarizeScale(options: {
       auditEventsPerItem: 4,
       wallMs: Math.round(wallMs),
       cpuMs: Math.round(cpuMs),
-      emulatorCpuMs: Math.round(emulatorCpuMs),
+      emulatorCpuMs: Math.round(emulatorMs),
       wallMsPerItem: Math.round((wallMs / options.items) * 100) / 100,
       cpuMsPerItem: Math.round((cpuMs / options.items) * 100) / 100,
       rssBeforeMiB: MiB(rssBefore),
@@ -211,9 +190,7 @@ export async function measureSummarizeScale(options: {
     log(`summarize at scale: ${JSON.stringify(report)}`);
     return report;
   } finally {
-    services?.close();
-    await ask(child, 'stop', (m): m is 'stopped' => m === 'stopped').catch(() => undefined);
-    rmSync(dataDir, { recursive: true, force: true });
+    await stop();
   }
 }
 

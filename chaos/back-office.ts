@@ -7,7 +7,6 @@ import type { DiscrepancyState } from '../backoffices/ledgerly/schemas.js';
 import { startSettlo } from '../backoffices/settlo/server.js';
 import { SettloControl } from '../backoffices/settlo/control-client.js';
 import { settloTotpSecretFor, settloUserFor } from '../backoffices/settlo/accounts.js';
-import type { SettloFaultSpec } from '../backoffices/settlo/schemas.js';
 
 /**
  * The back offices the soak can run against, behind the few calls it needs:
@@ -66,7 +65,92 @@ export interface SoakBackOffice {
   start(options: { controlToken: string; seed: number; settleMs: number }): Promise<SoakVendor>;
 }
 
-const countFired = (faults: ReadonlyArray<{ kind: string; fired: number }>) => faults.filter((f) => f.fired > 0).map((f) => f.kind);
+/** The config's identity for one soak tenant: its id, and the inline credentials the back office's account scheme gives it. */
+interface SoakAccount {
+  identity: string;
+  credentials: Record<string, string>;
+}
+
+/**
+ * One identity per soak tenant, each tenant approved by its own finance address; the back offices differ in their
+ * account scheme and in the actions their kinds map to. The policy is copied per tenant: an object shared between
+ * tenants would be written into the YAML config as an anchor and its aliases.
+ */
+function soakConfig(
+  tenants: readonly SoakTenant[],
+  account: (tenant: string) => SoakAccount,
+  policy: { actions_by_kind: Record<string, string>; action_params: Record<string, Record<string, string>> },
+): { identities: unknown[]; tenants: unknown[] } {
+  return {
+    identities: tenants.map((t) => {
+      const { identity, credentials } = account(t.id);
+      return { id: identity, tenants: [t.id], credentials: { source: 'inline', ...credentials } };
+    }),
+    tenants: tenants.map((t) => ({
+      id: t.id,
+      identity: account(t.id).identity,
+      approvers: [`finance@${t.id}.example`],
+      ...structuredClone(policy),
+    })),
+  };
+}
+
+/** The control calls the soak makes, the same on every in-repo back office (backoffices/kit/control-client.ts). */
+interface SoakControl<Reset, State> {
+  reset(spec: Reset): Promise<unknown>;
+  setFaults(faults: FaultSpec[]): Promise<unknown>;
+  addFault(fault: FaultSpec): Promise<unknown>;
+  journal(): Promise<Array<{ billNo: string; action: string; identity: string }>>;
+  state(): Promise<State>;
+}
+
+/** What the soak reads from one back office's state, in the site pack's words. */
+interface SoakStateView<State> {
+  statuses(state: State): Array<[string, string]>;
+  settling(state: State): string[];
+}
+
+type FaultsState = { faults: ReadonlyArray<{ kind: string; fired: number }> };
+
+/**
+ * A started back office behind the soak's calls. `reset` is the control API's reset for the soak's tenants (seeded
+ * pending items, nothing else); `actions` maps a vendor action to the site-pack action it belongs to, and a vendor
+ * action it does not name is the pack's own.
+ */
+function soakVendor<Reset, State extends FaultsState>(
+  server: { url: string; close(): Promise<void> },
+  control: SoakControl<Reset, State>,
+  parts: {
+    reset(tenants: readonly SoakTenant[]): NoInfer<Reset>;
+    actions?: Readonly<Record<string, string>>;
+    view: SoakStateView<NoInfer<State>>;
+  },
+): SoakVendor {
+  const { view } = parts;
+  return {
+    url: server.url,
+    seed: async (tenants) => void (await control.reset(parts.reset(tenants))),
+    setFaults: async (faults) => void (await control.setFaults([...faults])),
+    addFault: async (fault) => void (await control.addFault(fault)),
+    mutations: async () =>
+      (await control.journal()).map((e) => ({
+        billNo: e.billNo,
+        action: parts.actions?.[e.action] ?? e.action,
+        vendorAction: e.action,
+        identity: e.identity,
+      })),
+    statuses: async () => new Map(view.statuses(await control.state())),
+    settling: async () => view.settling(await control.state()),
+    firedFaults: async () => (await control.state()).faults.filter((f) => f.fired > 0).map((f) => f.kind),
+    close: () => server.close(),
+  };
+}
+
+/** The simulator and Settlo keep bills whose status is already the site pack's; PROCESSING is their async settle. */
+const BILLS_VIEW: SoakStateView<{ bills: ReadonlyArray<{ billNo: string; status: string }> }> = {
+  statuses: (state) => state.bills.map((b) => [b.billNo, b.status]),
+  settling: (state) => state.bills.filter((b) => b.status === 'PROCESSING').map((b) => b.billNo),
+};
 
 const SIMULATOR_ACTIONS: Record<string, string> = {
   mark: 'mark_processed',
@@ -82,46 +166,26 @@ export const SIMULATOR_SOAK: SoakBackOffice = {
   maxTenants: 12,
   itemKey: (_index, tenant, n) => billNoFor(tenant, n),
   journalIdentity: (tenant) => `svc-recon-${tenant}`,
-  configFor: (tenants) => ({
-    identities: tenants.map((t) => ({
-      id: `svc-recon-${t.id}`,
-      tenants: [t.id],
-      credentials: { source: 'inline', username: `svc-recon-${t.id}`, password: `pw-${t.id}-2026`, api_token: `tok-${t.id}` },
-    })),
-    tenants: tenants.map((t) => ({
-      id: t.id,
-      identity: `svc-recon-${t.id}`,
-      approvers: [`finance@${t.id}.example`],
-      actions_by_kind: { mismatch: 'mark_processed', overcharge: 'refund' },
-      action_params: { refund: { reason: '重复扣款退款' } },
-    })),
-  }),
+  configFor: (tenants) =>
+    soakConfig(
+      tenants,
+      (id) => ({
+        identity: `svc-recon-${id}`,
+        credentials: { username: `svc-recon-${id}`, password: `pw-${id}-2026`, api_token: `tok-${id}` },
+      }),
+      { actions_by_kind: { mismatch: 'mark_processed', overcharge: 'refund' }, action_params: { refund: { reason: '重复扣款退款' } } },
+    ),
   async start({ controlToken, seed, settleMs }) {
     const sim = await startSimulator({ port: 0, controlToken, seed, asyncDelayMs: settleMs });
-    const control = new SimulatorControl(sim.url, controlToken);
-    return {
-      url: sim.url,
-      async seed(tenants) {
-        await control.reset({
-          seed,
-          asyncDelayMs: settleMs,
-          tenants: tenants.map((t) => ({ id: t.id, pending: t.pending, overcharge: 0, processed: 0 })),
-        });
-      },
-      setFaults: async (faults) => void (await control.setFaults([...faults])),
-      addFault: async (fault) => void (await control.addFault(fault)),
-      mutations: async () =>
-        (await control.journal()).map((e) => ({
-          billNo: e.billNo,
-          action: SIMULATOR_ACTIONS[e.action] ?? e.action,
-          vendorAction: e.action,
-          identity: e.identity,
-        })),
-      statuses: async () => new Map((await control.state()).bills.map((b) => [b.billNo, b.status])),
-      settling: async () => (await control.state()).bills.filter((b) => b.status === 'PROCESSING').map((b) => b.billNo),
-      firedFaults: async () => countFired((await control.state()).faults),
-      close: () => sim.close(),
-    };
+    return soakVendor(sim, new SimulatorControl(sim.url, controlToken), {
+      reset: (tenants) => ({
+        seed,
+        asyncDelayMs: settleMs,
+        tenants: tenants.map((t) => ({ id: t.id, pending: t.pending, overcharge: 0, processed: 0 })),
+      }),
+      actions: SIMULATOR_ACTIONS,
+      view: BILLS_VIEW,
+    });
   },
 };
 
@@ -144,50 +208,32 @@ export const LEDGERLY_SOAK: SoakBackOffice = {
   maxTenants: 9,
   itemKey: (index, _tenant, n) => discrepancyIdFor(index, n),
   journalIdentity: (tenant) => ledgerlyUserFor(tenant).username,
-  configFor: (tenants) => ({
-    identities: tenants.map((t) => {
-      const user = ledgerlyUserFor(t.id);
-      return {
-        id: `svc-ledgerly-${t.id}`,
-        tenants: [t.id],
-        credentials: { source: 'inline', username: user.username, password: user.password },
-      };
-    }),
-    tenants: tenants.map((t) => ({
-      id: t.id,
-      identity: `svc-ledgerly-${t.id}`,
-      approvers: [`finance@${t.id}.example`],
-      actions_by_kind: { billing_error: 'resolve', duplicate_charge: 'refund' },
-      action_params: { resolve: { reason: 'Credit note issued by Paperclip reconciliation' } },
-    })),
-  }),
+  configFor: (tenants) =>
+    soakConfig(
+      tenants,
+      (id) => {
+        const user = ledgerlyUserFor(id);
+        return { identity: `svc-ledgerly-${id}`, credentials: { username: user.username, password: user.password } };
+      },
+      {
+        actions_by_kind: { billing_error: 'resolve', duplicate_charge: 'refund' },
+        action_params: { resolve: { reason: 'Credit note issued by Paperclip reconciliation' } },
+      },
+    ),
   async start({ controlToken, seed, settleMs }) {
     const server = await startLedgerly({ port: 0, controlToken, seed, asyncDelayMs: settleMs });
-    const control = new LedgerlyControl(server.url, controlToken);
-    return {
-      url: server.url,
-      async seed(tenants) {
-        await control.reset({
-          seed,
-          asyncDelayMs: settleMs,
-          orgs: tenants.map((t) => ({ id: t.id, billingErrors: t.pending, duplicateCharges: 0, resolved: 0, refunded: 0 })),
-        });
+    return soakVendor(server, new LedgerlyControl(server.url, controlToken), {
+      reset: (tenants) => ({
+        seed,
+        asyncDelayMs: settleMs,
+        orgs: tenants.map((t) => ({ id: t.id, billingErrors: t.pending, duplicateCharges: 0, resolved: 0, refunded: 0 })),
+      }),
+      actions: LEDGERLY_ACTIONS,
+      view: {
+        statuses: (state) => state.discrepancies.map((d) => [d.id, LEDGERLY_STATUS[d.state]]),
+        settling: (state) => state.discrepancies.filter((d) => d.state === 'under_review' || d.state === 'refund_pending').map((d) => d.id),
       },
-      setFaults: async (faults) => void (await control.setFaults([...faults])),
-      addFault: async (fault) => void (await control.addFault(fault)),
-      mutations: async () =>
-        (await control.journal()).map((e) => ({
-          billNo: e.billNo,
-          action: LEDGERLY_ACTIONS[e.action] ?? e.action,
-          vendorAction: e.action,
-          identity: e.identity,
-        })),
-      statuses: async () => new Map((await control.state()).discrepancies.map((d) => [d.id, LEDGERLY_STATUS[d.state]])),
-      settling: async () =>
-        (await control.state()).discrepancies.filter((d) => d.state === 'under_review' || d.state === 'refund_pending').map((d) => d.id),
-      firedFaults: async () => countFired((await control.state()).faults),
-      close: () => server.close(),
-    };
+    });
   },
 };
 
@@ -203,48 +249,31 @@ export const SETTLO_SOAK: SoakBackOffice = {
   maxTenants: 9,
   itemKey: (index, _tenant, n) => `JS-${index + 1}${String(n).padStart(4, '0')}`,
   journalIdentity: (tenant) => settloUserFor(tenant).username,
-  configFor: (tenants) => ({
-    identities: tenants.map((t) => {
-      const user = settloUserFor(t.id);
-      return {
-        id: `svc-settlo-${t.id}`,
-        tenants: [t.id],
-        credentials: { source: 'inline', username: user.username, password: user.password, totp_secret: settloTotpSecretFor(t.id) },
-      };
-    }),
-    tenants: tenants.map((t) => ({
-      id: t.id,
-      identity: `svc-settlo-${t.id}`,
-      approvers: [`finance@${t.id}.example`],
-      actions_by_kind: { mismatch: 'settle', overcharge: 'refund' },
-      action_params: { settle: { note: '已由 Paperclip 对账核对' } },
-    })),
-  }),
+  configFor: (tenants) =>
+    soakConfig(
+      tenants,
+      (id) => {
+        const user = settloUserFor(id);
+        return {
+          identity: `svc-settlo-${id}`,
+          credentials: { username: user.username, password: user.password, totp_secret: settloTotpSecretFor(id) },
+        };
+      },
+      { actions_by_kind: { mismatch: 'settle', overcharge: 'refund' }, action_params: { settle: { note: '已由 Paperclip 对账核对' } } },
+    ),
   async start({ controlToken, seed, settleMs }) {
     const controls = { undoWindowSeconds: 1 };
     const server = await startSettlo({ port: 0, controlToken, seed, asyncDelayMs: settleMs, ...controls });
-    const control = new SettloControl(server.url, controlToken);
-    return {
-      url: server.url,
-      async seed(tenants) {
-        await control.reset({
-          seed,
-          asyncDelayMs: settleMs,
-          ...controls,
-          tenants: tenants.map((t) => ({ id: t.id, pending: t.pending, overcharge: 0, processed: 0 })),
-        });
-      },
-      // The kit's fault kinds, the same on every back office.
-      setFaults: async (faults) => void (await control.setFaults(faults as SettloFaultSpec[])),
-      addFault: async (fault) => void (await control.addFault(fault as SettloFaultSpec)),
-      // Settlo's journal names the pack's actions (settle, reopen, refund).
-      mutations: async () =>
-        (await control.journal()).map((e) => ({ billNo: e.billNo, action: e.action, vendorAction: e.action, identity: e.identity })),
-      statuses: async () => new Map((await control.state()).bills.map((b) => [b.billNo, b.status])),
-      settling: async () => (await control.state()).bills.filter((b) => b.status === 'PROCESSING').map((b) => b.billNo),
-      firedFaults: async () => countFired((await control.state()).faults),
-      close: () => server.close(),
-    };
+    return soakVendor(server, new SettloControl(server.url, controlToken), {
+      reset: (tenants) => ({
+        seed,
+        asyncDelayMs: settleMs,
+        ...controls,
+        tenants: tenants.map((t) => ({ id: t.id, pending: t.pending, overcharge: 0, processed: 0 })),
+      }),
+      // Settlo's journal names the pack's actions (settle, reopen, refund): no actions to map.
+      view: BILLS_VIEW,
+    });
   },
 };
 

@@ -56,20 +56,27 @@ export const JobSpec = z.discriminatedUnion('kind', [
 ]);
 export type JobSpec = z.infer<typeof JobSpec>;
 
+/** A job on one page: open it, take the job's `before` steps, wait for `target` to show, then `then`. */
+function onOnePage(
+  spec: { name: string; page: string; before: Step[] },
+  what: string,
+  target: z.infer<typeof Locator>,
+  then: Step[],
+): { instruction: string; steps: Step[]; startUrl: string } {
+  return {
+    instruction: `job ${spec.name}: ${what}`,
+    startUrl: spec.page,
+    steps: [{ action: 'open', url: spec.page }, ...spec.before, { action: 'wait_for', target, state: 'visible' }, ...then],
+  };
+}
+
 export function planForJob(spec: JobSpec): { instruction: string; steps: Step[]; startUrl: string } {
   switch (spec.kind) {
     case 'download_report':
-      return {
-        instruction: `job ${spec.name}: download ${spec.file} from ${spec.page}`,
-        startUrl: spec.page,
-        steps: [
-          { action: 'open', url: spec.page },
-          ...spec.before,
-          { action: 'wait_for', target: spec.link, state: 'visible' },
-          { action: 'screenshot', as: 'before-download' },
-          { action: 'download', target: spec.link, as: spec.file },
-        ],
-      };
+      return onOnePage(spec, `download ${spec.file} from ${spec.page}`, spec.link, [
+        { action: 'screenshot', as: 'before-download' },
+        { action: 'download', target: spec.link, as: spec.file },
+      ]);
     case 'inspection':
       return {
         instruction: `job ${spec.name}: inspect ${spec.pages.map((p) => p.url).join(', ')}`,
@@ -80,17 +87,10 @@ export function planForJob(spec: JobSpec): { instruction: string; steps: Step[];
         ]),
       };
     case 'extract_table':
-      return {
-        instruction: `job ${spec.name}: extract ${spec.as} from ${spec.page}`,
-        startUrl: spec.page,
-        steps: [
-          { action: 'open', url: spec.page },
-          ...spec.before,
-          { action: 'wait_for', target: spec.table, state: 'visible' },
-          { action: 'extract', target: spec.table, as: spec.as, mode: 'table' },
-          { action: 'screenshot', as: 'table' },
-        ],
-      };
+      return onOnePage(spec, `extract ${spec.as} from ${spec.page}`, spec.table, [
+        { action: 'extract', target: spec.table, as: spec.as, mode: 'table' },
+        { action: 'screenshot', as: 'table' },
+      ]);
   }
 }
 

@@ -13,6 +13,7 @@ import dynalite from 'dynalite';
 import { TABLES, tableName, type TableDefinition } from '../../src/contracts/table-definitions.js';
 import { closeServer, listen, LOCAL_HOST } from '../../src/http/listen.js';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { stopOnce } from './stop-once.js';
 
 export interface LocalDynamoDbOptions {
   /** 0 (default) picks a free port. */
@@ -33,16 +34,11 @@ export async function startLocalDynamoDb(options: LocalDynamoDbOptions = {}): Pr
   // Tables become ACTIVE on the next tick instead of after dynalite's default 500 ms.
   const server = dynalite({ path: options.path, createTableMs: 0, deleteTableMs: 0, updateTableMs: 0 });
   const port = await listen(server, options.port ?? 0);
-  let stopped = false;
   return {
     endpoint: `http://${LOCAL_HOST}:${port}`,
     port,
-    async stop() {
-      if (stopped) return;
-      stopped = true;
-      // dynalite's close() also closes LevelDB, releasing its LOCK file for the next start.
-      await closeServer(server);
-    },
+    // dynalite's close() also closes LevelDB, releasing its LOCK file for the next start.
+    stop: stopOnce(() => closeServer(server)),
   };
 }
 

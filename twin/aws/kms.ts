@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { z } from 'zod';
 import { closeServer, LOCAL_HOST, listen } from '../../src/http/listen.js';
 import { BodyTooLargeError, readBody } from '../../src/http/read-body.js';
+import { stopOnce } from './stop-once.js';
 
 /**
  * A local stand-in for AWS KMS's asymmetric signing keys: the JSON 1.1
@@ -205,16 +206,11 @@ export async function startLocalKms(options: LocalKmsOptions): Promise<LocalKms>
     })();
   });
   const port = await listen(server, options.port ?? 0);
-  let stopped = false;
   return {
     endpoint: `http://${LOCAL_HOST}:${port}`,
     signer: { ...file.signer },
     keyArns: Object.fromEntries(keys.map((k) => [k.alias, k.arn])),
-    async stop() {
-      if (stopped) return;
-      stopped = true;
-      await closeServer(server);
-    },
+    stop: stopOnce(() => closeServer(server)),
   };
 }
 

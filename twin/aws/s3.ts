@@ -5,6 +5,7 @@ import S3rver from 's3rver';
 import { closeServer, LOCAL_HOST } from '../../src/http/listen.js';
 import { installObjectVersions, type LockedBucket } from './s3-object-lock.js';
 import { serveS3rverContinuationTokens } from './s3rver-continuation-tokens.js';
+import { stopOnce } from './stop-once.js';
 
 export interface LocalS3Options {
   /** 0 (default) picks a free port. */
@@ -48,17 +49,14 @@ export async function startLocalS3(options: LocalS3Options = {}): Promise<LocalS
   const versions = installObjectVersions(server, directory);
   for (const bucket of options.lockedBuckets ?? []) await versions.lock(bucket);
   const { port } = await server.run();
-  let stopped = false;
   return {
     endpoint: `http://${LOCAL_HOST}:${port}`,
     port,
     directory,
-    async stop() {
-      if (stopped) return;
-      stopped = true;
+    stop: stopOnce(async () => {
       const http = server.httpServer;
       if (http) await closeServer(http);
       if (temporary) rmSync(directory, { recursive: true, force: true });
-    },
+    }),
   };
 }

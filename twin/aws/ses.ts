@@ -3,6 +3,7 @@ import { randomBytes, timingSafeEqual } from 'node:crypto';
 import { z } from 'zod';
 import { closeServer, LOCAL_HOST, portOf } from '../../src/http/listen.js';
 import { parseCookies } from '../../src/http/cookies.js';
+import { stopOnce } from './stop-once.js';
 
 export interface LocalSesOptions {
   /** 0 (default) picks a free port. */
@@ -102,7 +103,6 @@ export async function startLocalSes(options: LocalSesOptions = {}): Promise<Loca
   const port = portOf(server);
   const base = `http://${LOCAL_HOST}:${port}`;
   const inboxUrl = `${base}/?${TOKEN_PARAM}=${token}`;
-  let stopped = false;
   return {
     endpoint: base,
     inboxUrl,
@@ -112,11 +112,7 @@ export async function startLocalSes(options: LocalSesOptions = {}): Promise<Loca
       const response = await fetch(`${base}/clear-store?${TOKEN_PARAM}=${token}`, { method: 'POST' });
       if (!response.ok) throw new Error(`local SES clear-store answered HTTP ${response.status}`);
     },
-    async stop() {
-      if (stopped) return;
-      stopped = true;
-      await closeServer(server);
-    },
+    stop: stopOnce(() => closeServer(server)),
   };
 }
 

@@ -18,10 +18,13 @@ import { startLocalKms, type LocalKms } from './kms.js';
 import { readSesInbox, startLocalSes, type StoredEmail } from './ses.js';
 import type { LocalHandler, LocalHandlers } from './stepfunctions/handlers.js';
 import { startLocalStepFunctions, type LocalStepFunctionsEndpoint } from './stepfunctions/server.js';
-import type { LocalStepFunctions } from './stepfunctions/service.js';
-import type { FaultOptions, TaskFault } from './stepfunctions/faults.js';
+import type { LocalStepFunctions, StepFunctionsRunOptions } from './stepfunctions/service.js';
 
-export interface LocalStackOptions {
+/**
+ * The Step Functions run options (retry override, faults: stack.stepFunctions.setFaults changes them while running)
+ * are the endpoint's.
+ */
+export interface LocalStackOptions extends StepFunctionsRunOptions {
   /**
    * Everything persists under this folder (dynamodb/, s3/, stepfunctions/);
    * a second stack on the same folder sees the same data. Omitted: DynamoDB
@@ -53,19 +56,11 @@ export interface LocalStackOptions {
   stateMachines?: Array<{ name: string; definition: string }>;
   region?: string;
   accountId?: string;
-  /** Every Retry waits this many ms instead of its IntervalSeconds/BackoffRate. Tests only. */
-  retryIntervalOverrideMs?: number;
   /**
    * Function timeouts in seconds by function name. Default: the workflow functions'
    * deployed timeouts (src/contracts/functions.ts) under `prefix`.
    */
   functionTimeoutsSeconds?: Readonly<Record<string, number>>;
-  /**
-   * Lambda service faults injected into Task states by name (throttles, service errors, timeouts;
-   * see stepfunctions/faults.ts). `stack.stepFunctions.setFaults` changes them while running.
-   */
-  faults?: TaskFault[];
-  faultOptions?: FaultOptions;
   /**
    * Emulators already running elsewhere (e.g. a process of their own, so their CPU is
    * not counted as this process's): the stack starts none of these, still creates its

@@ -83,6 +83,27 @@ function item(action: string, keyField: 'Key' | 'Item'): CommandRule['describe']
   };
 }
 
+/**
+ * Query and Scan: authorized on the table's ARN, or on the index's when the request names an index
+ * (IndexName), with the keys `keys` reads from the request.
+ */
+function tableOrIndexRule(
+  command: 'Query' | 'Scan',
+  keys: (input: Input, arns: ArnContext, table: string, index: string | undefined) => Need['keys'],
+): CommandRule {
+  const action = `dynamodb:${command}`;
+  const actions = [
+    { action, resourceType: 'table' },
+    { action, resourceType: 'index' },
+  ];
+  return rule('dynamodb', command, actions, (input, arns) => {
+    const table = str(input['TableName']);
+    const index = typeof input['IndexName'] === 'string' ? input['IndexName'] : undefined;
+    const resource = index ? `${tableArn(arns, table)}/index/${index}` : tableArn(arns, table);
+    return [{ action, resourceType: index ? 'index' : 'table', resource, keys: keys(input, arns, table, index) }];
+  });
+}
+
 const objectArn = (arns: ArnContext, input: Input) => `arn:${arns.partition}:s3:::${str(input['Bucket'])}/${str(input['Key'])}`;
 const bucketArn = (arns: ArnContext, input: Input) => `arn:${arns.partition}:s3:::${str(input['Bucket'])}`;
 const executionArn = (input: Input) => str(input['executionArn']);
@@ -103,40 +124,10 @@ export const COMMANDS: readonly CommandRule[] = [
   rule('dynamodb', 'PutItem', [{ action: 'dynamodb:PutItem', resourceType: 'table' }], item('dynamodb:PutItem', 'Item')),
   rule('dynamodb', 'UpdateItem', [{ action: 'dynamodb:UpdateItem', resourceType: 'table' }], item('dynamodb:UpdateItem', 'Key')),
   rule('dynamodb', 'DeleteItem', [{ action: 'dynamodb:DeleteItem', resourceType: 'table' }], item('dynamodb:DeleteItem', 'Key')),
-  rule(
-    'dynamodb',
-    'Query',
-    [
-      { action: 'dynamodb:Query', resourceType: 'table' },
-      { action: 'dynamodb:Query', resourceType: 'index' },
-    ],
-    (input, arns) => {
-      const table = str(input['TableName']);
-      const index = typeof input['IndexName'] === 'string' ? input['IndexName'] : undefined;
-      return [
-        {
-          action: 'dynamodb:Query',
-          resourceType: index ? 'index' : 'table',
-          resource: index ? `${tableArn(arns, table)}/index/${index}` : tableArn(arns, table),
-          keys: { 'dynamodb:LeadingKeys': queriedPartitionKey(input, arns.partitionKeyOf(table, index)) },
-        },
-      ];
-    },
-  ),
-  rule(
-    'dynamodb',
-    'Scan',
-    [
-      { action: 'dynamodb:Scan', resourceType: 'table' },
-      { action: 'dynamodb:Scan', resourceType: 'index' },
-    ],
-    (input, arns) => {
-      const table = str(input['TableName']);
-      const index = typeof input['IndexName'] === 'string' ? input['IndexName'] : undefined;
-      const resource = index ? `${tableArn(arns, table)}/index/${index}` : tableArn(arns, table);
-      return [{ action: 'dynamodb:Scan', resourceType: index ? 'index' : 'table', resource, keys: {} }];
-    },
-  ),
+  tableOrIndexRule('Query', (input, arns, table, index) => ({
+    'dynamodb:LeadingKeys': queriedPartitionKey(input, arns.partitionKeyOf(table, index)),
+  })),
+  tableOrIndexRule('Scan', () => ({})),
   rule('dynamodb', 'BatchGetItem', [{ action: 'dynamodb:BatchGetItem', resourceType: 'table' }], (input, arns) =>
     Object.entries((input['RequestItems'] ?? {}) as Record<string, { Keys?: unknown[] }>).map(([table, request]) => ({
       action: 'dynamodb:BatchGetItem',

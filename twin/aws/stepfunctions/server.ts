@@ -6,8 +6,8 @@ import { SfnServiceError } from './errors.js';
 import { BodyTooLargeError, readBody } from '../../../src/http/read-body.js';
 import type { LocalHandlers } from './handlers.js';
 import { EXECUTION_STATUSES } from './records.js';
-import { LocalStepFunctions } from './service.js';
-import type { FaultOptions, TaskFault } from './faults.js';
+import { LocalStepFunctions, type StepFunctionsRunOptions } from './service.js';
+import { stopOnce } from '../stop-once.js';
 
 const MAX_BODY_BYTES = 4 * 1024 * 1024;
 
@@ -142,18 +142,12 @@ export function createStepFunctionsServer(service: LocalStepFunctions): Server {
   });
 }
 
-export interface LocalStepFunctionsEndpointOptions {
+export interface LocalStepFunctionsEndpointOptions extends StepFunctionsRunOptions {
   handlers: LocalHandlers;
   port?: number;
   dataDir?: string;
   region?: string;
   accountId?: string;
-  retryIntervalOverrideMs?: number;
-  /** Each function's timeout in seconds by function name; see LocalStepFunctionsOptions. */
-  functionTimeoutsSeconds?: Readonly<Record<string, number>>;
-  /** Service faults injected into Task states (see faults.ts). */
-  faults?: TaskFault[];
-  faultOptions?: FaultOptions;
 }
 
 export interface LocalStepFunctionsEndpoint {
@@ -176,16 +170,13 @@ export async function startLocalStepFunctions(options: LocalStepFunctionsEndpoin
   });
   const server = createStepFunctionsServer(service);
   const port = await listen(server, options.port ?? 0);
-  let stopped = false;
   return {
     endpoint: `http://${LOCAL_HOST}:${port}`,
     port,
     service,
-    async stop() {
-      if (stopped) return;
-      stopped = true;
+    stop: stopOnce(async () => {
       await closeServer(server);
       await service.close();
-    },
+    }),
   };
 }

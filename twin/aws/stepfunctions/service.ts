@@ -18,21 +18,31 @@ import type { LocalObjectStore } from './distributed-map.js';
 import { MAX_PAYLOAD_BYTES } from './task-errors.js';
 import { FaultPlan, type FaultOptions, type TaskFault } from './faults.js';
 
-export interface LocalStepFunctionsOptions {
+/** How executions run: the same options for the service, its HTTP endpoint (server.ts) and the local stack. */
+export interface StepFunctionsRunOptions {
+  /**
+   * Replace every Retry interval with this many ms instead of its IntervalSeconds/BackoffRate (keeps tests fast);
+   * unset keeps ASL timing.
+   */
+  retryIntervalOverrideMs?: number;
+  /** Each function's timeout in seconds by function name (src/contracts/functions.ts); others run unbounded. */
+  functionTimeoutsSeconds?: Readonly<Record<string, number>>;
+  /**
+   * Lambda service faults injected into Task states from the start (throttles, service errors, timeouts; see
+   * faults.ts); setFaults changes them later.
+   */
+  faults?: TaskFault[];
+  faultOptions?: FaultOptions;
+}
+
+export interface LocalStepFunctionsOptions extends StepFunctionsRunOptions {
   region: string;
   accountId: string;
   handlers: LocalHandlers;
   /** Folder for state machines and executions (JSON files); omitted means memory only. */
   dataDir?: string;
-  /** Replace every Retry interval with this many ms (keeps tests fast); unset keeps ASL timing. */
-  retryIntervalOverrideMs?: number;
   /** The role recorded for state machines created without one. */
   defaultRoleArn?: string;
-  /** Each function's timeout in seconds by function name (src/contracts/functions.ts); others run unbounded. */
-  functionTimeoutsSeconds?: Readonly<Record<string, number>>;
-  /** Service faults injected into Task states from the start (see faults.ts); setFaults changes them later. */
-  faults?: TaskFault[];
-  faultOptions?: FaultOptions;
 }
 
 interface StateMachineEntry {
@@ -303,12 +313,7 @@ export class LocalStepFunctions {
   describeExecution(input: { executionArn: string }) {
     const r = this.execution(input.executionArn);
     return {
-      executionArn: r.executionArn,
-      stateMachineArn: r.stateMachineArn,
-      name: r.name,
-      status: r.status,
-      startDate: new Date(r.startDate),
-      ...(r.stopDate !== undefined ? { stopDate: new Date(r.stopDate) } : {}),
+      ...executionListItem(r),
       input: r.input,
       inputDetails: { included: true },
       ...(r.output !== undefined ? { output: r.output, outputDetails: { included: true } } : {}),
@@ -329,14 +334,7 @@ export class LocalStepFunctions {
       input.nextToken,
     );
     return {
-      executions: page.items.map((r) => ({
-        executionArn: r.executionArn,
-        stateMachineArn: r.stateMachineArn,
-        name: r.name,
-        status: r.status,
-        startDate: new Date(r.startDate),
-        ...(r.stopDate !== undefined ? { stopDate: new Date(r.stopDate) } : {}),
-      })),
+      executions: page.items.map(executionListItem),
       ...(page.nextToken ? { nextToken: page.nextToken } : {}),
     };
   }
@@ -442,6 +440,12 @@ export class LocalStepFunctions {
     if (!record) throw sfnErrors.executionDoesNotExist(arn);
     return record;
   }
+}
+
+/** An execution as ListExecutions lists it; DescribeExecution answers the same fields and its data. */
+function executionListItem({ executionArn, stateMachineArn, name, status, startDate, stopDate }: ExecutionRecord) {
+  const stopped = stopDate !== undefined ? { stopDate: new Date(stopDate) } : {};
+  return { executionArn, stateMachineArn, name, status, startDate: new Date(startDate), ...stopped };
 }
 
 function normalizeInput(input: string): string {
