@@ -244,6 +244,16 @@ export interface BatchSummary {
   settledEarlier?: number;
   /** Of `counts`, the items an earlier run settled, by outcome (a re-run says `already_done` for these). */
   already?: Partial<Record<Outcome, number>>;
+  /**
+   * 429s (Too Many Requests) the vendor answered the items' steps with (routing included), waited out or named in
+   * the item's error, as their claims tally them; absent when there were none. The list read's own 429s are waited
+   * out and logged, not counted here.
+   */
+  rateLimited?: number;
+  /** Time the items' steps sat out Retry-After waits (ms); absent when none. */
+  rateLimitWaitMs?: number;
+  /** Time the items' requests waited for the identity's request pace (the pack's `pace`, ms); absent when none. */
+  paceWaitMs?: number;
   error?: string;
 }
 
@@ -297,13 +307,13 @@ export function claimOutcome(claim: Claim): Outcome | undefined {
  * task's claims once (the tenant-keyed task index) and the audit chain of each done one.
  */
 async function settleEarlier(
+  claimsOfTask: () => Promise<Map<string, Claim>>,
   s: Services,
-  batch: { tenant: string; taskId: string },
   results: ItemResult[],
   options: { withUnlisted: boolean },
 ): Promise<number> {
   if (!options.withUnlisted && !results.some((r) => r.outcome === 'skipped' && r.key)) return 0;
-  const claims = new Map((await s.claims.byTask(batch.taskId, batch.tenant)).map((c) => [c.key, c]));
+  const claims = await claimsOfTask();
   if (options.withUnlisted) {
     const inResults = new Set(results.map((r) => r.key));
     // An inverse write (paperclip compensate) shares its original's task id but is not an item of the batch.
@@ -334,6 +344,30 @@ async function settleEarlier(
     result.reason = claim.reason ?? result.reason;
   }
   return settledResults.length;
+}
+
+/**
+ * The rate-limit counts of the batch's items, from their claims (the task's claims, read once for the summary): each
+ * item's result line gets its own, and the batch the sums. Only when some claim has any (nothing to read otherwise).
+ */
+function rateLimitsOf(
+  claims: ReadonlyMap<string, Claim>,
+  results: ItemResult[],
+): Pick<BatchSummary, 'rateLimited' | 'rateLimitWaitMs' | 'paceWaitMs'> {
+  const sums = { rateLimited: 0, rateLimitWaitMs: 0, paceWaitMs: 0 };
+  for (const result of results) {
+    const claim = result.key ? claims.get(result.key) : undefined;
+    // An item an earlier run settled was counted in that run's summary.
+    if (!claim || result.settledEarlier) continue;
+    for (const field of ['rateLimited', 'rateLimitWaitMs', 'paceWaitMs'] as const) {
+      const n = claim[field] ?? 0;
+      if (n > 0) {
+        result[field] = n;
+        sums[field] += n;
+      }
+    }
+  }
+  return Object.fromEntries(Object.entries(sums).filter(([, n]) => n > 0));
 }
 
 /** Chains read at once when a re-run looks for writes undone since: each is one query. */
@@ -384,8 +418,12 @@ export async function summarizeBatch(
     if (input.resultsAt) written = await s.mapRuns.find(input.resultsAt);
   }
   if (written) for await (const result of s.mapRuns.read(written)) results.push(result);
+  // The task's claims, read once (one query on the tenant-keyed task index) for what an earlier run settled and the
+  // items' rate-limit counts.
+  let claimsRead: Promise<Map<string, Claim>> | undefined;
+  const claimsOfTask = () => (claimsRead ??= s.claims.byTask(batch.taskId, batch.tenant).then((cs) => new Map(cs.map((c) => [c.key, c]))));
   // Not after a failed read (no item ran) or map run (a missing result may be an item this run settled).
-  const settledEarlier = await settleEarlier(s, batch, results, { withUnlisted: !input.readError && !mapError });
+  const settledEarlier = await settleEarlier(claimsOfTask, s, results, { withUnlisted: !input.readError && !mapError });
   const already: Partial<Record<Outcome, number>> = {};
   for (const result of results) {
     const outcome = (OUTCOMES as readonly string[]).includes(result.outcome) ? (result.outcome as Outcome) : 'error';
@@ -393,6 +431,7 @@ export async function summarizeBatch(
     if (result.settledEarlier) already[outcome] = (already[outcome] ?? 0) + 1;
   }
   const error = input.readError ? failureMessage(input.readError) : mapError;
+  const rateLimits = results.some((r) => r.key && !r.settledEarlier) ? rateLimitsOf(await claimsOfTask(), results) : {};
   const summary: BatchSummary = {
     task: batch.taskId,
     tenant: batch.tenant,
@@ -400,6 +439,7 @@ export async function summarizeBatch(
     items: results.length,
     counts,
     ...(settledEarlier > 0 ? { settledEarlier, already } : {}),
+    ...rateLimits,
     ...(error ? { error } : {}),
   };
   // The first run's summary stays: a re-run's goes beside it (batch.rerun-<execution>.json), and the pages it keeps.

@@ -3,6 +3,8 @@ import { InputRejectedError, PaperclipError } from '../domain/errors.js';
 import { log, withCorrelation, type Correlation } from '../observability/telemetry.js';
 import { services, type Services } from './services.js';
 import type { TenantScope } from '../contracts/tenant-policy.js';
+import { withRateLimitTally } from '../lib/retry-after.js';
+import type { RateLimitCounts } from '../domain/claim.js';
 
 /** The part of the Lambda context the kit reads (the request id, for finding an invocation's lines). */
 export interface InvocationContext {
@@ -61,9 +63,13 @@ export function defineHandler<S extends z.ZodType, R>(name: string, schema: S, r
           const field = issue?.path.map(String).join('.') || '(event)';
           throw new InputRejectedError(`${name}: event.${field}: ${issue?.message ?? 'invalid'}`, field);
         }
-        const result = await run(services(), parsed.data);
+        // The 429s the step met (waited out or named in its error) and the time they cost are added to the item's
+        // claim, for the batch summary; routing, before the claim, carries its own on the routed item (route.ts).
+        const ran = await withRateLimitTally(() => run(services(), parsed.data));
+        if (ran.tally.seen > 0 || ran.tally.waitedMs > 0 || ran.tally.pacedMs > 0) await tallyOnClaim(correlation, ran.tally);
+        if ('error' in ran) throw ran.error;
         log().info(`${name} done`, { durationMs: Date.now() - started });
-        return result;
+        return ran.result;
       } catch (error) {
         // An expected workflow error is a decision the workflow takes, not a bug: its message, no stack.
         if (error instanceof PaperclipError)
@@ -73,6 +79,23 @@ export function defineHandler<S extends z.ZodType, R>(name: string, schema: S, r
       }
     });
   };
+}
+
+/**
+ * Adds a step's rate-limit counts to its item's claim, through the tenant's session (its own claims only). A step
+ * of no item (the list read) or before the claim exists (routing, whose counts ride on the routed item) has no claim
+ * to add to here: those are logged only. Never fails the step.
+ */
+async function tallyOnClaim(correlation: Correlation, counts: RateLimitCounts): Promise<void> {
+  const { tenant, idempotencyKey } = correlation;
+  const logged = { rateLimited: counts.seen, rateLimitWaitMs: Math.round(counts.waitedMs), paceWaitMs: Math.round(counts.pacedMs) };
+  if (counts.seen > 0) log().warn(`the vendor answered ${counts.seen} request(s) of this step with 429 (rate limited)`, logged);
+  else log().info("this step waited for the identity's request pace", logged);
+  if (!tenant || !idempotencyKey) return;
+  await services()
+    .forTenant({ tenant })
+    .claims.addRateLimits(idempotencyKey, { seen: counts.seen, waitedMs: counts.waitedMs, pacedMs: counts.pacedMs })
+    .catch((error: unknown) => log().warn(`could not add the step's rate-limit counts to its claim: ${(error as Error).message}`));
 }
 
 /** The session an item's steps act under: its tenant, and the identity routing chose for it. */

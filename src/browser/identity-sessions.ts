@@ -9,6 +9,9 @@ import { resetDialogPolicy, runStep } from './executor.js';
 import { redactTrace } from './trace-redaction.js';
 import { devtoolsOf } from './quiet-page.js';
 import { passSecondFactor } from './second-factor.js';
+import { paceContext, pacePage, type ContextWork, type PagePacing } from './rate-limits.js';
+import { currentRateLimitTally } from '../lib/retry-after.js';
+import { paceAccount, pacedPath, paceFor } from '../lib/request-pace.js';
 
 export interface IdentitySecret {
   username: string;
@@ -37,6 +40,12 @@ export interface OpenedSession {
   readonly acted: boolean;
   /** Called just before the first action that may change something at the vendor (a commit click). */
   markActed(): void;
+  /**
+   * Waits for the identity's request pace (the pack's `pace`) before a request made outside the pages (the
+   * context's own API requests: a cookie API read, an export); page requests are paced on their way out. Absent
+   * when the pack declares no pace.
+   */
+  paceRequest?(url: URL): Promise<void>;
   /** The task failed: close this context instead of handing it to the next task. */
   discardOnClose(): void;
   /**
@@ -80,6 +89,8 @@ const CONTEXT_OPTIONS = { locale: 'zh-CN', viewport: { width: 1280, height: 860 
 
 interface Lease {
   context: BrowserContext;
+  /** Whose tally the context's 429s and pace waits go to (a paced pack only). */
+  work: ContextWork;
   page: Page;
   uses: number;
   idleSince: number;
@@ -114,6 +125,8 @@ export class IdentitySessions {
   private readonly stored = new Map<string, Awaited<ReturnType<BrowserContext['storageState']>>>();
   private readonly idle = new Map<string, Lease[]>();
   private readonly counters: SessionStats = { contextsCreated: 0, reused: 0, logins: 0 };
+  /** How each context of a paced identity is paced, and whose work it is doing (a pack with a pace only). */
+  private readonly pacings = new WeakMap<BrowserContext, PagePacing>();
 
   constructor(
     private readonly browser: () => Promise<Browser>,
@@ -142,6 +155,13 @@ export class IdentitySessions {
     }
     lease.uses += 1;
     const taken = lease;
+    // A paced context counts its pages' 429s and pace waits for the task that holds it (a step), whose async context
+    // its events do not run in; the step's navigation and commit waiters then leave those 429s to it.
+    const tally = currentRateLimitTally();
+    if (this.pack.pace) {
+      taken.work.tally = tally;
+      if (tally) tally.pagesWatched = true;
+    }
     let discard = false;
     let acted = false;
     let closing: Promise<Buffer | undefined> | undefined;
@@ -162,8 +182,13 @@ export class IdentitySessions {
         discard = true;
       },
       stopTrace,
+      ...(this.pack.pace ? { paceRequest: (url: URL) => this.paceRequest(secret.username, url) } : {}),
       // Idempotent: the caller may close early to collect the trace, and a finally block closes again.
-      close: () => (closing ??= this.release(slot, taken, stopTrace, discard)),
+      close: () => {
+        taken.work.tally = undefined;
+        closing ??= this.release(slot, taken, stopTrace, discard);
+        return closing;
+      },
     };
   }
 
@@ -233,15 +258,23 @@ export class IdentitySessions {
     return undefined;
   }
 
+  /** Waits for the account's pace when the pack declares one and `url` is a request it counts; the wait is tallied. */
+  private async paceRequest(username: string, url: URL): Promise<void> {
+    const spec = this.pack.pace;
+    if (!spec || url.origin !== new URL(this.baseUrl).origin || !pacedPath(url, spec.paths)) return;
+    const waited = await paceFor(paceAccount(this.baseUrl, username), spec).take();
+    if (waited > 0) currentRateLimitTally()?.add('pacedMs', waited);
+  }
+
   private async newLease(browser: Browser, slot: string, secret: IdentitySecret): Promise<Lease> {
     const login = loginSlot(slot);
     const stored = this.stored.get(login);
-    let context = await this.newContext(browser, stored);
+    let context = await this.newContext(browser, secret.username, stored);
     try {
-      if (!stored || !(await this.stillLoggedIn(context))) {
+      if (!stored || !(await this.stillLoggedIn(context, secret.username))) {
         if (stored) {
           await context.close();
-          context = await this.newContext(browser);
+          context = await this.newContext(browser, secret.username);
         }
         await this.login(context, secret);
         this.stored.set(login, await context.storageState());
@@ -251,7 +284,9 @@ export class IdentitySessions {
       const cdp = await context.newCDPSession(page);
       await cdp.send('Network.enable');
       await cdp.send('Network.setCacheDisabled', { cacheDisabled: true });
-      const lease: Lease = { context, page, uses: 0, idleSince: Date.now(), crashed: false };
+      await this.pace(context, page);
+      const work = this.pacings.get(context)?.work ?? { tally: undefined };
+      const lease: Lease = { context, work, page, uses: 0, idleSince: Date.now(), crashed: false };
       page.on('crash', () => {
         lease.crashed = true;
       });
@@ -262,9 +297,36 @@ export class IdentitySessions {
     }
   }
 
-  private async newContext(browser: Browser, storageState?: Awaited<ReturnType<BrowserContext['storageState']>>): Promise<BrowserContext> {
+  private async newContext(
+    browser: Browser,
+    username: string,
+    storageState?: Awaited<ReturnType<BrowserContext['storageState']>>,
+  ): Promise<BrowserContext> {
     this.counters.contextsCreated += 1;
-    return browser.newContext({ ...CONTEXT_OPTIONS, storageState });
+    const context = await browser.newContext({ ...CONTEXT_OPTIONS, storageState });
+    const spec = this.pack.pace;
+    if (spec) {
+      // Every context of the identity keeps the one pace: the vendor counts the account, not the page. Until a task
+      // holds the context (the login in it), its 429s and waits go to the work that made it.
+      const work: ContextWork = { tally: currentRateLimitTally() };
+      const pace = paceFor(paceAccount(this.baseUrl, username), spec);
+      const pacing: PagePacing = {
+        origin: new URL(this.baseUrl).origin,
+        paths: spec.paths,
+        assets: spec.assets,
+        take: () => pace.take(),
+        work,
+      };
+      this.pacings.set(context, pacing);
+      paceContext(context, pacing);
+    }
+    return context;
+  }
+
+  /** Paces a page the pool opened before its first request (a paced pack; otherwise nothing at all). */
+  private async pace(context: BrowserContext, page: Page): Promise<void> {
+    const pacing = this.pacings.get(context);
+    if (pacing) await pacePage(context, page, pacing);
   }
 
   private async release(
@@ -295,8 +357,9 @@ export class IdentitySessions {
     return trace;
   }
 
-  private async stillLoggedIn(context: BrowserContext): Promise<boolean> {
+  private async stillLoggedIn(context: BrowserContext, username: string): Promise<boolean> {
     if ((await context.cookies()).length === 0) return false;
+    await this.paceRequest(username, new URL(this.pack.login.probeUrl, this.baseUrl));
     const probe = await context.request.get(new URL(this.pack.login.probeUrl, this.baseUrl).toString(), {
       maxRedirects: 0,
       failOnStatusCode: false,
@@ -310,6 +373,7 @@ export class IdentitySessions {
   private async login(context: BrowserContext, secret: IdentitySecret): Promise<void> {
     this.counters.logins += 1;
     const page = await context.newPage();
+    await this.pace(context, page);
     const params = { username: secret.username, password: secret.password };
     const ctx = {
       baseUrl: this.baseUrl,

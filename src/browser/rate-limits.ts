@@ -1,7 +1,16 @@
-import type { BrowserContext, Request, Response } from 'playwright-core';
+import type { APIResponse, BrowserContext, Page, Request, Response } from 'playwright-core';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ReadFailedError } from '../domain/errors.js';
-import { DEFAULT_RETRY_AFTER_MS, describeRateLimit, rateLimitCounts, retryAfterMs, waitOutRateLimits } from '../lib/retry-after.js';
+import {
+  DEFAULT_RETRY_AFTER_MS,
+  currentRateLimitTally,
+  describeRateLimit,
+  noteRateLimited,
+  noteRateLimitWait,
+  retryAfterMs,
+  waitOutRateLimits,
+  type RateLimitTally,
+} from '../lib/retry-after.js';
 import { deadline } from '../lib/deadline.js';
 
 /**
@@ -24,6 +33,8 @@ export async function waitOutPageRateLimit(
         status: 429,
         retryAfterMs: wait,
       }),
+    // A session that watches its pages' responses (a paced pack: watchAndPaceContext) has counted the 429 already.
+    currentRateLimitTally()?.pagesWatched ?? false,
   );
 }
 
@@ -65,6 +76,8 @@ export function watchCommitRequests(
   settle(timeoutMs: number): Promise<CommitRequestsSettled>;
   stop(): void;
 } {
+  // The response events run outside the step's async context: the step's tally is taken now.
+  const tally = currentRateLimitTally();
   let refused: SeenRateLimit | undefined;
   let accepted = false;
   // Both are set just before each commit click (the watch starts just before the first): a write request seen after
@@ -94,7 +107,7 @@ export function watchCommitRequests(
     const url = ofTheWrite(request);
     if (!url) return;
     if (response.status() === 429) {
-      rateLimitCounts.seen += 1;
+      if (!tally?.pagesWatched) noteRateLimited(1, tally);
       refused ??= { request: `${request.method()} ${url.pathname}`, retryAfterMs: retryAfterMs(response.headers()['retry-after']) };
     } else if (response.status() < 400) accepted = true;
   };
@@ -134,8 +147,126 @@ export function watchCommitRequests(
 export async function sleepOut(wait: number | undefined, capMs: number): Promise<void> {
   const ms = Math.min(wait ?? DEFAULT_RETRY_AFTER_MS, capMs);
   await sleep(ms);
-  rateLimitCounts.waitedOut += 1;
-  rateLimitCounts.waitedMs += ms;
+  noteRateLimitWait(ms);
 }
 
 export { describeRateLimit };
+
+/** What a paced context is doing now: the tally of the task that holds it (none between tasks). */
+export interface ContextWork {
+  tally: RateLimitTally | undefined;
+}
+
+/** How a paced identity's contexts are paced: the vendor's origin, the pack's `pace`, and the identity's pace. */
+export interface PagePacing {
+  origin: string;
+  paths?: readonly string[] | undefined;
+  assets: boolean;
+  take: () => Promise<number>;
+  work: ContextWork;
+}
+
+/**
+ * Counts every 429 the vendor sends to a paced context's pages and frames (navigations, the app's own calls, commit
+ * requests) for the task that holds the context. Installed once per context, only for a pack with a pace.
+ */
+export function watchRateLimits(context: BrowserContext, origin: string, work: ContextWork): void {
+  context.on('response', (response: Response) => {
+    if (response.status() !== 429 || !response.url().startsWith(`${origin}/`)) return;
+    noteRateLimited(1, work.tally);
+  });
+}
+
+/** The escape of `text` for a CDP Fetch URL pattern, where `*` and `?` are wildcards and `\` escapes. */
+function escapeUrlPattern(text: string): string {
+  return text.replace(/[*?\\]/g, '\\$&');
+}
+
+/**
+ * The requests the browser pauses for the pace (CDP Fetch request patterns): the vendor's origin and the pack's
+ * `paths`, and only page loads and the app's own calls (documents, XHR, fetch) unless `pace.assets` says scripts,
+ * styles, images and fonts count too.
+ */
+export function pacedRequestPatterns(pacing: Pick<PagePacing, 'origin' | 'paths' | 'assets'>): Array<Record<string, string>> {
+  const urls = (pacing.paths?.length ? pacing.paths : ['/']).map((path) => `${escapeUrlPattern(pacing.origin + path)}*`);
+  const types = pacing.assets ? [undefined] : ['Document', 'XHR', 'Fetch'];
+  return urls.flatMap((urlPattern) =>
+    types.map((resourceType) => ({ urlPattern, requestStage: 'Request', ...(resourceType ? { resourceType } : {}) })),
+  );
+}
+
+const pacedPages = new WeakMap<Page, Promise<void>>();
+
+/**
+ * Holds each request of `page` (and its same-process frames) that the pace counts until the identity's pace lets
+ * it go. The browser pauses only those requests (the CDP Fetch patterns above): everything else, the site's static
+ * files above all, never leaves the browser's network stack.
+ *
+ * Why not a Playwright route: any route makes the browser pause every request of the page and wait for this
+ * process to let it go, and a page's `domcontentloaded` waits for its frames' module scripts (Playwright counts
+ * the frame tree). On a portal whose work frame loads some fifty module files, one round trip per file through a
+ * busy process pushed opening the page past its deadline (a trace showed each static file taking 2 to 5 s, none
+ * of them paced). The pause always ends: when the page closed or navigated while the request waited, letting it go
+ * fails and is ignored. Idempotent per page.
+ */
+export function pacePage(context: BrowserContext, page: Page, pacing: PagePacing): Promise<void> {
+  let ready = pacedPages.get(page);
+  if (!ready) {
+    ready = (async () => {
+      const cdp = await context.newCDPSession(page);
+      cdp.on('Fetch.requestPaused', ({ requestId }) => {
+        void (async () => {
+          try {
+            const waited = await pacing.take();
+            if (waited > 0) pacing.work.tally?.add('pacedMs', waited);
+          } finally {
+            await cdp.send('Fetch.continueRequest', { requestId }).catch(() => undefined);
+          }
+        })();
+      });
+      await cdp.send('Fetch.enable', { patterns: pacedRequestPatterns(pacing) });
+    })();
+    pacedPages.set(page, ready);
+  }
+  return ready;
+}
+
+/**
+ * Paces every page of a paced identity's context: those its caller opens (awaiting `pacePage` before the page's
+ * first request) and those the vendor's app opens itself (a popup, paced from just after it opens).
+ */
+export function paceContext(context: BrowserContext, pacing: PagePacing): void {
+  watchRateLimits(context, pacing.origin, pacing.work);
+  context.on('page', (page) => void pacePage(context, page, pacing).catch(() => undefined));
+}
+
+/**
+ * A GET made with a session's cookie outside its pages (the pack's cookie API, an export URL): kept to the
+ * identity's pace, and a 429 waited out as its Retry-After asks within `timeoutMs`, then made again; a wait that
+ * does not fit fails naming the rate limit. These requests are not the pages' (no page response event sees them),
+ * so their 429s are counted here.
+ */
+export async function sessionGet(
+  session: { context: BrowserContext; paceRequest?(url: URL): Promise<void> },
+  url: URL,
+  headers: Record<string, string>,
+  timeoutMs: number,
+): Promise<APIResponse> {
+  const get = async () => {
+    await session.paceRequest?.(url);
+    return session.context.request.get(url.toString(), { failOnStatusCode: false, maxRedirects: 0, headers }).catch((error: Error) => {
+      throw new ReadFailedError(`reading ${url.pathname} failed: ${error.message}`, {}, { cause: error });
+    });
+  };
+  return waitOutRateLimits(
+    await get(),
+    { status: (r) => r.status(), retryAfter: (r) => r.headers()['retry-after'] },
+    get,
+    deadline(timeoutMs),
+    (wait) =>
+      new ReadFailedError(`${describeRateLimit(`GET ${url.pathname}`, wait)}; the wait does not fit in the read's ${timeoutMs} ms`, {
+        status: 429,
+        retryAfterMs: wait,
+      }),
+  );
+}

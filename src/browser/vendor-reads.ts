@@ -24,6 +24,7 @@ import type { OpenedSession } from './identity-sessions.js';
 import type { VendorApiPort as VendorApi } from '../app/ports/vendor-api.js';
 import { ExportFormatError, parseExport } from '../lib/export-file.js';
 import { own } from '../lib/own.js';
+import { sessionGet } from './rate-limits.js';
 import { deadline, pollUntil } from '../lib/deadline.js';
 
 /**
@@ -533,7 +534,7 @@ async function readExport(session: OpenedSession, ctx: ObserveContext): Promise<
   let body: Buffer;
   if (spec.url) {
     const url = new URL(fillTemplate(spec.url, params, 'url'), ctx.baseUrl);
-    const response = await session.context.request.get(url.toString(), { failOnStatusCode: false, maxRedirects: 0 });
+    const response = await sessionGet(session, url, {}, ctx.timeoutMs ?? DEFAULT_TIMEOUT_MS);
     if (response.status() === 401 || response.status() === 403 || (response.status() >= 300 && response.status() < 400)) {
       throw new SessionLostError(`the export ${url.pathname} answered ${response.status()}: the session is gone`);
     }
@@ -595,11 +596,8 @@ export async function readApiItem(ctx: ObserveContext): Promise<Record<string, u
     );
   }
   const url = new URL(fillTemplate(spec.itemUrl, readParams(ctx, { billNo: ctx.billNo }), 'url'), ctx.baseUrl);
-  const response = await ctx.session.context.request
-    .get(url.toString(), { failOnStatusCode: false, maxRedirects: 0, headers: { accept: 'application/json' } })
-    .catch((error: Error) => {
-      throw new ReadFailedError(`reading ${url.pathname} failed: ${error.message}`, {}, { cause: error });
-    });
+  // Kept to the identity's pace; a 429 is waited out within the read's time (sessionGet).
+  const response = await sessionGet(ctx.session, url, { accept: 'application/json' }, ctx.timeoutMs ?? DEFAULT_TIMEOUT_MS);
   const status = response.status();
   if (spec.notFoundStatus.includes(status)) return undefined;
   if (status === 401 || status === 403 || (status >= 300 && status < 400)) {

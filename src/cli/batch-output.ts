@@ -27,6 +27,11 @@ export function summaryLine(summary: BatchSummary): string {
     ...(summary.settledEarlier ? { settled_earlier: summary.settledEarlier } : {}),
     // Of the counts above, what an earlier run of the task settled: `already_done: 8` on a re-run that wrote nothing.
     ...Object.fromEntries(Object.entries(summary.already ?? {}).map(([outcome, n]) => [`already_${outcome}`, n])),
+    // 429s the vendor answered the items' steps with (the pack's pace keeps them rare; each was waited out or named),
+    // the time their Retry-After waits took, and the time the items' requests waited for the pace.
+    ...(summary.rateLimited ? { rate_limited: summary.rateLimited } : {}),
+    ...(summary.rateLimitWaitMs ? { rate_limit_wait_ms: summary.rateLimitWaitMs } : {}),
+    ...(summary.paceWaitMs ? { pace_wait_ms: summary.paceWaitMs } : {}),
     ...(summary.error ? { error: summary.error } : {}),
   });
 }

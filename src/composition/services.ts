@@ -10,6 +10,7 @@ import { loadRuntime } from '../config/runtime.js';
 import { workingBucketName } from '../config/schema.js';
 import { parseOrThrow } from '../config/errors.js';
 import { ClaimsStore } from '../adapters/dynamodb/claims-store.js';
+import { paceAccount, paceFor } from '../lib/request-pace.js';
 import { SessionSlotsStore } from '../adapters/dynamodb/session-slots-store.js';
 import { InProcessSessionSlots } from '../adapters/in-process/session-slots.js';
 import { AuditLog } from '../adapters/dynamodb/audit-log.js';
@@ -207,11 +208,13 @@ export function createServices(env: NodeJS.ProcessEnv = process.env, options: Se
       secret,
       async vendorApi(identityId: string) {
         const { username, password, apiToken } = await secret(identityId);
+        // The API reads keep the identity's pace with its browser sessions in this process: the vendor counts the account.
+        const pace = sitePack.pace ? paceFor(paceAccount(config.vendor.base_url, username), sitePack.pace) : undefined;
         if (sitePack.api?.auth === 'cookie' && sitePack.api.login) {
-          return new VendorApi(config.vendor.base_url, sitePack, { kind: 'login', username, password });
+          return new VendorApi(config.vendor.base_url, sitePack, { kind: 'login', username, password }, undefined, pace);
         }
         if (!apiToken) throw new Error(`identity ${identityId} has no API token`);
-        return new VendorApi(config.vendor.base_url, sitePack, { kind: 'token', token: apiToken });
+        return new VendorApi(config.vendor.base_url, sitePack, { kind: 'token', token: apiToken }, undefined, pace);
       },
       forTenant,
     };

@@ -112,6 +112,31 @@ export interface Claim extends WriteIdentity {
   known?: KnownFacts;
   /** Which stages of the write committed and what their done checks saw (src/domain/stage-proof.ts). */
   stages?: StageRecord[];
+  /**
+   * 429s the vendor answered the write's steps with, routing included (each waited out or named in the step's error),
+   * for the batch summary and report; absent: none.
+   */
+  rateLimited?: number;
+  /** Time the write's steps sat out Retry-After waits, in ms. */
+  rateLimitWaitMs?: number;
+  /** Time the write's requests waited for the identity's request pace (the pack's `pace`), in ms. */
+  paceWaitMs?: number;
+}
+
+/** What a workflow step adds to its claim about rate limits: 429s met, Retry-After waited, pace waited (ms). */
+export interface RateLimitCounts {
+  seen: number;
+  waitedMs: number;
+  pacedMs: number;
+}
+
+/** The claim fields `counts` adds to (only those with something to add). */
+export function rateLimitFields(counts: RateLimitCounts): Pick<Claim, 'rateLimited' | 'rateLimitWaitMs' | 'paceWaitMs'> {
+  return {
+    ...(counts.seen > 0 ? { rateLimited: counts.seen } : {}),
+    ...(counts.waitedMs > 0 ? { rateLimitWaitMs: Math.round(counts.waitedMs) } : {}),
+    ...(counts.pacedMs > 0 ? { paceWaitMs: Math.round(counts.pacedMs) } : {}),
+  };
 }
 
 export type ExistingClaimDecision =

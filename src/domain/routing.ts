@@ -31,6 +31,11 @@ export const RoutedItem = z.object({
    * asking the same API again a moment later.
    */
   statusAtRouting: z.object({ source: z.literal('api'), status: z.string().min(1), at: z.string().min(1) }).optional(),
+  /**
+   * The 429s routing met (its ownership read) and the time they and the identity's pace cost, before the claim
+   * existed: the Claim step starts the claim's counts with them.
+   */
+  rateLimitsAtRouting: z.object({ seen: z.number().min(0), waitedMs: z.number().min(0), pacedMs: z.number().min(0) }).optional(),
 });
 export type RoutedItem = z.infer<typeof RoutedItem>;
 

@@ -4,6 +4,7 @@ import { html, raw, type Html } from '../http/html.js';
 import { badge, fieldsTable, formatBytes, outcomeTone, page, relativeHref } from './html.js';
 import { PAGE_NAME, resultKey, SEAL_NAME, type BatchRef, type HashedObject } from './folder.js';
 import type { OutcomeRecord } from './item-page.js';
+import { describeRateLimits } from '../report/metrics.js';
 
 /** batch.json as summarizeBatch writes it; read loosely. */
 export const BatchFile = z
@@ -13,6 +14,9 @@ export const BatchFile = z
     read: z.number().default(0),
     items: z.number().default(0),
     counts: z.record(z.string(), z.number()).default({}),
+    rateLimited: z.number().optional(),
+    rateLimitWaitMs: z.number().optional(),
+    paceWaitMs: z.number().optional(),
     error: z.string().optional(),
     results: z
       .array(
@@ -163,6 +167,8 @@ export function renderBatchPage(input: BatchPageInput): string {
     ['结果 Outcomes', counts || '—'],
     ['完成时间 Finished at', html`${summary?.finishedAt ?? '—'}`.value],
   ];
+  const rateLimits = summary ? describeRateLimits(summary) : '';
+  if (rateLimits) fields.push(['限流 Rate limits', html`${rateLimits}`.value]);
   if (summary?.error) fields.push(['错误 Error', badge(summary.error, 'bad')]);
   const objects = [...input.top.values()]
     .filter((o) => o.name !== PAGE_NAME)

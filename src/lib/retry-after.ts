@@ -3,6 +3,7 @@
  * to come back, in seconds or as an HTTP date. Shared by the browser (pages, the app's own calls, commit clicks)
  * and the vendor API client.
  */
+import { AsyncLocalStorage } from 'node:async_hooks';
 import type { Deadline } from './deadline.js';
 
 /** How long a 429 without a usable Retry-After is waited out. */
@@ -26,6 +27,67 @@ export function describeRateLimit(request: string, waitMs: number | undefined): 
 /** Counts of 429s met in this process, for the run's report. */
 export const rateLimitCounts = { seen: 0, waitedOut: 0, waitedMs: 0 };
 
+/**
+ * The 429s one unit of work (a workflow step) met, whatever part of it met them, and the time it spent on them:
+ * sitting out Retry-After (`waitedMs`) and waiting for the identity's request pace (`pacedMs`). A tally made inside
+ * another (`withRateLimitTally` nested) adds to both.
+ */
+export class RateLimitTally {
+  seen = 0;
+  waitedMs = 0;
+  pacedMs = 0;
+  /**
+   * Set by a browser session that watches every response its pages get (a pack with a pace): those 429s are counted
+   * there, so the navigation and commit-click waiters must not count them again.
+   */
+  pagesWatched = false;
+
+  constructor(private readonly parent?: RateLimitTally) {}
+
+  add(what: 'seen' | 'waitedMs' | 'pacedMs', n: number): void {
+    this[what] += n;
+    this.parent?.add(what, n);
+  }
+}
+
+const tallies = new AsyncLocalStorage<RateLimitTally>();
+
+/**
+ * Runs `work` with a tally of its own: every 429 met inside it (`noteRateLimited`, also from a browser session
+ * opened inside it) is counted there as well as in the process's counts (and in the tally of the work it runs
+ * inside), so concurrent steps in one process each know their own.
+ */
+export async function withRateLimitTally<T>(
+  work: () => Promise<T>,
+): Promise<{ result: T; tally: RateLimitTally } | { error: unknown; tally: RateLimitTally }> {
+  const tally = new RateLimitTally(tallies.getStore());
+  return tallies.run(tally, async () => {
+    try {
+      return { result: await work(), tally };
+    } catch (error) {
+      return { error, tally };
+    }
+  });
+}
+
+/** The tally of the work running now, if any (a browser session captures it when opened: its events run outside). */
+export function currentRateLimitTally(): RateLimitTally | undefined {
+  return tallies.getStore();
+}
+
+/** Counts one 429 (or `n`) in the process's counts and in the running work's tally, or in `tally` when given. */
+export function noteRateLimited(n = 1, tally: RateLimitTally | undefined = tallies.getStore()): void {
+  rateLimitCounts.seen += n;
+  tally?.add('seen', n);
+}
+
+/** Counts a Retry-After wait sat out, in the process's counts and the running work's tally (or `tally`). */
+export function noteRateLimitWait(ms: number, tally: RateLimitTally | undefined = tallies.getStore()): void {
+  rateLimitCounts.waitedOut += 1;
+  rateLimitCounts.waitedMs += ms;
+  tally?.add('waitedMs', ms);
+}
+
 /** Whether waiting `waitMs` still leaves time in the operation's budget. */
 export function fitsIn(limit: Deadline, waitMs: number): boolean {
   return waitMs < limit.remaining();
@@ -42,15 +104,16 @@ export async function waitOutRateLimits<Answer>(
   again: () => Promise<Answer>,
   limit: Deadline,
   tooLong: (waitMs: number) => Error,
+  /** True where the 429s are counted another way (a browser session that watches every response its pages get). */
+  countedElsewhere = false,
 ): Promise<Answer> {
   let answer = first;
   while (read.status(answer) === 429) {
-    rateLimitCounts.seen += 1;
+    if (!countedElsewhere) noteRateLimited();
     const wait = retryAfterMs(read.retryAfter(answer)) ?? DEFAULT_RETRY_AFTER_MS;
     if (!fitsIn(limit, wait)) throw tooLong(wait);
     await limit.sleep(wait);
-    rateLimitCounts.waitedOut += 1;
-    rateLimitCounts.waitedMs += wait;
+    noteRateLimitWait(wait);
     answer = await again();
   }
   return answer;

@@ -39,6 +39,9 @@ export async function batchesInWindow(ctx: EvidenceContext, query: ReportQuery):
       read: file.read,
       items: file.items,
       counts: file.counts,
+      ...(file.rateLimited ? { rateLimited: file.rateLimited } : {}),
+      ...(file.rateLimitWaitMs ? { rateLimitWaitMs: file.rateLimitWaitMs } : {}),
+      ...(file.paceWaitMs ? { paceWaitMs: file.paceWaitMs } : {}),
       ...(file.finishedAt ? { finishedAt: file.finishedAt } : {}),
       ...(file.error ? { error: file.error } : {}),
     });

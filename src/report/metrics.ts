@@ -19,6 +19,12 @@ export interface BatchRow {
   read: number;
   items: number;
   counts: Record<string, number>;
+  /** 429s the vendor answered the batch's items with (batch.json `rateLimited`; absent: none). */
+  rateLimited?: number;
+  /** Time the items sat out Retry-After waits, ms (batch.json `rateLimitWaitMs`). */
+  rateLimitWaitMs?: number;
+  /** Time the items' requests waited for the request pace, ms (batch.json `paceWaitMs`). */
+  paceWaitMs?: number;
   error?: string;
 }
 
@@ -155,4 +161,17 @@ export function computeReport(
 
 export function formatRate(r: Ratio): string {
   return r.rate === null ? '—' : `${(r.rate * 100).toFixed(1)}%`;
+}
+
+/**
+ * What a batch met of the vendor's rate limit, in words ("rate limited (429) 3, waited 4.0 s; paced 12.3 s"), or ''
+ * when its items met none and waited for no pace.
+ */
+export function describeRateLimits(b: Pick<BatchRow, 'rateLimited' | 'rateLimitWaitMs' | 'paceWaitMs'>): string {
+  const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
+  const parts = [
+    b.rateLimited ? `rate limited (429) ${b.rateLimited}${b.rateLimitWaitMs ? `, waited ${seconds(b.rateLimitWaitMs)}` : ''}` : '',
+    b.paceWaitMs ? `paced ${seconds(b.paceWaitMs)}` : '',
+  ];
+  return parts.filter(Boolean).join('; ');
 }

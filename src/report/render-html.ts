@@ -1,6 +1,6 @@
 import { html, joinHtml, raw, type Html } from '../http/html.js';
 import { FONT_STACK, page } from '../evidence/html.js';
-import { formatRate, type Ratio, type ReportData } from './metrics.js';
+import { describeRateLimits, formatRate, type Ratio, type ReportData } from './metrics.js';
 
 /**
  * The report as one self-contained HTML page: tables plus inline SVG charts,
@@ -115,7 +115,9 @@ ${
           )
             .filter(([, n]) => n > 0)
             .map(([o, n]) => `${o} ${n}`)
-            .join(', ')}${b.error ? html` <span class="badge bad">${b.error}</span>` : ''}</td></tr>`,
+            .join(
+              ', ',
+            )}${describeRateLimits(b) ? `; ${describeRateLimits(b)}` : ''}${b.error ? html` <span class="badge bad">${b.error}</span>` : ''}</td></tr>`,
       )}</table>`
     : ''
 }

@@ -1,4 +1,4 @@
-import { formatRate, type ReportData } from './metrics.js';
+import { describeRateLimits, formatRate, type ReportData } from './metrics.js';
 
 function table(headers: string[], rows: string[][], rightAligned: ReadonlySet<number> = new Set()): string[] {
   const widths = headers.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
@@ -80,7 +80,7 @@ export function renderReportText(report: ReportData): string {
           `${Object.entries(b.counts)
             .filter(([, n]) => n > 0)
             .map(([o, n]) => `${o} ${n}`)
-            .join(', ')}${b.error ? ` (error: ${b.error})` : ''}`,
+            .join(', ')}${describeRateLimits(b) ? `; ${describeRateLimits(b)}` : ''}${b.error ? ` (error: ${b.error})` : ''}`,
         ]),
         new Set([3, 4]),
       ),

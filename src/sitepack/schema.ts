@@ -370,6 +370,27 @@ export type ApiLogin = z.infer<typeof ApiLogin>;
 
 const PARAMS_OF_LIST = 'tenant, page and the tenant site_params';
 
+export const RequestPaceSpec = z
+  .object({
+    maxRequests: z
+      .number({ error: 'pace.maxRequests must be a whole number of requests, such as 24' })
+      .int('pace.maxRequests must be a whole number of requests, such as 24')
+      .min(1, 'pace.maxRequests must be at least 1')
+      .max(10_000, 'pace.maxRequests is at most 10000; for a looser limit declare no pace'),
+    perSeconds: z
+      .number({ error: 'pace.perSeconds must be a number of seconds, such as 10' })
+      .positive('pace.perSeconds must be more than 0, such as 10')
+      .max(3600, 'pace.perSeconds is at most 3600 (an hour)'),
+    paths: z
+      .array(z.string().regex(/^\//, 'pace.paths are path prefixes starting with /, such as /api/'))
+      .min(1, 'pace.paths needs at least one prefix, or leave it out to count every path')
+      .max(20, 'pace.paths holds at most 20 prefixes')
+      .optional(),
+    assets: z.boolean({ error: 'pace.assets is true or false' }).default(false),
+  })
+  .strict();
+export type RequestPaceSpec = z.infer<typeof RequestPaceSpec>;
+
 export const SitePack = z
   .object({
     version: z.literal(2, { error: 'site packs are version 2; see docs/sitepack.md for the format (version 1 packs must be migrated)' }),
@@ -442,6 +463,14 @@ export const SitePack = z
         (s) => s.urlContains.length + s.texts.length + s.httpStatus.length > 0 || s.loginForm !== undefined,
         'declare at least one session-loss signal (urlContains, texts, loginForm or httpStatus)',
       ),
+    /**
+     * The vendor's rate limit, as a pace Paperclip keeps per identity (docs/sitepack.md, "Request pace"): at most
+     * maxRequests requests to the vendor in any perSeconds, counted over the identity's browser contexts (page loads
+     * and the pages' own calls; scripts, styles, images and fonts only with `assets: true`) and API reads alike.
+     * `paths` narrows what counts to what the vendor counts (path prefixes, e.g. its JSON API). A 429 that still
+     * comes is waited out. No pace: no request is intercepted at all.
+     */
+    pace: RequestPaceSpec.optional(),
     /** Visible text -> status code, used wherever a status is read as text. */
     statuses: StatusMap,
     /** Visible text -> kind code. */

@@ -6,6 +6,7 @@ import { sharedBrowser } from '../../src/browser/chromium.js';
 import type { BrowserContext } from 'playwright-core';
 import { dialogPolicy, dialogsSeen, runStep } from '../../src/browser/executor.js';
 import { IdentitySessions, type OpenedSession } from '../../src/browser/identity-sessions.js';
+import { paceContext, pacePage } from '../../src/browser/rate-limits.js';
 import { withSession } from '../../src/app/sessions.js';
 import { MemorySessionSlots, slotConfig } from '../app/memory-session-slots.js';
 import { SessionLostError } from '../../src/domain/errors.js';
@@ -187,5 +188,46 @@ describe('identity sessions: kept contexts per identity and purpose', () => {
     assert.equal(await second.page.textContent('#v'), 'v2', 'a cached v1 would be a stale readback');
     await second.close();
     await sessions.closeIdle();
+  });
+});
+
+describe('request pace in the browser', () => {
+  // A page with a script, a stylesheet, a frame and one call of its own: what a pace counts of it, and that it waits.
+  const server = createServer((req, res) => {
+    const types: Record<string, string> = { '.js': 'text/javascript', '.css': 'text/css' };
+    const ext = Object.keys(types).find((e) => req.url?.endsWith(e));
+    if (ext) return res.writeHead(200, { 'content-type': types[ext]! }).end(ext === '.js' ? 'window.loaded = true;' : 'p{}');
+    if (req.url?.startsWith('/api/')) return res.writeHead(200, { 'content-type': 'application/json' }).end('{"ok":true}');
+    if (req.url === '/frame') return res.writeHead(200, { 'content-type': 'text/html' }).end('<p>frame</p>');
+    res.writeHead(200, { 'content-type': 'text/html' });
+    res.end(`<link rel="stylesheet" href="/static/s.css"><script src="/static/a.js"></script><iframe src="/frame"></iframe>
+<script>fetch('/api/one').then((r) => r.json()).then((j) => { window.called = j.ok; });</script>`);
+  });
+  after(() => server.close());
+
+  const paced = async (pacing: { paths?: string[]; assets: boolean }) => {
+    if (!server.listening) await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const context = await (await sharedBrowser()).newContext();
+    const taken: number[] = [];
+    const work = { tally: undefined };
+    // A pace that lets each request go at once and counts it: what the browser handed to it.
+    const pace = { origin, ...pacing, work, take: async () => taken.push(Date.now()) && 0 };
+    paceContext(context, pace);
+    const page = await context.newPage();
+    await pacePage(context, page, pace);
+    await page.goto(`${origin}/page`);
+    await page.waitForFunction(() => (window as unknown as { called?: boolean }).called === true);
+    assert.equal(await page.evaluate(() => (window as unknown as { loaded?: boolean }).loaded), true, 'the script ran');
+    await context.close();
+    return taken.length;
+  };
+
+  test('by default the page, its frame and its own call count; scripts and styles never reach the pace', async () => {
+    assert.equal(await paced({ assets: false }), 3);
+  });
+  test('paths narrow it to the calls the vendor counts; assets: true counts every request', async () => {
+    assert.equal(await paced({ paths: ['/api/'], assets: false }), 1);
+    assert.equal(await paced({ assets: true }), 5);
   });
 });

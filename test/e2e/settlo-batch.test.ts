@@ -1,6 +1,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { evidenceKey } from '../../src/app/ports/evidence.js';
+import { batchKey, evidenceKey } from '../../src/app/ports/evidence.js';
+import { summaryLine } from '../../src/cli/batch-output.js';
 import { compensate } from '../../src/app/compensation.js';
 import { idempotencyKey } from '../../src/domain/task.js';
 import { startSettloHarness, useHarness } from '../support/embedded.js';
@@ -140,6 +141,74 @@ describe('Settlo: a batch for two tenants, an approved refund, a compensation', 
     // The other tenant's bills and acme's other writes are as they were.
     assert.equal(await statusOf('JS-10001'), 'PROCESSED');
     assert.equal(await statusOf('JS-20001'), 'PROCESSED');
+  });
+  test('the pack’s pace, at concurrency 2 with the ownership check and both readback sources kept: every item done, no 429 but the forced ones, each counted', async () => {
+    // Settlo's limit a little over the pack's pace (24 JSON calls in 10 s per identity): without the pace a batch at
+    // concurrency 2 goes over it. On top, two bills' reads refused with 429 twice each (the kit's fault, before
+    // Settlo's own limit), so the count has something to count.
+    await h.control.reset({
+      ...scenario,
+      rateLimit: { max: 26, windowSeconds: 10 },
+      tenants: [{ id: 'acme', pending: 6, overcharge: 0, processed: 0 }],
+    });
+    await h.control.setFaults([
+      { kind: 'rate_limited', bill: 'JS-10002', requests: 'reads', ms: 1000, times: 2 },
+      { kind: 'rate_limited', bill: 'JS-10005', requests: 'reads', ms: 1000, times: 2 },
+    ]);
+    const task = 'T-settlo-pace';
+    const keyOf = (billNo: string) => idempotencyKey({ ...settleTask(billNo, 'acme'), taskId: task });
+    // The safety checks stay on: ownership read from the portal's JSON at routing, and two readback sources.
+    assert.equal(h.paperclip.services.pack.ownership?.source, 'api');
+    assert.deepEqual(h.paperclip.services.config.write_policy.readback_sources, ['api', 'export']);
+    const run = await h.paperclip.runBatch({ taskId: task, tenant: 'acme' });
+    assert.equal(run.status, 'SUCCEEDED', run.error);
+    const summary = run.summary!;
+    assert.equal(summary.counts.done, 6, JSON.stringify(summary));
+
+    // The journal: every bill settled exactly once, by acme's clerk; no check was dropped to get there.
+    const settled = (await journal()).map((e) => [e.billNo, e.action, e.identity]).sort();
+    assert.deepEqual(
+      settled,
+      [1, 2, 3, 4, 5, 6].map((n) => [`JS-1000${n}`, 'settle', 'js-acme']),
+    );
+    for (let n = 1; n <= 6; n++) {
+      const claim = (await h.paperclip.services.claims.get(keyOf(`JS-1000${n}`)))!;
+      const record = JSON.parse((await h.paperclip.services.evidence.get(evidenceKey(claim, 'record.json')))!.toString());
+      assert.equal(record.verdict, 'confirmed', `JS-1000${n}`);
+    }
+
+    // The vendor's request log: its own limit never refused a call (the only 429s are the four forced ones), and no
+    // 10 s window holds more of the clerk's JSON calls than the pace allows.
+    const log = await h.control.timings();
+    const refused = log.filter((t) => t.status === 429);
+    assert.equal(refused.length, 4, JSON.stringify(refused));
+    assert.ok(
+      refused.every((t) => /\/portal\/api\/bills\/JS-1000[25]\b/.test(t.path)),
+      JSON.stringify(refused),
+    );
+    for (let n = 1; n <= 6; n++) {
+      const reads = log.filter((t) => t.method === 'GET' && t.path === `/portal/api/bills/JS-1000${n}` && t.status === 200);
+      assert.ok(reads.length >= 2, `JS-1000${n}: its owner read at routing and its readback, ${reads.length} read(s)`);
+    }
+    const calls = log.filter((t) => t.identity === 'js-acme' && t.path.startsWith('/portal/api/')).map((t) => Date.parse(t.startedAt));
+    const busiest = Math.max(...calls.map((start) => calls.filter((t) => t >= start && t < start + 10_000).length));
+    assert.ok(busiest <= 24, `at most 24 JSON calls in any 10 s (the pace), the vendor saw ${busiest}`);
+
+    // The count the product reports equals what the vendor's log says it refused: per item, per batch, everywhere.
+    assert.equal(summary.rateLimited, refused.length, JSON.stringify(summary));
+    assert.ok((summary.rateLimitWaitMs ?? 0) >= 4000, 'four Retry-After waits of 1 s sat out');
+    const file = JSON.parse(
+      (await h.paperclip.services.evidence.get(batchKey({ tenant: 'acme', taskId: task }, 'batch.json')))!.toString(),
+    );
+    assert.equal(file.rateLimited, refused.length, 'batch.json carries the count the report reads');
+    const perItem = Object.fromEntries(
+      (file.results as Array<{ billNo: string; rateLimited?: number }>).map((r) => [r.billNo, r.rateLimited ?? 0]),
+    );
+    assert.deepEqual(perItem, { 'JS-10001': 0, 'JS-10002': 2, 'JS-10003': 0, 'JS-10004': 0, 'JS-10005': 2, 'JS-10006': 0 });
+    assert.equal((await h.paperclip.services.claims.get(keyOf('JS-10002')))?.rateLimited, 2);
+    assert.match(summaryLine(summary), new RegExp(`"rate_limited":${refused.length}`));
+    const page = (await h.paperclip.services.evidence.get(batchKey({ tenant: 'acme', taskId: task }, 'index.html')))?.toString() ?? '';
+    assert.match(page, /rate limited \(429\) 4/);
   });
 });
 

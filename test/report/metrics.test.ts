@@ -5,7 +5,7 @@ import type { Claim } from '../../src/domain/claim.js';
 import { classifyItem } from '../../src/report/classify.js';
 import { emitItemMetrics, metricsEnabled } from '../../src/report/emf.js';
 import { METRIC_NAMES } from '../../src/contracts/metric-names.js';
-import { computeReport, concurrentDuplicates } from '../../src/report/metrics.js';
+import { computeReport, concurrentDuplicates, describeRateLimits } from '../../src/report/metrics.js';
 import { parseSince } from '../../src/report/window.js';
 import { renderReportText } from '../../src/report/render-text.js';
 import { createProgressRenderer, progressBar } from '../../src/cli/progress.js';
@@ -169,6 +169,20 @@ describe('item classification', () => {
     const empty = computeReport([], []);
     assert.equal(empty.rates.rollbackSuccess.rate, null);
     assert.match(renderReportText(empty), /rollback success rate +0 +0 +—/);
+  });
+});
+
+describe('rate limits in the report', () => {
+  test('a batch whose items met 429s or waited for the pace says so beside its outcomes; one that met none says nothing', () => {
+    const batches = [
+      { task: 'T-429', tenant: 'acme', read: 6, items: 6, counts: { done: 6 }, rateLimited: 4, rateLimitWaitMs: 4000, paceWaitMs: 12_345 },
+      { task: 'T-calm', tenant: 'acme', read: 2, items: 2, counts: { done: 2 } },
+    ];
+    const text = renderReportText(computeReport([], batches));
+    assert.match(text, /T-429 .*done 6; rate limited \(429\) 4, waited 4\.0 s; paced 12\.3 s/);
+    assert.match(text, /T-calm .*done 2\s*$/m);
+    assert.equal(describeRateLimits({ paceWaitMs: 800 }), 'paced 0.8 s');
+    assert.equal(describeRateLimits({}), '');
   });
 });
 

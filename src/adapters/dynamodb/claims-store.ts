@@ -8,7 +8,7 @@ import {
   type DynamoDBDocumentClient,
   type ScanCommandInput,
 } from '@aws-sdk/lib-dynamodb';
-import { itemLockKey, type Claim, type ClaimStatus, type ItemLock } from '../../domain/claim.js';
+import { itemLockKey, rateLimitFields, type Claim, type ClaimStatus, type ItemLock, type RateLimitCounts } from '../../domain/claim.js';
 import { ClaimFencedError } from '../../domain/errors.js';
 import { ClaimRecord, ItemLockRecord, type ClaimsPort } from '../../app/ports/claims.js';
 import { parseRecord, parseRecords } from './records.js';
@@ -120,6 +120,24 @@ export class ClaimsStore implements ClaimsPort {
     );
     for await (const page of pages) claims.push(...parseRecords(ClaimRecord, page.Items, this.table));
     return claims;
+  }
+
+  async addRateLimits(key: string, counts: RateLimitCounts): Promise<void> {
+    const fields = Object.entries(rateLimitFields(counts));
+    if (fields.length === 0) return;
+    await writeIfConditionHolds(() =>
+      this.db.send(
+        new UpdateCommand({
+          TableName: this.table,
+          Key: { key },
+          UpdateExpression: `ADD ${fields.map((_, i) => `#f${i} :v${i}`).join(', ')}`,
+          // Never creates a record: a key nobody claimed has no write to count against (only claims have a status).
+          ConditionExpression: 'attribute_exists(#st)',
+          ExpressionAttributeNames: { ...Object.fromEntries(fields.map(([name], i) => [`#f${i}`, name])), '#st': 'status' },
+          ExpressionAttributeValues: Object.fromEntries(fields.map(([, value], i) => [`:v${i}`, value])),
+        }),
+      ),
+    );
   }
 
   /**

@@ -2,8 +2,9 @@ import { fillTemplate } from '../../sitepack/action-language.js';
 import type { SiteAction, SitePack } from '../../sitepack/schema.js';
 import type { VendorApiPort } from '../../app/ports/vendor-api.js';
 import { ReadFailedError, SessionLostError, WriteNotCommittedError, AmbiguousOutcomeError } from '../../domain/errors.js';
-import { describeRateLimit, rateLimitCounts, retryAfterMs, waitOutRateLimits } from '../../lib/retry-after.js';
+import { currentRateLimitTally, describeRateLimit, noteRateLimited, retryAfterMs, waitOutRateLimits } from '../../lib/retry-after.js';
 import { deadline } from '../../lib/deadline.js';
+import { pacedPath, type RequestPace } from '../../lib/request-pace.js';
 
 /** How requests to the vendor's JSON API are authenticated. */
 export type VendorApiAuth =
@@ -26,6 +27,8 @@ export class VendorApi implements VendorApiPort {
     private readonly pack: SitePack,
     private readonly auth: VendorApiAuth,
     private readonly timeoutMs = 10_000,
+    /** The identity's request pace (the pack's `pace`), shared with its browser sessions; absent: none. */
+    private readonly pace?: RequestPace,
   ) {}
 
   /** Reads one item; undefined when the vendor says it does not exist or is not ours. */
@@ -81,7 +84,7 @@ export class VendorApi implements VendorApiPort {
     this.assertAuthenticated(response);
     if (response.status >= 500) throw new AmbiguousOutcomeError(`the vendor API answered ${response.status}`);
     if (response.status === 429) {
-      rateLimitCounts.seen += 1;
+      noteRateLimited();
       // Turned away before it was acted on: not committed, and safe to send again once the wait is over.
       const wait = retryAfterMs(response.headers.get('retry-after'));
       throw new WriteNotCommittedError(`${describeRateLimit(`${request.method} ${url.pathname}`, wait)}: not committed`, { status: 429 });
@@ -100,6 +103,10 @@ export class VendorApi implements VendorApiPort {
   }
 
   private async fetch(url: URL, init: RequestInit): Promise<Response> {
+    if (this.pace && pacedPath(url, this.pack.pace?.paths)) {
+      const waited = await this.pace.take();
+      if (waited > 0) currentRateLimitTally()?.add('pacedMs', waited);
+    }
     const auth: Record<string, string> =
       this.auth.kind === 'token' ? { authorization: `Bearer ${this.auth.token}` } : { cookie: await this.sessionCookie() };
     return fetch(url, {

@@ -1,5 +1,12 @@
 import type { Services } from '../services.js';
-import { decideOnExistingClaim, decideOnItemLock, writeIdentity, type Claim, type ClaimStatus } from '../../domain/claim.js';
+import {
+  decideOnExistingClaim,
+  decideOnItemLock,
+  rateLimitFields,
+  writeIdentity,
+  type Claim,
+  type ClaimStatus,
+} from '../../domain/claim.js';
 import type { RoutedItem } from '../../domain/routing.js';
 import type { ClaimDecision, ClaimRef, ItemState } from './state.js';
 import { lease } from './step-support.js';
@@ -37,6 +44,8 @@ export async function takeClaim(s: Services, input: { item: RoutedItem; executio
     attempts: 1,
     createdAt: now,
     updatedAt: now,
+    // Routing's 429s (its ownership read, before this claim existed) start the item's counts.
+    ...(item.rateLimitsAtRouting ? rateLimitFields(item.rateLimitsAtRouting) : {}),
   };
   if (await s.claims.tryCreate(fresh)) {
     await s.audit.append(item.key, { type: 'claimed', actor: item.identity, data: { owner: executionArn, version: 1 } });
@@ -64,6 +73,8 @@ export async function takeClaim(s: Services, input: { item: RoutedItem; executio
         data: { from: existing.owner, owner: executionArn, version: taken.version, status: taken.status },
       });
       const claim = { owner: executionArn, version: taken.version };
+      // This execution's routing counts go to the claim it took over (the fresh claim above starts with them).
+      if (item.rateLimitsAtRouting) await s.claims.addRateLimits(item.key, item.rateLimitsAtRouting);
       return decision.kind === 'take_over_for_readback' ? { decision: 'readback_first', claim } : { decision: 'proceed', claim };
     }
   }

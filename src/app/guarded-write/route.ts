@@ -9,6 +9,7 @@ import { proveOwnership } from '../ownership.js';
 import { assertCompensationPath } from '../compensation-path.js';
 import { assertRequesterAttested } from '../requester.js';
 import { WriteTask } from '../../domain/task.js';
+import { currentRateLimitTally } from '../../lib/retry-after.js';
 
 /** Validate & route: schema, the requester's attestation, tenant scope, action policy, a compensation's origin, and the bill's owner read from the vendor. */
 export async function validateAndRoute(s: Services, input: { task: unknown; executionArn: string }): Promise<RoutedItem> {
@@ -32,7 +33,14 @@ export async function validateAndRoute(s: Services, input: { task: unknown; exec
     }
     throw error;
   }
-  const routed: RoutedItem = statusAtRouting ? { ...item, statusAtRouting } : item;
+  // What the ownership read met of the vendor's rate limit: the claim does not exist yet, so the item carries it.
+  const tally = currentRateLimitTally();
+  const met = tally && (tally.seen > 0 || tally.waitedMs > 0 || tally.pacedMs > 0);
+  const routed: RoutedItem = {
+    ...item,
+    ...(statusAtRouting ? { statusAtRouting } : {}),
+    ...(met ? { rateLimitsAtRouting: { seen: tally.seen, waitedMs: Math.round(tally.waitedMs), pacedMs: Math.round(tally.pacedMs) } } : {}),
+  };
   const actor = { identity: item.identity, tenant: item.tenant, taskId: item.taskId, executionArn: input.executionArn };
   await tenant.audit.append(item.key, { type: 'routed', actor: item.identity, data: { ...actor, item: routed } });
   return routed;

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { Claim, ClaimStatus, ItemLock } from '../../domain/claim.js';
+import type { Claim, ClaimStatus, ItemLock, RateLimitCounts } from '../../domain/claim.js';
 import { KnownFacts } from '../../domain/known-facts.js';
 
 /**
@@ -48,6 +48,11 @@ export interface ClaimsPort {
   ): Promise<boolean>;
   /** Releases the item if `holder` still holds it; false (and nothing changed) otherwise. */
   releaseItem(tenant: string, billNo: string, holder: string): Promise<boolean>;
+  /**
+   * Adds a step's rate-limit counts to the claim's `rateLimited`, `rateLimitWaitMs` and `paceWaitMs` (an atomic add
+   * that moves nothing else: no status, owner, version or updatedAt). Nothing happens when the key was never claimed.
+   */
+  addRateLimits(key: string, counts: RateLimitCounts): Promise<void>;
 }
 
 const CLAIM_STATUSES = [
@@ -87,6 +92,9 @@ export const ClaimRecord = WriteIdentityRecord.extend({
   reason: z.string().optional(),
   known: KnownFacts.optional(),
   stages: z.array(z.object({ stage: z.string(), mark: z.enum(['committing', 'seen', 'unseen']), at: z.string() })).optional(),
+  rateLimited: z.number().int().min(0).optional(),
+  rateLimitWaitMs: z.number().min(0).optional(),
+  paceWaitMs: z.number().min(0).optional(),
 }) satisfies z.ZodType<Claim>;
 
 // Both ways: a field Claim gains that the record schema does not read fails to compile here.

@@ -18,6 +18,10 @@ export interface MapRunItemResult {
   reason?: string;
   /** The outcome an earlier run of the same task reached (this run found the item claimed and skipped it). */
   settledEarlier?: boolean;
+  /** The item's 429s and the time they and the request pace cost (from its claim, set by the batch summary). */
+  rateLimited?: number;
+  rateLimitWaitMs?: number;
+  paceWaitMs?: number;
 }
 
 export interface MapRunsPort {

@@ -1,7 +1,14 @@
 import { createHash } from 'node:crypto';
 import { GENESIS_HASH, sealEvent, type AuditEvent } from '../../../src/domain/audit-chain.js';
 import type { AuditEventInput } from '../../../src/domain/audit-events.js';
-import { itemLockKey, type Claim, type ClaimStatus, type ItemLock } from '../../../src/domain/claim.js';
+import {
+  itemLockKey,
+  rateLimitFields,
+  type Claim,
+  type ClaimStatus,
+  type ItemLock,
+  type RateLimitCounts,
+} from '../../../src/domain/claim.js';
 import { ClaimFencedError } from '../../../src/domain/errors.js';
 import type { RoutedItem } from '../../../src/domain/routing.js';
 import type { Services } from '../../../src/app/services.js';
@@ -107,6 +114,18 @@ export class MemoryClaims implements ClaimsPort {
     if (!lock || lock.holder !== holder) return false;
     this.locks.set(key, { key, kind: 'open-item', tenant, billNo });
     return true;
+  }
+
+  async addRateLimits(key: string, counts: RateLimitCounts): Promise<void> {
+    const claim = this.rows.get(key);
+    if (!claim) return;
+    const added = rateLimitFields(counts);
+    this.rows.set(key, {
+      ...claim,
+      ...Object.fromEntries(
+        Object.entries(added).map(([field, n]) => [field, ((claim as unknown as Record<string, number>)[field] ?? 0) + n]),
+      ),
+    });
   }
 }
 

@@ -32,6 +32,21 @@ describe('claim', () => {
     assert.deepEqual(s.audit.types(item.key), ['claimed']);
   });
 
+  test('the 429s routing met before the claim existed start the claim’s counts; later steps add to them', async () => {
+    const s = memoryServices();
+    const routed = { ...item, rateLimitsAtRouting: { seen: 2, waitedMs: 2000, pacedMs: 150 } };
+    await claimStep(s, { state: itemState(routed), executionArn: EXECUTION });
+    const row = s.claims.rows.get(item.key)!;
+    assert.deepEqual([row.rateLimited, row.rateLimitWaitMs, row.paceWaitMs], [2, 2000, 150]);
+    await s.claims.addRateLimits(item.key, { seen: 1, waitedMs: 1000, pacedMs: 0 });
+    const after = s.claims.rows.get(item.key)!;
+    assert.deepEqual([after.rateLimited, after.rateLimitWaitMs, after.paceWaitMs, after.version], [3, 3000, 150, 1]);
+    // A claim of a key routing met no 429 for carries none of the fields.
+    const calm = memoryServices();
+    await claimStep(calm, { state: itemState(item), executionArn: EXECUTION });
+    assert.equal('rateLimited' in calm.claims.rows.get(item.key)!, false);
+  });
+
   test('a duplicate of a write another run holds with a live lease is skipped, and nothing is changed', async () => {
     const s = memoryServices();
     s.claims.rows.set(item.key, storedClaim(item));
