@@ -2,7 +2,8 @@ import { describe, test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { sharedBrowser } from '../../src/browser/chromium.js';
+import { closeSharedBrowser, sharedBrowser } from '../../src/browser/chromium.js';
+import { closeServer } from '../../src/http/listen.js';
 import type { BrowserContext } from 'playwright-core';
 import { dialogPolicy, dialogsSeen, runStep } from '../../src/browser/executor.js';
 import { IdentitySessions, type OpenedSession } from '../../src/browser/identity-sessions.js';
@@ -174,7 +175,7 @@ describe('identity sessions: kept contexts per identity and purpose', () => {
       res.end(`<p id="v">${version}</p>`);
     });
     await new Promise<void>((r) => cacheable.listen(0, '127.0.0.1', r));
-    after(() => cacheable.close());
+    after(() => closeServer(cacheable));
     const url = `http://127.0.0.1:${(cacheable.address() as AddressInfo).port}/status`;
     const sessions = store();
     const first = await sessions.open(ACME, credentialsFor('acme'), 'readback', { trace: false });
@@ -203,7 +204,12 @@ describe('request pace in the browser', () => {
     res.end(`<link rel="stylesheet" href="/static/s.css"><script src="/static/a.js"></script><iframe src="/frame"></iframe>
 <script>fetch('/api/one').then((r) => r.json()).then((j) => { window.called = j.ok; });</script>`);
   });
-  after(() => server.close());
+  // The suite above closed the shared browser when it ended; this one launches it again, so it closes it too (a browser
+  // left open keeps the file's process alive).
+  after(async () => {
+    await closeSharedBrowser();
+    await closeServer(server);
+  });
 
   const paced = async (pacing: { paths?: string[]; assets: boolean }) => {
     if (!server.listening) await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
