@@ -156,7 +156,7 @@ describe('Settlo: a batch for two tenants, an approved refund, a compensation', 
       { kind: 'rate_limited', bill: 'JS-10005', requests: 'reads', ms: 1000, times: 2 },
     ]);
     const task = 'T-settlo-pace';
-    const keyOf = (billNo: string) => idempotencyKey({ ...settleTask(billNo, 'acme'), taskId: task });
+    const keyOf = (billNo: string) => idempotencyKey(settleTask(task, billNo, 'acme'));
     // The safety checks stay on: ownership read from the portal's JSON at routing, and two readback sources.
     assert.equal(h.paperclip.services.pack.ownership?.source, 'api');
     assert.deepEqual(h.paperclip.services.config.write_policy.readback_sources, ['api', 'export']);
