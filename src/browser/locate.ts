@@ -186,6 +186,65 @@ async function pinRowQuietly(page: Surface, binding: RowBinding): Promise<PwLoca
 /** How often a list that has not rendered its rows yet is read again. */
 const ROW_POLL_MS = 50;
 
+/**
+ * Brings the target of a step acting in a grid row into view and lets the grid finish redrawing before Playwright
+ * acts. A grid that draws its rows anew after a scroll (declared `rows.table.virtual`, or one stating
+ * aria-rowcount) would otherwise redraw during the click itself: Playwright's own scroll-into-view fires the redraw,
+ * the new row replaces the old between the mouse press and the release, the click event goes to the grid around
+ * them, and nothing is pressed while the click reports success (Playwright checks the hit target on the press
+ * only). After this, the target is in view and the click scrolls nothing. Elsewhere it is one cheap evaluation; a
+ * grid that never stops redrawing is acted on after the cap.
+ */
+export async function settleGridTarget(target: PwLocator, declaredVirtual: boolean, timeoutMs: number): Promise<void> {
+  const capMs = Math.max(0, Math.min(GRID_SETTLE_CAP_MS, timeoutMs / 2));
+  // A target not drawn yet is left to the action's own wait (and its explanation), not waited for here.
+  const attachMs = Math.max(1, Math.min(timeoutMs, 2 * GRID_SETTLE_CAP_MS));
+  await target.evaluate(settleInView, { declaredVirtual, capMs, quietMs: GRID_QUIET_MS }, { timeout: attachMs });
+}
+
+/**
+ * How long a scrolled grid must stay unchanged before it counts as drawn: past a redraw on the next frame, and past
+ * the redraw grids debounce until scrolling has stopped (150 ms in common virtualising libraries).
+ */
+const GRID_QUIET_MS = 200;
+/** The longest a step waits for a grid to stop redrawing. */
+const GRID_SETTLE_CAP_MS = 1000;
+
+/** In the page: scroll the element into view, then wait until its document has not changed for `quietMs`. */
+const settleInView = new Function(
+  'element',
+  'options',
+  `const { declaredVirtual, capMs, quietMs } = options;
+  const grid = element.closest('[role=grid],[role=treegrid],[aria-rowcount]');
+  if (!grid && !declaredVirtual) return;
+  const doc = element.ownerDocument;
+  // The grid's own subtree: a clock or a spinner elsewhere on the page does not keep the wait going.
+  const root = grid ?? element.closest('table') ?? element.getRootNode();
+  return new Promise((resolve) => {
+    const start = performance.now();
+    let last = start;
+    let changed = false;
+    const touch = () => { last = performance.now(); changed = true; };
+    const observer = new MutationObserver(touch);
+    observer.observe(root, { childList: true, subtree: true, attributes: true, characterData: true });
+    doc.addEventListener('scroll', touch, true);
+    element.scrollIntoView({ block: 'nearest', inline: 'nearest' });
+    let frames = 0;
+    const tick = () => {
+      frames += 1;
+      const now = performance.now();
+      // Nothing scrolled or redrew over two frames: the target was in view already.
+      const settled = changed ? now - last >= quietMs : frames >= 2;
+      if (settled || now - start >= capMs) {
+        observer.disconnect();
+        doc.removeEventListener('scroll', touch, true);
+        resolve();
+      } else requestAnimationFrame(tick);
+    };
+    requestAnimationFrame(tick);
+  });`,
+) as (element: Element, options: { declaredVirtual: boolean; capMs: number; quietMs: number }) => Promise<void>;
+
 /** Path, query and hash of a page: what an engineer needs to find it again. */
 export function where(page: Surface): string {
   try {

@@ -57,7 +57,7 @@ const DIV_TABLE = page(
 /**
  * A virtualising grid: 30 rows of 30 px in a 240 px viewport, only the rows in view (and two more) in the DOM,
  * drawn anew (new elements) on every scroll, so a row element found before a scroll is gone after it. `?filter=1`
- * adds the grid's filter box.
+ * adds the grid's filter box; `?debounce=N` redraws only once scrolling has stopped for N ms.
  */
 const VIRTUAL = page(
   `<p id="total">共 30 条</p><input aria-label="筛选单号" id="filter" style="display:none">` +
@@ -85,11 +85,22 @@ const VIRTUAL = page(
         '<span role="gridcell"><button type="button" data-bill="' + b.no + '">处理</button></span></div>';
     }).join('');
   };
+  // ?debounce=N: the grid redraws N ms after scrolling stops (as grids that reset an is-scrolling state do), and
+  // every press is journaled with whether a redraw was still due: a press then may lose its click to the redraw.
+  const debounce = Number(params.get('debounce') ?? 0);
+  let due;
+  spacer.addEventListener('pointerdown', () => {
+    if (debounce) post({ press: true, redrawDue: due !== undefined });
+  });
   spacer.addEventListener('click', (event) => {
     const bill = event.target.getAttribute && event.target.getAttribute('data-bill');
     if (bill) post({ bill, via: 'grid' });
   });
-  vp.addEventListener('scroll', () => requestAnimationFrame(draw));
+  vp.addEventListener('scroll', () => {
+    if (!debounce) return requestAnimationFrame(draw);
+    clearTimeout(due);
+    due = setTimeout(() => { due = undefined; draw(); }, debounce);
+  });
   filter.addEventListener('input', draw);
   setTimeout(draw, 100);`,
 );

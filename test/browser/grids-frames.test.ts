@@ -233,6 +233,26 @@ describe('tables, virtualising grids and frames', () => {
     assert.deepEqual(await journalSince(pages.journal, before, 1), [{ bill: 'N-0009', via: 'grid' }]);
   });
 
+  test('a grid that redraws a while after scrolling stops: the click waits for that redraw, so the press lands on the row drawn for good', async () => {
+    await fresh();
+    const list = { rows: { table: { name: '差异', virtual: true } }, key: { column: '单号' } };
+    const before = pages.journal.length;
+    const p = pack({});
+    await runSteps(
+      session.page,
+      [
+        { action: 'open', url: '/virtual?debounce=120' },
+        { action: 'click', within: { row: true }, target: { role: 'button', name: '处理' }, commit: true },
+      ],
+      { baseUrl: pages.url, params: {}, row: { list, key: 'N-0009' }, sessionLost: p.sessionLost, traced: false },
+    );
+    // Playwright's own scroll-into-view would press at once, with the redraw still due (and able to take the click).
+    assert.deepEqual(await journalSince(pages.journal, before, 2), [
+      { press: true, redrawDue: false },
+      { bill: 'N-0009', via: 'grid' },
+    ]);
+  });
+
   test('a list, a detail page and an action inside an iframe of a portal; the frame sent to login is session loss', async () => {
     await fresh();
     const frame = { title: '工作区' };
