@@ -5,7 +5,7 @@ import { describeLocator, describeScope, fillKnown, fillTemplate, type FrameSele
 import { waitOutPageRateLimit } from './rate-limits.js';
 import type { SitePack } from '../sitepack/schema.js';
 import { ReadFailedError, SessionLostError, StructuredContractMissingError } from '../domain/errors.js';
-import { resolveLocator, scopeRoot, settleGridTarget, where, type RowBinding } from './locate.js';
+import { isRowOfRedrawingGrid, resolveLocator, scopeRoot, settleGridTarget, where, type RowBinding } from './locate.js';
 import { evaluateQuietly } from './quiet-page.js';
 import { isPage, resolveFrame, type Surface } from './frames.js';
 import { deadline } from '../lib/deadline.js';
@@ -284,9 +284,9 @@ export async function runStep(page: Page, step: Step, ctx: StepContext, commit?:
   // Click, fill and select wait for their target themselves; only a failure needs the explanation (actOrExplain).
   if (step.action === 'extract' || step.action === 'download') await waitOrExplain(page, target, step, ctx, 'visible', left);
   const act = <T>(action: () => Promise<T>) => actOrExplain(page, target, step, ctx, action);
-  // In a grid row, the target is scrolled into view and the grid left to redraw first, so the click lands (locate.ts).
-  const grid = step.within?.row ? ctx.row?.list.rows.table : undefined;
-  if (grid && acts) await settleGridTarget(target, grid.virtual === true, left).catch(() => undefined);
+  // In a row of a grid that redraws as it scrolls, the target is brought into view and the grid left to redraw
+  // first, so the click is not split between two rows (locate.ts).
+  if (acts && isRowOfRedrawingGrid(root)) await settleGridTarget(target, left).catch(() => undefined);
 
   switch (step.action) {
     case 'click': {

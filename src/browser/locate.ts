@@ -96,11 +96,25 @@ async function keyedRow(set: RowSet, binding: RowBinding): Promise<RowText | und
  */
 async function rowLocator(page: Surface, set: RowSet, row: RowText, binding: RowBinding): Promise<PwLocator> {
   const grid = binding.list.rows.table;
-  if (set.table && grid && (grid.virtual || drawsPartly(set)) && row.cells.includes(binding.key)) {
+  const redraws = grid !== undefined && (grid.virtual === true || drawsPartly(set));
+  if (set.table && redraws && row.cells.includes(binding.key)) {
     const byKey = set.table.locator('tr, [role=row]').filter({ has: page.getByText(binding.key, { exact: true }) });
-    if ((await byKey.count().catch(() => 0)) === 1) return byKey;
+    if ((await byKey.count().catch(() => 0)) === 1) return redrawing(byKey, redraws);
   }
-  return set.row(row.index);
+  return redrawing(set.row(row.index), redraws);
+}
+
+/** Rows found in a grid that draws only the rows in view: a step acting in one lets the grid redraw first. */
+const rowsOfRedrawingGrids = new WeakSet<object>();
+
+function redrawing(row: PwLocator, redraws: boolean): PwLocator {
+  if (redraws) rowsOfRedrawingGrids.add(row);
+  return row;
+}
+
+/** Whether a scope is a row of a grid that redraws its rows as it scrolls (see settleGridTarget). */
+export function isRowOfRedrawingGrid(scope: object): boolean {
+  return rowsOfRedrawingGrids.has(scope);
 }
 
 /** Types the item key into the grid's filter box (rows.table.filter) and waits for the row to show. */
@@ -180,7 +194,8 @@ async function pinRowQuietly(page: Surface, binding: RowBinding): Promise<PwLoca
   const token = randomUUID();
   const tagged = await evaluateQuietly(page, tagRowExpression(read.tableIndex, row.index, row.text, token));
   if (tagged !== true) return undefined;
-  return page.locator(`[${ROW_TAG}="${token}"]`).filter({ has: page.getByText(binding.key, { exact: true }) });
+  const pinned = page.locator(`[${ROW_TAG}="${token}"]`).filter({ has: page.getByText(binding.key, { exact: true }) });
+  return redrawing(pinned, drawsPartly(read));
 }
 
 /** How often a list that has not rendered its rows yet is read again. */
@@ -188,18 +203,18 @@ const ROW_POLL_MS = 50;
 
 /**
  * Brings the target of a step acting in a grid row into view and lets the grid finish redrawing before Playwright
- * acts. A grid that draws its rows anew after a scroll (declared `rows.table.virtual`, or one stating
- * aria-rowcount) would otherwise redraw during the click itself: Playwright's own scroll-into-view fires the redraw,
+ * acts. A grid that draws its rows anew after a scroll (declared `rows.table.virtual`, or one stating more rows in
+ * aria-rowcount than it draws: isRowOfRedrawingGrid) would otherwise redraw during the click itself: Playwright's own scroll-into-view fires the redraw,
  * the new row replaces the old between the mouse press and the release, the click event goes to the grid around
  * them, and nothing is pressed while the click reports success (Playwright checks the hit target on the press
- * only). After this, the target is in view and the click scrolls nothing. Elsewhere it is one cheap evaluation; a
- * grid that never stops redrawing is acted on after the cap.
+ * only). After this, the target is in view and the click scrolls nothing. A grid that never stops redrawing is
+ * acted on after the cap.
  */
-export async function settleGridTarget(target: PwLocator, declaredVirtual: boolean, timeoutMs: number): Promise<void> {
+export async function settleGridTarget(target: PwLocator, timeoutMs: number): Promise<void> {
   const capMs = Math.max(0, Math.min(GRID_SETTLE_CAP_MS, timeoutMs / 2));
   // A target not drawn yet is left to the action's own wait (and its explanation), not waited for here.
   const attachMs = Math.max(1, Math.min(timeoutMs, 2 * GRID_SETTLE_CAP_MS));
-  await target.evaluate(settleInView, { declaredVirtual, capMs, quietMs: GRID_QUIET_MS }, { timeout: attachMs });
+  await target.evaluate(settleInView, { capMs, quietMs: GRID_QUIET_MS }, { timeout: attachMs });
 }
 
 /**
@@ -214,9 +229,8 @@ const GRID_SETTLE_CAP_MS = 1000;
 const settleInView = new Function(
   'element',
   'options',
-  `const { declaredVirtual, capMs, quietMs } = options;
+  `const { capMs, quietMs } = options;
   const grid = element.closest('[role=grid],[role=treegrid],[aria-rowcount]');
-  if (!grid && !declaredVirtual) return;
   const doc = element.ownerDocument;
   // The grid's own subtree: a clock or a spinner elsewhere on the page does not keep the wait going.
   const root = grid ?? element.closest('table') ?? element.getRootNode();
@@ -243,7 +257,7 @@ const settleInView = new Function(
     };
     requestAnimationFrame(tick);
   });`,
-) as (element: Element, options: { declaredVirtual: boolean; capMs: number; quietMs: number }) => Promise<void>;
+) as (element: Element, options: { capMs: number; quietMs: number }) => Promise<void>;
 
 /** Path, query and hash of a page: what an engineer needs to find it again. */
 export function where(page: Surface): string {
