@@ -71,7 +71,7 @@ describe('Settlo: a batch for two tenants, an approved refund, a compensation', 
       ['JS-10001', 'acme'],
       ['JS-20003', 'globex'],
     ] as const) {
-      const claim = (await h.paperclip.services.claims.get(idempotencyKey(settleTask(TASK, billNo, tenant))))!;
+      const claim = (await h.paperclip.services.claims.get(idempotencyKey(settleTask({ taskId: TASK, billNo, tenant }))))!;
       assert.equal(claim.status, 'DONE', billNo);
       assert.equal(claim.tenant, tenant);
       const record = JSON.parse((await h.paperclip.services.evidence.get(evidenceKey(claim, 'record.json')))!.toString());
@@ -115,7 +115,7 @@ describe('Settlo: a batch for two tenants, an approved refund, a compensation', 
   });
 
   test('a compensation: the 处理 of JS-10002 undone through 撤回; the journal shows the write and its inverse, the bill back to 待处理', async () => {
-    const key = idempotencyKey(settleTask(TASK, 'JS-10002'));
+    const key = idempotencyKey(settleTask({ taskId: TASK, billNo: 'JS-10002' }));
     const result = await compensate(h.paperclip.services, { key, requestedBy: 'ops@acme.example', reason: '误处理 settled by mistake' });
     assert.equal(result.rolledBack, true, JSON.stringify(result));
     assert.equal(result.inverseAction, 'reopen');
@@ -156,7 +156,7 @@ describe('Settlo: a batch for two tenants, an approved refund, a compensation', 
       { kind: 'rate_limited', bill: 'JS-10005', requests: 'reads', ms: 1000, times: 2 },
     ]);
     const task = 'T-settlo-pace';
-    const keyOf = (billNo: string) => idempotencyKey(settleTask(task, billNo, 'acme'));
+    const keyOf = (billNo: string) => idempotencyKey(settleTask({ taskId: task, billNo, tenant: 'acme' }));
     // The safety checks stay on: ownership read from the portal's JSON at routing, and two readback sources.
     assert.equal(h.paperclip.services.pack.ownership?.source, 'api');
     assert.deepEqual(h.paperclip.services.config.write_policy.readback_sources, ['api', 'export']);

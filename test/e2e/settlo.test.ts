@@ -80,7 +80,7 @@ describe('Paperclip on Settlo', () => {
 
   test('a guarded 处理: through the row’s button and the Shoelace dialog, held in the undo window, sent once, confirmed by the API', async () => {
     await h.control.reset(small);
-    const task = settleTask('T-settlo-settle', 'JS-10002');
+    const task = settleTask({ taskId: 'T-settlo-settle', billNo: 'JS-10002' });
     assert.equal((await h.control.state()).controls.allowTopLevelWork, false, 'the work area only inside its frame');
     const result = await h.runTask(task);
     assert.equal(result.output['outcome'], 'done', JSON.stringify(result.output));
@@ -108,7 +108,7 @@ describe('Paperclip on Settlo', () => {
     // A window well past the write step's own end, however slow the machine: the page is closed inside it.
     const windowSeconds = 12;
     await h.control.reset({ ...small, undoWindowSeconds: windowSeconds });
-    const task = settleTask('T-settlo-no-undo', 'JS-10003');
+    const task = settleTask({ taskId: 'T-settlo-no-undo', billNo: 'JS-10003' });
     const result = await withPack(h.paperclip.services, settleWithoutUndoWindow(), () => h.runTask(task));
     assert.equal(result.output['outcome'], 'takeover', JSON.stringify(result.output));
     const claim = (await h.paperclip.services.claims.get(idempotencyKey(task)))!;
@@ -157,7 +157,7 @@ describe('Paperclip on Settlo', () => {
   test('a done check that cannot see its own effect: 处理 sent once, takeover naming the line; drill fails on it', async () => {
     await h.control.reset(small);
     const blind = settleWithBlindDoneCheck();
-    const task = settleTask('T-settlo-blind-done', 'JS-10006');
+    const task = settleTask({ taskId: 'T-settlo-blind-done', billNo: 'JS-10006' });
     const result = await withPack(h.paperclip.services, blind, () => h.runTask(task));
     assert.equal(result.output['outcome'], 'takeover', JSON.stringify(result.output));
     assert.match(String(result.output['reason']), BLIND_LINE);

@@ -2,7 +2,7 @@
 export const SETTLE_NOTE = '已由 Paperclip 对账核对';
 
 /** A scheduled 处理 (settle) of one Settlo bill with the reconciliation's note, as the batch routes it. */
-export function settleTask(taskId: string, billNo: string, tenant = 'acme') {
+export function settleTask({ taskId, billNo, tenant = 'acme' }: { taskId: string; billNo: string; tenant?: string }) {
   return { taskId, tenant, billNo, action: 'settle', requestedBy: 'schedule', params: { note: SETTLE_NOTE } };
 }
 
