@@ -9,7 +9,7 @@ import { resetDialogPolicy, runStep } from './executor.js';
 import { redactTrace } from './trace-redaction.js';
 import { devtoolsOf } from './quiet-page.js';
 import { passSecondFactor } from './second-factor.js';
-import { paceContext, pacePage, type ContextWork, type PagePacing } from './rate-limits.js';
+import { paceContext, pacePage, type ContextWork, type PagePacing } from './request-pace.js';
 import { currentRateLimitTally } from '../lib/retry-after.js';
 import { paceAccount, pacedPath, paceFor } from '../lib/request-pace.js';
 

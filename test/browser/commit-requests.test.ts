@@ -4,7 +4,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { useBrowserContext } from '../support/browser-back-office.js';
 import { startPageServer, type PageServer } from '../support/page-server.js';
-import { watchCommitRequests } from '../../src/browser/rate-limits.js';
+import { watchCommitRequests } from '../../src/browser/commit-requests.js';
 
 const browser = useBrowserContext();
 

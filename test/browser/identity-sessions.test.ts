@@ -7,7 +7,7 @@ import { closeServer } from '../../src/http/listen.js';
 import type { BrowserContext } from 'playwright-core';
 import { dialogPolicy, dialogsSeen, runStep } from '../../src/browser/executor.js';
 import { IdentitySessions, type OpenedSession } from '../../src/browser/identity-sessions.js';
-import { paceContext, pacePage } from '../../src/browser/rate-limits.js';
+import { paceContext, pacePage } from '../../src/browser/request-pace.js';
 import { withSession } from '../../src/app/sessions.js';
 import { MemorySessionSlots, slotConfig } from '../app/memory-session-slots.js';
 import { SessionLostError } from '../../src/domain/errors.js';

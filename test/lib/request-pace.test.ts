@@ -8,7 +8,7 @@ import {
   rateLimitCounts,
   withRateLimitTally,
 } from '../../src/lib/retry-after.js';
-import { pacedRequestPatterns } from '../../src/browser/rate-limits.js';
+import { pacedRequestPatterns } from '../../src/browser/request-pace.js';
 import { RequestPaceSpec } from '../../src/sitepack/schema.js';
 
 /** A clock that only moves when something sleeps on it: the pace's decisions, never the machine's timing. */

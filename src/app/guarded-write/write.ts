@@ -21,7 +21,8 @@ import {
 } from '../../domain/stage-proof.js';
 import { readContextFor, readParams } from '../../browser/vendor-reads.js';
 import { evidenceScreenshot } from '../../browser/evidence-screenshot.js';
-import { describeRateLimit, sleepOut, watchCommitRequests } from '../../browser/rate-limits.js';
+import { describeRateLimit, sleepOut } from '../../browser/rate-limits.js';
+import { watchCommitRequests } from '../../browser/commit-requests.js';
 import { withSession } from '../sessions.js';
 import type { ItemState, WriteResult } from './state.js';
 import { heldClaim, itemRow, lease } from './step-support.js';
