@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import type { BrowserContext } from 'playwright-core';
 import { closeSharedBrowser, sharedBrowser } from '../../src/browser/chromium.js';
 import { runSteps } from '../../src/browser/executor.js';
+import type { RowBinding } from '../../src/browser/locate.js';
 import { pageSession, type OpenedSession } from '../../src/browser/identity-sessions.js';
 import { SitePack } from '../../src/sitepack/schema.js';
 import { readItem, readList, type ReadContext } from '../../src/browser/vendor-reads.js';
@@ -70,6 +71,18 @@ describe('tables, virtualising grids and frames', () => {
     await context?.close();
     context = await (await sharedBrowser()).newContext({ viewport: { width: 1280, height: 800 } });
     session = pageSession(context, await context.newPage());
+  };
+  /** Opens `url` and presses 处理 (a commit click) in the row of `key`, as a guarded write's steps do. */
+  const pressInRow = async (url: string, rows: RowBinding['list']['rows'], key: string) => {
+    const list = { rows, key: { column: '单号' } };
+    await runSteps(
+      session.page,
+      [
+        { action: 'open', url },
+        { action: 'click', within: { row: true }, target: { role: 'button', name: '处理' }, commit: true },
+      ],
+      { baseUrl: pages.url, params: {}, row: { list, key }, sessionLost: pack({}).sessionLost, traced: false },
+    );
   };
 
   test('a header row of <td> cells in <thead>, and the header repeated in a second <tbody>, are headers', async () => {
@@ -191,25 +204,9 @@ describe('tables, virtualising grids and frames', () => {
 
   test('a row of a virtualising grid is found by scrolling to it and acted on; through the grid filter box too', async () => {
     await fresh();
-    const list = { rows: { table: { name: '差异', virtual: true } }, key: { column: '单号' } };
     const before = pages.journal.length;
-    const p = pack({});
-    const step = { action: 'click', within: { row: true }, target: { role: 'button', name: '处理' }, commit: true } as const;
-    await runSteps(session.page, [{ action: 'open', url: '/virtual' }, step], {
-      baseUrl: pages.url,
-      params: {},
-      row: { list, key: 'N-0027' },
-      sessionLost: p.sessionLost,
-      traced: false,
-    });
-    const filtered = { rows: { table: { name: '差异', filter: { label: '筛选单号' } } }, key: { column: '单号' } };
-    await runSteps(session.page, [{ action: 'open', url: '/virtual?filter=1' }, step], {
-      baseUrl: pages.url,
-      params: {},
-      row: { list: filtered, key: 'N-0019' },
-      sessionLost: p.sessionLost,
-      traced: false,
-    });
+    await pressInRow('/virtual', { table: { name: '差异', virtual: true } }, 'N-0027');
+    await pressInRow('/virtual?filter=1', { table: { name: '差异', filter: { label: '筛选单号' } } }, 'N-0019');
     assert.deepEqual(await journalSince(pages.journal, before, 2), [
       { bill: 'N-0027', via: 'grid' },
       { bill: 'N-0019', via: 'grid' },
@@ -218,35 +215,17 @@ describe('tables, virtualising grids and frames', () => {
 
   test('a grid that redraws its rows as the click scrolls the row into view: the row is found again by its key, and that bill is pressed', async () => {
     await fresh();
-    const list = { rows: { table: { name: '差异', virtual: true } }, key: { column: '单号' } };
     const before = pages.journal.length;
-    const p = pack({});
-    await runSteps(
-      session.page,
-      [
-        { action: 'open', url: '/virtual' },
-        { action: 'click', within: { row: true }, target: { role: 'button', name: '处理' }, commit: true },
-      ],
-      { baseUrl: pages.url, params: {}, row: { list, key: 'N-0009' }, sessionLost: p.sessionLost, traced: false },
-    );
+    await pressInRow('/virtual', { table: { name: '差异', virtual: true } }, 'N-0009');
     // N-0009 is drawn just below the grid's viewport: the click scrolls it into view, and the grid draws its rows anew.
     assert.deepEqual(await journalSince(pages.journal, before, 1), [{ bill: 'N-0009', via: 'grid' }]);
   });
 
   test('a grid that redraws a while after scrolling stops: the click waits for that redraw, so the press lands on the row drawn for good', async () => {
     await fresh();
-    // Not declared virtual: its aria-rowcount (31) above the rows it draws says so.
-    const list = { rows: { table: { name: '差异' } }, key: { column: '单号' } };
     const before = pages.journal.length;
-    const p = pack({});
-    await runSteps(
-      session.page,
-      [
-        { action: 'open', url: '/virtual?debounce=120' },
-        { action: 'click', within: { row: true }, target: { role: 'button', name: '处理' }, commit: true },
-      ],
-      { baseUrl: pages.url, params: {}, row: { list, key: 'N-0009' }, sessionLost: p.sessionLost, traced: false },
-    );
+    // Not declared virtual: its aria-rowcount (31) above the rows it draws says so.
+    await pressInRow('/virtual?debounce=120', { table: { name: '差异' } }, 'N-0009');
     // Playwright's own scroll-into-view would press at once, with the redraw still due (and able to take the click).
     assert.deepEqual(await journalSince(pages.journal, before, 2), [
       { press: true, redrawDue: false },
