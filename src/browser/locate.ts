@@ -204,11 +204,11 @@ const ROW_POLL_MS = 50;
 /**
  * Brings the target of a step acting in a grid row into view and lets the grid finish redrawing before Playwright
  * acts. A grid that draws its rows anew after a scroll (declared `rows.table.virtual`, or one stating more rows in
- * aria-rowcount than it draws: isRowOfRedrawingGrid) would otherwise redraw during the click itself: Playwright's own scroll-into-view fires the redraw,
- * the new row replaces the old between the mouse press and the release, the click event goes to the grid around
- * them, and nothing is pressed while the click reports success (Playwright checks the hit target on the press
- * only). After this, the target is in view and the click scrolls nothing. A grid that never stops redrawing is
- * acted on after the cap.
+ * aria-rowcount than it draws: isRowOfRedrawingGrid) would otherwise redraw during the click itself: Playwright's
+ * own scroll-into-view fires the redraw, the new row replaces the old between the mouse press and the release, the
+ * click event goes to the grid around them, and nothing is pressed while the click reports success (Playwright
+ * checks the hit target on the press only). After this, the target is in view and the click scrolls nothing. A grid
+ * that never stops redrawing is acted on after the cap. The wait is spent on top of the step's time (at most 3 s).
  */
 export async function settleGridTarget(target: PwLocator, timeoutMs: number): Promise<void> {
   const capMs = Math.max(0, Math.min(GRID_SETTLE_CAP_MS, timeoutMs / 2));
@@ -225,7 +225,7 @@ const GRID_QUIET_MS = 200;
 /** The longest a step waits for a grid to stop redrawing. */
 const GRID_SETTLE_CAP_MS = 1000;
 
-/** In the page: scroll the element into view, then wait until its document has not changed for `quietMs`. */
+/** In the page: scroll the element into view, then wait until its grid (else its table or root) has not changed for `quietMs`. */
 const settleInView = new Function(
   'element',
   'options',
