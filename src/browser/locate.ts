@@ -181,21 +181,21 @@ const SCREEN_WAIT_MS = 1500;
  *
  * Undefined, and locateRow's reading decides with its messages, wherever the pin could not hold that promise: rows
  * that are not a table, a key read by locator, label or regex rather than shown whole in a cell, no rows yet (a
- * page still rendering: locateRow waits for it), the row not found, or the row changed before it was tagged.
+ * page still rendering: locateRow waits for it), the row not found, the row changed before it was tagged, or a grid that draws only part of its rows.
  */
 async function pinRowQuietly(page: Surface, binding: RowBinding): Promise<PwLocator | undefined> {
   const { rows, key } = binding.list;
   if (!isPage(page)) return undefined;
   const read = await readTableQuietly(page, rows, labelsOf([key]));
-  if (!read) return undefined;
+  // A grid that draws only part of its rows redraws them as it scrolls: a pinned element would be gone after that.
+  if (!read || drawsPartly(read)) return undefined;
   const index = await keyedRowIndex(read, key, binding.key);
   const row = read.rows.find((r) => r.index === index);
   if (!row?.cells.includes(binding.key)) return undefined;
   const token = randomUUID();
   const tagged = await evaluateQuietly(page, tagRowExpression(read.tableIndex, row.index, row.text, token));
   if (tagged !== true) return undefined;
-  const pinned = page.locator(`[${ROW_TAG}="${token}"]`).filter({ has: page.getByText(binding.key, { exact: true }) });
-  return redrawing(pinned, drawsPartly(read));
+  return page.locator(`[${ROW_TAG}="${token}"]`).filter({ has: page.getByText(binding.key, { exact: true }) });
 }
 
 /** How often a list that has not rendered its rows yet is read again. */
@@ -204,7 +204,7 @@ const ROW_POLL_MS = 50;
 /**
  * Brings the target of a step acting in a grid row into view and lets the grid finish redrawing before Playwright
  * acts. A grid that draws its rows anew after a scroll (declared `rows.table.virtual`, or one stating more rows in
- * aria-rowcount than it draws: isRowOfRedrawingGrid) would otherwise redraw during the click itself: Playwright's
+ * aria-rowcount than it draws: such rows are never pinned, see isRowOfRedrawingGrid) would otherwise redraw during the click itself: Playwright's
  * own scroll-into-view fires the redraw, the new row replaces the old between the mouse press and the release, the
  * click event goes to the grid around them, and nothing is pressed while the click reports success (Playwright
  * checks the hit target on the press only). After this, the target is in view and the click scrolls nothing. A grid
