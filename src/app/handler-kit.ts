@@ -4,6 +4,7 @@ import { log, withCorrelation, type Correlation } from '../observability/telemet
 import { services, type Services } from './services.js';
 import type { TenantScope } from '../contracts/tenant-policy.js';
 import { withRateLimitTally } from '../lib/retry-after.js';
+import { withInvocationMemo } from '../lib/invocation-memo.js';
 import type { RateLimitCounts } from '../domain/claim.js';
 
 /** The part of the Lambda context the kit reads (the request id, for finding an invocation's lines). */
@@ -65,7 +66,7 @@ export function defineHandler<S extends z.ZodType, R>(name: string, schema: S, r
         }
         // The 429s the step met (waited out or named in its error) and the time they cost are added to the item's
         // claim, for the batch summary; routing, before the claim, carries its own on the routed item (route.ts).
-        const ran = await withRateLimitTally(() => run(services(), parsed.data));
+        const ran = await withRateLimitTally(() => withInvocationMemo(() => run(services(), parsed.data)));
         if (ran.tally.seen > 0 || ran.tally.waitedMs > 0 || ran.tally.pacedMs > 0) await tallyOnClaim(correlation, ran.tally);
         if ('error' in ran) throw ran.error;
         log().info(`${name} done`, { durationMs: Date.now() - started });

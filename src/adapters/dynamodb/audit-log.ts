@@ -5,6 +5,10 @@ import { checkAuditEventInput, type AuditEventInput } from '../../domain/audit-e
 import { AuditEventRecord, type AuditPort } from '../../app/ports/audit.js';
 import { parseRecord, parseRecords } from './records.js';
 import { writeIfConditionHolds } from './conditional-write.js';
+import { invocationMemo } from '../../lib/invocation-memo.js';
+
+/** The heads of the chains the running step invocation read or appended to (src/lib/invocation-memo.ts). */
+const HEADS_MEMO = 'audit-heads';
 
 /** The projection chainsStartingWith reads: only the chain's name. */
 const ChainName = z.object({ chain: z.string() });
@@ -20,10 +24,18 @@ export class AuditLog implements AuditPort {
     private readonly table: string,
   ) {}
 
+  /**
+   * Appends after the chain's head. Within one step invocation the head this invocation last read or wrote is tried
+   * first, without reading it again: the conditional put refuses it when another writer appended since (its `seq`
+   * is taken), and then the head is read as always. An event, once stored, never changes, so a head that is still
+   * the latest is exactly what a fresh read would return.
+   */
   async append(chain: string, input: AuditEventInput): Promise<AuditEvent> {
     checkAuditEventInput(input);
+    const heads = invocationMemo<AuditEvent | undefined>(HEADS_MEMO);
     for (let attempt = 0; attempt < 10; attempt++) {
-      const last = await this.last(chain);
+      const known = attempt === 0 && heads?.has(chain);
+      const last = known ? heads?.get(chain) : await this.last(chain);
       const appended = await this.appendAfter(chain, last, input);
       if (appended) return appended;
     }
@@ -41,6 +53,9 @@ export class AuditLog implements AuditPort {
     const put = await writeIfConditionHolds(() =>
       this.db.send(new PutCommand({ TableName: this.table, Item: event, ConditionExpression: 'attribute_not_exists(seq)' })),
     );
+    const heads = invocationMemo<AuditEvent | undefined>(HEADS_MEMO);
+    if (put) heads?.set(chain, event);
+    else heads?.delete(chain);
     return put ? event : undefined;
   }
 
@@ -77,6 +92,7 @@ export class AuditLog implements AuditPort {
       },
     );
     for await (const page of pages) events.push(...parseRecords(AuditEventRecord, page.Items, this.table));
+    invocationMemo<AuditEvent | undefined>(HEADS_MEMO)?.set(chain, events.at(-1));
     return events;
   }
 
@@ -91,7 +107,9 @@ export class AuditLog implements AuditPort {
         ConsistentRead: true,
       }),
     );
-    const last = page.Items?.[0];
-    return last && parseRecord(AuditEventRecord, last, this.table);
+    const item = page.Items?.[0];
+    const last = item && parseRecord(AuditEventRecord, item, this.table);
+    invocationMemo<AuditEvent | undefined>(HEADS_MEMO)?.set(chain, last);
+    return last;
   }
 }

@@ -93,6 +93,9 @@ const ITEM_LOCK_ATTEMPTS = 3;
  */
 async function holdItemOrBlock(s: Services, item: RoutedItem, claim: ClaimRef): Promise<ClaimDecision> {
   const proceed: ClaimDecision = { decision: 'proceed', claim };
+  const mine = { tenant: item.tenant, billNo: item.billNo, holder: item.key, holderTask: item.taskId, holderAction: item.action };
+  // The common case, an item no write holds, is one conditional write; a held item is read and decided below.
+  if (await s.claims.holdItem(mine)) return proceed;
   for (let attempt = 0; attempt < ITEM_LOCK_ATTEMPTS; attempt++) {
     const lock = await s.claims.itemLock(item.tenant, item.billNo);
     const holder = lock?.holder && lock.holder !== item.key ? await s.claims.get(lock.holder) : undefined;
@@ -102,10 +105,7 @@ async function holdItemOrBlock(s: Services, item: RoutedItem, claim: ClaimRef): 
         return proceed;
       case 'take':
       case 'replace': {
-        const held = await s.claims.holdItem(
-          { tenant: item.tenant, billNo: item.billNo, holder: item.key, holderTask: item.taskId, holderAction: item.action },
-          decision.expectedHolder,
-        );
+        const held = await s.claims.holdItem(mine, decision.expectedHolder);
         if (held) return proceed;
         continue;
       }

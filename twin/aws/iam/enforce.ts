@@ -69,8 +69,31 @@ export interface LocalIamHooks {
 
 type MiddlewareClient = { middlewareStack?: { add(middleware: unknown, options: Record<string, unknown>): void } };
 
+/** Condition keys whose value changes from one call to the next: a policy naming one is evaluated on every call. */
+const TIME_KEYS = /aws:(CurrentTime|EpochTime)/i;
+/** Decisions remembered per principal before the memo starts over (a stack makes a few hundred distinct requests). */
+const MEMO_LIMIT = 5000;
+
 export class LocalIam {
   private readonly arns: ArnContext;
+  /**
+   * IAM's answer is a function of the policies and the request. The catalog is fixed for a stack (a test edits it
+   * before the stack starts), so a request a principal made before is answered as it was; each principal's first
+   * call of a kind is evaluated in full. Without it, evaluating every statement on every SDK call cost more Node
+   * CPU per guarded item than some of the steps themselves.
+   */
+  private readonly decisions = new WeakMap<CallerPrincipal, Map<string, Decision>>();
+  /** A function's principal, the same object for each invocation (the memos above and below hang on it). */
+  private readonly functionPrincipals = new Map<string, CallerPrincipal>();
+  /**
+   * The sessions each caller assumed, as the SDK's credential provider keeps a warm function's assumed-role
+   * credentials: STS checks sts:AssumeRole when the session is made, not on each call made with it. A refused
+   * request is never kept, so it is refused again on the next try.
+   */
+  private readonly assumed = new WeakMap<object, Map<string, CallerPrincipal>>();
+  private readonly operator = {};
+  /** Whether any deployed policy names a time key (then nothing is remembered: the answer may change with the clock). */
+  private readonly catalogReadsTime: boolean;
 
   constructor(
     readonly catalog: IamCatalog,
@@ -86,6 +109,8 @@ export class LocalIam {
       // A stand-in for the six characters AWS appends, so a policy's `-??????` matches as on AWS.
       secretArn: (id) => (id.startsWith('arn:') ? id : `arn:${partition}:secretsmanager:${region}:${account}:secret:${id}-LOCAL0`),
     };
+    const documents = [...catalog.roles.values()].flatMap((role) => [role.trust, ...role.policies]);
+    this.catalogReadsTime = TIME_KEYS.test(JSON.stringify(documents.map((p) => p.document)));
   }
 
   /** The tenant-access role's local ARN: the functions that act for a tenant assume it. */
@@ -95,11 +120,13 @@ export class LocalIam {
 
   /** Runs one invocation of the Lambda function `name` (`claim`, `approval-http`) as its deployed role. */
   runAsFunction<T>(name: string, body: () => T): T {
-    const role = this.catalog.functionRole(name);
-    return current.run(
-      { role, sessionName: `${this.catalog.names.prefix}-${name}`, tags: {}, sessionPolicies: [], label: `function ${name}` },
-      body,
-    );
+    let principal = this.functionPrincipals.get(name);
+    if (!principal) {
+      const role = this.catalog.functionRole(name);
+      principal = { role, sessionName: `${this.catalog.names.prefix}-${name}`, tags: {}, sessionPolicies: [], label: `function ${name}` };
+      this.functionPrincipals.set(name, principal);
+    }
+    return current.run(principal, body);
   }
 
   /**
@@ -109,6 +136,18 @@ export class LocalIam {
    */
   assumeRole(request: AssumeRoleRequest): CallerPrincipal {
     const caller = currentPrincipal();
+    const byRequest = this.assumed.get(caller ?? this.operator) ?? new Map<string, CallerPrincipal>();
+    this.assumed.set(caller ?? this.operator, byRequest);
+    const id = JSON.stringify([request.RoleArn, request.RoleSessionName, request.Tags ?? [], request.Policy ?? '']);
+    const kept = byRequest.get(id);
+    if (kept) return kept;
+    const session = this.assumeAnew(caller, request);
+    if (byRequest.size >= MEMO_LIMIT) byRequest.clear();
+    byRequest.set(id, session);
+    return session;
+  }
+
+  private assumeAnew(caller: CallerPrincipal | undefined, request: AssumeRoleRequest): CallerPrincipal {
     const role = [...this.catalog.roles.values()].find((r) => r.arn === request.RoleArn);
     if (!role) throw new LocalAccessDenied('AccessDenied', `the role ${request.RoleArn} does not exist in the deployed IAM`, implicit());
     const tags = Object.fromEntries((request.Tags ?? []).map((t) => [t.Key, t.Value]));
@@ -194,20 +233,56 @@ export class LocalIam {
   }
 
   private check(service: string, caller: CallerPrincipal, need: Need): void {
+    const decision = this.decide(service, caller, need);
+    if (!decision.allowed) throw this.denied(service, caller, need.action, need.resource, decision);
+  }
+
+  private decide(service: string, caller: CallerPrincipal, need: Need): Decision {
     const bucket = service === 's3' ? /^arn:[^:]+:s3:::([^/]+)/.exec(need.resource)?.[1] : undefined;
     const resourcePolicy = bucket ? this.catalog.bucketPolicy(bucket) : undefined;
-    const decision = evaluate({
-      request: {
-        principal: this.principalOf(caller),
-        action: need.action,
-        resource: need.resource,
-        keys: { ...this.callerKeys(caller), ...need.keys },
-      },
-      identityPolicies: caller.role.policies,
-      sessionPolicies: caller.sessionPolicies,
-      ...(resourcePolicy ? { resourcePolicy } : {}),
-    });
-    if (!decision.allowed) throw this.denied(service, caller, need.action, need.resource, decision);
+    const evaluateAnew = () =>
+      evaluate({
+        request: {
+          principal: this.principalOf(caller),
+          action: need.action,
+          resource: need.resource,
+          keys: { ...this.callerKeys(caller), ...need.keys },
+        },
+        identityPolicies: caller.role.policies,
+        sessionPolicies: caller.sessionPolicies,
+        ...(resourcePolicy ? { resourcePolicy } : {}),
+      });
+    if (
+      this.catalogReadsTime ||
+      this.readsTime(caller.sessionPolicies) ||
+      (resourcePolicy !== undefined && this.readsTime(resourcePolicy))
+    ) {
+      return evaluateAnew();
+    }
+    const memo = this.decisions.get(caller) ?? new Map<string, Decision>();
+    this.decisions.set(caller, memo);
+    const id = JSON.stringify([need.action, need.resource, need.keys]);
+    let decision = memo.get(id);
+    if (!decision) {
+      decision = evaluateAnew();
+      if (memo.size >= MEMO_LIMIT) memo.clear();
+      memo.set(id, decision);
+    }
+    return decision;
+  }
+
+  private readonly timeBound = new WeakMap<object, boolean>();
+
+  /** Whether a policy (a bucket's) or a list of them (a session's) names a time key; read once per object. */
+  private readsTime(policies: NamedPolicy | readonly NamedPolicy[]): boolean {
+    const list = Array.isArray(policies) ? policies : [policies as NamedPolicy];
+    if (list.length === 0) return false;
+    let reads = this.timeBound.get(policies);
+    if (reads === undefined) {
+      reads = TIME_KEYS.test(JSON.stringify(list.map((p) => p.document)));
+      this.timeBound.set(policies, reads);
+    }
+    return reads;
   }
 
   private principalOf(caller: CallerPrincipal): Principal {
