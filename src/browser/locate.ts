@@ -375,12 +375,21 @@ async function scopeIn(
  */
 async function slottedScope(page: Surface, element: PwLocator, timeoutMs: number, options: { present?: boolean }): Promise<Root> {
   if (options.present === false && (await element.count().catch(() => 0)) === 0) return element;
+  // A page with no open shadow root has no slotted scope: one quiet look spares a traced call on most pages.
+  if (isPage(page) && (await evaluateQuietly(page, HAS_OPEN_SHADOW_ROOT).catch(() => true)) === false) return element;
   const token = randomUUID();
   const tagged = await element
     .evaluate(tagSlottingHost, [SCOPE_TAG, token] as const, { timeout: Math.max(1, timeoutMs) })
     .catch(() => false);
   return tagged ? page.locator(`[${SCOPE_TAG}="${token}"]`) : element;
 }
+
+/** Whether the page's document holds an open shadow root (the first one found answers: no need to look inside it). */
+const HAS_OPEN_SHADOW_ROOT = `(() => {
+  const walker = document.createTreeWalker(document, NodeFilter.SHOW_ELEMENT);
+  for (let node = walker.nextNode(); node; node = walker.nextNode()) if (node.shadowRoot) return true;
+  return false;
+})()`;
 
 /** The attribute slottedScope marks a component's host with. */
 const SCOPE_TAG = 'data-paperclip-scope';
