@@ -34,8 +34,8 @@ export class AuditLog implements AuditPort {
     checkAuditEventInput(input);
     const heads = invocationMemo<AuditEvent | undefined>(HEADS_MEMO);
     for (let attempt = 0; attempt < 10; attempt++) {
-      const known = attempt === 0 && heads?.has(chain);
-      const last = known ? heads?.get(chain) : await this.last(chain);
+      // A refused put forgets the head (appendAfter), so a retry reads it again.
+      const last = heads?.has(chain) ? heads.get(chain) : await this.last(chain);
       const appended = await this.appendAfter(chain, last, input);
       if (appended) return appended;
     }

@@ -82,7 +82,7 @@ export class LocalIam {
    * call of a kind is evaluated in full. Without it, evaluating every statement on every SDK call cost more Node
    * CPU per guarded item than some of the steps themselves.
    */
-  private readonly decisions = new WeakMap<CallerPrincipal, Map<string, Decision>>();
+  private readonly decisions = new WeakMap<object, Map<string, Decision>>();
   /** A function's principal, the same object for each invocation (the memos above and below hang on it). */
   private readonly functionPrincipals = new Map<string, CallerPrincipal>();
   /**
@@ -136,15 +136,9 @@ export class LocalIam {
    */
   assumeRole(request: AssumeRoleRequest): CallerPrincipal {
     const caller = currentPrincipal();
-    const byRequest = this.assumed.get(caller ?? this.operator) ?? new Map<string, CallerPrincipal>();
-    this.assumed.set(caller ?? this.operator, byRequest);
     const id = JSON.stringify([request.RoleArn, request.RoleSessionName, request.Tags ?? [], request.Policy ?? '']);
-    const kept = byRequest.get(id);
-    if (kept) return kept;
-    const session = this.assumeAnew(caller, request);
-    if (byRequest.size >= MEMO_LIMIT) byRequest.clear();
-    byRequest.set(id, session);
-    return session;
+    // assumeAnew throws on a refusal, so only a session STS would have handed out is kept.
+    return remembered(this.assumed, caller ?? this.operator, id, () => this.assumeAnew(caller, request));
   }
 
   private assumeAnew(caller: CallerPrincipal | undefined, request: AssumeRoleRequest): CallerPrincipal {
@@ -259,16 +253,7 @@ export class LocalIam {
     ) {
       return evaluateAnew();
     }
-    const memo = this.decisions.get(caller) ?? new Map<string, Decision>();
-    this.decisions.set(caller, memo);
-    const id = JSON.stringify([need.action, need.resource, need.keys]);
-    let decision = memo.get(id);
-    if (!decision) {
-      decision = evaluateAnew();
-      if (memo.size >= MEMO_LIMIT) memo.clear();
-      memo.set(id, decision);
-    }
-    return decision;
+    return remembered(this.decisions, caller, JSON.stringify([need.action, need.resource, need.keys]), evaluateAnew);
   }
 
   private readonly timeBound = new WeakMap<object, boolean>();
@@ -325,6 +310,22 @@ export class LocalIam {
       decision,
     );
   }
+}
+
+/** The value `owner` keeps under `id`, made and kept when it has none; an owner's full memo starts over. */
+function remembered<V>(memos: WeakMap<object, Map<string, V>>, owner: object, id: string, make: () => V): V {
+  let memo = memos.get(owner);
+  if (!memo) {
+    memo = new Map<string, V>();
+    memos.set(owner, memo);
+  }
+  let value = memo.get(id);
+  if (value === undefined) {
+    value = make();
+    if (memo.size >= MEMO_LIMIT) memo.clear();
+    memo.set(id, value);
+  }
+  return value;
 }
 
 function implicit(): Decision {
